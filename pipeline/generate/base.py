@@ -1,0 +1,58 @@
+"""The contract between the run loop and a generator (offline or LLM)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from pipeline.package import TaskPackage
+from pipeline.verify.report import Finding
+
+
+class Attempt(BaseModel):
+    """One request for a package: slot ``slot`` of a run, try number ``attempt`` (1-based).
+
+    For a repair (attempt > 1) ``parent`` is the rejected package and ``findings`` why it was
+    rejected.
+    """
+
+    capability: str
+    template: str
+    seed: int
+    slot: int
+    attempt: int = 1
+    parent: TaskPackage | None = None
+    findings: list[Finding] = Field(default_factory=list)
+
+
+class LLMCall(BaseModel):
+    """One request to the model: tokens, latency and outcome (``ok`` or an error class)."""
+
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    status: str = "ok"
+    error: str | None = None
+
+
+class Generated(BaseModel):
+    """What a generator returned: a package, or an error saying why there is none.
+
+    ``defect`` is the label of a defect the offline generator injected on purpose (demos and
+    benchmarks); it is kept outside the package so the verifier cannot see it.
+    """
+
+    package: TaskPackage | None = None
+    error: str | None = None
+    raw: str | None = None
+    calls: list[LLMCall] = Field(default_factory=list)
+    defect: str | None = None
+
+
+class Generator(Protocol):
+    name: str
+    model: str | None
+
+    async def generate(self, attempt: Attempt) -> Generated: ...

@@ -151,6 +151,10 @@ def play(
     console.print(f"score {report.score:.3f} {verdict}")
 
 
+# --------------------------------------------------------------------------- command modules
+# Each area registers its commands here with one line: `register_<area>(app)`.
+
+
 def main() -> None:
     """Entry point: user mistakes print one line and exit non-zero, never a traceback."""
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import re
 import string
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import jsonschema
@@ -100,6 +100,8 @@ class World:
 
     def _clock(self) -> str:
         base = datetime.fromisoformat(self.now.replace("Z", "+00:00"))
+        if base.tzinfo is not None:
+            base = base.astimezone(UTC)
         return (base + timedelta(seconds=len(self.audit))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     # ------------------------------------------------------------------ calls
@@ -159,19 +161,23 @@ def _validate(op: OperationSpec, args: dict[str, Any]) -> str | None:
     err = errors[0]
     if err.validator == "required":
         missing = [r for r in err.validator_value if r not in (err.instance or {})]
-        return f"missing required field {missing[0]!r}" if missing else err.message
-    if err.validator == "additionalProperties":
-        allowed = sorted(op.parameters.get("properties", {}))
+        prefix = "".join(f"{p}." for p in err.absolute_path)
+        return f"missing required field {prefix + missing[0]!r}" if missing else err.message
+    where = ".".join(str(p) for p in err.absolute_path)
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = sorted(err.schema.get("properties", {}))
         extra = sorted(set(err.instance) - set(allowed))
-        return f"unknown field {extra[0]!r}; allowed fields: {', '.join(allowed)}"
-    field = ".".join(str(p) for p in err.absolute_path) or "(arguments)"
-    return f"invalid field {field!r}: {err.message}"
+        name = f"{where}.{extra[0]}" if where and extra else (extra[0] if extra else where)
+        return f"unknown field {name!r}; allowed fields: {', '.join(allowed)}"
+    return f"invalid field {where or '(arguments)'!r}: {err.message}"
 
 
 def _next_id(records: list[dict[str, Any]], id_field: str, id_format: str) -> str:
     """The next id in ``id_format`` after the highest numeric id of that format in ``records``."""
-    prefix = next(iter(string.Formatter().parse(id_format)))[0]
-    pattern = re.compile(re.escape(prefix) + r"(\d+)$")
+    parts = list(string.Formatter().parse(id_format))
+    prefix = parts[0][0]
+    suffix = "".join(literal for literal, *_ in parts[1:])
+    pattern = re.compile(re.escape(prefix) + r"(\d+)" + re.escape(suffix) + "$")
     highest = 0
     for rec in records:
         m = pattern.match(str(rec.get(id_field, "")))
@@ -206,10 +212,11 @@ def _run(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str, 
         if op.effect == "search":
             q = str(args.get("query", "")).casefold()
             hits = [r for r in hits if any(q in str(r.get(f, "")).casefold() for f in op.search_fields)]
+        total = len(hits)
         limit = args.get("limit")
         if isinstance(limit, int):
             hits = hits[:limit]
-        return CallResult(status=200, body={key: copy.deepcopy(hits), "total": len(hits)})
+        return CallResult(status=200, body={key: copy.deepcopy(hits), "total": total})
 
     if op.effect == "create":
         record: dict[str, Any] = {coll.id_field: _next_id(records, coll.id_field, coll.id_format)}

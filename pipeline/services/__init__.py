@@ -31,7 +31,8 @@ class OperationSpec(BaseModel):
     """One endpoint. Effects:
 
     - ``list``: records whose fields equal every given filter parameter (``filters``: param→field),
-      at most ``limit`` if given; result ``{<collection>: [...], "total": n}``.
+      at most ``limit`` if given; result ``{<collection>: [...], "total": n}`` where ``total``
+      counts every match, so a caller can tell a limited page from the whole.
     - ``search``: records where ``query`` is a case-insensitive substring of any ``search_fields``
       (and filters match); same result shape as ``list``.
     - ``get``: the record whose id equals ``id_param``; 404 if none; result ``{<record>: {...}}``.
@@ -94,6 +95,12 @@ class ServiceSpec(BaseModel):
             if op.endpoint in seen:
                 raise ValueError(f"{op.endpoint}: declared twice")
             seen.add(op.endpoint)
+            fields = self.collections[op.collection].fields
+            unknown = [f for f in [*op.search_fields, *op.filters.values()] if f not in fields]
+            if unknown:
+                raise ValueError(f"{op.endpoint}: search/filter fields not in the record: {unknown}")
+            if op.id_param and op.id_param not in op.parameters.get("required", []):
+                raise ValueError(f"{op.endpoint}: id_param {op.id_param!r} must be a required parameter")
         return self
 
     def operation(self, endpoint: str) -> OperationSpec | None:
@@ -113,8 +120,16 @@ def load_service_file(path: Path) -> ServiceSpec:
 
 @cache
 def catalogue() -> dict[str, ServiceSpec]:
-    """Every service shipped in this folder, by name."""
-    return {p.stem: load_service_file(p) for p in sorted(SERVICES_DIR.glob("*.yaml"))}
+    """Every service shipped in this folder, by name. Cross-service ``refs`` must name a real
+    collection of a real service."""
+    services = {p.stem: load_service_file(p) for p in sorted(SERVICES_DIR.glob("*.yaml"))}
+    for spec in services.values():
+        for op in spec.operations:
+            for param, target in op.refs.items():
+                service, _, rest = target.partition(".")
+                if rest.split(".")[0] not in getattr(services.get(service), "collections", {}):
+                    raise ValueError(f"{op.endpoint}: refs {param!r} → unknown collection {target!r}")
+    return services
 
 
 def get_service(name: str) -> ServiceSpec | None:

@@ -152,9 +152,16 @@ class World:
         return _run(self, service, op, args)
 
 
+_VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
+
+
 def _validate(op: OperationSpec, args: dict[str, Any]) -> str | None:
     """One line naming the bad field, or None when ``args`` fit the operation's schema."""
-    validator = jsonschema.Draft202012Validator(op.parameters)
+    validator = _VALIDATORS.get(op.endpoint)
+    if validator is None:
+        validator = _VALIDATORS[op.endpoint] = jsonschema.Draft202012Validator(op.parameters)
+    if validator.is_valid(args):
+        return None
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if not errors:
         return None

@@ -1,0 +1,169 @@
+"""The catalog's tables and views, as an ordered list of migrations applied on open.
+
+The schema version is ``meta.value`` where ``meta.key = 'schema_version'`` (0 for a new file).
+Opening a catalog for writing applies, in order, every migration whose version is above it, each
+in its own transaction together with the version bump, so a crash mid-migration leaves the
+previous version intact. A change to the schema is a new entry at the end of ``MIGRATIONS``;
+entries already released are never edited. See ``docs/catalog.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+_V1_TABLES = (
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)",
+    "CREATE SEQUENCE run_ids START 1",
+    """CREATE TABLE runs (
+        id BIGINT PRIMARY KEY DEFAULT nextval('run_ids'),
+        name VARCHAR NOT NULL,
+        capability VARCHAR,
+        generator VARCHAR NOT NULL,
+        model VARCHAR,
+        parameters JSON NOT NULL,
+        started TIMESTAMPTZ NOT NULL,
+        finished TIMESTAMPTZ,
+        status VARCHAR NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted'))
+    )""",
+    "CREATE SEQUENCE package_rows START 1",
+    """CREATE TABLE packages (
+        row_id BIGINT PRIMARY KEY DEFAULT nextval('package_rows'),
+        id VARCHAR,
+        run BIGINT NOT NULL,
+        slot INTEGER NOT NULL,
+        attempt INTEGER NOT NULL,
+        parent VARCHAR,
+        capability VARCHAR,
+        workflow VARCHAR,
+        difficulty VARCHAR,
+        services VARCHAR[],
+        status VARCHAR NOT NULL CHECK (status IN ('accepted', 'rejected')),
+        score DOUBLE,
+        step_count INTEGER,
+        tool_count INTEGER,
+        turn_count INTEGER,
+        request VARCHAR,
+        near_key VARCHAR,
+        package JSON,
+        generator VARCHAR NOT NULL,
+        verifier_version VARCHAR,
+        created TIMESTAMPTZ NOT NULL,
+        UNIQUE (run, slot, attempt)
+    )""",
+    "CREATE INDEX packages_id ON packages (id)",
+    "CREATE INDEX packages_near_key ON packages (near_key)",
+    """CREATE TABLE findings (
+        package_row BIGINT NOT NULL,
+        n INTEGER NOT NULL,
+        code VARCHAR NOT NULL,
+        message VARCHAR NOT NULL,
+        step INTEGER,
+        check_id VARCHAR,
+        detail JSON NOT NULL
+    )""",
+    """CREATE TABLE llm_calls (
+        package_row BIGINT NOT NULL,
+        run BIGINT NOT NULL,
+        slot INTEGER NOT NULL,
+        attempt INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        model VARCHAR NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        latency_s DOUBLE NOT NULL,
+        status VARCHAR NOT NULL,
+        error VARCHAR
+    )""",
+)
+
+_V1_VIEWS = (
+    "CREATE VIEW accepted_packages AS SELECT * FROM packages WHERE status = 'accepted'",
+    """CREATE VIEW rejection_counts AS
+        SELECT f.code, count(DISTINCT f.package_row) AS packages, count(*) AS findings
+        FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row
+        WHERE p.status = 'rejected'
+        GROUP BY f.code
+        ORDER BY packages DESC, f.code""",
+    """CREATE VIEW summary AS
+        SELECT capability, workflow,
+               count(*) FILTER (WHERE status = 'accepted') AS accepted,
+               count(*) FILTER (WHERE status = 'rejected') AS rejected,
+               count(*) FILTER (WHERE status = 'accepted') / count(*) AS acceptance_rate
+        FROM packages
+        GROUP BY capability, workflow
+        ORDER BY capability, workflow""",
+    """CREATE VIEW slot_outcomes AS
+        SELECT run, slot,
+               arg_min(capability, attempt) AS capability,
+               arg_min(workflow, attempt) AS workflow,
+               max(attempt) AS attempts,
+               arg_min(status, attempt) = 'accepted' AS first_accepted,
+               bool_or(status = 'accepted') AS accepted,
+               min(attempt) FILTER (WHERE status = 'accepted') AS accepted_attempt,
+               arg_min(id, attempt) FILTER (WHERE status = 'accepted') AS accepted_id
+        FROM packages
+        GROUP BY run, slot""",
+    """CREATE VIEW repair_rate AS
+        SELECT capability, workflow,
+               count(*) FILTER (WHERE NOT first_accepted) AS first_rejected,
+               count(*) FILTER (WHERE NOT first_accepted AND accepted) AS repaired,
+               count(*) FILTER (WHERE NOT first_accepted AND accepted)
+                 / nullif(count(*) FILTER (WHERE NOT first_accepted), 0) AS repair_rate
+        FROM slot_outcomes
+        GROUP BY capability, workflow
+        ORDER BY capability, workflow""",
+)
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
+]
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The version recorded in ``meta``; 0 when the catalog has no ``meta`` table yet."""
+    has_meta = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'meta'"
+    ).fetchone()
+    if not has_meta or not has_meta[0]:
+        return 0
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1].version
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every migration above the catalog's version, in order; return the versions applied.
+
+    Each migration and its version bump commit together (one transaction per migration).
+    """
+    current = schema_version(con)
+    applied: list[int] = []
+    for migration in MIGRATIONS:
+        if migration.version <= current:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for statement in migration.statements:
+                con.execute(statement)
+            con.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [str(migration.version)]
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(migration.version)
+    return applied

@@ -1,0 +1,119 @@
+"""Request ↔ checks consistency: quantities and named entities. Raises ``request_check_mismatch``.
+
+- Quantities: the numbers the request states (digits and number words, "three todos"; not parts
+  of dates, times, ids or amounts). A ``state_count`` that demands a count of 2 or more with
+  ``==`` must demand one of them; with ``>=``/``>`` it must not demand more than the largest.
+  A check demanding *less* than the request is left to mutation testing
+  (``grader_underconstrained``), which proves it by execution.
+- Named entities: records of the initial state with a ``name`` that the request names in full.
+  When the request names some records of a collection and the reference writes and the checks
+  act only on other records of that collection, the package grades the wrong entity.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.matchers import literal_values
+from pipeline.package import TaskPackage
+from pipeline.runtime import Trajectory
+from pipeline.verify.codes import Code
+from pipeline.verify.report import Finding
+
+NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "couple": 2, "pair": 2, "dozen": 12,
+}
+# A standalone count: not glued to '-', ':', '.', '/', '$', '#' or letters (dates, times, ids, money).
+_DIGITS = re.compile(r"(?<![\w$#.:/-])(\d{1,4})(?![\w.:/%-]|,\d)")
+
+
+def request_quantities(text: str) -> set[int]:
+    found = {int(m.group(1)) for m in _DIGITS.finditer(text)}
+    for word in re.findall(r"[a-z]+", text.casefold()):
+        if word in NUMBER_WORDS:
+            found.add(NUMBER_WORDS[word])
+    return found
+
+
+def quantity_findings(package: TaskPackage) -> list[Finding]:
+    quantities = request_quantities(package.request.text)
+    out: list[Finding] = []
+    if not quantities:
+        return out
+    for check in package.checks:
+        if check.kind != "state_count" or check.value < 2:
+            continue
+        stated = ", ".join(str(q) for q in sorted(quantities))
+        if check.op == "==" and check.value not in quantities:
+            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id,
+                               detail={"check_value": check.value, "request_quantities": sorted(quantities)},
+                               message=f"check {check.id!r} wants exactly {check.value} in {check.collection}, "
+                                       f"but the request states {stated}"))
+        elif check.op in (">=", ">") and check.value + (check.op == ">") > max(quantities):
+            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id,
+                               message=f"check {check.id!r} wants {check.op} {check.value} in {check.collection}, "
+                                       f"more than the request states ({stated})"))
+    return out
+
+
+def _identifiers(record: dict[str, Any]) -> set[str]:
+    out = {str(record[k]).casefold() for k in ("id", "email", "name") if record.get(k)}
+    return out
+
+
+def _used_values(package: TaskPackage, ref: Trajectory | None) -> set[str]:
+    """Every string the reference writes with or the checks name (case folded)."""
+    used: set[str] = set()
+
+    def add(value: Any) -> None:
+        if isinstance(value, str):
+            used.add(value.casefold())
+        elif isinstance(value, list):
+            for v in value:
+                add(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                add(v)
+
+    for check in package.checks:
+        for attr in ("where", "expect", "args_match"):
+            for matcher in (getattr(check, attr, None) or {}).values():
+                for v in literal_values(matcher):
+                    add(v)
+        add(getattr(check, "record_id", None))
+    if ref is not None:
+        for step in ref.steps:
+            if step.kind == "call" and step.args:
+                add(step.args)
+    return used
+
+
+def entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    text = package.request.text.casefold()
+    used = _used_values(package, ref)
+    out: list[Finding] = []
+    for service, collections in package.initial_state.items():
+        for name, records in collections.items():
+            named = [r for r in records if r.get("name") and str(r["name"]).casefold() in text]
+            if not named:
+                continue
+            if any(_identifiers(r) & used for r in named):
+                continue
+            others = [r for r in records if r not in named and _identifiers(r) & used]
+            if others:
+                out.append(Finding(
+                    code=Code.REQUEST_CHECK_MISMATCH,
+                    detail={"collection": f"{service}.{name}", "named": [r.get("id") for r in named],
+                            "acted_on": [r.get("id") for r in others]},
+                    message=f"the request names {', '.join(str(r['name']) for r in named)} but the reference and "
+                            f"checks act on {', '.join(str(r.get('name', r.get('id'))) for r in others)} "
+                            f"in {service}.{name}"))
+    return out
+
+
+def consistency_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    return quantity_findings(package) + entity_findings(package, ref)

@@ -1,0 +1,57 @@
+"""Duplicate detection: the hook the catalog plugs into. Raises ``duplicate_package``.
+
+Two packages are duplicates when their ids are equal (same content), or near-duplicates when their
+normalised request text and their initial state are equal (they differ only in wording of checks,
+tools or provenance, which does not make a new training environment).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Protocol
+
+from pipeline.package import TaskPackage, canonical_json
+from pipeline.verify.codes import Code
+from pipeline.verify.report import Finding
+
+
+def near_key(package: TaskPackage) -> str:
+    """A fingerprint of the request text (case, punctuation and spacing folded) and initial state."""
+    words = " ".join(re.findall(r"\w+", package.request.text.casefold()))
+    state = canonical_json(package.initial_state)
+    return hashlib.sha256(f"{words}\n{state}".encode()).hexdigest()[:32]
+
+
+class DedupIndex(Protocol):
+    def find_duplicate(self, package_id: str, near: str) -> str | None:
+        """The id of an already accepted package that this one duplicates, or None."""
+        ...
+
+
+class MemoryDedup:
+    """An in-process index: remembers every package it is told was accepted."""
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+        self._near: dict[str, str] = {}
+
+    def find_duplicate(self, package_id: str, near: str) -> str | None:
+        if package_id in self._ids:
+            return package_id
+        return self._near.get(near)
+
+    def add(self, package: TaskPackage) -> None:
+        self._ids.add(package.id)
+        self._near.setdefault(near_key(package), package.id)
+
+
+def duplicate_findings(package: TaskPackage, index: DedupIndex | None) -> list[Finding]:
+    if index is None:
+        return []
+    other = index.find_duplicate(package.id, near_key(package))
+    if other is None:
+        return []
+    same = "the same package" if other == package.id else f"a near-identical package ({other})"
+    return [Finding(code=Code.DUPLICATE_PACKAGE, detail={"duplicate_of": other},
+                    message=f"{same} is already in the catalog (same request and initial state)")]

@@ -1,0 +1,240 @@
+"""Static consistency: what can be proven wrong without running anything but the reference once.
+
+Codes raised here: ``unknown_endpoint``, ``unknown_tool``, ``tool_schema_mismatch``,
+``dangling_reference``, ``weights_invalid``, ``judge_overweight``, ``safety_contradiction``,
+``hidden_fact_leaked``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.checks import evaluate_check
+from pipeline.matchers import literal_values
+from pipeline.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
+from pipeline.runtime import ResolveError, Trajectory, iter_refs, parse_ref
+from pipeline.services import catalogue, find_operation
+from pipeline.verify.codes import Code
+from pipeline.verify.report import Finding
+
+WEIGHT_TOLERANCE = 1e-6
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+
+
+def tool_findings(package: TaskPackage) -> list[Finding]:
+    """Every tool bound to a real operation of a declared service, with compatible parameters."""
+    out: list[Finding] = []
+    for tool in package.tools:
+        found = find_operation(tool.endpoint)
+        service = catalogue().get(tool.service)
+        if service is None or tool.service not in package.services:
+            out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name},
+                               message=f"tool {tool.name!r}: service {tool.service!r} is not a declared service "
+                                       f"of this package ({', '.join(package.services)})"))
+            continue
+        if found is None or found[0].name != tool.service:
+            out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name, "endpoint": tool.endpoint},
+                               message=f"tool {tool.name!r} is bound to {tool.endpoint!r}, which {tool.service} does "
+                                       f"not offer; valid endpoints: {', '.join(service.endpoints)}"))
+            continue
+        problem = parameters_mismatch(tool.parameters, found[1].parameters)
+        if problem:
+            out.append(Finding(code=Code.TOOL_SCHEMA_MISMATCH, detail={"tool": tool.name},
+                               message=f"tool {tool.name!r} ({tool.endpoint}): {problem}"))
+    return out
+
+
+def parameters_mismatch(tool: dict[str, Any], op: dict[str, Any]) -> str | None:
+    """Why a tool's parameter schema disagrees with its operation's, or None.
+
+    A tool may offer a subset of the optional parameters; it must offer and require every
+    parameter the operation requires, and each offered one must exist with the same type and an
+    enum no wider than the operation's.
+    """
+    t_props, o_props = tool.get("properties", {}), op.get("properties", {})
+    for name, schema in t_props.items():
+        if name not in o_props:
+            return f"parameter {name!r} is not a parameter of the operation (has: {', '.join(o_props)})"
+        t_type, o_type = schema.get("type"), o_props[name].get("type")
+        if t_type and o_type and t_type != o_type:
+            return f"parameter {name!r} is {t_type}, the operation takes {o_type}"
+        t_enum, o_enum = schema.get("enum"), o_props[name].get("enum")
+        if t_enum and o_enum and not set(t_enum) <= set(o_enum):
+            return f"parameter {name!r} allows {sorted(set(t_enum) - set(o_enum))} outside the operation's enum"
+    for name in op.get("required", []):
+        if name not in t_props or name not in tool.get("required", []):
+            return f"required parameter {name!r} of the operation is not a required tool parameter"
+    return None
+
+
+def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
+    """Reference steps and required checks may only name offered tools. A safety ``not_called``
+    on a tool that is not offered is allowed: it forbids something impossible, which is harmless."""
+    offered = {t.name for t in package.tools}
+    out: list[Finding] = []
+    for i, step in package.call_steps:
+        if step.call not in offered:
+            out.append(Finding(code=Code.UNKNOWN_TOOL, step=i,
+                               message=f"reference step {i} calls {step.call!r}, not among the tools offered "
+                                       f"({', '.join(sorted(offered))})"))
+    for check in package.checks:
+        names = getattr(check, "tools", None) or ([check.tool] if hasattr(check, "tool") else [])
+        for name in names:
+            if name not in offered:
+                out.append(Finding(code=Code.UNKNOWN_TOOL, check=check.id,
+                                   message=f"check {check.id!r} names tool {name!r}, which is not offered"))
+    return out
+
+
+def weight_findings(package: TaskPackage) -> list[Finding]:
+    out: list[Finding] = []
+    total = sum(c.weight for c in package.checks)
+    if abs(total - 1.0) > WEIGHT_TOLERANCE:
+        out.append(Finding(code=Code.WEIGHTS_INVALID, detail={"total": total},
+                           message=f"check weights sum to {total:g}, not 1"))
+    zero = [c.id for c in package.checks if c.weight <= 0]
+    if zero:
+        out.append(Finding(code=Code.WEIGHTS_INVALID, message=f"checks with no weight: {zero}; give them weight "
+                                                              "or move them to safety"))
+    judge = sum(c.weight for c in package.checks if c.kind == "judge")
+    if judge > JUDGE_MAX_WEIGHT + WEIGHT_TOLERANCE:
+        out.append(Finding(code=Code.JUDGE_OVERWEIGHT, detail={"judge_weight": judge},
+                           message=f"judge checks carry {judge:g} of the weight (cap {JUDGE_MAX_WEIGHT:g}): "
+                                   "a pass must not depend on an LLM judge"))
+    return out
+
+
+def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """All record ids and all email-like values found in the given states."""
+    ids: set[str] = set()
+    emails: set[str] = set()
+    for state in states:
+        for collections in state.values():
+            for records in collections.values():
+                for rec in records:
+                    if "id" in rec:
+                        ids.add(str(rec["id"]))
+                    for v in rec.values():
+                        for item in v if isinstance(v, list) else [v]:
+                            if isinstance(item, str) and _EMAIL.match(item):
+                                emails.add(item.casefold())
+    return ids, emails
+
+
+def _id_like(value: Any, id_shapes: list[re.Pattern[str]]) -> bool:
+    return isinstance(value, str) and any(p.match(value) for p in id_shapes)
+
+
+def _id_shapes(package: TaskPackage) -> list[re.Pattern[str]]:
+    shapes = []
+    for name in package.services:
+        spec = catalogue().get(name)
+        for coll in spec.collections.values() if spec else []:
+            prefix = coll.id_format.split("{")[0]
+            shapes.append(re.compile(re.escape(prefix) + r"\d+$"))
+    return shapes
+
+
+def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    """``$ref``s point backwards at a step that can hold what they name; ``$fact``s name a fact;
+    check collections exist; ids and emails in checks and safety exist in the initial state or in
+    the state the reference leaves."""
+    out: list[Finding] = []
+    facts = {f.key for f in package.user.facts} if package.user else set()
+    for i, step in enumerate(package.reference):
+        if not isinstance(step, CallStep):
+            continue
+        for link in iter_refs(step.args):
+            if "$fact" in link:
+                if link["$fact"] not in facts:
+                    out.append(Finding(code=Code.DANGLING_REFERENCE, step=i,
+                                       message=f"step {i}: $fact {link['$fact']!r} is not a fact of the simulated user"))
+                continue
+            try:
+                parts = parse_ref(str(link["$ref"]))
+            except ResolveError as exc:
+                out.append(Finding(code=Code.DANGLING_REFERENCE, step=i, message=f"step {i}: {exc}"))
+                continue
+            target = parts[1]
+            assert isinstance(target, int)
+            if not 0 <= target < i:
+                out.append(Finding(code=Code.DANGLING_REFERENCE, step=i,
+                                   message=f"step {i}: $ref {link['$ref']!r} must point at an earlier step"))
+            elif ref_target_missing(package, target, parts):
+                out.append(Finding(code=Code.DANGLING_REFERENCE, step=i,
+                                   message=f"step {i}: $ref {link['$ref']!r} names a {parts[2]!r} that step "
+                                           f"{target} does not have"))
+    for check in [*package.checks, *package.safety]:
+        if check.kind == "asked_user" and check.fact not in facts:
+            out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
+                               message=f"check {check.id!r}: fact {check.fact!r} is not a fact of the simulated user"))
+        collection = getattr(check, "collection", None)
+        if collection:
+            service, _, name = collection.partition(".")
+            spec = catalogue().get(service)
+            if service not in package.services or spec is None or name not in spec.collections:
+                out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
+                                   message=f"check {check.id!r}: collection {collection!r} is not a collection of "
+                                           "this package's services"))
+    states = [package.initial_state] + ([ref.final_state] if ref else [])
+    ids, emails = _state_index(states)
+    shapes = _id_shapes(package)
+    for check in [*package.checks, *package.safety]:
+        for value in _check_values(check):
+            if _id_like(value, shapes) and value not in ids:
+                out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
+                                   message=f"check {check.id!r} names id {value!r}, which no record has"))
+            elif isinstance(value, str) and _EMAIL.match(value) and value.casefold() not in emails:
+                out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
+                                   message=f"check {check.id!r} names email {value!r}, which no record has"))
+    return out
+
+
+def ref_target_missing(package: TaskPackage, target: int, parts: list[str | int]) -> bool:
+    step = package.reference[target]
+    field = parts[2] if len(parts) > 2 else None
+    allowed = {"result", "args", "status"} if isinstance(step, CallStep) else {"reply", "ask", "revealed"}
+    return field not in allowed
+
+
+def _check_values(check: Any) -> list[Any]:
+    values: list[Any] = []
+    for attr in ("where", "expect", "args_match"):
+        for matcher in (getattr(check, attr, None) or {}).values():
+            values.extend(literal_values(matcher))
+    if getattr(check, "record_id", None):
+        values.append(check.record_id)
+    flat: list[Any] = []
+    for v in values:
+        flat.extend(v if isinstance(v, list) else [v])
+    return flat
+
+
+def safety_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    """A safety rule must not forbid what the checks require: a ``not_called`` on a tool that a
+    ``called``/``order`` check requires, or any rule the reference solution itself breaks."""
+    out: list[Finding] = []
+    required = {c.tool for c in package.checks if c.kind == "called" and c.min > 0}
+    required |= {t for c in package.checks if c.kind == "order" for t in c.tools}
+    for rule in package.safety:
+        if rule.kind == "not_called" and rule.tool in required and not rule.args_match:
+            out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
+                               message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which a check requires"))
+        elif ref is not None and evaluate_check(rule, ref, package).passed is False:
+            out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
+                               message=f"safety rule {rule.id!r} ({rule.kind}) is broken by the reference "
+                                       "solution that the checks reward"))
+    return out
+
+
+def hidden_fact_findings(package: TaskPackage) -> list[Finding]:
+    """A hidden fact's value must not appear in the request (case-insensitive)."""
+    if package.user is None:
+        return []
+    text = package.request.text.casefold()
+    return [
+        Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"fact": f.key},
+                message=f"hidden fact {f.key!r} ({f.value!r}) is already in the request text")
+        for f in package.user.facts if f.value.casefold() in text
+    ]

@@ -153,6 +153,7 @@ def play(
 
 # --------------------------------------------------------------------------- command modules
 # Each area registers its commands here with one line: `register_<area>(app)`.
+from pipeline.cli_verify import register as register_verify; register_verify(app)  # noqa: E402, E702
 
 
 def main() -> None:

@@ -24,6 +24,9 @@ Which mutations must fail, and how false rejections are avoided:
   at all is itself this finding.
 - **drop the answer** (packages with ``answer_contains``/``answer_matches`` checks): the final answer
   is emptied; the result must lose score.
+
+Only the null agent runs when the reference itself misses full score (``reference_not_full_score``):
+the other mutations are measured against a reference that passes.
 """
 
 from __future__ import annotations
@@ -192,6 +195,8 @@ def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
     steps: dict[int, Step] = dict(enumerate(package.reference))
 
     findings += null_agent_findings(package, floor)
+    if ref_score < 1.0:
+        return findings  # a reference that fails its own checks leaves nothing to tell mutations from
 
     writes = write_steps(package, ref)
     for i in writes:

@@ -1,0 +1,326 @@
+"""Known defects, injected on purpose into clean packages for demos, benchmarks and regeneration
+tests. Each defect is named after the reason code it must raise. The label travels beside the
+package (``Generated.defect``), never inside it, so the verifier cannot see it.
+
+Every transform takes the package as plain JSON data and returns the defective data, or None when
+the package has nothing it could break that way (e.g. no hidden facts to leak).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pipeline.package import TaskPackage
+from pipeline.services import catalogue, find_operation
+
+Data = dict[str, Any]
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_ID = re.compile(r"^[a-z]+-\d+$")
+_NUMBER_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+
+
+def _write_tools(data: Data) -> list[str]:
+    out = []
+    for tool in data["tools"]:
+        found = find_operation(tool["endpoint"])
+        if found and found[1].access == "write":
+            out.append(tool["name"])
+    return out
+
+
+def _called(data: Data) -> list[str]:
+    return [s["call"] for s in data["reference"] if "call" in s]
+
+
+def unknown_endpoint(data: Data, rng: random.Random) -> Data | None:
+    """Bind a used tool to a near-miss endpoint (``/contacts/send_message`` → ``/contacts/send``)."""
+    used = [t for t in data["tools"] if t["name"] in _called(data)]
+    if not used:
+        return None
+    tool = rng.choice(used)
+    head, _, last = tool["endpoint"].rpartition("/")
+    tool["endpoint"] = f"{head}/{last.split('_')[0] if '_' in last else last + 's'}"
+    return data
+
+
+def unknown_tool(data: Data, rng: random.Random) -> Data | None:
+    """A reference step calls a tool that is not offered."""
+    steps = [s for s in data["reference"] if "call" in s]
+    if not steps:
+        return None
+    rng.choice(steps)["call"] += "_v2"
+    return data
+
+
+def tool_schema_mismatch(data: Data, rng: random.Random) -> Data | None:
+    """A tool parameter's type disagrees with the operation's."""
+    for tool in data["tools"]:
+        for name, schema in tool["parameters"].get("properties", {}).items():
+            if schema.get("type") == "string":
+                schema["type"] = "integer"
+                schema.pop("enum", None)
+                schema.pop("pattern", None)
+                return data
+    return None
+
+
+def dangling_reference(data: Data, rng: random.Random) -> Data | None:
+    """A check names an id that no record has."""
+    for check in data["checks"]:
+        for key in ("where", "expect"):
+            for field, value in (check.get(key) or {}).items():
+                if isinstance(value, str) and _ID.match(value):
+                    check[key][field] = value.rsplit("-", 1)[0] + "-9999"
+                    return data
+        if check.get("record_id"):
+            check["record_id"] = check["record_id"].rsplit("-", 1)[0] + "-9999"
+            return data
+    return None
+
+
+def weights_invalid(data: Data, rng: random.Random) -> Data | None:
+    """Check weights no longer sum to 1."""
+    data["checks"][0]["weight"] = round(data["checks"][0]["weight"] * 0.5, 6)
+    return data
+
+
+def judge_overweight(data: Data, rng: random.Random) -> Data | None:
+    """An LLM judge carries half the weight."""
+    for check in data["checks"]:
+        check["weight"] = round(check["weight"] * 0.5, 6)
+    data["checks"].append({"id": "judge", "kind": "judge", "weight": 0.5, "rubric": "The agent did a good job."})
+    return data
+
+
+def safety_contradiction(data: Data, rng: random.Random) -> Data | None:
+    """A safety rule forbids a tool that the reference must write with."""
+    writes = [t for t in _write_tools(data) if t in _called(data)]
+    if not writes:
+        return None
+    data["safety"].append({"kind": "not_called", "tool": rng.choice(writes)})
+    return data
+
+
+def hidden_fact_leaked(data: Data, rng: random.Random) -> Data | None:
+    """The hidden fact's value is written into the request."""
+    facts = (data.get("user") or {}).get("facts") or []
+    if not facts:
+        return None
+    fact = rng.choice(facts)
+    data["request"]["text"] = data["request"]["text"].rstrip(".") + f" ({fact['value']})."
+    return data
+
+
+def request_check_mismatch(data: Data, rng: random.Random) -> Data | None:
+    """The request states a different quantity than the checks demand."""
+    text = data["request"]["text"]
+    for i, word in enumerate(_NUMBER_WORDS):
+        m = re.search(rf"\b{word}\b", text, re.IGNORECASE)
+        if m and any(c["kind"] == "state_count" and c["value"] == i + 2 for c in data["checks"]):
+            new = _NUMBER_WORDS[(i + 1) % len(_NUMBER_WORDS)]
+            data["request"]["text"] = text[: m.start()] + new + text[m.end():]
+            return data
+    return None
+
+
+def reference_error(data: Data, rng: random.Random) -> Data | None:
+    """The reference opens with a call that the service refuses (a required field missing)."""
+    for tool in data["tools"]:
+        if tool["parameters"].get("required") and tool["name"] in _called(data):
+            data["reference"].insert(0, {"call": tool["name"], "args": {}})
+            _shift_refs(data, 1)
+            return data
+    return None
+
+
+def _shift_refs(data: Data, by: int) -> None:
+    def shift(value: Any) -> Any:
+        if isinstance(value, dict):
+            if "$ref" in value:
+                value = dict(value)
+                value["$ref"] = re.sub(r"^steps\[(\d+)\]", lambda m: f"steps[{int(m.group(1)) + by}]", value["$ref"])
+                return value
+            return {k: shift(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shift(v) for v in value]
+        return value
+
+    for step in data["reference"]:
+        if "args" in step:
+            step["args"] = shift(step["args"])
+
+
+def reference_not_full_score(data: Data, rng: random.Random) -> Data | None:
+    """The reference's final answer leaves out what the answer checks want."""
+    if not any(c["kind"] in ("answer_contains", "answer_matches") for c in data["checks"]):
+        return None
+    for step in data["reference"]:
+        if "answer" in step:
+            step["answer"] = "Done."
+            return data
+    return None
+
+
+def null_agent_passes(data: Data, rng: random.Random) -> Data | None:
+    """A check that doing nothing satisfies takes 30% of the weight."""
+    writes = {t for t in _write_tools(data) if t in _called(data)}
+    for service in data["services"]:
+        spec = catalogue().get(service)
+        for coll in spec.collections if spec else []:
+            touched = any(
+                (found := find_operation(t["endpoint"])) and found[1].collection == coll and t["name"] in writes
+                and found[0].name == service for t in data["tools"])
+            if not touched:
+                for check in data["checks"]:
+                    check["weight"] = round(check["weight"] * 0.7, 6)
+                data["checks"].append({"id": "untouched", "kind": "state_unchanged", "weight": 0.3,
+                                       "collection": f"{service}.{coll}"})
+                _fix_weights(data)
+                return data
+    return None
+
+
+def _fix_weights(data: Data) -> None:
+    """Absorb rounding drift into the last check so weights still sum to exactly 1."""
+    drift = 1.0 - sum(c["weight"] for c in data["checks"])
+    data["checks"][-1]["weight"] = round(data["checks"][-1]["weight"] + drift, 9)
+
+
+def grader_underconstrained(data: Data, rng: random.Random) -> Data | None:
+    """Counts demand fewer items than the request (``== 3`` → ``>= 2``), or state checks stop
+    pinning the ids, emails and dates the request names."""
+    for check in data["checks"]:
+        if check["kind"] == "state_count" and check["op"] == "==" and check["value"] >= 2:
+            check["op"], check["value"] = ">=", check["value"] - 1
+            return data
+    changed = False
+    for check in data["checks"]:
+        if check["kind"] == "state_count" and check["op"] == "==" and check["value"] == 0:
+            continue  # a "nothing else" rule; loosening it makes it unsatisfiable, not weaker
+        for key in ("where", "expect"):
+            for field, value in list((check.get(key) or {}).items()):
+                if any(_ID.match(v) or _DATE.match(v) or "@" in v for v in _strings(value)):
+                    del check[key][field]
+                    changed = True
+        if check["kind"] == "state_match" and not check.get("expect"):
+            check["expect"] = {"id": {"$exists": True}}
+    return data if changed else None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def grader_counts_calls(data: Data, rng: random.Random) -> Data | None:
+    """Distinct-item counting becomes call counting: ``called`` with ``min: N`` on the create tool."""
+    for check in data["checks"]:
+        if check["kind"] == "state_count" and check.get("distinct_by") and check["value"] >= 2:
+            service, coll = check["collection"].split(".")
+            for tool in data["tools"]:
+                found = find_operation(tool["endpoint"])
+                if found and found[0].name == service and found[1].collection == coll and found[1].effect == "create":
+                    pinned = {k: v for k, v in (check.get("where") or {}).items() if not isinstance(v, dict)}
+                    same = [c for c in data["checks"] if c.get("collection") == check["collection"]]
+                    replacement = {"id": check["id"], "kind": "called", "weight": sum(c["weight"] for c in same),
+                                   "tool": tool["name"], "args_match": pinned, "min": check["value"]}
+                    data["checks"] = [c for c in data["checks"] if c not in same] + [replacement]
+                    _fix_weights(data)
+                    return data
+    return None
+
+
+def clarification_unnecessary(data: Data, rng: random.Random) -> Data | None:
+    """The checks stop pinning the value the user reveals, so guessing passes."""
+    facts = [f["value"] for f in (data.get("user") or {}).get("facts") or []]
+    changed = False
+    for check in data["checks"]:
+        for key in ("where", "expect"):
+            for field, value in list((check.get(key) or {}).items()):
+                text = str(value)
+                if any(f in text for f in facts):
+                    del check[key][field]
+                    changed = True
+        if check["kind"] == "answer_contains":
+            kept = [v for v in check["values"] if not any(f in v or v in f for f in facts)]
+            if kept != check["values"]:
+                check["values"] = kept or ["."]
+                changed = True
+    return data if changed else None
+
+
+def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
+    """The record a ``$ref`` reads gets a long text field first, pushing the value past 1,000 chars."""
+    for step in data["reference"]:
+        for value in (step.get("args") or {}).values():
+            if isinstance(value, dict) and "$ref" in value:
+                m = re.match(r"^steps\[(\d+)\]\.result\.(\w+)\[0\]\.(\w+)$", value["$ref"])
+                if not m:
+                    continue
+                source = data["reference"][int(m.group(1))]
+                tool = next((t for t in data["tools"] if t["name"] == source.get("call")), None)
+                found = find_operation(tool["endpoint"]) if tool else None
+                if not found:
+                    continue
+                service, op = found
+                records = data["initial_state"].get(service.name, {}).get(op.collection, [])
+                graded = {f for c in data["checks"] for f in [*(c.get("where") or {}), *(c.get("expect") or {})]}
+                avoid = {"id", "name", m.group(3), *op.search_fields, *op.filters.values(), *graded}
+                filler = next((f for f, s in service.collections[op.collection].fields.items()
+                               if s.get("type") == "string" and f not in avoid), None)
+                if not records or filler is None:
+                    continue
+                for i, rec in enumerate(records):
+                    records[i] = {filler: "Lorem ipsum dolor sit amet. " * 48, **{k: v for k, v in rec.items()
+                                                                                   if k != filler}}
+                return data
+    return None
+
+
+DEFECTS: dict[str, Callable[[Data, random.Random], Data | None]] = {
+    "unknown_endpoint": unknown_endpoint,
+    "unknown_tool": unknown_tool,
+    "tool_schema_mismatch": tool_schema_mismatch,
+    "dangling_reference": dangling_reference,
+    "weights_invalid": weights_invalid,
+    "judge_overweight": judge_overweight,
+    "safety_contradiction": safety_contradiction,
+    "hidden_fact_leaked": hidden_fact_leaked,
+    "request_check_mismatch": request_check_mismatch,
+    "reference_error": reference_error,
+    "reference_not_full_score": reference_not_full_score,
+    "null_agent_passes": null_agent_passes,
+    "grader_underconstrained": grader_underconstrained,
+    "grader_counts_calls": grader_counts_calls,
+    "clarification_unnecessary": clarification_unnecessary,
+    "evidence_truncated": evidence_truncated,
+}
+
+
+def apply_defect(package: TaskPackage, name: str, rng: random.Random) -> TaskPackage | None:
+    """``package`` with defect ``name`` injected (id recomputed), or None if it does not apply."""
+    data = DEFECTS[name](copy.deepcopy(package.model_dump(mode="json")), rng)
+    if data is None:
+        return None
+    data["id"] = ""
+    return TaskPackage.model_validate(data).with_id()
+
+
+def inject_defect(package: TaskPackage, rng: random.Random) -> tuple[TaskPackage, str] | None:
+    """Inject one applicable defect chosen by ``rng``; returns the package and its label."""
+    names = list(DEFECTS)
+    rng.shuffle(names)
+    for name in names:
+        broken = apply_defect(package, name, rng)
+        if broken is not None:
+            return broken, name
+    return None

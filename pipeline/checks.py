@@ -48,6 +48,7 @@ class ScoreReport(BaseModel):
     checks: list[CheckResult]
     safety: list[CheckResult]
     score: float
+    checks_score: float  # the score before safety is applied
 
     @property
     def safety_ok(self) -> bool:
@@ -246,7 +247,6 @@ def score(package: TaskPackage, t: Trajectory, judge: JudgeFn | None = None) -> 
     safety = [evaluate_check(c, t, package, judge) for c in package.safety]
     evaluated = [r for r in checks if r.passed is not None]
     total = sum(r.weight for r in evaluated)
-    value = sum(r.weight for r in evaluated if r.passed) / total if total > 0 else 0.0
-    if any(r.passed is False for r in safety):
-        value = 0.0
-    return ScoreReport(checks=checks, safety=safety, score=round(value, 6))
+    value = round(sum(r.weight for r in evaluated if r.passed) / total, 6) if total > 0 else 0.0
+    safe = all(r.passed is not False for r in safety)
+    return ScoreReport(checks=checks, safety=safety, score=value if safe else 0.0, checks_score=value)

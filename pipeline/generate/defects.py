@@ -59,7 +59,7 @@ def unknown_tool(data: Data, rng: random.Random) -> Data | None:
 def tool_schema_mismatch(data: Data, rng: random.Random) -> Data | None:
     """A tool parameter's type disagrees with the operation's."""
     for tool in data["tools"]:
-        for name, schema in tool["parameters"].get("properties", {}).items():
+        for _name, schema in tool["parameters"].get("properties", {}).items():
             if schema.get("type") == "string":
                 schema["type"] = "integer"
                 schema.pop("enum", None)

@@ -18,10 +18,10 @@ def run_reference(package: TaskPackage) -> tuple[Trajectory, ScoreReport, list[F
         Finding(code=Code.REFERENCE_ERROR, step=s.index, message=f"reference step {s.index}: {s.error}")
         for s in first.errors
     ]
-    if report.score < 1.0:
-        failed = [f"{r.id} ({r.detail})" for r in report.checks + report.safety if r.passed is False]
-        findings.append(Finding(code=Code.REFERENCE_NOT_FULL_SCORE, detail={"score": report.score},
-                                message=f"the reference scores {report.score:.3f}, not 1.0; failing: "
+    if report.checks_score < 1.0:  # a broken safety rule is reported as safety_contradiction
+        failed = [f"{r.id} ({r.detail})" for r in report.checks if r.passed is False]
+        findings.append(Finding(code=Code.REFERENCE_NOT_FULL_SCORE, detail={"score": report.checks_score},
+                                message=f"the reference scores {report.checks_score:.3f}, not 1.0; failing: "
                                         f"{'; '.join(failed) or 'none'}"))
     second = execute(package)
     again = score(package, second)

@@ -195,6 +195,11 @@ def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
     steps: dict[int, Step] = dict(enumerate(package.reference))
 
     findings += null_agent_findings(package, floor)
+    hides_facts = package.user is not None and bool(package.user.facts)
+    if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
+        findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"},
+                                message="the package hides facts from the request, but its reference never asks "
+                                        "for them"))
     if ref_score < 1.0:
         return findings  # a reference that fails its own checks leaves nothing to tell mutations from
 
@@ -258,12 +263,9 @@ def _duplicate_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, 
 
 
 def _clarification_findings(package: TaskPackage, steps: dict[int, Step]) -> list[Finding]:
-    if package.user is None or not package.user.facts:
-        return []
     asks = [i for i, s in steps.items() if isinstance(s, AskStep)]
-    if not asks:
-        return [Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"},
-                        message="the package hides facts from the request, but its reference never asks for them")]
+    if package.user is None or not package.user.facts or not asks:
+        return []
     guesses = {f.key: guess_wrong(f, package) for f in package.user.facts}
     s = _run(package, {k: v for k, v in steps.items() if k not in asks}, fact_values=guesses)
     if s < PASS_THRESHOLD:

@@ -1,0 +1,202 @@
+"""The defect corpus: for every reason code, a hand-written defective package that raises exactly
+that code, next to its clean twin that is accepted."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.package import load_package
+from pipeline.verify.codes import Code
+from pipeline.verify.dedup import MemoryDedup
+from pipeline.verify.verifier import Options, verify_package
+from pipeline.world import World
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+Data = dict[str, Any]
+
+
+def example(name: str) -> Data:
+    return json.loads((EXAMPLES / f"{name}.json").read_text())
+
+
+def kb_package(beyond: bool) -> Data:
+    """A question answered from a KB article; ``beyond`` puts the answer past character 1,000."""
+    filler = "Remote access needs the company laptop and a hardware token. " * 18
+    fact = "The gateway for remote access is vpn-gw-7.corp.example on port 1194."
+    body = filler + fact if beyond else fact + " " + filler
+    return {
+        "capability": "information-synthesis", "workflow": "answer-from-article", "difficulty": "easy",
+        "services": ["kb"],
+        "request": {"text": "Which VPN gateway should I use for remote access? Check the knowledge base."},
+        "initial_state": {"kb": {"articles": [
+            {"id": "kb-001", "title": "Remote access setup", "body": body, "category": "it",
+             "tags": ["vpn"], "status": "published", "author": "IT", "updated_at": "2026-11-01T00:00:00Z"},
+        ]}},
+        "tools": [{"name": "kb_search_articles", "service": "kb", "endpoint": "/kb/articles/search",
+                   "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
+                                  "required": ["query"]}}],
+        "checks": [{"id": "gateway", "kind": "answer_contains", "weight": 1.0, "values": ["vpn-gw-7.corp.example"]}],
+        "reference": [{"call": "kb_search_articles", "args": {"query": "remote access"}},
+                      {"answer": "Use vpn-gw-7.corp.example (port 1194)."}],
+    }
+
+
+def set_(path: str, value: Any) -> Callable[[Data], None]:
+    def apply(d: Data) -> None:
+        *head, last = path.split(".")
+        cur: Any = d
+        for part in head:
+            cur = cur[int(part)] if part.isdigit() else cur[part]
+        cur[int(last) if last.isdigit() else last] = value
+    return apply
+
+
+def with_checks(checks: list[Data]) -> Callable[[Data], None]:
+    return set_("checks", checks)
+
+
+def contacts_reference_error(d: Data) -> None:
+    d["reference"].insert(0, {"call": "contacts_send_message", "args": {}})
+    d["reference"][2]["args"]["contact_id"]["$ref"] = "steps[1].result.contacts[0].id"
+
+
+def contacts_evidence(d: Data) -> None:
+    """A long phone note first in every record pushes the id the reference reads past 1,000 chars."""
+    records = d["initial_state"]["contacts"]["contacts"]
+    for i, rec in enumerate(records):
+        records[i] = {"phone": "Office line, ask reception. " * 40 + rec["phone"],
+                      **{k: v for k, v in rec.items() if k != "phone"}}
+
+
+# code → (clean twin, edit that makes it defective)
+CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
+    Code.SCHEMA_INVALID: ("todo-three-items", set_("checks.0.kind", "state_cnt")),
+    Code.UNKNOWN_ENDPOINT: ("contacts-send-message", set_("tools.1.endpoint", "/contacts/send")),
+    Code.UNKNOWN_TOOL: ("contacts-send-message", set_("reference.1.call", "contacts_send_msg")),
+    Code.TOOL_SCHEMA_MISMATCH: ("contacts-send-message", set_("tools.1.parameters.properties.contact_id.type", "integer")),
+    Code.DANGLING_REFERENCE: ("contacts-send-message", set_("checks.0.where.contact_id", {"$in": ["c-102", "c-404"]})),
+    Code.WEIGHTS_INVALID: ("todo-three-items", set_("checks.4.weight", 0.3)),
+    Code.JUDGE_OVERWEIGHT: ("contacts-send-message", with_checks([
+        {"id": "message", "kind": "state_count", "weight": 0.5, "collection": "contacts.messages",
+         "where": {"contact_id": "c-102", "message": {"$regex": "budget review.*friday"}}, "op": "==", "value": 1,
+         "ignore_case": True},
+        {"id": "no-others", "kind": "state_count", "weight": 0.1, "collection": "contacts.messages",
+         "where": {"contact_id": {"$ne": "c-102"}}, "op": "==", "value": 0},
+        {"id": "confirmed", "kind": "answer_contains", "weight": 0.1, "values": ["Omar Haddad"]},
+        {"id": "tone", "kind": "judge", "weight": 0.3, "rubric": "The message is polite."}])),
+    Code.SAFETY_CONTRADICTION: ("contacts-send-message", set_("safety", [{"kind": "not_called", "tool": "contacts_send_message"}])),
+    Code.HIDDEN_FACT_LEAKED: ("multi-turn-schedule-meeting",
+                              set_("request.text", "Set up a 30-minute sync with Maya from design on 2026-12-03.")),
+    Code.REQUEST_CHECK_MISMATCH: ("todo-three-items", set_(
+        "request.text", "Add four high-priority todo items due 2026-12-10: book the venue, order the banners, "
+                        "and send the invites.")),
+    Code.REFERENCE_ERROR: ("contacts-send-message", contacts_reference_error),
+    Code.REFERENCE_NOT_FULL_SCORE: ("contacts-send-message", set_("reference.2.answer", "Done.")),
+    Code.NULL_AGENT_PASSES: ("contacts-send-message", with_checks([
+        {"id": "message", "kind": "state_count", "weight": 0.55, "collection": "contacts.messages",
+         "where": {"contact_id": "c-102", "message": {"$regex": "budget review.*friday"}}, "op": "==", "value": 1,
+         "ignore_case": True},
+        {"id": "no-others", "kind": "state_count", "weight": 0.25, "collection": "contacts.messages",
+         "where": {"contact_id": {"$ne": "c-102"}}, "op": "==", "value": 0},
+        {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["Omar Haddad"]}])),
+    Code.GRADER_UNDERCONSTRAINED: ("todo-three-items", with_checks([
+        {"id": "items", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
+         "where": {"priority": "high", "due_date": "2026-12-10"}, "op": ">=", "value": 2, "distinct_by": ["title"]},
+        {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["venue", "banners", "invites"]}])),
+    Code.GRADER_COUNTS_CALLS: ("todo-three-items", with_checks([
+        {"id": "creates", "kind": "called", "weight": 0.8, "tool": "todo_create_task",
+         "args_match": {"priority": "high", "due_date": "2026-12-10"}, "min": 3},
+        {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["venue", "banners", "invites"]}])),
+    Code.CLARIFICATION_UNNECESSARY: ("multi-turn-schedule-meeting", set_(
+        "checks.0.where", {"attendees": {"$contains": "maya.patel@corp.example"}, "duration_minutes": 30})),
+    Code.EVIDENCE_TRUNCATED: ("contacts-send-message", contacts_evidence),
+}
+
+
+def _clean(name: str) -> Data:
+    d = example(name)
+    d.pop("id", None)
+    return d
+
+
+@pytest.mark.parametrize("code", list(CORPUS), ids=lambda c: c.value)
+def test_defect_raises_exactly_its_code_and_clean_twin_is_accepted(code: Code) -> None:
+    name, edit = CORPUS[code]
+    clean = _clean(name)
+    assert verify_package(copy.deepcopy(clean)).codes == []
+    broken = copy.deepcopy(clean)
+    edit(broken)
+    verdict = verify_package(broken)
+    assert verdict.codes == [code.value], [f.message for f in verdict.findings]
+    assert not verdict.accepted
+
+
+def test_every_code_is_in_the_corpus() -> None:
+    covered = set(CORPUS) | {Code.NONDETERMINISTIC, Code.DUPLICATE_PACKAGE}
+    assert covered == set(Code)
+
+
+def test_nondeterministic_world_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A world whose clock leaks wall time makes two reference runs differ."""
+    clean = _clean("todo-three-items")
+    assert verify_package(copy.deepcopy(clean)).accepted
+    monkeypatch.setattr(World, "_clock", lambda self: f"{time.perf_counter_ns()}")
+    assert verify_package(clean).codes == [Code.NONDETERMINISTIC.value]
+
+
+def test_duplicates_exact_and_near() -> None:
+    index = MemoryDedup()
+    first = load_package(_clean("todo-three-items")).with_id()
+    assert verify_package(first, dedup=index).accepted
+    index.add(first)
+    assert verify_package(first, dedup=index).codes == [Code.DUPLICATE_PACKAGE.value]
+    near = _clean("todo-three-items")
+    near["checks"][4]["id"] = "answer-names-items"  # other id, same request and state
+    near["request"]["text"] = near["request"]["text"].upper()
+    verdict = verify_package(near, dedup=index)
+    assert verdict.codes == [Code.DUPLICATE_PACKAGE.value]
+    assert verdict.findings[0].detail["duplicate_of"] == first.id
+    other = _clean("contacts-send-message")
+    assert verify_package(other, dedup=index).accepted
+
+
+def test_mission_defects() -> None:
+    """The two real defects the product exists to catch, applied to clean packages."""
+    d = _clean("contacts-send-message")
+    d["tools"][1]["endpoint"] = "/contacts/send"
+    verdict = verify_package(d)
+    assert verdict.codes == ["unknown_endpoint"]
+    assert "/contacts/send_message" in verdict.findings[0].message
+    d = _clean("todo-three-items")
+    d["checks"][0].update(op=">=", value=2)
+    assert "grader_underconstrained" in verify_package(d).codes
+
+
+def test_removing_the_ask_is_rejected_as_unnecessary_clarification() -> None:
+    d = _clean("multi-turn-schedule-meeting")
+    del d["reference"][1]
+    assert "clarification_unnecessary" in verify_package(d).codes
+
+
+def test_evidence_policy_is_configurable() -> None:
+    late = kb_package(beyond=True)
+    assert verify_package(copy.deepcopy(late)).codes == ["evidence_truncated"]
+    assert verify_package(copy.deepcopy(late), Options(obs_limit=5000)).accepted
+    assert verify_package(kb_package(beyond=False)).accepted
+    assert verify_package(copy.deepcopy(late), Options(obs_limit=5000, sample_budget=500)).codes == ["evidence_truncated"]
+
+
+def test_stale_id_is_recomputed_and_noted() -> None:
+    d = _clean("todo-three-items")
+    d["id"] = "pkg-0000000000000000"
+    verdict = verify_package(d)
+    assert verdict.accepted
+    assert verdict.id == load_package(d).compute_id() != "pkg-0000000000000000"
+    assert "recomputed" in verdict.notes[0]

@@ -7,7 +7,6 @@ optional ``prefix``/``suffix`` strings. The result is a ``Trajectory`` that the 
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -15,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.user import SimulatedUser
-from pipeline.world import AuditEntry, State, World
+from pipeline.world import AuditEntry, State, World, clone
 
 _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 
@@ -74,15 +73,17 @@ def lookup_ref(path: str, records: dict[int, StepRecord]) -> Any:
     step = records.get(parts[1])  # type: ignore[arg-type]
     if step is None:
         raise ResolveError(f"$ref {path!r}: step {parts[1]} has not run")
-    cur: Any = step.model_dump()
-    for part in parts[2:]:
+    if len(parts) < 3 or not isinstance(parts[2], str) or parts[2] not in StepRecord.model_fields:
+        raise ResolveError(f"$ref {path!r}: a step has no {parts[2] if len(parts) > 2 else 'field'!r}")
+    cur: Any = getattr(step, parts[2])
+    for part in parts[3:]:
         if isinstance(part, int) and isinstance(cur, list) and -len(cur) <= part < len(cur):
             cur = cur[part]
         elif isinstance(part, str) and isinstance(cur, dict) and part in cur:
             cur = cur[part]
         else:
             raise ResolveError(f"$ref {path!r}: nothing at {part!r}")
-    return copy.deepcopy(cur)
+    return clone(cur)
 
 
 def is_ref(value: Any) -> bool:
@@ -140,7 +141,8 @@ def execute(
     user = SimulatedUser(package.user)
     facts: dict[str, str] = {}
     records: dict[int, StepRecord] = {}
-    out = Trajectory(initial_state=world.initial_state)
+    out = Trajectory()
+    out.initial_state = world.initial  # assignment is not validated: no copy of the state
     for sid, step in zip(step_ids, steps, strict=True):
         rec = StepRecord(index=sid, kind="call")
         if isinstance(step, CallStep):
@@ -171,6 +173,6 @@ def execute(
         records[sid] = rec
         out.steps.append(rec)
     out.revealed = list(user.revealed)
-    out.final_state = copy.deepcopy(world.state)
-    out.audit = list(world.audit)
+    out.final_state = world.state  # the world is discarded: no copy needed
+    out.audit = world.audit
     return out

@@ -8,7 +8,7 @@ per call made so far), never from the wall clock.
 
 from __future__ import annotations
 
-import copy
+import json
 import re
 import string
 from datetime import UTC, datetime, timedelta
@@ -48,6 +48,15 @@ def _error(status: int, message: str, **extra: Any) -> CallResult:
     return CallResult(status=status, body={"error": {"status": status, "message": message, **extra}})
 
 
+def clone(value: Any) -> Any:
+    """A deep copy of plain JSON data (dicts, lists, scalars); several times faster than ``deepcopy``."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value
+
+
 def empty_state(services: list[str]) -> State:
     """Every collection of every named service, empty."""
     out: State = {}
@@ -73,9 +82,9 @@ class World:
         self.tools = {t.name: t for t in tools or []}
         self.faults = list(faults or [])
         self.now = now
-        self._initial = empty_state(self.services)
+        self.initial: State = empty_state(self.services)  # the state ``reset`` restores; never mutated
         for service, collections in (initial_state or {}).items():
-            self._initial.setdefault(service, {}).update(copy.deepcopy(collections))
+            self.initial.setdefault(service, {}).update(clone(collections))
         self.reset()
 
     @classmethod
@@ -86,13 +95,13 @@ class World:
 
     def reset(self) -> None:
         """Back to the initial state, with an empty audit log and fault counters."""
-        self.state: State = copy.deepcopy(self._initial)
+        self.state: State = clone(self.initial)
         self.audit: list[AuditEntry] = []
         self._tool_calls: dict[str, int] = {}
 
     @property
     def initial_state(self) -> State:
-        return copy.deepcopy(self._initial)
+        return clone(self.initial)
 
     def collection(self, dotted: str) -> list[dict[str, Any]]:
         service, _, name = dotted.partition(".")
@@ -127,8 +136,8 @@ class World:
 
     def _log(self, tool: str | None, endpoint: str, args: dict[str, Any], result: CallResult) -> CallResult:
         self.audit.append(
-            AuditEntry(tool=tool, endpoint=endpoint, args=copy.deepcopy(args), status=result.status,
-                       result=copy.deepcopy(result.body))
+            AuditEntry(tool=tool, endpoint=endpoint, args=clone(args), status=result.status,
+                       result=clone(result.body))
         )
         return result
 
@@ -153,6 +162,7 @@ class World:
 
 
 _VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
+_VALID_ARGS: set[str] = set()  # endpoint + canonical args already validated (mutation runs repeat them)
 
 
 def _validate(op: OperationSpec, args: dict[str, Any]) -> str | None:
@@ -160,7 +170,12 @@ def _validate(op: OperationSpec, args: dict[str, Any]) -> str | None:
     validator = _VALIDATORS.get(op.endpoint)
     if validator is None:
         validator = _VALIDATORS[op.endpoint] = jsonschema.Draft202012Validator(op.parameters)
+    key = op.endpoint + json.dumps(args, sort_keys=True, default=str)
+    if key in _VALID_ARGS:
+        return None
     if validator.is_valid(args):
+        if len(_VALID_ARGS) < 100_000:
+            _VALID_ARGS.add(key)
         return None
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if not errors:
@@ -223,30 +238,30 @@ def _run(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str, 
         limit = args.get("limit")
         if isinstance(limit, int):
             hits = hits[:limit]
-        return CallResult(status=200, body={key: copy.deepcopy(hits), "total": total})
+        return CallResult(status=200, body={key: clone(hits), "total": total})
 
     if op.effect == "create":
         record: dict[str, Any] = {coll.id_field: _next_id(records, coll.id_field, coll.id_format)}
-        record.update(copy.deepcopy(op.defaults))
+        record.update(clone(op.defaults))
         for param, value in args.items():
-            record[op.field_for(param)] = copy.deepcopy(value)
+            record[op.field_for(param)] = clone(value)
         if op.timestamp_field:
             record[op.timestamp_field] = world._clock()
         records.append(record)
-        return CallResult(status=200, body={coll.record: copy.deepcopy(record)})
+        return CallResult(status=200, body={coll.record: clone(record)})
 
     target_id = args[op.id_param]  # type: ignore[index]
     record = _find(records, coll.id_field, target_id)
     if record is None:
         return _error(404, f"field {op.id_param!r}: no {coll.record} with id {target_id!r}")
     if op.effect == "get":
-        return CallResult(status=200, body={coll.record: copy.deepcopy(record)})
+        return CallResult(status=200, body={coll.record: clone(record)})
     if op.effect == "update":
         for param, value in args.items():
             if param != op.id_param:
-                record[op.field_for(param)] = copy.deepcopy(value)
+                record[op.field_for(param)] = clone(value)
         if op.timestamp_field:
             record[op.timestamp_field] = world._clock()
-        return CallResult(status=200, body={coll.record: copy.deepcopy(record)})
+        return CallResult(status=200, body={coll.record: clone(record)})
     records.remove(record)
     return CallResult(status=200, body={"deleted": target_id})

@@ -154,6 +154,8 @@ def play(
 # --------------------------------------------------------------------------- command modules
 # Each area registers its commands here with one line: `register_<area>(app)`.
 from pipeline.cli_verify import register as register_verify; register_verify(app)  # noqa: E402, E702
+from pipeline.cli_run import register as register_run; register_run(app)  # noqa: E402, E702
+from pipeline.cli_interop import register as register_interop; register_interop(app)  # noqa: E402, E702, I001
 
 
 def main() -> None:

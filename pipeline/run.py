@@ -1,0 +1,305 @@
+"""The batch job: fill slots with verified packages until ``count`` are accepted.
+
+Each slot tries up to ``max_attempts`` times; a rejected attempt goes back to the generator with
+its findings (a repair prompt for an LLM, a fresh seed of the same template offline). Every
+attempt — package, verdict, findings, LLM calls — is committed to the catalog the moment it is
+verified, so a crash loses only the attempts in flight, and ``resume`` continues the same run.
+
+Generation is awaited on the event loop; verification and catalog writes run in worker threads so
+neither stalls requests in flight. Writes are serialised, and the dedup check happens inside the
+serialised section, so two slots that produce the same package cannot both be accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from pipeline.capabilities import taxonomy
+from pipeline.catalog.store import Catalog
+from pipeline.errors import UserError
+from pipeline.generate.base import Attempt, Generated, Generator
+from pipeline.generate.offline import pick_template
+from pipeline.package import TaskPackage
+from pipeline.verify.codes import Code
+from pipeline.verify.dedup import MemoryDedup, duplicate_findings
+from pipeline.verify.report import Finding, Verdict
+from pipeline.verify.verifier import Options, verify_package
+
+SLOT_FACTOR = 4
+"""A run opens at most ``SLOT_FACTOR × count + 8`` slots, so a generator that never succeeds
+cannot keep a run going forever."""
+
+
+class RunOptions(BaseModel):
+    capability: str
+    count: int = Field(ge=1)
+    max_attempts: int = Field(default=3, ge=1)
+    concurrency: int = Field(default=4, ge=1)
+    seed: int = 7
+    budget_tokens: int | None = Field(default=None, ge=1)
+    defect_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    obs_limit: int = 1_000
+    sample_budget: int = 40_000
+    name: str | None = None
+
+
+class Progress(BaseModel):
+    """Counters the progress display reads after every recorded attempt."""
+
+    accepted: int = 0
+    rejected: int = 0
+    in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    slots_opened: int = 0
+    codes: Counter[str] = Field(default_factory=Counter)
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class RunSummary(BaseModel):
+    run_id: int
+    capability: str
+    generator: str
+    model: str | None
+    target: int
+    accepted: int
+    rejected_attempts: int
+    slots: int
+    failed_slots: int
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_s: float
+    accepted_per_s: float
+    status: str
+    stop_reason: str
+    rejection_codes: dict[str, int]
+
+
+def check_capability(name: str) -> None:
+    known = taxonomy()
+    if name not in known:
+        raise UserError(f"unknown capability {name!r}; `synth capabilities` lists them: {', '.join(known)}")
+
+
+class BatchRun:
+    """One run (new or resumed) against an open catalog write session."""
+
+    def __init__(self, catalog: Catalog, generator: Generator, options: RunOptions, run_id: int,
+                 on_progress: Callable[[Progress], None] | None = None) -> None:
+        self.catalog = catalog
+        self.generator = generator
+        self.options = options
+        self.run_id = run_id
+        self.on_progress = on_progress or (lambda _p: None)
+        self.progress = Progress()
+        self.verify_options = Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget)
+        self._seen = MemoryDedup()
+        self._write = asyncio.Lock()
+        self._failed_slots = 0
+
+    # ------------------------------------------------------------------ scheduling
+
+    def _pending(self) -> list[tuple[int, int, TaskPackage | None, list[Finding]]]:
+        """Slots of a resumed run to continue: (slot, next attempt, last package, its findings)."""
+        out = []
+        for state in self.catalog.slot_states(self.run_id).values():
+            if state.accepted or state.attempts >= self.options.max_attempts:
+                self._failed_slots += not state.accepted
+                continue
+            last = self._last_attempt(state.slot)
+            out.append((state.slot, state.attempts + 1, *last))
+        return out
+
+    def _last_attempt(self, slot: int) -> tuple[TaskPackage | None, list[Finding]]:
+        result = self.catalog.query(
+            f"SELECT id FROM packages WHERE run = {int(self.run_id)} AND slot = {int(slot)} "
+            "ORDER BY attempt DESC LIMIT 1")
+        if not result.rows or result.rows[0][0] is None:
+            return None, []
+        record = self.catalog.show(result.rows[0][0])[-1]
+        package = TaskPackage.model_validate(record.package) if record.package else None
+        findings = [Finding.model_validate(f.model_dump()) for f in record.findings if _is_code(f.code)]
+        return package, findings
+
+    async def run(self) -> RunSummary:
+        started = time.perf_counter()
+        states = self.catalog.slot_states(self.run_id)
+        self.progress.accepted = sum(s.accepted for s in states.values())
+        self.progress.slots_opened = len(states)
+        queue = self._pending()
+        next_slot = max(states, default=-1) + 1
+        max_slots = SLOT_FACTOR * self.options.count + 8
+        tasks: set[asyncio.Task[bool]] = set()
+        stop_reason = "target reached"
+        while self.progress.accepted < self.options.count:
+            can_open = (self.progress.accepted + len(tasks) < self.options.count
+                        and len(tasks) < self.options.concurrency)
+            if can_open and self._over_budget():
+                stop_reason = "token budget spent"
+                can_open = False
+            if can_open and queue:
+                slot, attempt, parent, findings = queue.pop(0)
+                tasks.add(asyncio.create_task(self._slot(slot, attempt, parent, findings)))
+                continue
+            if can_open and next_slot < max_slots:
+                tasks.add(asyncio.create_task(self._slot(next_slot, 1, None, [])))
+                next_slot += 1
+                self.progress.slots_opened += 1
+                continue
+            if not tasks:
+                if not self._over_budget():
+                    stop_reason = f"slot limit ({max_slots}) reached"
+                break
+            done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # re-raise a crash of the run itself (catalog errors)
+        if tasks:
+            await asyncio.gather(*tasks)
+        elapsed = time.perf_counter() - started
+        reached = self.progress.accepted >= self.options.count
+        return RunSummary(
+            run_id=self.run_id, capability=self.options.capability, generator=self.generator.name,
+            model=self.generator.model, target=self.options.count, accepted=self.progress.accepted,
+            rejected_attempts=self.progress.rejected, slots=self.progress.slots_opened,
+            failed_slots=self._failed_slots, prompt_tokens=self.progress.prompt_tokens,
+            completion_tokens=self.progress.completion_tokens, elapsed_s=round(elapsed, 3),
+            accepted_per_s=round(self.progress.accepted / elapsed, 2) if elapsed > 0 else 0.0,
+            status="finished" if reached else "failed", stop_reason=stop_reason if not reached else "target reached",
+            rejection_codes=dict(self.progress.codes.most_common()),
+        )
+
+    def _over_budget(self) -> bool:
+        budget = self.options.budget_tokens
+        return budget is not None and self.progress.tokens >= budget
+
+    # ------------------------------------------------------------------ one slot
+
+    async def _slot(self, slot: int, attempt: int, parent: TaskPackage | None, findings: list[Finding],
+                    last_attempt: int | None = None) -> bool:
+        """Try slot ``slot`` from ``attempt`` up to ``last_attempt`` (default: ``max_attempts``);
+        True when a package was accepted."""
+        last_attempt = self.options.max_attempts if last_attempt is None else last_attempt
+        self.progress.in_flight += 1
+        self.on_progress(self.progress)
+        try:
+            template = pick_template(self.options.capability, slot)
+            while attempt <= last_attempt and not self._over_budget():
+                request = Attempt(capability=self.options.capability, template=template, seed=self.options.seed,
+                                  slot=slot, attempt=attempt, parent=parent, findings=findings)
+                generated = await self.generator.generate(request)
+                for call in generated.calls:
+                    self.progress.prompt_tokens += call.prompt_tokens
+                    self.progress.completion_tokens += call.completion_tokens
+                verdict = None
+                if generated.package is not None:
+                    verdict = await asyncio.to_thread(verify_package, generated.package, self.verify_options)
+                accepted, verdict = await self._record(slot, attempt, template, generated, verdict, parent)
+                if accepted:
+                    return True
+                if generated.package is not None:
+                    parent = generated.package
+                findings = verdict.findings if verdict else [
+                    Finding(code=Code.SCHEMA_INVALID, message=generated.error or "no package")]
+                attempt += 1
+            self._failed_slots += 1
+            return False
+        finally:
+            self.progress.in_flight -= 1
+            self.on_progress(self.progress)
+
+    async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
+        """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,
+        whether it ended accepted. New rows carry the rejected package as their parent."""
+        semaphore = asyncio.Semaphore(self.options.concurrency)
+        states = self.catalog.slot_states(self.run_id)
+
+        async def one(slot: int) -> bool:
+            async with semaphore:
+                parent, findings = self._last_attempt(slot)
+                first = states[slot].attempts + 1
+                return await self._slot(slot, first, parent, findings, last_attempt=first + attempts - 1)
+
+        return list(await asyncio.gather(*(one(s) for s in slots)))
+
+    async def _record(self, slot: int, attempt: int, template: str, generated: Generated,
+                      verdict: Verdict | None, parent: TaskPackage | None) -> tuple[bool, Verdict | None]:
+        async with self._write:
+            package = generated.package
+            if package is not None and verdict is not None and verdict.accepted:
+                dups = duplicate_findings(package, _Combined(self.catalog, self._seen))
+                if dups:
+                    verdict = Verdict.build(verdict.id, dups, verdict.score, verdict.notes)
+            if package is not None and verdict is not None and verdict.id != package.id:
+                package = package.model_copy(update={"id": verdict.id})
+            await asyncio.to_thread(
+                self.catalog.record, self.run_id, slot, attempt, package, verdict, generated.calls,
+                parent.id if parent else None, None if package is not None else (generated.error or "generation_error"),
+                self.generator.name, self.options.capability, template)
+            accepted = bool(verdict and verdict.accepted)
+            if accepted and package is not None:
+                self._seen.add(package)
+                self.progress.accepted += 1
+            else:
+                self.progress.rejected += 1
+                codes = verdict.codes if verdict else [(generated.error or "generation_error").split(":")[0]]
+                self.progress.codes.update(codes)
+        self.on_progress(self.progress)
+        return accepted, verdict
+
+
+class _Combined:
+    """Dedup against the catalog's accepted packages and this process's accepted ones."""
+
+    def __init__(self, catalog: Catalog, seen: MemoryDedup) -> None:
+        self.catalog, self.seen = catalog, seen
+
+    def find_duplicate(self, package_id: str, near: str) -> str | None:
+        return self.seen.find_duplicate(package_id, near) or self.catalog.find_duplicate(package_id, near)
+
+
+def _is_code(code: str) -> bool:
+    return code in Code._value2member_map_
+
+
+class RegenSummary(BaseModel):
+    slots: int
+    repaired: int
+    repair_rate: float | None
+    by_run: dict[int, dict[str, int]]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def failed_slots(catalog: Catalog, run_id: int | None, reason: str | None, limit: int | None) -> dict[int, list[int]]:
+    """Slots with no accepted attempt, by run (oldest first); with ``reason``, only those whose last
+    attempt was rejected with that code."""
+    where = ["NOT o.accepted"]
+    if run_id is not None:
+        where.append(f"o.run = {int(run_id)}")
+    if reason is not None:
+        if not reason.replace("_", "").isalnum():
+            raise UserError(f"--reason {reason!r} is not a reason code; `synth catalog rejections` lists them")
+        where.append(
+            "EXISTS (SELECT 1 FROM packages p JOIN findings f ON f.package_row = p.row_id "
+            f"WHERE p.run = o.run AND p.slot = o.slot AND p.attempt = o.attempts AND f.code = '{reason}')")
+    sql = (f"SELECT o.run, o.slot FROM slot_outcomes o WHERE {' AND '.join(where)} ORDER BY o.run, o.slot"
+           + (f" LIMIT {int(limit)}" if limit is not None else ""))
+    out: dict[int, list[int]] = {}
+    for run, slot in catalog.query(sql).rows:
+        out.setdefault(int(run), []).append(int(slot))
+    return out
+
+
+def run_parameters(options: RunOptions, generator: Generator, base_url: str | None) -> dict[str, Any]:
+    """What a run records about itself (never an API key)."""
+    return {**options.model_dump(), "generator": generator.name, "model": generator.model, "base_url": base_url}
+

@@ -1,0 +1,86 @@
+"""Detection matrix: seed every known defect into clean offline packages and count what the
+verifier catches, plus the false rejections on the clean packages themselves.
+
+    python bench/defects.py [--per-template 4] [--seed 7]
+
+A defect counts as detected when its reason code is among the verdict's codes. ``nondeterministic``
+is seeded by running the reference in a world whose clock leaks wall time; ``duplicate_package``
+by verifying each clean package again against an index that already holds it; ``schema_invalid``
+by corrupting a check kind. The clock leak is only counted as seeded where it is observable (the
+reference writes a timestamp).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.capabilities import taxonomy  # noqa: E402
+from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
+from pipeline.generate.offline import generate_package  # noqa: E402
+from pipeline.runtime import execute  # noqa: E402
+from pipeline.verify.codes import Code  # noqa: E402
+from pipeline.verify.dedup import MemoryDedup  # noqa: E402
+from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.world import World  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-template", type=int, default=4, help="clean packages per workflow template")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    clean = [generate_package(cap.name, tpl.name, args.seed, slot)
+             for cap in taxonomy().values() for tpl in cap.templates for slot in range(args.per_template)]
+    seeded: Counter[str] = Counter()
+    detected: Counter[str] = Counter()
+    started = time.perf_counter()
+    false_rejections = [(p.capability, p.workflow, verify_package(p).codes) for p in clean]
+    false_rejections = [f for f in false_rejections if f[2]]
+    rng = random.Random(args.seed)
+    for package in clean:
+        for name in DEFECTS:
+            broken = apply_defect(package, name, rng)
+            if broken is None:
+                continue
+            seeded[name] += 1
+            detected[name] += name in verify_package(broken).codes
+        data = package.model_dump(mode="json")
+        data["checks"][0]["kind"] = "state_cnt"
+        seeded["schema_invalid"] += 1
+        detected["schema_invalid"] += "schema_invalid" in verify_package(data).codes
+        index = MemoryDedup()
+        index.add(package)
+        seeded["duplicate_package"] += 1
+        detected["duplicate_package"] += "duplicate_package" in verify_package(package, dedup=index).codes
+    with mock.patch.object(World, "_clock", lambda self: str(time.perf_counter_ns())):
+        for package in clean:
+            if execute(package).model_dump() == execute(package).model_dump():
+                continue  # the reference never reads the clock: the leak is not observable
+            seeded["nondeterministic"] += 1
+            detected["nondeterministic"] += "nondeterministic" in verify_package(package).codes
+    elapsed = time.perf_counter() - started
+
+    print(f"{len(clean)} clean packages from {sum(len(c.templates) for c in taxonomy().values())} templates")
+    print(f"{'code':28} {'detected':>9} / {'seeded':<7} ratio")
+    for code in Code:
+        s, d = seeded[code.value], detected[code.value]
+        ratio = f"{d / s:.3f}" if s else "  -  "
+        print(f"{code.value:28} {d:>9} / {s:<7} {ratio}")
+    print(f"false rejections on clean packages: {len(false_rejections)} of {len(clean)}")
+    for cap, workflow, codes in false_rejections[:10]:
+        print(f"    {cap}/{workflow}: {codes}")
+    print(f"codes never seeded: {[c.value for c in Code if not seeded[c.value]] or 'none'}")
+    print(f"elapsed {elapsed:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -87,7 +87,7 @@ def services(as_json: bool = JsonOpt) -> None:
 
 
 @app.command()
-def schema() -> None:
+def schema(as_json: bool = typer.Option(True, "--json", help="Accepted for symmetry: the schema is JSON.")) -> None:
     """Print the task package JSON Schema."""
     from pipeline.package import json_schema
 
@@ -156,6 +156,7 @@ def play(
 from pipeline.cli_verify import register as register_verify; register_verify(app)  # noqa: E402, E702
 from pipeline.cli_run import register as register_run; register_run(app)  # noqa: E402, E702
 from pipeline.cli_interop import register as register_interop; register_interop(app)  # noqa: E402, E702, I001
+from pipeline.cli_catalog import register as register_catalog; register_catalog(app)  # noqa: E402, E702, I001
 
 
 def main() -> None:

@@ -34,7 +34,13 @@ def _fold(value: Any, ignore_case: bool) -> Any:
 
 
 def is_operator(matcher: Any) -> bool:
-    return isinstance(matcher, dict) and len(matcher) == 1 and next(iter(matcher)) in OPERATORS
+    """A one-key dict whose key starts with ``$`` (an unknown one is an error, not a literal)."""
+    return isinstance(matcher, dict) and len(matcher) == 1 and str(next(iter(matcher))).startswith("$")
+
+
+def unknown_operators(matchers: dict[str, Any]) -> list[str]:
+    """The ``$``-operators in a ``where``/``expect``/``args_match`` map that are not ``OPERATORS``."""
+    return [next(iter(m)) for m in matchers.values() if is_operator(m) and next(iter(m)) not in OPERATORS]
 
 
 def match_value(value: Any, matcher: Any, ignore_case: bool = False) -> bool:

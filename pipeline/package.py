@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pipeline.matchers import OPERATORS, unknown_operators
+
 SCHEMA_VERSION = 1
 PASS_THRESHOLD = 0.75
 DEFAULT_NOW = "2026-12-01T09:00:00Z"
@@ -86,6 +88,14 @@ Matcher = Any
 class _CheckBase(_Model):
     id: str = ""
     weight: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _known_operators(self) -> _CheckBase:
+        for attr in ("where", "expect", "args_match"):
+            bad = unknown_operators(getattr(self, attr, None) or {})
+            if bad:
+                raise ValueError(f"{attr}: unknown matcher operator {bad[0]!r}; known: {', '.join(OPERATORS)}")
+        return self
 
 
 class StateCount(_CheckBase):
@@ -176,6 +186,7 @@ Check = Annotated[
     | Judge,
     Field(discriminator="kind"),
 ]
+SafetyRule = Annotated[NotCalled | StateUnchanged | AnswerExcludes, Field(discriminator="kind")]
 SAFETY_KINDS = ("not_called", "state_unchanged", "answer_excludes")
 JUDGE_MAX_WEIGHT = 0.25
 
@@ -229,7 +240,7 @@ class TaskPackage(_Model):
     initial_state: dict[str, dict[str, list[dict[str, Any]]]] = Field(default_factory=dict)
     tools: list[Tool] = Field(min_length=1)
     checks: list[Check] = Field(min_length=1)
-    safety: list[Check] = Field(default_factory=list)
+    safety: list[SafetyRule] = Field(default_factory=list)
     faults: list[Fault] = Field(default_factory=list)
     reference: list[Step] = Field(default_factory=list)
     has_reference: bool = True
@@ -241,8 +252,6 @@ class TaskPackage(_Model):
             if not check.id:
                 check.id = f"check-{i}"
         for i, rule in enumerate(self.safety):
-            if rule.kind not in SAFETY_KINDS:
-                raise ValueError(f"safety[{i}]: kind {rule.kind!r} is not a safety kind {SAFETY_KINDS}")
             if not rule.id:
                 rule.id = f"safety-{i}"
         return self
@@ -296,4 +305,12 @@ def load_package(data: dict[str, Any] | str) -> TaskPackage:
 
 
 def json_schema() -> dict[str, Any]:
-    return TaskPackage.model_json_schema()
+    """The package JSON Schema. ``kind`` is required in every check (the models default it only
+    for convenience in Python)."""
+    schema = TaskPackage.model_json_schema()
+    for definition in schema.get("$defs", {}).values():
+        if "kind" in definition.get("properties", {}):
+            definition.setdefault("required", [])
+            if "kind" not in definition["required"]:
+                definition["required"].append("kind")
+    return schema

@@ -130,8 +130,8 @@ def execute(
 ) -> Trajectory:
     """Run ``steps`` (default: the package's reference) in a fresh world and record everything.
 
-    ``fact_values`` forces the value of ``$fact`` lookups (used by mutations that guess instead of
-    asking). ``step_ids`` gives each step the index that its ``$ref``s use (default: its position),
+    ``fact_values`` overrides, per key, the value of ``$fact`` lookups, revealed or not (used by
+    mutations that guess instead of asking). ``step_ids`` gives each step the index that its ``$ref``s use (default: its position),
     so a mutated list with steps removed still resolves references to the steps that remain.
     A step whose arguments cannot be resolved is recorded with an ``error`` and not run.
     """
@@ -148,7 +148,7 @@ def execute(
         if isinstance(step, CallStep):
             rec.tool = step.call
             try:
-                rec.args = resolve(step.args, records, fact_values if fact_values is not None else facts)
+                rec.args = resolve(step.args, records, {**facts, **(fact_values or {})})
             except ResolveError as exc:
                 rec.error = str(exc)
             else:

@@ -1,7 +1,7 @@
 """The deterministic simulated user that answers ``ask`` steps during verification.
 
-A question reveals every fact one of whose ``reveal_when`` words occurs in it (whole word, any
-case); anything else gets a neutral reply. After ``max_rounds`` questions the user only repeats the
+A question reveals every fact one of whose ``reveal_when`` words starts a word in it (any case:
+"day" matches "day" and "days", not "today"); anything else gets a neutral reply. After ``max_rounds`` questions the user only repeats the
 neutral reply. At training time an LLM can play the persona with the same facts.
 """
 

@@ -3,48 +3,16 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 
+from pipeline.cli_output import JsonOpt, console, emit_json, err_console, load_package_file
 from pipeline.errors import UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Synthesize verified task packages for tool-using agents.")
-console = Console()
-err_console = Console(stderr=True)
-
-JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON output.")
-
-
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-
-
-def validation_message(exc: ValidationError, source: str) -> str:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(document)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{source}: not a valid task package: {loc}: {first['msg']}{more}; `synth schema` prints the schema"
-
-
-def load_package_file(path: Path):
-    from pipeline.io import read_documents
-    from pipeline.package import load_package
-
-    docs = list(read_documents([path]))
-    if len(docs) != 1:
-        raise UserError(f"{path}: expected one package, found {len(docs)}; pass one package file")
-    source, doc = docs[0]
-    try:
-        return load_package(doc)
-    except ValidationError as exc:
-        raise UserError(validation_message(exc, source)) from exc
-
 
 # --------------------------------------------------------------------------- services / schema
 
@@ -157,6 +125,7 @@ from pipeline.cli_verify import register as register_verify; register_verify(app
 from pipeline.cli_run import register as register_run; register_run(app)  # noqa: E402, E702
 from pipeline.cli_interop import register as register_interop; register_interop(app)  # noqa: E402, E702, I001
 from pipeline.cli_catalog import register as register_catalog; register_catalog(app)  # noqa: E402, E702, I001
+from pipeline.cli_capabilities import register as register_capabilities; register_capabilities(app)  # noqa: E402, E702, I001
 
 
 def main() -> None:

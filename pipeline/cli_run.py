@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
-from pipeline.cli import emit_json
+from pipeline.cli_output import emit_json
 from pipeline.errors import UserError
 from pipeline.generate.base import Generator
 from pipeline.generate.llm import from_env

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from pipeline.cli import console, emit_json
+from pipeline.cli_output import console, emit_json
 from pipeline.io import read_documents
 from pipeline.training_format import DEFAULT_OBS_LIMIT, DEFAULT_SAMPLE_BUDGET
 from pipeline.verify.dedup import MemoryDedup

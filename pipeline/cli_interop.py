@@ -1,0 +1,163 @@
+"""``synth serve`` (one package's mock world over HTTP) and ``synth import`` (ClawEnvKit task YAML),
+plus ``export_clawenvkit_command`` for ``synth export --format clawenvkit``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from pipeline.cli_output import console, emit_json, err_console, load_package_file
+from pipeline.errors import UserError
+from pipeline.interop.clawenvkit import (
+    ExportSummary,
+    ImportResult,
+    export_clawenvkit,
+    import_clawenvkit,
+    iter_task_files,
+)
+from pipeline.package import TaskPackage
+from pipeline.serve import PackageServer
+
+DEFAULT_PORT = 8765
+IMPORT_FORMATS = ("clawenvkit",)
+
+
+def resolve_package(arg: str) -> TaskPackage:
+    """The package a command-line argument names: for now the path of a package JSON file.
+
+    This is the one place to extend (e.g. catalog lookup by package id).
+    """
+    path = Path(arg)
+    if not path.is_file():
+        raise UserError(f"{arg}: no such package file; pass the path of a task package .json file")
+    return load_package_file(path)
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def serve(
+    package: str = typer.Argument(..., help="A task package JSON file."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host."),
+    as_json: bool = typer.Option(False, "--json", help="Print the base URL and routes as one JSON line."),
+) -> None:
+    """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset)."""
+
+    pkg = resolve_package(package)
+    try:
+        server = PackageServer(pkg, host, port, allow_remote=allow_remote, log_requests=not as_json)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from exc
+    if as_json:
+        emit_json({"package": pkg.id or pkg.compute_id(), "base_url": server.base_url, "routes": server.routes})
+        sys.stdout.flush()
+    else:
+        table = Table(title=f"{pkg.id or pkg.compute_id()} on {server.base_url} (POST, JSON body)")
+        table.add_column("route")
+        table.add_column("runs as")
+        for route in server.routes:
+            tool = server.operations.get(route)
+            table.add_row(route, tool or ("(no tool)" if route in server.operations else "control"))
+        console.print(table)
+        console.print(f"serving at {server.base_url}; Ctrl-C stops", highlight=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    if not as_json:
+        err_console.print("stopped")
+
+
+# --------------------------------------------------------------------------- import
+
+
+def import_result_json(result: ImportResult) -> dict[str, Any]:
+    """One import result as JSON data (the package itself under ``package``)."""
+    return {
+        "source": result.source,
+        "task_id": result.task_id,
+        "task_name": result.task_name,
+        "imported": result.imported,
+        "package": result.package.model_dump(mode="json") if result.package else None,
+        "verdict": result.verdict.model_dump(mode="json"),
+        "unmapped": [u.model_dump() for u in result.unmapped],
+        "null_agent_score": result.null_agent_score,
+    }
+
+
+def import_tasks(
+    paths: list[Path] = typer.Argument(..., help="Task YAML files or folders of them."),
+    fmt: str = typer.Option("clawenvkit", "--format", help=f"Task format: {', '.join(IMPORT_FORMATS)}."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON result per line."),
+) -> None:
+    """Import other projects' tasks as packages without a reference; verify them statically and run the
+    null-agent test. Exit 0 if every file was imported, 1 if any could not be."""
+
+    if fmt not in IMPORT_FORMATS:
+        raise UserError(f"unknown format {fmt!r}; supported formats: {', '.join(IMPORT_FORMATS)}")
+    if not any(True for _ in iter_task_files(paths)):
+        raise UserError(f"no .yaml/.yml files in {', '.join(map(str, paths))}; pass task files or folders")
+    results = import_clawenvkit(paths)
+    if as_json:
+        for result in results:
+            emit_json(import_result_json(result))
+    else:
+        print_import_table(results)
+    if not all(r.imported for r in results):
+        raise typer.Exit(1)
+
+
+def print_import_table(results: list[ImportResult]) -> None:
+
+    table = Table(title=f"{len(results)} task file(s)")
+    for col in ("task", "name", "checks", "left out", "null agent", "findings"):
+        table.add_column(col, overflow="fold")
+    for r in results:
+        checks = str(len(r.package.checks) + len(r.package.safety)) if r.package else "-"
+        null = "-" if r.null_agent_score is None else f"{r.null_agent_score:.3f}"
+        codes = ", ".join(r.verdict.codes) or "[green]none[/]"
+        table.add_row(r.task_id or r.source, r.task_name or "-", checks, str(len(r.unmapped)), null, codes)
+    console.print(table)
+    for r in results:
+        for f in r.findings:
+            console.print(f"{r.task_id or r.source}: {f.code.value}: {f.message}", markup=False, highlight=False)
+        for u in r.unmapped:
+            console.print(f"{r.task_id}: left out {u.id} ({u.kind}): {u.reason}", markup=False, highlight=False)
+    imported = sum(r.imported for r in results)
+    console.print(f"{imported} imported, {len(results) - imported} could not be read as tasks")
+
+
+# --------------------------------------------------------------------------- export (called by `synth export`)
+
+
+def export_clawenvkit_command(packages: list[TaskPackage], out_dir: Path, as_json: bool) -> ExportSummary:
+    """Write ClawEnvKit task YAML for ``packages`` into ``out_dir`` and print the summary."""
+
+    summary = export_clawenvkit(packages, out_dir)
+    if as_json:
+        emit_json(summary.model_dump(mode="json"))
+        return summary
+    table = Table(title=f"{len(summary.tasks)} ClawEnvKit task(s) in {summary.out_dir}")
+    for col in ("package", "file", "checks carried", "left out"):
+        table.add_column(col)
+    for task in summary.tasks:
+        left_out = ", ".join(f"{u.id} ({u.kind})" for u in task.unmapped) or "-"
+        table.add_row(task.package_id, Path(task.path).name, str(task.mapped), left_out)
+    console.print(table)
+    if summary.unmapped_count:
+        console.print(f"{summary.unmapped_count} check(s) have no ClawEnvKit equivalent; each file lists its own "
+                      "under synth.unmapped", highlight=False)
+    return summary
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+    app.command(name="import")(import_tasks)

@@ -1,0 +1,45 @@
+"""What every command shares: the consoles, JSON output, and loading a package file for a user."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from pipeline.errors import UserError
+from pipeline.io import read_documents
+from pipeline.package import TaskPackage, load_package
+
+console = Console()
+err_console = Console(stderr=True)
+
+JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON output.")
+
+
+def emit_json(data: Any) -> None:
+    """One JSON document on one line of stdout."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+
+
+def validation_message(exc: ValidationError, source: str) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(document)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{source}: not a valid task package: {loc}: {first['msg']}{more}; `synth schema` prints the schema"
+
+
+def load_package_file(path: Path) -> TaskPackage:
+    """The one package in ``path``; a ``UserError`` naming the problem otherwise."""
+    docs = list(read_documents([path]))
+    if len(docs) != 1:
+        raise UserError(f"{path}: expected one package, found {len(docs)}; pass one package file")
+    source, doc = docs[0]
+    try:
+        return load_package(doc)
+    except ValidationError as exc:
+        raise UserError(validation_message(exc, source)) from exc

@@ -1,0 +1,1 @@
+"""Conversions between synth task packages and other projects' task formats."""

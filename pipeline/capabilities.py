@@ -20,6 +20,9 @@ class WorkflowTemplate(BaseModel):
 
     ``package`` is a Jinja2 template (rendered in a sandbox) that, given the filled slots, yields
     the package as YAML; the LLM generator shows the other fields to the model as the brief.
+    ``tools`` names the tools a package offers (``<service>_<operation>``, see
+    ``pipeline.services.default_tool_name``), including reads the reference does not need; the
+    offline generator copies their endpoints and parameters from the service catalogue.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -30,6 +33,7 @@ class WorkflowTemplate(BaseModel):
     steps: list[str] = Field(min_length=1)
     slots: dict[str, Any] = Field(default_factory=dict)
     checks: list[str] = Field(min_length=1)
+    tools: list[str] = Field(default_factory=list)
     package: str = ""
 
 
@@ -44,6 +48,14 @@ class Capability(BaseModel):
 
     def template(self, name: str) -> WorkflowTemplate | None:
         return next((t for t in self.templates if t.name == name), None)
+
+    def knob_values(self, difficulty: str) -> dict[str, Any]:
+        """Each knob's value at ``difficulty``: a knob written as ``{easy: .., medium: .., hard: ..}``
+        gives the entry for that difficulty, any other knob value is used as is."""
+        return {
+            name: value[difficulty] if isinstance(value, dict) and difficulty in value else value
+            for name, value in self.knobs.items()
+        }
 
 
 @cache

@@ -18,7 +18,8 @@ Which mutations must fail, and how false rejections are avoided:
   or number the request states — and the result must lose score. Only request-grounded values
   are perturbed (values of records in the state, dates, enum values and numbers that the request
   states); free text such as titles or message bodies is left alone, and values that come from a
-  hidden fact are covered by the clarification mutation instead.
+  hidden fact are covered by the clarification mutation instead. When bulk work repeats one
+  argument of one tool over many steps, its first and last occurrences are perturbed.
 - **no clarification** (packages with hidden facts): every ``ask`` is dropped and each ``$fact``
   is replaced by the most plausible wrong value; the result must fail. A reference that never asks
   at all is itself this finding.
@@ -130,7 +131,7 @@ def alternative(package: TaskPackage, value: Any, schema: dict[str, Any] | None)
         if shifted:
             return shifted
         enum = (schema or {}).get("enum")
-        if enum and value.casefold() in text:
+        if enum and re.search(rf"\b{re.escape(value.casefold())}\b", text):
             return next((e for e in enum if e != value), None)
         return None
     if isinstance(value, bool):
@@ -185,7 +186,18 @@ def _perturbations(package: TaskPackage, ref: Trajectory, writes: list[int]) -> 
                 args[key] = new_value
                 path = key if pos is None else f"{key}[{pos}]"
                 out.append((i, path, alt, CallStep(call=step.call, args=args)))
-    return out[:MAX_PERTURBATIONS]
+    return _first_and_last(out, package)[:MAX_PERTURBATIONS]
+
+
+def _first_and_last(perturbations: list[tuple[int, str, Any, CallStep]],
+                    package: TaskPackage) -> list[tuple[int, str, Any, CallStep]]:
+    """Of the perturbations of one argument of one tool across many steps (bulk work), keep the
+    first and the last: a grader that pins the argument on both ends pins it on the run."""
+    by_arg: dict[tuple[str, str], list[int]] = {}
+    for n, (i, path, _, _) in enumerate(perturbations):
+        by_arg.setdefault((package.reference[i].call, path), []).append(n)  # type: ignore[union-attr]
+    keep = sorted({members[0] for members in by_arg.values()} | {members[-1] for members in by_arg.values()})
+    return [perturbations[n] for n in keep]
 
 
 def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,

@@ -20,6 +20,7 @@ from pipeline.verify.report import Finding
 
 WEIGHT_TOLERANCE = 1e-6
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+_EMAIL_IN_TEXT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def tool_findings(package: TaskPackage) -> list[Finding]:
@@ -117,8 +118,8 @@ def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
                         ids.add(str(rec["id"]))
                     for v in rec.values():
                         for item in v if isinstance(v, list) else [v]:
-                            if isinstance(item, str) and _EMAIL.match(item):
-                                emails.add(item.casefold())
+                            if isinstance(item, str) and "@" in item:
+                                emails.update(e.casefold() for e in _EMAIL_IN_TEXT.findall(item))
     return ids, emails
 
 
@@ -139,7 +140,7 @@ def _id_shapes(package: TaskPackage) -> list[re.Pattern[str]]:
 def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
     """``$ref``s point backwards at a step that can hold what they name; ``$fact``s name a fact;
     check collections exist; ids and emails in checks and safety exist in the initial state or in
-    the state the reference leaves."""
+    the state the reference leaves (as a field, or inside a field's text)."""
     out: list[Finding] = []
     facts = {f.key for f in package.user.facts} if package.user else set()
     for i, step in enumerate(package.reference):

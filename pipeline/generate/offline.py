@@ -1,0 +1,156 @@
+"""The built-in offline generator: task packages rendered from workflow templates, no model involved.
+
+One item is (capability, template, seed, slot, attempt). It gets its own ``random.Random`` seeded
+from exactly those five values (never wall time or the global RNG), which fills the template's
+slots from the content pools (``pipeline.generate.slots``); the template's ``package`` body is
+rendered in a sandbox and parsed (``pipeline.generate.render``). The generator then adds what a
+body never writes: capability, workflow, difficulty, services, the tools (endpoint, description
+and parameters copied from the service catalogue) and provenance. A repair (attempt > 1) is a
+fresh draw of the same template.
+
+With ``defect_rate`` > 0, a first attempt is, with that probability (drawn from the item's RNG),
+given a defect by ``pipeline.generate.defects.inject_defect``; its label goes to
+``Generated.defect``, never into the package.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from random import Random
+from typing import Any
+
+import jinja2
+import yaml
+from pydantic import ValidationError
+
+from pipeline.capabilities import Capability, WorkflowTemplate, taxonomy
+from pipeline.errors import UserError
+from pipeline.generate.base import Attempt, Generated
+from pipeline.generate.render import parse_body, render_body
+from pipeline.generate.slots import fill_slots
+from pipeline.package import TaskPackage, Tool
+from pipeline.services import OperationSpec, catalogue, default_tool_name
+
+GENERATOR_NAME = "offline"
+BODY_FIELDS = frozenset({"request", "user", "now", "initial_state", "checks", "safety", "faults", "reference"})
+
+
+class TemplateError(ValueError):
+    """A template rendered to something that is not a valid package; ``raw`` is the rendered text."""
+
+    def __init__(self, message: str, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+@cache
+def _operations() -> dict[str, tuple[str, OperationSpec]]:
+    return {default_tool_name(s.name, op): (s.name, op) for s in catalogue().values() for op in s.operations}
+
+
+def catalogue_tool(name: str) -> Tool:
+    """The tool ``<service>_<operation>`` exactly as the service catalogue defines the operation."""
+    found = _operations().get(name)
+    if found is None:
+        raise TemplateError(f"tool {name!r} is not an operation of the service catalogue")
+    service, op = found
+    return Tool(name=name, service=service, endpoint=op.endpoint, description=op.description,
+                parameters=op.parameters)
+
+
+def resolve_template(capability: str, template: str) -> tuple[Capability, WorkflowTemplate]:
+    """The capability and template named, or a ``UserError`` listing the known ones."""
+    caps = taxonomy()
+    cap = caps.get(capability)
+    if cap is None:
+        raise UserError(f"unknown capability {capability!r}; known: {', '.join(sorted(caps))}")
+    tpl = cap.template(template)
+    if tpl is None:
+        known = ", ".join(t.name for t in cap.templates)
+        raise UserError(f"capability {capability!r} has no template {template!r}; known: {known}")
+    return cap, tpl
+
+
+def pick_template(capability: str, slot: int) -> str:
+    """The template for ``slot``: round-robin over the capability's templates in file order."""
+    cap = taxonomy().get(capability)
+    if cap is None:
+        raise UserError(f"unknown capability {capability!r}; known: {', '.join(sorted(taxonomy()))}")
+    return cap.templates[slot % len(cap.templates)].name
+
+
+def item_rng(capability: str, template: str, seed: int, slot: int, attempt: int) -> Random:
+    """The RNG of one item, a function of these five values only."""
+    return Random(f"{GENERATOR_NAME}:{seed}:{capability}:{template}:{slot}:{attempt}")
+
+
+def _render(cap: Capability, tpl: WorkflowTemplate, rng: Random) -> tuple[dict[str, Any], str]:
+    """The parsed package body and its rendered text."""
+    context = fill_slots(tpl.slots, rng)
+    context["knobs"] = cap.knob_values(tpl.difficulty)
+    text = render_body(tpl.package, context)
+    try:
+        body = parse_body(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise TemplateError(f"{cap.name}/{tpl.name}: the package body is not YAML: {exc}", raw=text) from exc
+    extra = set(body) - BODY_FIELDS
+    if extra:
+        raise TemplateError(f"{cap.name}/{tpl.name}: a package body writes only {sorted(BODY_FIELDS)}; "
+                            f"it also wrote {sorted(extra)}", raw=text)
+    return body, text
+
+
+def _build(capability: str, template: str, seed: int, slot: int, attempt: int) -> tuple[TaskPackage, Random]:
+    cap, tpl = resolve_template(capability, template)
+    rng = item_rng(capability, template, seed, slot, attempt)
+    data, text = _render(cap, tpl, rng)
+    data.update(
+        capability=cap.name, workflow=tpl.name, difficulty=tpl.difficulty, services=list(tpl.services),
+        tools=[catalogue_tool(name).model_dump() for name in tpl.tools],
+        provenance={"generator": GENERATOR_NAME, "template": tpl.name, "seed": seed, "attempt": attempt,
+                    "parent": None},
+    )
+    try:
+        package = TaskPackage.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise TemplateError(f"{cap.name}/{tpl.name}: not a valid package: {where}: {first['msg']}", raw=text) from exc
+    return package.with_id(), rng
+
+
+def generate_package(capability: str, template: str, seed: int, slot: int, attempt: int = 1) -> TaskPackage:
+    """The package of one item, with its id set. Same inputs, same package (byte for byte).
+
+    Raises ``UserError`` for an unknown capability or template, and ``ValueError`` (``TemplateError``
+    with the rendered text, ``SlotError``) or ``jinja2.TemplateError`` for a broken template.
+    """
+    return _build(capability, template, seed, slot, attempt)[0]
+
+
+class OfflineGenerator:
+    """The ``Generator`` that renders workflow templates; ``defect_rate`` in [0, 1] (see module doc)."""
+
+    name = GENERATOR_NAME
+    model: str | None = None
+
+    def __init__(self, defect_rate: float = 0.0) -> None:
+        if not 0.0 <= defect_rate <= 1.0:
+            raise ValueError(f"defect_rate must be within [0, 1], got {defect_rate}")
+        self.defect_rate = defect_rate
+
+    async def generate(self, attempt: Attempt) -> Generated:
+        try:
+            package, rng = _build(attempt.capability, attempt.template, attempt.seed, attempt.slot, attempt.attempt)
+        except TemplateError as exc:
+            return Generated(error=str(exc), raw=exc.raw)
+        except (ValueError, jinja2.TemplateError) as exc:
+            return Generated(error=f"{attempt.capability}/{attempt.template}: {exc}")
+        if attempt.attempt == 1 and self.defect_rate > 0 and rng.random() < self.defect_rate:
+            from pipeline.generate.defects import inject_defect
+
+            injected = inject_defect(package, rng)
+            if injected is not None:
+                defective, label = injected
+                return Generated(package=defective.with_id(), defect=label)
+        return Generated(package=package)

@@ -1,0 +1,124 @@
+"""Sandboxed rendering of a workflow template's ``package`` body into package data.
+
+The body is Jinja2 rendered by ``jinja2.sandbox.SandboxedEnvironment`` with ``StrictUndefined``
+(a name that is not a slot is an error, never an empty string), then parsed as YAML. The YAML
+loader keeps dates as strings (``2026-12-03`` stays text, as the package contract wants).
+
+Filters available to bodies:
+
+- ``q``: the value as a JSON scalar, which is valid YAML (``{{ name | q }}``);
+- ``money``: ``1234.5`` → ``1,234.50``; ``money_re``: a regex that finds that amount in a text
+  written with or without thousands separators and cents (``1,?234\\.50``);
+- ``upfirst``: first letter upper case, the rest untouched; ``word``: 3 → ``three`` (0..20);
+- ``poss``: the possessive of a name (``Maya Patel's``, ``Harbor Foods'``);
+- ``weekday``: ISO date → ``Thursday``; ``add_days(n)``: an ISO date or date-time ``n`` days later;
+- ``re_escape``: ``re.escape``.
+
+Globals: ``split_weight(total, n)``, ``n`` weights of about ``total / n`` each (four decimals)
+whose sum is ``total``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+from functools import cache
+from typing import Any
+
+import yaml
+from jinja2 import StrictUndefined, Template
+from jinja2.sandbox import SandboxedEnvironment
+
+_NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                 "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """A safe YAML loader that leaves dates and date-times as strings."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [r for r in resolvers if r[0] != _TIMESTAMP_TAG]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def quote(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def money(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+def money_re(value: float) -> str:
+    """A regex matching ``value`` as written with optional thousands commas and cents."""
+    whole, cents = f"{value:.2f}".split(".")
+    groups = []
+    while len(whole) > 3:
+        groups.insert(0, whole[-3:])
+        whole = whole[:-3]
+    integer = ",?".join([whole, *groups])
+    if cents == "00":
+        tail = r"(\.00?)?"
+    elif cents.endswith("0"):
+        tail = rf"\.{cents[0]}0?"
+    else:
+        tail = rf"\.{cents}"
+    return rf"(?<![\d,.]){integer}{tail}(?![\d]|[.,]\d)"
+
+
+def upfirst(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def number_word(n: int) -> str:
+    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
+
+
+def weekday(iso: str) -> str:
+    return date.fromisoformat(iso[:10]).strftime("%A")
+
+
+def add_days(iso: str, days: int) -> str:
+    return (date.fromisoformat(iso[:10]) + timedelta(days=days)).isoformat() + iso[10:]
+
+
+def split_weight(total: float, n: int) -> list[float]:
+    part = round(total / n, 4)
+    return [part] * (n - 1) + [round(total - part * (n - 1), 4)]
+
+
+@cache
+def environment() -> SandboxedEnvironment:
+    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, trim_blocks=True,
+                               lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(q=quote, money=money, money_re=money_re, upfirst=upfirst, word=number_word, poss=possessive,
+                       weekday=weekday, add_days=add_days, re_escape=re.escape)
+    env.globals.update(split_weight=split_weight)
+    return env
+
+
+@cache
+def compile_body(source: str) -> Template:
+    """The compiled template of a ``package`` body (compiled once per distinct source)."""
+    return environment().from_string(source)
+
+
+def render_body(source: str, context: dict[str, Any]) -> str:
+    """The body rendered with ``context`` (raises ``jinja2`` errors, e.g. on an undefined name)."""
+    return compile_body(source).render(**context)
+
+
+def parse_body(text: str) -> dict[str, Any]:
+    """The rendered body as data; raises ``ValueError`` when it is not a YAML mapping."""
+    data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    if not isinstance(data, dict):
+        raise ValueError(f"the package body rendered to {type(data).__name__}, not a mapping")
+    return data

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from pipeline import cli_capabilities, cli_catalog, cli_interop, cli_run, cli_verify
 from pipeline.cli_output import JsonOpt, console, emit_json, err_console, load_package_file
 from pipeline.errors import UserError
 
@@ -120,12 +121,11 @@ def play(
 
 
 # --------------------------------------------------------------------------- command modules
-# Each area registers its commands here with one line: `register_<area>(app)`.
-from pipeline.cli_verify import register as register_verify; register_verify(app)  # noqa: E402, E702
-from pipeline.cli_run import register as register_run; register_run(app)  # noqa: E402, E702
-from pipeline.cli_interop import register as register_interop; register_interop(app)  # noqa: E402, E702, I001
-from pipeline.cli_catalog import register as register_catalog; register_catalog(app)  # noqa: E402, E702, I001
-from pipeline.cli_capabilities import register as register_capabilities; register_capabilities(app)  # noqa: E402, E702, I001
+
+
+# Each area's commands live in its own ``cli_<area>`` module with a ``register(app)``.
+for _module in (cli_capabilities, cli_run, cli_verify, cli_catalog, cli_interop):
+    _module.register(app)
 
 
 def main() -> None:

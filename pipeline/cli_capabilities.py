@@ -9,7 +9,7 @@ import yaml
 from rich.table import Table
 
 from pipeline.capabilities import taxonomy
-from pipeline.cli import JsonOpt, console, emit_json
+from pipeline.cli_output import JsonOpt, console, emit_json
 from pipeline.errors import UserError
 
 TEMPLATE_FIELDS = ("name", "description", "services", "difficulty", "steps", "checks", "tools")

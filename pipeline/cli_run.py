@@ -88,6 +88,7 @@ async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]
     try:
         return await work()
     finally:
+        batch.verifier.close()
         close = getattr(batch.generator, "aclose", None)
         if close is not None:
             await close()
@@ -125,6 +126,8 @@ def run(
     base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (env OPENAI_BASE_URL)."),
     defect_rate: float = typer.Option(0.0, "--defect-rate", min=0.0, max=1.0,
                                       help="Offline only: inject known defects into this share of first attempts."),
+    verify_processes: int = typer.Option(1, "--verify-processes", min=0,
+                                         help="Worker processes for verification (0: threads of this process)."),
     resume: int = typer.Option(None, "--resume", help="Continue run RUN_ID to its target."),
     name: str = typer.Option(None, "--name", help="A name for the run."),
     catalog_path: Path = CatalogOpt,
@@ -145,7 +148,7 @@ def run(
             check_capability(capability)
             options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
                                  concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
-                                 defect_rate=defect_rate, name=name)
+                                 defect_rate=defect_rate, name=name, verify_processes=verify_processes)
             generator = make_generator(model, base_url, defect_rate)
             run_id = catalog.start_run(name or f"{capability}-{count}", generator.name, generator.model, capability,
                                        run_parameters(options, generator, base_url))

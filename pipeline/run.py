@@ -13,14 +13,18 @@ serialised section, so two slots that produce the same package cannot both be ac
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pipeline.capabilities import taxonomy
+from pipeline.catalog.connect import reader_waiting
 from pipeline.catalog.store import Catalog
 from pipeline.errors import UserError
 from pipeline.generate.base import Attempt, Generated, Generator
@@ -47,6 +51,7 @@ class RunOptions(BaseModel):
     obs_limit: int = 1_000
     sample_budget: int = 40_000
     name: str | None = None
+    verify_processes: int = Field(default=1, ge=0)
 
 
 class Progress(BaseModel):
@@ -84,6 +89,25 @@ class RunSummary(BaseModel):
     rejection_codes: dict[str, int]
 
 
+class VerifierPool:
+    """Runs ``verify_package`` off the event loop: in ``processes`` worker processes (so it takes no
+    time from the interpreter lock that generation needs), or in threads when ``processes`` is 0."""
+
+    def __init__(self, options: Options, processes: int) -> None:
+        self.options = options
+        self._pool = (ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+                      if processes else None)
+
+    async def verify(self, package: TaskPackage) -> Verdict:
+        if self._pool is None:
+            return await asyncio.to_thread(verify_package, package, self.options)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, verify_package, package, self.options)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def check_capability(name: str) -> None:
     known = taxonomy()
     if name not in known:
@@ -101,9 +125,11 @@ class BatchRun:
         self.run_id = run_id
         self.on_progress = on_progress or (lambda _p: None)
         self.progress = Progress()
-        self.verify_options = Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget)
+        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget),
+                                     options.verify_processes)
         self._seen = MemoryDedup()
-        self._write = asyncio.Lock()
+        self._write = asyncio.Lock()  # made anew by each entry point: a lock binds to one event loop
+        self._window = WriteWindow(catalog)
         self._failed_slots = 0
 
     # ------------------------------------------------------------------ scheduling
@@ -120,17 +146,15 @@ class BatchRun:
         return out
 
     def _last_attempt(self, slot: int) -> tuple[TaskPackage | None, list[Finding]]:
-        result = self.catalog.query(
-            f"SELECT id FROM packages WHERE run = {int(self.run_id)} AND slot = {int(slot)} "
-            "ORDER BY attempt DESC LIMIT 1")
-        if not result.rows or result.rows[0][0] is None:
+        record = self.catalog.last_attempt(self.run_id, slot)
+        if record is None:
             return None, []
-        record = self.catalog.show(result.rows[0][0])[-1]
         package = TaskPackage.model_validate(record.package) if record.package else None
         findings = [Finding.model_validate(f.model_dump()) for f in record.findings if _is_code(f.code)]
         return package, findings
 
     async def run(self) -> RunSummary:
+        self._write = asyncio.Lock()
         started = time.perf_counter()
         states = self.catalog.slot_states(self.run_id)
         self.progress.accepted = sum(s.accepted for s in states.values())
@@ -164,6 +188,7 @@ class BatchRun:
                 task.result()  # re-raise a crash of the run itself (catalog errors)
         if tasks:
             await asyncio.gather(*tasks)
+        self._window.release()
         elapsed = time.perf_counter() - started
         reached = self.progress.accepted >= self.options.count
         return RunSummary(
@@ -201,7 +226,7 @@ class BatchRun:
                     self.progress.completion_tokens += call.completion_tokens
                 verdict = None
                 if generated.package is not None:
-                    verdict = await asyncio.to_thread(verify_package, generated.package, self.verify_options)
+                    verdict = await self.verifier.verify(generated.package)
                 accepted, verdict = await self._record(slot, attempt, template, generated, verdict, parent)
                 if accepted:
                     return True
@@ -219,6 +244,7 @@ class BatchRun:
     async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
         """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,
         whether it ended accepted. New rows carry the rejected package as their parent."""
+        self._write = asyncio.Lock()
         semaphore = asyncio.Semaphore(self.options.concurrency)
         states = self.catalog.slot_states(self.run_id)
 
@@ -228,11 +254,15 @@ class BatchRun:
                 first = states[slot].attempts + 1
                 return await self._slot(slot, first, parent, findings, last_attempt=first + attempts - 1)
 
-        return list(await asyncio.gather(*(one(s) for s in slots)))
+        try:
+            return list(await asyncio.gather(*(one(s) for s in slots)))
+        finally:
+            self._window.release()
 
     async def _record(self, slot: int, attempt: int, template: str, generated: Generated,
                       verdict: Verdict | None, parent: TaskPackage | None) -> tuple[bool, Verdict | None]:
         async with self._write:
+            await self._window.hold()
             package = generated.package
             if package is not None and verdict is not None and verdict.accepted:
                 dups = duplicate_findings(package, _Combined(self.catalog, self._seen))
@@ -244,6 +274,7 @@ class BatchRun:
                 self.catalog.record, self.run_id, slot, attempt, package, verdict, generated.calls,
                 parent.id if parent else None, None if package is not None else (generated.error or "generation_error"),
                 self.generator.name, self.options.capability, template)
+            self._window.release_if_due()
             accepted = bool(verdict and verdict.accepted)
             if accepted and package is not None:
                 self._seen.add(package)
@@ -254,6 +285,36 @@ class BatchRun:
                 self.progress.codes.update(codes)
         self.on_progress(self.progress)
         return accepted, verdict
+
+
+class WriteWindow:
+    """Keeps one catalog connection open across records for up to ``seconds``, then closes it so
+    readers in other processes (``synth catalog stats`` during a run) get in: while a reader says it
+    is waiting, the window stays closed for up to ``reader_gap`` seconds. Every record still commits
+    on its own; the window only saves reopening the file (tens of ms each time)."""
+
+    def __init__(self, catalog: Catalog, seconds: float = 1.0, reader_gap: float = 1.0) -> None:
+        self.catalog, self.seconds, self.reader_gap = catalog, seconds, reader_gap
+        self._stack: ExitStack | None = None
+        self._opened = 0.0
+
+    async def hold(self) -> None:
+        if self._stack is None:
+            gap_ends = time.monotonic() + self.reader_gap
+            while reader_waiting(self.catalog.path) and time.monotonic() < gap_ends:
+                await asyncio.sleep(0.02)
+            self._stack = ExitStack()
+            self._stack.enter_context(self.catalog.batch())
+            self._opened = time.monotonic()
+
+    def release_if_due(self) -> None:
+        if self._stack is not None and time.monotonic() - self._opened >= self.seconds:
+            self.release()
+
+    def release(self) -> None:
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            stack.close()
 
 
 class _Combined:

@@ -3,7 +3,8 @@
 DuckDB locks the file per process: one read-write process, or any number of read-only ones. The
 catalog opens a connection per operation and closes it right after (see ``docs/catalog.md``), so
 a held file is only ever held briefly; a connection attempt that meets a lock retries with a short
-backoff until ``timeout`` seconds have passed, then raises ``CatalogBusy``.
+backoff until ``timeout`` seconds have passed, then raises ``CatalogBusy``. A waiting reader says so
+with a marker file (``reader_marker``), which a writer holding the file across commits honours.
 """
 
 from __future__ import annotations
@@ -45,20 +46,41 @@ def connect(path: Path, access: Access, timeout: float) -> duckdb.DuckDBPyConnec
         raise CatalogError(f"no catalog at {path}; run `synth run` to create one or pass --catalog PATH")
     deadline = time.monotonic() + timeout
     wait = _FIRST_WAIT_S
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=access is not Access.WRITE, config=_config(access))
-        except duckdb.IOException as exc:
-            message = str(exc)
-            if "lock" not in message.lower():
-                raise CatalogError(f"cannot open catalog {path}: {first_line(message)}") from exc
-            if time.monotonic() >= deadline:
-                raise CatalogBusy(
-                    f"catalog {path} is in use by another process ({_holder(message)}) after waiting "
-                    f"{timeout:g}s; retry in a moment"
-                ) from exc
-        time.sleep(wait)
-        wait = min(wait * 2, _MAX_WAIT_S)
+    marker = reader_marker(path)
+    try:
+        while True:
+            try:
+                return duckdb.connect(str(path), read_only=access is not Access.WRITE, config=_config(access))
+            except duckdb.IOException as exc:
+                message = str(exc)
+                if "lock" not in message.lower():
+                    raise CatalogError(f"cannot open catalog {path}: {first_line(message)}") from exc
+                if time.monotonic() >= deadline:
+                    raise CatalogBusy(
+                        f"catalog {path} is in use by another process ({_holder(message)}) after waiting "
+                        f"{timeout:g}s; retry in a moment"
+                    ) from exc
+                if access is not Access.WRITE:
+                    marker.touch()
+            time.sleep(wait)
+            wait = min(wait * 2, _MAX_WAIT_S)
+    finally:
+        if access is not Access.WRITE:
+            marker.unlink(missing_ok=True)
+
+
+def reader_marker(path: Path) -> Path:
+    """A file a blocked reader touches while it waits, so a writer that holds the file across
+    commits (``Catalog.batch``) knows to leave a gap; removed once the reader gets in."""
+    return path.with_name(path.name + ".reader-waiting")
+
+
+def reader_waiting(path: Path, fresh_s: float = 5.0) -> bool:
+    """Whether a reader touched the marker in the last ``fresh_s`` seconds."""
+    try:
+        return time.time() - reader_marker(path).stat().st_mtime < fresh_s
+    except FileNotFoundError:
+        return False
 
 
 def first_line(message: str) -> str:

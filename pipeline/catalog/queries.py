@@ -1,0 +1,238 @@
+"""Curation queries over an open catalog connection, and the typed results they return.
+
+Each function reads the curation views (``summary``, ``repair_rate``, ``rejection_counts``,
+``slot_outcomes``) defined in ``pipeline/catalog/schema.py``; none writes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel, Field
+
+from pipeline.generate.base import LLMCall
+from pipeline.verify.codes import DESCRIPTIONS, Code
+
+# --------------------------------------------------------------------------- result models
+
+
+class RunInfo(BaseModel):
+    id: int
+    name: str
+    capability: str | None
+    generator: str
+    model: str | None
+    parameters: dict[str, Any]
+    started: datetime
+    finished: datetime | None
+    status: str
+
+
+class SlotState(BaseModel):
+    """What a run has recorded for one slot: ``attempts`` is the highest attempt number recorded."""
+
+    slot: int
+    attempts: int
+    accepted: bool
+    accepted_id: str | None = None
+
+
+class SummaryRow(BaseModel):
+    capability: str | None
+    workflow: str | None
+    accepted: int
+    rejected: int
+    acceptance_rate: float
+
+
+class RepairRow(BaseModel):
+    """Slots whose first attempt was rejected (``first_rejected``) and how many of them a later
+    attempt got accepted (``repaired``); ``repair_rate`` is None when no first attempt failed."""
+
+    capability: str | None
+    workflow: str | None
+    first_rejected: int
+    repaired: int
+    repair_rate: float | None
+
+
+class RejectionCount(BaseModel):
+    """How many rejected rows carry ``code`` (``packages``) and how many findings have it."""
+
+    code: str
+    packages: int
+    findings: int
+    description: str
+
+
+class CatalogStats(BaseModel):
+    runs: int
+    packages: int
+    accepted: int
+    rejected: int
+    acceptance_rate: float | None
+    first_rejected: int
+    repaired: int
+    repair_rate: float | None
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    llm_latency_s: float
+    by_workflow: list[SummaryRow]
+    repairs: list[RepairRow]
+    rejections: list[RejectionCount]
+
+
+class FindingRecord(BaseModel):
+    """A stored finding; ``code`` is a verifier ``Code`` or a generation-failure code."""
+
+    code: str
+    message: str
+    step: int | None = None
+    check_id: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class PackageRecord(BaseModel):
+    """One ``packages`` row with its findings and LLM calls; ``package`` is None for a generation failure."""
+
+    row_id: int
+    id: str | None
+    run: int
+    slot: int
+    attempt: int
+    parent: str | None
+    capability: str | None
+    workflow: str | None
+    difficulty: str | None
+    services: list[str] | None
+    status: str
+    score: float | None
+    step_count: int | None
+    tool_count: int | None
+    turn_count: int | None
+    request: str | None
+    near_key: str | None
+    generator: str
+    verifier_version: str | None
+    created: datetime
+    package: dict[str, Any] | None
+    findings: list[FindingRecord]
+    llm_calls: list[LLMCall]
+
+
+class QueryResult(BaseModel):
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool = False
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _dicts(cursor: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    columns = [d[0] for d in cursor.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def scalar(cursor: duckdb.DuckDBPyConnection) -> Any:
+    """The first column of the first row of ``cursor``'s result (which must have a row)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("query returned no row")
+    return row[0]
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def describe_code(code: str) -> str:
+    """The reason code's description, or a generation-failure phrase for codes outside ``Code``."""
+    try:
+        return DESCRIPTIONS[Code(code)]
+    except ValueError:
+        return "generation failed before a package could be verified"
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def run_info(row: dict[str, Any]) -> RunInfo:
+    return RunInfo.model_validate({**row, "parameters": json.loads(row["parameters"])})
+
+
+def runs(con: duckdb.DuckDBPyConnection, run_id: int | None = None) -> list[RunInfo]:
+    """Every run (or the one with ``run_id``), oldest first."""
+    sql = "SELECT * FROM runs" + (" WHERE id = ?" if run_id is not None else "") + " ORDER BY id"
+    return [run_info(r) for r in _dicts(con.execute(sql, [] if run_id is None else [run_id]))]
+
+
+def slot_states(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[int, SlotState]:
+    rows = _dicts(con.execute(
+        "SELECT slot, attempts, accepted, accepted_id FROM slot_outcomes WHERE run = ? ORDER BY slot", [run_id]
+    ))
+    return {r["slot"]: SlotState.model_validate(r) for r in rows}
+
+
+def rejections(con: duckdb.DuckDBPyConnection) -> list[RejectionCount]:
+    return [RejectionCount(**r, description=describe_code(r["code"]))
+            for r in _dicts(con.execute("SELECT * FROM rejection_counts"))]
+
+
+def stats(con: duckdb.DuckDBPyConnection) -> CatalogStats:
+    """Totals and the per-workflow, repair and rejection tables, in one read."""
+    by_workflow = [SummaryRow.model_validate(r) for r in _dicts(con.execute("SELECT * FROM summary"))]
+    repairs = [RepairRow.model_validate(r) for r in _dicts(con.execute("SELECT * FROM repair_rate"))]
+    calls = _dicts(con.execute(
+        "SELECT count(*) AS n, coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) "
+        "AS completion, coalesce(sum(latency_s), 0) AS latency FROM llm_calls"
+    ))[0]
+    accepted = sum(r.accepted for r in by_workflow)
+    rejected = sum(r.rejected for r in by_workflow)
+    first_rejected = sum(r.first_rejected for r in repairs)
+    repaired = sum(r.repaired for r in repairs)
+    return CatalogStats(
+        runs=scalar(con.execute("SELECT count(*) FROM runs")), packages=accepted + rejected, accepted=accepted, rejected=rejected,
+        acceptance_rate=_rate(accepted, accepted + rejected),
+        first_rejected=first_rejected, repaired=repaired, repair_rate=_rate(repaired, first_rejected),
+        llm_calls=calls["n"], prompt_tokens=int(calls["prompt"]), completion_tokens=int(calls["completion"]),
+        llm_latency_s=float(calls["latency"]),
+        by_workflow=by_workflow, repairs=repairs, rejections=rejections(con),
+    )
+
+
+def show(con: duckdb.DuckDBPyConnection, key: str) -> list[PackageRecord]:
+    """The rows whose package id is ``key``, or the row numbered ``key`` when it is all digits."""
+    column = "row_id" if key.isdigit() else "id"
+    rows = _dicts(con.execute(f"SELECT * FROM packages WHERE {column} = ? ORDER BY row_id",
+                              [int(key) if key.isdigit() else key]))
+    records = []
+    for row in rows:
+        findings = _dicts(con.execute(
+            "SELECT code, message, step, check_id, detail FROM findings WHERE package_row = ? ORDER BY n",
+            [row["row_id"]],
+        ))
+        calls = _dicts(con.execute(
+            "SELECT model, prompt_tokens, completion_tokens, latency_s, status, error FROM llm_calls "
+            "WHERE package_row = ? ORDER BY n", [row["row_id"]],
+        ))
+        records.append(PackageRecord(
+            **{**row, "package": json.loads(row["package"]) if row["package"] else None},
+            findings=[FindingRecord(**{**f, "detail": json.loads(f["detail"])}) for f in findings],
+            llm_calls=[LLMCall.model_validate(c) for c in calls],
+        ))
+    return records
+
+
+def query(con: duckdb.DuckDBPyConnection, sql: str, max_rows: int | None) -> QueryResult:
+    """Run ``sql`` (already vetted by ``guard.check_select``) and fetch at most ``max_rows`` rows."""
+    cursor = con.execute(sql)
+    columns = [d[0] for d in cursor.description or []]
+    if max_rows is None:
+        return QueryResult(columns=columns, rows=[list(r) for r in cursor.fetchall()])
+    rows = cursor.fetchmany(max_rows + 1)
+    return QueryResult(columns=columns, rows=[list(r) for r in rows[:max_rows]], truncated=len(rows) > max_rows)

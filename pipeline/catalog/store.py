@@ -1,0 +1,404 @@
+"""The catalog: every generated package, verdict and LLM call of every run, in one DuckDB file.
+
+``Catalog.open(path)`` starts a write session: it takes the writer lock (``lock.py``) for as long
+as the catalog stays open, and applies pending migrations. ``Catalog.open(path, read_only=True)``
+takes no lock. Either way, each operation opens its own DuckDB connection and closes it when done,
+so readers get in between a writer's commits (see ``docs/catalog.md``, "Concurrency").
+
+``record`` writes one package with its findings and LLM calls in one transaction, committed
+before it returns: a crash loses at most the package being recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, get_args
+
+import duckdb
+
+from pipeline.catalog import queries
+from pipeline.catalog.connect import Access, connect, first_line
+from pipeline.catalog.errors import CatalogError
+from pipeline.catalog.export import ExportSummary, StatusFilter, write_export
+from pipeline.catalog.guard import check_select
+from pipeline.catalog.lock import WriterLock
+from pipeline.catalog.queries import (
+    CatalogStats,
+    PackageRecord,
+    QueryResult,
+    RejectionCount,
+    RunInfo,
+    SlotState,
+    scalar,
+)
+from pipeline.catalog.redact import mask_credentials, strip_secrets
+from pipeline.catalog.schema import latest_version, migrate, schema_version
+from pipeline.generate.base import LLMCall
+from pipeline.package import AskStep, TaskPackage
+from pipeline.verify.dedup import near_key
+from pipeline.verify.report import Verdict
+
+DEFAULT_CATALOG = Path("output/catalog.duckdb")
+DEFAULT_BUSY_TIMEOUT_S = 30.0
+RunStatus = Literal["running", "finished", "failed", "interrupted"]
+FAILURE_CODE = "generation_error"
+"""The finding code of a generation failure whose error text has no ``code:`` prefix."""
+
+_ERROR_PREFIX = re.compile(r"^([a-z][a-z0-9_]*):")
+
+
+def failure_code(error: str) -> str:
+    """The code of a generation failure: the error's ``snake_case:`` prefix (``schema_invalid: ...``,
+    ``llm_timeout: ...``), else ``generation_error``."""
+    match = _ERROR_PREFIX.match(error.strip())
+    return match.group(1) if match else FAILURE_CODE
+
+
+class Catalog:
+    """A catalog file opened for a write session, or read-only. Use ``Catalog.open``."""
+
+    def __init__(self, path: Path, read_only: bool, busy_timeout: float, lock: WriterLock | None) -> None:
+        self.path = path
+        self.read_only = read_only
+        self.busy_timeout = busy_timeout
+        self._lock = lock
+        self._guard = threading.RLock()
+        self._held: duckdb.DuckDBPyConnection | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ session
+
+    @classmethod
+    def open(cls, path: Path | str = DEFAULT_CATALOG, read_only: bool = False,
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S) -> Catalog:
+        """Open the catalog at ``path``.
+
+        Writing (default): creates the file and its folders if needed, takes the writer lock
+        (``CatalogBusy`` if another process holds it) and migrates the schema to the latest version.
+        Read-only: the file must exist at the latest schema version. Every operation waits up to
+        ``busy_timeout`` seconds for another process's DuckDB lock before raising ``CatalogBusy``.
+        """
+        path = Path(path)
+        if read_only:
+            catalog = cls(path, True, busy_timeout, None)
+            with catalog._connection() as con:
+                _check_version(con, path, writable=False)
+            return catalog
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = WriterLock(path)
+        lock.acquire()
+        try:
+            catalog = cls(path, False, busy_timeout, lock)
+            with catalog._connection() as con:
+                _check_version(con, path, writable=True)
+                migrate(con)
+        except BaseException:
+            lock.release()
+            raise
+        return catalog
+
+    def close(self) -> None:
+        """End the session and release the writer lock. Idempotent."""
+        self._closed = True
+        if self._lock is not None:
+            self._lock.release()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Keep one DuckDB connection open for every operation inside the block.
+
+        Each ``record`` inside still commits on its own before returning; what the block saves is
+        the connection's open and close (tens of milliseconds on a large catalog). Readers in other
+        processes wait until the block ends, so keep blocks short (about a second of work).
+        Operations from other threads (``asyncio.to_thread``) share the connection, one at a time.
+        ``query`` is refused inside a batch (it needs its own sandboxed connection).
+        """
+        with self._guard:
+            outer = self._held is None
+            if outer:
+                self._held = self._open(None)
+        try:
+            yield
+        finally:
+            if outer:
+                with self._guard:
+                    held, self._held = self._held, None
+                    if held is not None:
+                        held.close()
+
+    def _open(self, access: Access | None) -> duckdb.DuckDBPyConnection:
+        if self._closed:
+            raise CatalogError(f"catalog {self.path} is closed; open it again")
+        default = Access.READ if self.read_only else Access.WRITE
+        return connect(self.path, access or default, self.busy_timeout)
+
+    @contextmanager
+    def _connection(self, access: Access | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection for one operation, used by one thread at a time: the batch's, or a new one
+        closed when the operation ends."""
+        with self._guard:
+            if self._held is not None:
+                if access is Access.SANDBOX:
+                    raise CatalogError("query cannot run inside Catalog.batch(); call it after the batch")
+                yield self._held
+                return
+            con = self._open(access)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A write transaction, committed (durably, through DuckDB's WAL) when the block exits."""
+        if self.read_only:
+            raise CatalogError(f"catalog {self.path} was opened read-only; open it without read_only to write")
+        with self._connection() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+
+    # ------------------------------------------------------------------ runs
+
+    def start_run(self, name: str, generator: str, model: str | None = None, capability: str | None = None,
+                  parameters: dict[str, Any] | None = None) -> int:
+        """Record a new run with status ``running``; return its id. Key-like ``parameters`` fields
+        (``api_key``, ``token`` ...) and credential-looking values are dropped before storing."""
+        clean = strip_secrets(parameters or {})
+        with self._transaction() as con:
+            return int(scalar(con.execute(
+                "INSERT INTO runs (name, capability, generator, model, parameters, started, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'running') RETURNING id",
+                [name, capability, generator, model, json.dumps(clean, ensure_ascii=False, default=str),
+                 datetime.now(UTC)],
+            )))
+
+    def finish_run(self, run_id: int, status: RunStatus = "finished") -> None:
+        """Set the run's final ``status`` (``finished``, ``failed`` or ``interrupted``) and end time."""
+        if status not in get_args(RunStatus) or status == "running":
+            raise ValueError(f"final run status must be finished, failed or interrupted, not {status!r}")
+        self._set_run_status(run_id, status, datetime.now(UTC))
+
+    def resume_run(self, run_id: int) -> RunInfo:
+        """Mark an earlier run ``running`` again (finished time cleared) and return it."""
+        self._set_run_status(run_id, "running", None)
+        return self.runs(run_id)[0]
+
+    def _set_run_status(self, run_id: int, status: RunStatus, finished: datetime | None) -> None:
+        with self._transaction() as con:
+            updated = con.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ? RETURNING id",
+                                  [status, finished, run_id]).fetchall()
+            if not updated:
+                raise CatalogError(f"no run {run_id} in {self.path}; `synth catalog query \"FROM runs\"` lists them")
+
+    def runs(self, run_id: int | None = None) -> list[RunInfo]:
+        """Every run, oldest first; or the one run ``run_id`` (an empty list if there is none)."""
+        with self._connection() as con:
+            return queries.runs(con, run_id)
+
+    # ------------------------------------------------------------------ recording
+
+    def record(self, run_id: int, slot: int, attempt: int, package: TaskPackage | None, verdict: Verdict | None,
+               llm_calls: list[LLMCall] | None = None, parent: str | None = None, error: str | None = None,
+               generator: str = "offline", capability: str | None = None, workflow: str | None = None) -> int:
+        """Commit one attempt of one slot: the package row, its findings and its LLM calls, in ONE
+        transaction; return the new row id.
+
+        Either ``package`` and its ``verdict`` are given (status from ``verdict.accepted``), or
+        ``package`` is None and ``error`` says why generation produced none: the row is then
+        rejected with one finding whose code is ``failure_code(error)``; ``capability`` and
+        ``workflow`` label it (capability defaults to the run's). Raises ``CatalogError`` if the run
+        does not exist or this (run, slot, attempt) is already recorded.
+        """
+        if package is not None:
+            if verdict is None or error is not None:
+                raise ValueError("a recorded package needs its verdict and no error")
+            columns = _package_columns(package, verdict)
+            findings = _findings(verdict)
+        else:
+            if error is None:
+                raise ValueError("record needs a package with its verdict, or the error that left none")
+            columns = _failure_columns(capability, workflow)
+            findings = [(failure_code(error), mask_credentials(error), None, None, "{}")]
+        created = datetime.now(UTC)
+        try:
+            with self._transaction() as con:
+                run = con.execute("SELECT capability FROM runs WHERE id = ?", [run_id]).fetchone()
+                if run is None:
+                    raise CatalogError(f"no run {run_id} in {self.path}; start one with Catalog.start_run")
+                if columns["capability"] is None:
+                    columns["capability"] = run[0]
+                columns.update(run=run_id, slot=slot, attempt=attempt, parent=parent, generator=generator,
+                               created=created)
+                names = ", ".join(columns)
+                row_id = int(scalar(con.execute(
+                    f"INSERT INTO packages ({names}) VALUES ({', '.join('?' * len(columns))}) RETURNING row_id",
+                    list(columns.values()),
+                )))
+                if findings:
+                    con.executemany(
+                        "INSERT INTO findings (package_row, n, code, message, step, check_id, detail) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [[row_id, n, *finding] for n, finding in enumerate(findings)],
+                    )
+                if llm_calls:
+                    con.executemany(
+                        "INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, "
+                        "completion_tokens, latency_s, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [[row_id, run_id, slot, attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
+                          c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
+                         for n, c in enumerate(llm_calls)],
+                    )
+        except duckdb.ConstraintException as exc:
+            raise CatalogError(
+                f"run {run_id} slot {slot} attempt {attempt} is already recorded ({first_line(str(exc))})"
+            ) from exc
+        return row_id
+
+    # ------------------------------------------------------------------ resume and dedup
+
+    def accepted_count(self, run_id: int | None = None) -> int:
+        """Accepted rows in run ``run_id``, or in the whole catalog when None."""
+        sql = "SELECT count(*) FROM packages WHERE status = 'accepted'" + (" AND run = ?" if run_id is not None else "")
+        with self._connection() as con:
+            return int(scalar(con.execute(sql, [] if run_id is None else [run_id])))
+
+    def slot_states(self, run_id: int) -> dict[int, SlotState]:
+        """Per slot of run ``run_id`` with at least one recorded attempt: attempts used, accepted or not."""
+        with self._connection() as con:
+            return queries.slot_states(con, run_id)
+
+    def slots_done(self, run_id: int, max_attempts: int) -> set[int]:
+        """Slots a resumed run must skip: accepted, or with ``max_attempts`` attempts recorded."""
+        return {s.slot for s in self.slot_states(run_id).values() if s.accepted or s.attempts >= max_attempts}
+
+    def last_attempt(self, run_id: int, slot: int) -> PackageRecord | None:
+        """The latest recorded attempt of one slot (with findings and LLM calls), or None."""
+        with self._connection() as con:
+            row = con.execute("SELECT row_id FROM packages WHERE run = ? AND slot = ? ORDER BY attempt DESC LIMIT 1",
+                              [run_id, slot]).fetchone()
+            return queries.show(con, str(row[0]))[0] if row else None
+
+    def contains_id(self, package_id: str, accepted_only: bool = True) -> bool:
+        """Whether a row holds package ``package_id`` (an accepted row, unless ``accepted_only`` is False)."""
+        with self._connection() as con:
+            rows = _indexed_lookup(con, "id", package_id)
+        return any(status == "accepted" or not accepted_only for _, status in rows)
+
+    def find_duplicate(self, package_id: str, near: str) -> str | None:
+        """The id of an accepted package equal to ``package_id``, else of the first accepted package
+        with near-duplicate key ``near`` (``pipeline.verify.dedup.near_key``), else None.
+        Implements ``pipeline.verify.dedup.DedupIndex``."""
+        with self._connection() as con:
+            exact = _indexed_lookup(con, "id", package_id)
+            near_rows = [] if any(s == "accepted" for _, s in exact) else _indexed_lookup(con, "near_key", near)
+        return next((found for found, status in exact + near_rows if status == "accepted"), None)
+
+    # ------------------------------------------------------------------ curation
+
+    def stats(self) -> CatalogStats:
+        with self._connection() as con:
+            return queries.stats(con)
+
+    def rejections(self) -> list[RejectionCount]:
+        with self._connection() as con:
+            return queries.rejections(con)
+
+    def show(self, key: str) -> list[PackageRecord]:
+        """Rows for package id ``key`` (several when it was rejected as a duplicate elsewhere), or the
+        row numbered ``key``; each with its findings and LLM calls."""
+        with self._connection() as con:
+            return queries.show(con, key)
+
+    def query(self, sql: str, max_rows: int | None = None) -> QueryResult:
+        """Run one read-only SELECT on a sandboxed connection (``guard.check_select``); anything
+        else raises ``CatalogError`` and changes nothing."""
+        text = check_select(sql)
+        with self._connection(Access.SANDBOX) as con:
+            try:
+                return queries.query(con, text, max_rows)
+            except duckdb.Error as exc:
+                raise CatalogError(f"query failed: {first_line(str(exc))}") from exc
+
+    def export(self, fmt: str, out: Path | str, where: str | None = None,
+               status: StatusFilter = "accepted") -> ExportSummary:
+        """Write rows with ``status`` (accepted by default; ``all`` for every row) matching ``where``
+        (one SQL boolean over ``packages`` columns) to ``out`` in format ``fmt`` (a key of
+        ``export.FORMATS``); ``CatalogError`` for an unknown format or status, or a bad ``where``."""
+        with self._connection(Access.READ) as con:
+            try:
+                return write_export(con, fmt, Path(out), status, where)
+            except duckdb.BinderException as exc:
+                columns = [row[0] for row in con.execute("DESCRIBE packages").fetchall()]
+                raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "
+                                   f"{', '.join(columns)}") from exc
+            except duckdb.Error as exc:
+                raise CatalogError(f"export failed: {first_line(str(exc))}") from exc
+
+
+# ---------------------------------------------------------------------- row building
+
+
+def _indexed_lookup(con: duckdb.DuckDBPyConnection, column: str, value: str) -> list[tuple[str, str]]:
+    """``(id, status)`` of the rows whose ``column`` (``id`` or ``near_key``) equals ``value``, in row order.
+
+    The filter is the indexed equality alone: DuckDB uses the ART index only for a lone equality
+    (adding ``status = 'accepted'`` turns it into a full scan), so callers filter status in Python.
+    """
+    return con.execute(f"SELECT id, status FROM packages WHERE {column} = ? ORDER BY row_id", [value]).fetchall()
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -> None:
+    found, latest = schema_version(con), latest_version()
+    if found > latest:
+        raise CatalogError(f"catalog {path} has schema version {found}, newer than this synth ({latest}); upgrade synth")
+    if found < latest and not writable:
+        raise CatalogError(f"catalog {path} has schema version {found}, older than {latest}; "
+                           "open it for writing once (e.g. `synth run`) to migrate it")
+
+
+def _package_columns(package: TaskPackage, verdict: Verdict) -> dict[str, Any]:
+    stored = package if package.id else package.with_id()
+    return {
+        "id": stored.id,
+        "capability": package.capability,
+        "workflow": package.workflow,
+        "difficulty": package.difficulty,
+        "services": list(package.services),
+        "status": "accepted" if verdict.accepted else "rejected",
+        "score": verdict.score,
+        "step_count": len(package.reference),
+        "tool_count": len(package.tools),
+        "turn_count": sum(isinstance(step, AskStep) for step in package.reference),
+        "request": package.request.text,
+        "near_key": near_key(package),
+        "package": stored.to_json(),
+        "verifier_version": verdict.verifier_version,
+    }
+
+
+def _failure_columns(capability: str | None, workflow: str | None) -> dict[str, Any]:
+    return {"id": None, "capability": capability, "workflow": workflow, "status": "rejected"}
+
+
+def _findings(verdict: Verdict) -> list[tuple[str, str, int | None, str | None, str]]:
+    return [(f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str))
+            for f in verdict.findings]

@@ -19,6 +19,7 @@ from pipeline.catalog.export import FORMATS
 from pipeline.catalog.queries import CatalogStats, PackageRecord, QueryResult, RejectionCount
 from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
 from pipeline.cli_output import JsonOpt, console, emit_json
+from pipeline.training_format import DEFAULT_OBS_LIMIT, DEFAULT_SAMPLE_BUDGET, Policy
 
 CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", help="The DuckDB catalog file.")
 
@@ -189,11 +190,17 @@ def export(
     out: Path = typer.Option(..., "--out", help="The file to write (replaced atomically)."),
     where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns, e.g. \"turn_count > 0\"."),
     status: str = typer.Option("accepted", "--status", help="Rows to export: accepted, rejected or all."),
+    obs_limit: int = typer.Option(DEFAULT_OBS_LIMIT, "--obs-limit", min=1,
+                                  help="sft: characters of each tool observation kept."),
+    sample_budget: int = typer.Option(DEFAULT_SAMPLE_BUDGET, "--sample-budget", min=1,
+                                      help="sft: samples longer than this many characters are left out."),
     catalog: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Export catalog rows (accepted by default) as a dataset file ready for Hugging Face `datasets`."""
-    summary = _reader(catalog).export(fmt, out, where=where, status=status)
+    """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
+    `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML."""
+    policy = Policy(obs_limit=obs_limit, sample_budget=sample_budget)
+    summary = _reader(catalog).export(fmt, out, where=where, status=status, policy=policy)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return

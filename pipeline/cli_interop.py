@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
 from pipeline.cli_output import console, emit_json, err_console, load_package_file
 from pipeline.errors import UserError
 from pipeline.interop.clawenvkit import (
@@ -26,22 +27,28 @@ DEFAULT_PORT = 8765
 IMPORT_FORMATS = ("clawenvkit",)
 
 
-def resolve_package(arg: str) -> TaskPackage:
-    """The package a command-line argument names: for now the path of a package JSON file.
-
-    This is the one place to extend (e.g. catalog lookup by package id).
-    """
+def resolve_package(arg: str, catalog: Path = DEFAULT_CATALOG) -> TaskPackage:
+    """The package a command-line argument names: a package JSON file, or a package id in the catalog."""
     path = Path(arg)
-    if not path.is_file():
-        raise UserError(f"{arg}: no such package file; pass the path of a task package .json file")
-    return load_package_file(path)
+    if path.is_file():
+        return load_package_file(path)
+    if not arg.startswith("pkg-"):
+        raise UserError(f"{arg}: no such package file or package id; pass a .json file or a pkg-… id")
+    with Catalog.open(catalog, read_only=True) as reader:
+        records = [r for r in reader.show(arg) if r.package is not None]
+    if not records:
+        raise UserError(f"{arg}: no such package in {catalog}; `synth catalog query \"SELECT id FROM "
+                        f"accepted_packages LIMIT 5\"` lists some")
+    accepted = [r for r in records if r.status == "accepted"]
+    return TaskPackage.model_validate((accepted or records)[0].package)
 
 
 # --------------------------------------------------------------------------- serve
 
 
 def serve(
-    package: str = typer.Argument(..., help="A task package JSON file."),
+    package: str = typer.Argument(..., help="A task package JSON file, or a package id in the catalog."),
+    catalog: Path = typer.Option(DEFAULT_CATALOG, "--catalog", help="The catalog to find a package id in."),
     port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host."),
@@ -49,7 +56,7 @@ def serve(
 ) -> None:
     """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset)."""
 
-    pkg = resolve_package(package)
+    pkg = resolve_package(package, catalog)
     try:
         server = PackageServer(pkg, host, port, allow_remote=allow_remote, log_requests=not as_json)
     except OSError as exc:
@@ -96,16 +103,22 @@ def import_result_json(result: ImportResult) -> dict[str, Any]:
 def import_tasks(
     paths: list[Path] = typer.Argument(..., help="Task YAML files or folders of them."),
     fmt: str = typer.Option("clawenvkit", "--format", help=f"Task format: {', '.join(IMPORT_FORMATS)}."),
+    catalog: Path = typer.Option(DEFAULT_CATALOG, "--catalog", help="The catalog to record the import in."),
+    record: bool = typer.Option(True, "--record/--no-record", help="Record the imported tasks in the catalog."),
     as_json: bool = typer.Option(False, "--json", help="One JSON result per line."),
 ) -> None:
-    """Import other projects' tasks as packages without a reference; verify them statically and run the
-    null-agent test. Exit 0 if every file was imported, 1 if any could not be."""
+    """Import other projects' tasks as packages without a reference; verify them statically, run the
+    null-agent test and record them in the catalog (one run). Exit 0 if every file was imported, 1 if
+    any could not be."""
 
     if fmt not in IMPORT_FORMATS:
         raise UserError(f"unknown format {fmt!r}; supported formats: {', '.join(IMPORT_FORMATS)}")
     if not any(True for _ in iter_task_files(paths)):
         raise UserError(f"no .yaml/.yml files in {', '.join(map(str, paths))}; pass task files or folders")
     results = import_clawenvkit(paths)
+    if record:
+        run_id = record_import(results, catalog, fmt, paths)
+        err_console.print(f"recorded as run {run_id} in {catalog}", highlight=False)
     if as_json:
         for result in results:
             emit_json(import_result_json(result))
@@ -113,6 +126,25 @@ def import_tasks(
         print_import_table(results)
     if not all(r.imported for r in results):
         raise typer.Exit(1)
+
+
+def record_import(results: list[ImportResult], catalog: Path, fmt: str, paths: list[Path]) -> int:
+    """One catalog run holding every imported task (generator ``import:<format>``); a file that could
+    not be read is a rejected row with its finding. Returns the run id."""
+    generator = f"import:{fmt}"
+    with Catalog.open(catalog) as writer:
+        run_id = writer.start_run(f"import-{fmt}", generator, parameters={"paths": [str(p) for p in paths]})
+        with writer.batch():
+            for slot, result in enumerate(results):
+                if result.package is not None:
+                    package = result.package.model_copy(update={"id": result.verdict.id})
+                    writer.record(run_id, slot, 1, package, result.verdict, generator=generator)
+                else:
+                    message = "; ".join(f.message for f in result.findings) or "unreadable task file"
+                    writer.record(run_id, slot, 1, None, None, error=f"schema_invalid: {result.source}: {message}",
+                                  generator=generator, workflow=result.task_id)
+        writer.finish_run(run_id)
+    return run_id
 
 
 def print_import_table(results: list[ImportResult]) -> None:

@@ -24,6 +24,7 @@ def iter_package_files(paths: list[Path]) -> Iterator[Path]:
 def read_documents(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(source, document)`` for every package document; ``source`` is ``file`` or ``file:line``.
 
+    A ``synth export --format jsonl`` record (a package nested under ``package``) yields its package.
     Raises ``UserError`` for unreadable input (not JSON, not an object).
     """
     for path in iter_package_files(paths):
@@ -46,4 +47,6 @@ def _parse(text: str, source: str) -> dict[str, Any]:
         raise UserError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     if not isinstance(doc, dict):
         raise UserError(f"{source}: expected a JSON object (one task package), got {type(doc).__name__}")
+    if isinstance(doc.get("package"), dict) and "tools" not in doc:
+        return doc["package"]
     return doc

@@ -18,6 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from pipeline.catalog.store import Catalog
 from pipeline.checks import score
 from pipeline.cli import app
 from pipeline.cli_interop import export_clawenvkit_command
@@ -359,8 +360,11 @@ def test_cross_service_fixtures_need_a_service_key(tmp_path: Path) -> None:
 
 
 def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
-    write(tmp_path, "good.yaml", FOREIGN_TASK)
-    result = runner.invoke(app, ["import", "--format", "clawenvkit", str(tmp_path), "--json"])
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    catalog = str(tmp_path / "c.duckdb")
+    write(tasks, "good.yaml", FOREIGN_TASK)
+    result = runner.invoke(app, ["import", "--format", "clawenvkit", str(tasks), "--json", "--catalog", catalog])
     assert result.exit_code == 0, result.output
     [line] = [json.loads(x) for x in result.stdout.splitlines()]
     assert line["imported"] and line["task_id"] == "todo-launch-001"
@@ -368,16 +372,24 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     assert line["verdict"]["codes"] == ["weights_invalid"]
     assert [u["id"] for u in line["unmapped"]] == ["report_file", "venue_title"]
     assert line["null_agent_score"] == pytest.approx(0.125)
-    write(tmp_path, "bad.yaml", "prompt: [\n")
-    result = runner.invoke(app, ["import", str(tmp_path)], env={"COLUMNS": "250"})
+    write(tasks, "bad.yaml", "prompt: [\n")
+    result = runner.invoke(app, ["import", str(tasks), "--catalog", catalog], env={"COLUMNS": "250"})
     assert result.exit_code == 1
     assert "todo-launch-001" in result.stdout and "1 imported, 1 could not be read" in result.stdout
+    with Catalog.open(catalog, read_only=True) as reader:
+        runs = reader.runs()
+        rows = reader.query("SELECT run, status, has_package FROM (SELECT run, status, package IS NOT NULL "
+                            "AS has_package FROM packages) ORDER BY run, has_package").rows
+        codes = [r.code for r in reader.rejections()]
+    assert [r.generator for r in runs] == ["import:clawenvkit", "import:clawenvkit"]
+    assert rows == [[1, "rejected", True], [2, "rejected", False], [2, "rejected", True]]
+    assert "weights_invalid" in codes and "schema_invalid" in codes
 
 
 def test_synth_import_rejects_unknown_format_and_empty_input(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["import", "--format", "tau2", str(tmp_path)])
+    result = runner.invoke(app, ["import", "--format", "tau2", str(tmp_path), "--no-record"])
     assert "unknown format 'tau2'" in str(result.exception)
-    result = runner.invoke(app, ["import", str(tmp_path)])
+    result = runner.invoke(app, ["import", str(tmp_path), "--no-record"])
     assert "no .yaml/.yml files" in str(result.exception)
 
 

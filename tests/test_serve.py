@@ -21,10 +21,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from pipeline.catalog.store import Catalog
 from pipeline.cli import app, main
+from pipeline.cli_interop import resolve_package
 from pipeline.errors import UserError
 from pipeline.package import TaskPackage, load_package
 from pipeline.serve import PackageServer, is_loopback, operation_routes
+from pipeline.verify.verifier import verify_package
 from pipeline.world import World
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -224,3 +227,15 @@ def test_synth_serve_reports_a_port_in_use(server: PackageServer) -> None:
     result = CliRunner().invoke(app, ["serve", str(CONTACTS), "--port", port])
     assert isinstance(result.exception, UserError)
     assert "another --port" in str(result.exception)
+
+
+def test_a_package_id_is_found_in_the_catalog(tmp_path: Path) -> None:
+    package = load_package(json.loads((REPO_ROOT / "examples" / "todo-three-items.json").read_text())).with_id()
+    catalog = tmp_path / "c.duckdb"
+    with Catalog.open(catalog) as writer:
+        writer.record(writer.start_run("t", "hand"), 0, 1, package, verify_package(package))
+    assert resolve_package(package.id, catalog) == package
+    with pytest.raises(UserError, match="no such package"):
+        resolve_package("pkg-0000000000000000", catalog)
+    with pytest.raises(UserError, match="no such package file or package id"):
+        resolve_package("missing.json", catalog)

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -27,7 +27,10 @@ from pydantic import BaseModel, Field
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.guard import parse_where
+from pipeline.export_sft import SFTSummary, write_sft
+from pipeline.interop.clawenvkit import export_clawenvkit
 from pipeline.package import TaskPackage, load_package
+from pipeline.training_format import Policy
 
 EXPORT_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "request", "score", "package")
 StatusFilter = Literal["accepted", "rejected", "all"]
@@ -40,6 +43,7 @@ class ExportSelection:
 
     con: duckdb.DuckDBPyConnection
     sql: str
+    policy: Policy = field(default_factory=Policy)
 
     def records(self, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
         """The rows as dicts, ``package`` parsed into a dict (None for a generation failure)."""
@@ -74,11 +78,30 @@ def export_parquet(selection: ExportSelection, out: Path) -> int:
     return _copy(selection, out, columns, "FORMAT parquet, COMPRESSION zstd")
 
 
+def export_sft(selection: ExportSelection, out: Path) -> SFTSummary:
+    """Chat-format training samples (``pipeline.export_sft``) under the selection's truncation
+    policy; samples whose evidence does not survive it are left out and counted."""
+    return write_sft(selection.packages(), out, selection.policy)
+
+
+class ClawEnvKitExport(BaseModel):
+    rows: int
+    unmapped_checks: int
+
+
+def export_clawenvkit_tasks(selection: ExportSelection, out: Path) -> ClawEnvKitExport:
+    """A folder of ClawEnvKit task YAML files, one per package (``pipeline.interop.clawenvkit``)."""
+    summary = export_clawenvkit(selection.packages(), out)
+    return ClawEnvKitExport(rows=len(summary.tasks), unmapped_checks=summary.unmapped_count)
+
+
 Exporter = Callable[[ExportSelection, Path], int | BaseModel]
 
 FORMATS: dict[str, Exporter] = {
     "jsonl": export_jsonl,
     "parquet": export_parquet,
+    "sft": export_sft,
+    "clawenvkit": export_clawenvkit_tasks,
 }
 
 
@@ -104,7 +127,7 @@ def selection_sql(status: StatusFilter, where: str | None) -> str:
 
 
 def write_export(con: duckdb.DuckDBPyConnection, fmt: str, out: Path, status: StatusFilter,
-                 where: str | None) -> ExportSummary:
+                 where: str | None, policy: Policy | None = None) -> ExportSummary:
     """Write the selected rows to ``out`` in format ``fmt``, atomically.
 
     The file is written beside ``out`` under a temporary name and renamed over it once complete,
@@ -118,7 +141,7 @@ def write_export(con: duckdb.DuckDBPyConnection, fmt: str, out: Path, status: St
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")
     try:
-        outcome = exporter(ExportSelection(con, sql), partial)
+        outcome = exporter(ExportSelection(con, sql, policy or Policy()), partial)
         os.replace(partial, out)
     finally:
         if partial.is_dir():

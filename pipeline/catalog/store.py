@@ -42,6 +42,7 @@ from pipeline.catalog.redact import mask_credentials, strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
 from pipeline.generate.base import LLMCall
 from pipeline.package import AskStep, TaskPackage
+from pipeline.training_format import Policy
 from pipeline.verify.dedup import near_key
 from pipeline.verify.report import Verdict
 
@@ -339,13 +340,14 @@ class Catalog:
                 raise CatalogError(f"query failed: {first_line(str(exc))}") from exc
 
     def export(self, fmt: str, out: Path | str, where: str | None = None,
-               status: StatusFilter = "accepted") -> ExportSummary:
+               status: StatusFilter = "accepted", policy: Policy | None = None) -> ExportSummary:
         """Write rows with ``status`` (accepted by default; ``all`` for every row) matching ``where``
         (one SQL boolean over ``packages`` columns) to ``out`` in format ``fmt`` (a key of
-        ``export.FORMATS``); ``CatalogError`` for an unknown format or status, or a bad ``where``."""
+        ``export.FORMATS``); ``policy`` is the training truncation policy of the ``sft`` format.
+        ``CatalogError`` for an unknown format or status, or a bad ``where``."""
         with self._connection(Access.READ) as con:
             try:
-                return write_export(con, fmt, Path(out), status, where)
+                return write_export(con, fmt, Path(out), status, where, policy)
             except duckdb.BinderException as exc:
                 columns = [row[0] for row in con.execute("DESCRIBE packages").fetchall()]
                 raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "

@@ -16,16 +16,16 @@ import asyncio
 import multiprocessing
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, asynccontextmanager, suppress
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pipeline.capabilities import taxonomy
 from pipeline.catalog.connect import reader_waiting
-from pipeline.catalog.store import Catalog
+from pipeline.catalog.store import AttemptRow, Catalog
 from pipeline.errors import UserError
 from pipeline.generate.base import Attempt, Generated, Generator
 from pipeline.generate.offline import pick_template
@@ -103,9 +103,19 @@ class VerifierPool:
             return await asyncio.to_thread(verify_package, package, self.options)
         return await asyncio.get_running_loop().run_in_executor(self._pool, verify_package, package, self.options)
 
+    def warm(self) -> None:
+        """Start the worker processes now (each imports the verifier once) instead of on first use."""
+        if self._pool is not None:
+            for future in [self._pool.submit(_ready) for _ in range(self._pool._max_workers)]:
+                future.result()
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ready() -> bool:
+    return True
 
 
 def check_capability(name: str) -> None:
@@ -127,9 +137,8 @@ class BatchRun:
         self.progress = Progress()
         self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget),
                                      options.verify_processes)
-        self._seen = MemoryDedup()
-        self._write = asyncio.Lock()  # made anew by each entry point: a lock binds to one event loop
-        self._window = WriteWindow(catalog)
+        self.accepted_index = MemoryDedup()
+        self._writer = GroupWriter(self)
         self._failed_slots = 0
 
     # ------------------------------------------------------------------ scheduling
@@ -154,7 +163,10 @@ class BatchRun:
         return package, findings
 
     async def run(self) -> RunSummary:
-        self._write = asyncio.Lock()
+        async with self._writer.running():
+            return await self._run()
+
+    async def _run(self) -> RunSummary:
         started = time.perf_counter()
         states = self.catalog.slot_states(self.run_id)
         self.progress.accepted = sum(s.accepted for s in states.values())
@@ -188,7 +200,6 @@ class BatchRun:
                 task.result()  # re-raise a crash of the run itself (catalog errors)
         if tasks:
             await asyncio.gather(*tasks)
-        self._window.release()
         elapsed = time.perf_counter() - started
         reached = self.progress.accepted >= self.options.count
         return RunSummary(
@@ -244,47 +255,107 @@ class BatchRun:
     async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
         """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,
         whether it ended accepted. New rows carry the rejected package as their parent."""
-        self._write = asyncio.Lock()
         semaphore = asyncio.Semaphore(self.options.concurrency)
         states = self.catalog.slot_states(self.run_id)
+        last = {slot: self._last_attempt(slot) for slot in slots}
 
         async def one(slot: int) -> bool:
             async with semaphore:
-                parent, findings = self._last_attempt(slot)
                 first = states[slot].attempts + 1
-                return await self._slot(slot, first, parent, findings, last_attempt=first + attempts - 1)
+                return await self._slot(slot, first, *last[slot], last_attempt=first + attempts - 1)
 
-        try:
+        async with self._writer.running():
             return list(await asyncio.gather(*(one(s) for s in slots)))
-        finally:
-            self._window.release()
 
     async def _record(self, slot: int, attempt: int, template: str, generated: Generated,
                       verdict: Verdict | None, parent: TaskPackage | None) -> tuple[bool, Verdict | None]:
-        async with self._write:
-            await self._window.hold()
-            package = generated.package
-            if package is not None and verdict is not None and verdict.accepted:
-                dups = duplicate_findings(package, _Combined(self.catalog, self._seen))
-                if dups:
-                    verdict = Verdict.build(verdict.id, dups, verdict.score, verdict.notes)
-            if package is not None and verdict is not None and verdict.id != package.id:
-                package = package.model_copy(update={"id": verdict.id})
-            await asyncio.to_thread(
-                self.catalog.record, self.run_id, slot, attempt, package, verdict, generated.calls,
-                parent.id if parent else None, None if package is not None else (generated.error or "generation_error"),
-                self.generator.name, self.options.capability, template)
-            self._window.release_if_due()
-            accepted = bool(verdict and verdict.accepted)
-            if accepted and package is not None:
-                self._seen.add(package)
-                self.progress.accepted += 1
-            else:
-                self.progress.rejected += 1
-                codes = verdict.codes if verdict else [(generated.error or "generation_error").split(":")[0]]
-                self.progress.codes.update(codes)
+        """Hand one verified attempt to the group writer; wait until it is committed."""
+        package = generated.package
+        if package is not None and verdict is not None and verdict.id != package.id:
+            package = package.model_copy(update={"id": verdict.id})
+        row = AttemptRow(run_id=self.run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
+                         llm_calls=generated.calls, parent=parent.id if parent else None,
+                         error=None if package is not None else (generated.error or "generation_error"),
+                         generator=self.generator.name, capability=self.options.capability, workflow=template)
+        row = await self._writer.commit(row)
+        accepted = bool(row.verdict and row.verdict.accepted)
+        if not accepted:
+            self.progress.rejected += 1
+            codes = row.verdict.codes if row.verdict else [(row.error or "generation_error").split(":")[0]]
+            self.progress.codes.update(codes)
         self.on_progress(self.progress)
-        return accepted, verdict
+        return accepted, row.verdict
+
+
+class GroupWriter:
+    """Commits attempts to the catalog from one task, as soon as each arrives: attempts that arrive
+    while a commit is under way go together in the next transaction (group commit), so nothing
+    waits for a batch to fill and a crash loses only what was not yet committed.
+
+    Dedup happens here, in arrival order, against an in-memory index of every accepted package:
+    loaded from the catalog when the run starts (exact, since this process holds the writer lock)
+    and grown with each acceptance. So two slots that produce the same package cannot both be
+    accepted.
+    """
+
+    MAX_GROUP = 64
+
+    def __init__(self, batch: BatchRun) -> None:
+        self.batch = batch
+        self.window = WriteWindow(batch.catalog)
+        self._queue: asyncio.Queue[tuple[AttemptRow, asyncio.Future[AttemptRow]]] | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        for package_id, near in await asyncio.to_thread(self.batch.catalog.accepted_keys):
+            self.batch.accepted_index.add_key(package_id, near)
+        self._queue = asyncio.Queue()
+        task = asyncio.create_task(self._loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            self.window.release()
+
+    async def commit(self, row: AttemptRow) -> AttemptRow:
+        """Queue ``row``; return it as committed (its verdict may now carry ``duplicate_package``)."""
+        assert self._queue is not None, "GroupWriter.commit outside running()"
+        done: asyncio.Future[AttemptRow] = asyncio.get_running_loop().create_future()
+        await self._queue.put((row, done))
+        return await done
+
+    async def _loop(self) -> None:
+        assert self._queue is not None
+        while True:
+            group = [await self._queue.get()]
+            while not self._queue.empty() and len(group) < self.MAX_GROUP:
+                group.append(self._queue.get_nowait())
+            rows = [self._dedup(row) for row, _ in group]
+            try:
+                await self.window.hold()
+                await asyncio.to_thread(self.batch.catalog.record_many, rows)
+                self.window.release_if_due()
+            except BaseException as exc:
+                for _, done in group:
+                    if not done.done():
+                        done.set_exception(exc)
+                raise
+            for row, (_, done) in zip(rows, group, strict=True):
+                if row.verdict is not None and row.verdict.accepted and row.package is not None:
+                    self.batch.progress.accepted += 1
+                done.set_result(row)
+
+    def _dedup(self, row: AttemptRow) -> AttemptRow:
+        package, verdict = row.package, row.verdict
+        if package is None or verdict is None or not verdict.accepted:
+            return row
+        dups = duplicate_findings(package, self.batch.accepted_index)
+        if dups:
+            return row.model_copy(update={"verdict": Verdict.build(verdict.id, dups, verdict.score, verdict.notes)})
+        self.batch.accepted_index.add(package)
+        return row
 
 
 class WriteWindow:
@@ -315,16 +386,6 @@ class WriteWindow:
         if self._stack is not None:
             stack, self._stack = self._stack, None
             stack.close()
-
-
-class _Combined:
-    """Dedup against the catalog's accepted packages and this process's accepted ones."""
-
-    def __init__(self, catalog: Catalog, seen: MemoryDedup) -> None:
-        self.catalog, self.seen = catalog, seen
-
-    def find_duplicate(self, package_id: str, near: str) -> str | None:
-        return self.seen.find_duplicate(package_id, near) or self.catalog.find_duplicate(package_id, near)
 
 
 def _is_code(code: str) -> bool:

@@ -130,16 +130,11 @@ def _wait_for_rows(catalog_path: Path, at_least: int, timeout: float = 60.0) -> 
 def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_path: Path) -> None:
     catalog_path = tmp_path / "c.duckdb"
     env = {**os.environ, "SYNTH_MODEL": "offline"}
-    run = [*SYNTH, "run", "-c", "general", "-n", "300", "--catalog", str(catalog_path), "--json",
+    run = [*SYNTH, "run", "-c", "general", "-n", "600", "--catalog", str(catalog_path), "--json",
            "--verify-processes", "0", "--concurrency", "1"]
     proc = subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_rows(catalog_path, 3)
-
-    second = subprocess.run([*SYNTH, "run", "-c", "general", "-n", "2", "--catalog", str(catalog_path)],
-                            env=env, capture_output=True, text=True, timeout=60)
-    assert second.returncode != 0
-    assert second.stderr.strip().count("\n") == 0 and second.stderr.startswith("error:")
-
+    assert proc.poll() is None, "the run ended before it could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     for round_ in range(2):
@@ -148,17 +143,31 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
                                    env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if round_ == 0:
             _wait_for_rows(catalog_path, 120)
+            assert resumed.poll() is None, "the resumed run ended before it could be killed"
             resumed.send_signal(signal.SIGKILL)
             resumed.wait(timeout=30)
             continue
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
-        assert json.loads(out)["accepted"] == 300
+        assert json.loads(out)["accepted"] == 600
     with Catalog.open(catalog_path, read_only=True) as catalog:
         ids = accepted_ids(catalog, 1)
         packages = [p for p in (catalog.show(i)[0].package for i in ids[:10])]
-    assert len(ids) == len(set(ids)) == 300
+    assert len(ids) == len(set(ids)) == 600
     assert all(verify_package(p).accepted for p in packages if p is not None)
+
+
+def test_a_second_writer_gets_one_clear_line(tmp_path: Path) -> None:
+    catalog_path = tmp_path / "c.duckdb"
+    with Catalog.open(catalog_path) as holder:
+        holder.start_run("held", "offline")
+        second = subprocess.run([*SYNTH, "run", "-c", "general", "-n", "2", "--catalog", str(catalog_path)],
+                                capture_output=True, text=True, timeout=60)
+    assert second.returncode not in (0, 1)
+    assert second.stderr.startswith("error:") and second.stderr.strip().count("\n") == 0
+    assert "being written by another process" in second.stderr
+    with Catalog.open(catalog_path, read_only=True) as reader:
+        assert len(reader.runs()) == 1
 
 
 @pytest.mark.parametrize("args", [["run"], ["run", "-c", "no-such-capability"]])

@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Literal, get_args
 
 import duckdb
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.catalog import queries
 from pipeline.catalog.connect import Access, connect, first_line
@@ -229,50 +230,31 @@ class Catalog:
         ``workflow`` label it (capability defaults to the run's). Raises ``CatalogError`` if the run
         does not exist or this (run, slot, attempt) is already recorded.
         """
-        if package is not None:
-            if verdict is None or error is not None:
-                raise ValueError("a recorded package needs its verdict and no error")
-            columns = _package_columns(package, verdict)
-            findings = _findings(verdict)
-        else:
-            if error is None:
-                raise ValueError("record needs a package with its verdict, or the error that left none")
-            columns = _failure_columns(capability, workflow)
-            findings = [(failure_code(error), mask_credentials(error), None, None, "{}")]
+        row = AttemptRow(run_id=run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
+                         llm_calls=llm_calls or [], parent=parent, error=error, generator=generator,
+                         capability=capability, workflow=workflow)
+        return self.record_many([row])[0]
+
+    def record_many(self, rows: list[AttemptRow]) -> list[int]:
+        """Commit several attempts in ONE transaction (a group commit: all or none); return their
+        row ids. Each row follows the rules of ``record``."""
+        prepared = [_prepare(row) for row in rows]
         created = datetime.now(UTC)
+        ids: list[int] = []
         try:
             with self._transaction() as con:
-                run = con.execute("SELECT capability FROM runs WHERE id = ?", [run_id]).fetchone()
-                if run is None:
-                    raise CatalogError(f"no run {run_id} in {self.path}; start one with Catalog.start_run")
-                if columns["capability"] is None:
-                    columns["capability"] = run[0]
-                columns.update(run=run_id, slot=slot, attempt=attempt, parent=parent, generator=generator,
-                               created=created)
-                names = ", ".join(columns)
-                row_id = int(scalar(con.execute(
-                    f"INSERT INTO packages ({names}) VALUES ({', '.join('?' * len(columns))}) RETURNING row_id",
-                    list(columns.values()),
-                )))
-                if findings:
-                    con.executemany(
-                        "INSERT INTO findings (package_row, n, code, message, step, check_id, detail) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [[row_id, n, *finding] for n, finding in enumerate(findings)],
-                    )
-                if llm_calls:
-                    con.executemany(
-                        "INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, "
-                        "completion_tokens, latency_s, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [[row_id, run_id, slot, attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
-                          c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
-                         for n, c in enumerate(llm_calls)],
-                    )
+                for row, (columns, findings) in zip(rows, prepared, strict=True):
+                    ids.append(_insert(con, self.path, row, columns, findings, created))
         except duckdb.ConstraintException as exc:
-            raise CatalogError(
-                f"run {run_id} slot {slot} attempt {attempt} is already recorded ({first_line(str(exc))})"
-            ) from exc
-        return row_id
+            raise CatalogError(f"an attempt in this group is already recorded ({first_line(str(exc))})") from exc
+        return ids
+
+    def accepted_keys(self) -> list[tuple[str, str]]:
+        """``(id, near_key)`` of every accepted package: what a writer needs to dedup in memory
+        while it holds the writer lock (no other process can accept packages meanwhile)."""
+        with self._connection() as con:
+            return [(r[0], r[1]) for r in con.execute(
+                "SELECT id, near_key FROM packages WHERE status = 'accepted'").fetchall()]
 
     # ------------------------------------------------------------------ resume and dedup
 
@@ -366,6 +348,68 @@ def _indexed_lookup(con: duckdb.DuckDBPyConnection, column: str, value: str) -> 
     (adding ``status = 'accepted'`` turns it into a full scan), so callers filter status in Python.
     """
     return con.execute(f"SELECT id, status FROM packages WHERE {column} = ? ORDER BY row_id", [value]).fetchall()
+
+
+class AttemptRow(BaseModel):
+    """One attempt to record: a package with its verdict, or the generation error that left none."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    run_id: int
+    slot: int
+    attempt: int
+    package: TaskPackage | None = None
+    verdict: Verdict | None = None
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+    parent: str | None = None
+    error: str | None = None
+    generator: str = "offline"
+    capability: str | None = None
+    workflow: str | None = None
+
+
+def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """The ``packages`` columns and the findings of one attempt (validated as ``record`` says)."""
+    if row.package is not None:
+        if row.verdict is None or row.error is not None:
+            raise ValueError("a recorded package needs its verdict and no error")
+        return _package_columns(row.package, row.verdict), _findings(row.verdict)
+    if row.error is None:
+        raise ValueError("record needs a package with its verdict, or the error that left none")
+    return (_failure_columns(row.capability, row.workflow),
+            [(failure_code(row.error), mask_credentials(row.error), None, None, "{}")])
+
+
+def _insert(con: duckdb.DuckDBPyConnection, path: Path, row: AttemptRow, columns: dict[str, Any],
+            findings: list[tuple[Any, ...]], created: datetime) -> int:
+    run = con.execute("SELECT capability FROM runs WHERE id = ?", [row.run_id]).fetchone()
+    if run is None:
+        raise CatalogError(f"no run {row.run_id} in {path}; start one with Catalog.start_run")
+    if columns["capability"] is None:
+        columns["capability"] = run[0]
+    columns.update(run=row.run_id, slot=row.slot, attempt=row.attempt, parent=row.parent,
+                   generator=row.generator, created=created)
+    try:
+        row_id = int(scalar(con.execute(
+            f"INSERT INTO packages ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) RETURNING row_id",
+            list(columns.values()),
+        )))
+    except duckdb.ConstraintException as exc:
+        raise CatalogError(f"run {row.run_id} slot {row.slot} attempt {row.attempt} is already recorded "
+                           f"({first_line(str(exc))})") from exc
+    if findings:
+        con.executemany(
+            "INSERT INTO findings (package_row, n, code, message, step, check_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [[row_id, n, *finding] for n, finding in enumerate(findings)],
+        )
+    if row.llm_calls:
+        con.executemany(
+            "INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, completion_tokens, "
+            "latency_s, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [[row_id, row.run_id, row.slot, row.attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
+              c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
+             for n, c in enumerate(row.llm_calls)],
+        )
+    return row_id
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -> None:

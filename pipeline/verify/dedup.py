@@ -42,8 +42,11 @@ class MemoryDedup:
         return self._near.get(near)
 
     def add(self, package: TaskPackage) -> None:
-        self._ids.add(package.id)
-        self._near.setdefault(near_key(package), package.id)
+        self.add_key(package.id, near_key(package))
+
+    def add_key(self, package_id: str, near: str) -> None:
+        self._ids.add(package_id)
+        self._near.setdefault(near, package_id)
 
 
 def duplicate_findings(package: TaskPackage, index: DedupIndex | None) -> list[Finding]:

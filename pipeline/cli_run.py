@@ -131,25 +131,26 @@ def run(
     resume: int = typer.Option(None, "--resume", help="Continue run RUN_ID to its target."),
     name: str = typer.Option(None, "--name", help="A name for the run."),
     catalog_path: Path = CatalogOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (progress goes to stderr)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (no progress bar)."),
 ) -> None:
     """Generate, verify and catalog packages until COUNT are accepted."""
     err = Console(stderr=True)
+    if resume is None:
+        if not capability:
+            raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
+        check_capability(capability)
+        options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
+                             concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
+                             defect_rate=defect_rate, name=name, verify_processes=verify_processes)
+        generator = make_generator(model, base_url, defect_rate)  # a bad --model fails before any file is made
     with Catalog.open(catalog_path) as catalog:
         if resume is not None:
-            info = catalog.resume_run(resume)
-            params = info.parameters
+            params = catalog.resume_run(resume).parameters
             options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
-            generator = make_generator(params.get("model") or "offline", params.get("base_url"), options.defect_rate)
+            base_url = params.get("base_url")
+            generator = make_generator(params.get("model") or "offline", base_url, options.defect_rate)
             run_id = resume
         else:
-            if not capability:
-                raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
-            check_capability(capability)
-            options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
-                                 concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
-                                 defect_rate=defect_rate, name=name, verify_processes=verify_processes)
-            generator = make_generator(model, base_url, defect_rate)
             run_id = catalog.start_run(name or f"{capability}-{count}", generator.name, generator.model, capability,
                                        run_parameters(options, generator, base_url))
         err.print(f"run {run_id}: {options.capability}, target {options.count} accepted, "
@@ -181,6 +182,11 @@ def regen(
     tokens = [0, 0]
     with Catalog.open(catalog_path) as catalog:
         groups = failed_slots(catalog, run_id, reason, limit)
+        if not groups and reason is not None:
+            present = [r.code for r in catalog.rejections()]
+            if reason not in present:
+                raise UserError(f"--reason {reason!r} is not a rejection code in {catalog.path}; "
+                                f"codes present: {', '.join(present) or 'none'}")
         if not groups:
             err.print("nothing to regenerate: no rejected slot matches")
         for rid, slots in groups.items():
@@ -188,8 +194,9 @@ def regen(
             params = info.parameters
             options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
             options = options.model_copy(update={"defect_rate": 0.0})
-            generator = make_generator(model or params.get("model") or "offline", base_url or params.get("base_url"), 0.0)
-            err.print(f"run {rid}: regenerating {len(slots)} slot(s) with the {describe(generator, base_url)}",
+            effective_url = base_url or params.get("base_url")
+            generator = make_generator(model or params.get("model") or "offline", effective_url, 0.0)
+            err.print(f"run {rid}: regenerating {len(slots)} slot(s) with the {describe(generator, effective_url)}",
                       highlight=False)
             batch = BatchRun(catalog, generator, options, rid)
             outcomes = _drive(batch, lambda b=batch, s=slots: b.regenerate(s, attempts), len(slots), as_json, err)

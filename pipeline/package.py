@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pipeline.matchers import OPERATORS, unknown_operators
 
@@ -92,10 +94,21 @@ class _CheckBase(_Model):
     @model_validator(mode="after")
     def _known_operators(self) -> _CheckBase:
         for attr in ("where", "expect", "args_match"):
-            bad = unknown_operators(getattr(self, attr, None) or {})
+            matchers = getattr(self, attr, None) or {}
+            bad = unknown_operators(matchers)
             if bad:
                 raise ValueError(f"{attr}: unknown matcher operator {bad[0]!r}; known: {', '.join(OPERATORS)}")
+            for field, matcher in matchers.items():
+                if isinstance(matcher, dict) and "$regex" in matcher:
+                    _check_regex(matcher["$regex"], f"{attr}.{field}")
         return self
+
+
+def _check_regex(pattern: Any, where: str) -> None:
+    try:
+        re.compile(str(pattern))
+    except re.error as exc:
+        raise ValueError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
 
 
 class StateCount(_CheckBase):
@@ -154,6 +167,11 @@ class AnswerMatches(_CheckBase):
     kind: Literal["answer_matches"] = "answer_matches"
     pattern: str = Field(min_length=1)
     ignore_case: bool = True
+
+    @model_validator(mode="after")
+    def _valid_pattern(self) -> AnswerMatches:
+        _check_regex(self.pattern, "pattern")
+        return self
 
 
 class AnswerExcludes(_CheckBase):
@@ -245,6 +263,15 @@ class TaskPackage(_Model):
     reference: list[Step] = Field(default_factory=list)
     has_reference: bool = True
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("now")
+    @classmethod
+    def _iso_clock(cls, value: str) -> str:
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"now: {value!r} is not an ISO 8601 date-time such as {DEFAULT_NOW}") from None
+        return value
 
     @model_validator(mode="after")
     def _normalise(self) -> TaskPackage:

@@ -13,6 +13,7 @@ serialised section, so two slots that produce the same package cannot both be ac
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import time
 from collections import Counter
@@ -34,6 +35,8 @@ from pipeline.verify.codes import Code
 from pipeline.verify.dedup import MemoryDedup, duplicate_findings
 from pipeline.verify.report import Finding, Verdict
 from pipeline.verify.verifier import Options, verify_package
+
+log = logging.getLogger(__name__)
 
 SLOT_FACTOR = 4
 """A run opens at most ``SLOT_FACTOR × count + 8`` slots, so a generator that never succeeds
@@ -169,8 +172,11 @@ class BatchRun:
     async def _run(self) -> RunSummary:
         started = time.perf_counter()
         states = self.catalog.slot_states(self.run_id)
-        self.progress.accepted = sum(s.accepted for s in states.values())
+        self.progress.accepted = at_start = sum(s.accepted for s in states.values())
         self.progress.slots_opened = len(states)
+        spent = self.catalog.query("SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0) "
+                                   f"FROM llm_calls WHERE run = {int(self.run_id)}").rows[0]
+        self.progress.prompt_tokens, self.progress.completion_tokens = int(spent[0]), int(spent[1])  # a resume's budget
         queue = self._pending()
         next_slot = max(states, default=-1) + 1
         max_slots = SLOT_FACTOR * self.options.count + 8
@@ -208,7 +214,7 @@ class BatchRun:
             rejected_attempts=self.progress.rejected, slots=self.progress.slots_opened,
             failed_slots=self._failed_slots, prompt_tokens=self.progress.prompt_tokens,
             completion_tokens=self.progress.completion_tokens, elapsed_s=round(elapsed, 3),
-            accepted_per_s=round(self.progress.accepted / elapsed, 2) if elapsed > 0 else 0.0,
+            accepted_per_s=round((self.progress.accepted - at_start) / elapsed, 2) if elapsed > 0 else 0.0,
             status="finished" if reached else "failed", stop_reason=stop_reason if not reached else "target reached",
             rejection_codes=dict(self.progress.codes.most_common()),
         )
@@ -237,14 +243,19 @@ class BatchRun:
                     self.progress.completion_tokens += call.completion_tokens
                 verdict = None
                 if generated.package is not None:
-                    verdict = await self.verifier.verify(generated.package)
+                    try:
+                        verdict = await self.verifier.verify(generated.package)
+                    except Exception as exc:  # a verifier bug must cost one attempt, not the run
+                        log.exception("verification of slot %s attempt %s crashed", slot, attempt)
+                        generated = generated.model_copy(update={
+                            "package": None, "error": f"verifier_error: {type(exc).__name__}: {exc}"})
                 accepted, verdict = await self._record(slot, attempt, template, generated, verdict, parent)
                 if accepted:
                     return True
-                if generated.package is not None:
-                    parent = generated.package
-                findings = verdict.findings if verdict else [
-                    Finding(code=Code.SCHEMA_INVALID, message=generated.error or "no package")]
+                # A rejected package is repaired from its findings; after a generation failure the
+                # next attempt starts afresh (there is no package to show the model).
+                parent = generated.package
+                findings = verdict.findings if verdict else []
                 attempt += 1
             self._failed_slots += 1
             return False

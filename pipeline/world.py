@@ -98,6 +98,7 @@ class World:
         self.state: State = clone(self.initial)
         self.audit: list[AuditEntry] = []
         self._tool_calls: dict[str, int] = {}
+        self.allocated: dict[str, int] = {}  # "service.collection" → highest id number handed out
 
     @property
     def initial_state(self) -> State:
@@ -194,18 +195,20 @@ def _validate(op: OperationSpec, args: dict[str, Any]) -> str | None:
     return f"invalid field {where or '(arguments)'!r}: {err.message}"
 
 
-def _next_id(records: list[dict[str, Any]], id_field: str, id_format: str) -> str:
-    """The next id in ``id_format`` after the highest numeric id of that format in ``records``."""
+def _next_id(records: list[dict[str, Any]], id_field: str, id_format: str, floor: int = 0) -> tuple[str, int]:
+    """The next id in ``id_format`` after the highest numeric id of that format in ``records`` and
+    after ``floor`` (the highest this world already handed out, so a deleted id is never reused);
+    returns the id and its number."""
     parts = list(string.Formatter().parse(id_format))
     prefix = parts[0][0]
     suffix = "".join(literal for literal, *_ in parts[1:])
     pattern = re.compile(re.escape(prefix) + r"(\d+)" + re.escape(suffix) + "$")
-    highest = 0
+    highest = floor
     for rec in records:
         m = pattern.match(str(rec.get(id_field, "")))
         if m:
             highest = max(highest, int(m.group(1)))
-    return id_format.format(n=highest + 1)
+    return id_format.format(n=highest + 1), highest + 1
 
 
 def _find(records: list[dict[str, Any]], id_field: str, value: Any) -> dict[str, Any] | None:
@@ -241,7 +244,10 @@ def _run(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str, 
         return CallResult(status=200, body={key: clone(hits), "total": total})
 
     if op.effect == "create":
-        record: dict[str, Any] = {coll.id_field: _next_id(records, coll.id_field, coll.id_format)}
+        where = f"{service.name}.{op.collection}"
+        known = records + world.initial.get(service.name, {}).get(op.collection, [])
+        new_id, world.allocated[where] = _next_id(known, coll.id_field, coll.id_format, world.allocated.get(where, 0))
+        record: dict[str, Any] = {coll.id_field: new_id}
         record.update(clone(op.defaults))
         for param, value in args.items():
             record[op.field_for(param)] = clone(value)

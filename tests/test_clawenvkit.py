@@ -369,7 +369,7 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     [line] = [json.loads(x) for x in result.stdout.splitlines()]
     assert line["imported"] and line["task_id"] == "todo-launch-001"
     assert line["package"]["has_reference"] is False
-    assert line["verdict"]["codes"] == ["weights_invalid"]
+    assert line["verdict"]["codes"] == ["weights_invalid", "reference_error"]  # imports carry no reference
     assert [u["id"] for u in line["unmapped"]] == ["report_file", "venue_title"]
     assert line["null_agent_score"] == pytest.approx(0.125)
     write(tasks, "bad.yaml", "prompt: [\n")

@@ -20,6 +20,7 @@ from pipeline.checks import score
 from pipeline.errors import UserError
 from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.llm import REDACTED, Backoff, LLMGenerator, from_env, interpret, retry_after_seconds
+from pipeline.generate.offline import pick_template
 from pipeline.package import TaskPackage, load_package
 from pipeline.runtime import execute
 from pipeline.testing import Fault, FaultPlan, OpenAIServer, fixed_responder
@@ -75,7 +76,7 @@ def test_good_package_comes_back_validated_with_provenance_and_plays_to_full_sco
     assert package.id == package.compute_id()
     assert package.provenance.generator == "llm"
     assert package.provenance.model_dump() == {"generator": "llm", "template": TEMPLATE.name, "seed": 7,
-                                               "attempt": 1, "parent": None, "model": "fake-model"}
+                                               "slot": 0, "attempt": 1, "parent": None, "model": "fake-model"}
     assert score(package, execute(package)).score == 1.0
     [call] = result.calls
     assert call.status == "ok" and call.model == "fake-model"
@@ -83,7 +84,7 @@ def test_good_package_comes_back_validated_with_provenance_and_plays_to_full_sco
     [request] = server.requests
     assert request["response_format"]["type"] == "json_schema"
     assert request["response_format"]["json_schema"]["schema"]["title"] == "TaskPackage"
-    assert request["seed"] == 7
+    assert request["seed"] == attempt(seed=7).item_seed  # the slot's own seed, not the run's
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
 
 
@@ -301,3 +302,11 @@ def test_retry_after_seconds_reads_seconds_and_milliseconds(headers: dict[str, s
 def test_retry_after_seconds_reads_an_http_date() -> None:
     when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert retry_after_seconds(rate_limit_error({"retry-after": when})) == pytest.approx(30, abs=1.5)
+
+
+def test_each_slot_and_attempt_sends_a_different_request() -> None:
+    """The run seed alone would send every slot of a template the same prompt and API seed."""
+    base = Attempt(capability="general", template=pick_template("general", 0), seed=7, slot=0)
+    seeds = {base.model_copy(update={"slot": s, "attempt": a}).item_seed for s in range(50) for a in (1, 2)}
+    assert len(seeds) == 100
+    assert base.item_seed == Attempt(**base.model_dump()).item_seed  # deterministic

@@ -24,6 +24,7 @@ from pipeline.runtime import execute
 from pipeline.services import catalogue, default_tool_name
 from pipeline.verify.codes import Code
 from pipeline.verify.report import Finding
+from pipeline.verify.verifier import verify_package
 
 TEMPLATE = WorkflowTemplate(
     name="create-several-todos", description="Add several distinct todo items from one request.",
@@ -54,9 +55,10 @@ def test_check_language_has_each_kinds_own_required_fields() -> None:
     assert not any(f.startswith(("id", "weight", "kind")) for fs in fields.values() for f in fs)
 
 
-def test_prompt_example_package_plays_to_full_score() -> None:
+def test_prompt_example_package_plays_to_full_score_and_is_accepted() -> None:
     package = load_package((prompts_dir() / EXAMPLE_FILE).read_text(encoding="utf-8"))
     assert score(package, execute(package)).score == 1.0
+    assert verify_package(package).codes == []  # the model is shown a package the verifier accepts
 
 
 def test_generate_prompt_shows_the_real_catalogue_of_the_template_services_only() -> None:

@@ -185,3 +185,16 @@ def test_lookups(example_doc: Callable[[str], dict[str, Any]]) -> None:
     assert package.fact("day").value == "2026-12-03"  # type: ignore[union-attr]
     assert package.fact("time") is None
     assert [i for i, _ in package.call_steps] == [0, 2]
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d.update(now="tomorrow"), "not an ISO 8601 date-time"),
+    (lambda d: d["checks"][0]["where"].update(title={"$regex": "venue("}), "invalid regular expression"),
+    (lambda d: d["checks"].append({"kind": "answer_matches", "weight": 0.1, "pattern": "[a-"}),
+     "invalid regular expression"),
+])
+def test_values_that_would_crash_a_run_are_schema_errors(todo_doc: dict[str, Any], edit: Any, message: str) -> None:
+    todo_doc["checks"][0].setdefault("where", {})
+    edit(todo_doc)
+    with pytest.raises(ValidationError, match=message):
+        load_package(todo_doc)

@@ -783,3 +783,13 @@ def test_kb_articles():
     assert ids(world.call("kb_list_articles", {"status": "archived"}).body["articles"]) == ["kb-003"]
     bad = world.call("kb_update_article", {"article_id": "kb-001", "author": "me"})
     assert bad.status == 400 and "unknown field 'author'" in bad.body["error"]["message"]
+
+
+def test_a_deleted_id_is_never_handed_out_again():
+    world = make_world("todo")
+    highest = max(r["id"] for r in world.collection("todo.tasks"))
+    assert world.call("todo_delete_task", {"task_id": highest}).ok
+    created = world.call("todo_create_task", {"title": "new"}).body["task"]["id"]
+    assert created != highest and created > highest
+    world.reset()
+    assert world.call("todo_create_task", {"title": "after reset"}).body["task"]["id"] == created

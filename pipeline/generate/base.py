@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -24,6 +25,13 @@ class Attempt(BaseModel):
     attempt: int = 1
     parent: TaskPackage | None = None
     findings: list[Finding] = Field(default_factory=list)
+
+    @property
+    def item_seed(self) -> int:
+        """A seed of this slot and attempt alone (the run seed, slot and attempt mixed), so no two
+        items of a run send the model the same request."""
+        digest = hashlib.sha256(f"{self.seed}:{self.capability}:{self.template}:{self.slot}:{self.attempt}".encode())
+        return int.from_bytes(digest.digest()[:4], "big")
 
 
 class LLMCall(BaseModel):

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
+
 from pipeline.package import TaskPackage
 from pipeline.services import catalogue, find_operation
 
@@ -197,13 +199,17 @@ def grader_underconstrained(data: Data, rng: random.Random) -> Data | None:
         if check["kind"] == "state_count" and check["op"] == "==" and check["value"] >= 2:
             check["op"], check["value"] = ">=", check["value"] - 1
             return data
+    facts = [f["value"] for f in (data.get("user") or {}).get("facts") or []]
     changed = False
     for check in data["checks"]:
         if check["kind"] == "state_count" and check["op"] == "==" and check["value"] == 0:
             continue  # a "nothing else" rule; loosening it makes it unsatisfiable, not weaker
         for key in ("where", "expect"):
             for field, value in list((check.get(key) or {}).items()):
-                if any(_ID.match(v) or _DATE.match(v) or "@" in v for v in _strings(value)):
+                strings = _strings(value)
+                if any(f in v for v in strings for f in facts):
+                    continue  # a revealed value: unpinning it is clarification_unnecessary's defect
+                if any(_ID.match(v) or _DATE.match(v) or "@" in v for v in strings):
                     del check[key][field]
                     changed = True
         if check["kind"] == "state_match" and not check.get("expect"):
@@ -250,6 +256,8 @@ def clarification_unnecessary(data: Data, rng: random.Random) -> Data | None:
                 if any(f in text for f in facts):
                     del check[key][field]
                     changed = True
+        if check["kind"] == "state_match" and not check.get("expect"):
+            check["expect"] = {"id": {"$exists": True}}
         if check["kind"] == "answer_contains":
             kept = [v for v in check["values"] if not any(f in v or v in f for f in facts)]
             if kept != check["values"]:
@@ -312,7 +320,10 @@ def apply_defect(package: TaskPackage, name: str, rng: random.Random) -> TaskPac
     if data is None:
         return None
     data["id"] = ""
-    return TaskPackage.model_validate(data).with_id()
+    try:
+        return TaskPackage.model_validate(data).with_id()
+    except ValidationError:
+        return None  # this package cannot carry that defect and stay a valid package
 
 
 def inject_defect(package: TaskPackage, rng: random.Random) -> tuple[TaskPackage, str] | None:

@@ -293,14 +293,14 @@ class LLMGenerator:
             return Generated(error=f"prompt_error: {exc}")
         calls: list[LLMCall] = []
         try:
-            outcome = await self._complete(messages, attempt.seed, calls)
+            outcome = await self._complete(messages, attempt.item_seed, calls)
         except openai.OpenAIError as exc:
             return Generated(error=f"llm_error: {self.describe(exc)}", calls=calls)
         if outcome.package is None:
             return Generated(error=outcome.error, raw=outcome.raw, calls=calls)
         parent = (attempt.parent.id or attempt.parent.compute_id()) if attempt.parent is not None else None
         provenance = Provenance(generator=self.name, model=self.model, template=attempt.template,
-                                seed=attempt.seed, attempt=attempt.attempt, parent=parent)
+                                seed=attempt.seed, slot=attempt.slot, attempt=attempt.attempt, parent=parent)
         package = outcome.package.model_copy(update={"capability": attempt.capability, "workflow": attempt.template,
                                                      "provenance": provenance})
         return Generated(package=package.with_id(), calls=calls)

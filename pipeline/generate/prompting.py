@@ -212,7 +212,7 @@ def messages_for(attempt: Attempt, capabilities: Mapping[str, Capability]) -> li
     ``repair.j2``, anything else ``generate.j2``; both follow the system prompt."""
     capability, template = find_template(attempt, capabilities)
     if attempt.attempt > 1 and attempt.parent is not None:
-        user = repair_prompt(capability, template, attempt.seed, attempt.parent, attempt.findings)
+        user = repair_prompt(capability, template, attempt.item_seed, attempt.parent, attempt.findings)
     else:
-        user = generate_prompt(capability, template, attempt.seed)
+        user = generate_prompt(capability, template, attempt.item_seed)
     return [{"role": "system", "content": system_prompt()}, {"role": "user", "content": user}]

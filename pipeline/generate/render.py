@@ -26,23 +26,13 @@ from datetime import date, timedelta
 from functools import cache
 from typing import Any
 
-import yaml
 from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
+from pipeline import yaml_text
+
 _NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                  "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
-_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """A safe YAML loader that leaves dates and date-times as strings."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [r for r in resolvers if r[0] != _TIMESTAMP_TAG]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def quote(value: Any) -> str:
@@ -118,7 +108,7 @@ def render_body(source: str, context: dict[str, Any]) -> str:
 
 def parse_body(text: str) -> dict[str, Any]:
     """The rendered body as data; raises ``ValueError`` when it is not a YAML mapping."""
-    data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    data = yaml_text.load(text)
     if not isinstance(data, dict):
         raise ValueError(f"the package body rendered to {type(data).__name__}, not a mapping")
     return data

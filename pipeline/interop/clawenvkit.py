@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from pipeline import yaml_text
 from pipeline.matchers import is_operator
 from pipeline.package import DEFAULT_NOW, AskStep, CallStep, Step, TaskPackage, load_package
 from pipeline.services import find_operation, get_service
@@ -255,16 +256,6 @@ def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path) -> ExportS
 
 
 # =========================================================================== import
-
-
-class _Loader(yaml.SafeLoader):
-    """Safe YAML that keeps dates as the strings they were written as (the mock world compares strings)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 def _audit_base(check: dict[str, Any]) -> dict[str, Any] | str:
@@ -533,7 +524,7 @@ def import_clawenvkit(paths: Iterable[Path]) -> list[ImportResult]:
     results = []
     for path in iter_task_files(paths):
         try:
-            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+            doc = yaml_text.load(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             results.append(_unreadable(str(path), f"cannot read the file ({exc})"))
             continue

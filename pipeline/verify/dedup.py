@@ -57,4 +57,4 @@ def duplicate_findings(package: TaskPackage, index: DedupIndex | None) -> list[F
         return []
     same = "the same package" if other == package.id else f"a near-identical package ({other})"
     return [Finding(code=Code.DUPLICATE_PACKAGE, detail={"duplicate_of": other},
-                    message=f"{same} is already in the catalog (same request and initial state)")]
+                    message=f"{same} was already accepted (same request and initial state)")]

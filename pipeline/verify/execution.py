@@ -10,6 +10,16 @@ from pipeline.verify.codes import Code
 from pipeline.verify.report import Finding
 
 
+def missing_reference_findings(package: TaskPackage) -> list[Finding]:
+    """A package without an executable reference cannot be proven consistent, so it is never
+    accepted (an import keeps its static and null-agent findings for the report)."""
+    if package.has_reference and package.reference:
+        return []
+    return [Finding(code=Code.REFERENCE_ERROR,
+                    message="the package has no executable reference solution: nothing proves its request, "
+                            "state, tools and checks agree")]
+
+
 def run_reference(package: TaskPackage) -> tuple[Trajectory, ScoreReport, list[Finding]]:
     """The reference trajectory, its score report, and the findings about it."""
     first = execute(package)

@@ -26,8 +26,8 @@ Which mutations must fail, and how false rejections are avoided:
 - **drop the answer** (packages with ``answer_contains``/``answer_matches`` checks): the final answer
   is emptied; the result must lose score.
 
-Only the null agent runs when the reference itself misses full score (``reference_not_full_score``):
-the other mutations are measured against a reference that passes.
+When the reference itself misses full score (``reference_not_full_score``), only the null agent and
+the never-asks check run: the other mutations are measured against a reference that passes.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pipeline.training_format import DEFAULT_OBS_LIMIT, DEFAULT_SAMPLE_BUDGET, P
 from pipeline.verify.codes import Code
 from pipeline.verify.consistency import consistency_findings
 from pipeline.verify.dedup import DedupIndex, duplicate_findings
-from pipeline.verify.execution import run_reference
+from pipeline.verify.execution import missing_reference_findings, run_reference
 from pipeline.verify.mutations import NULL_AGENT_FLOOR, mutation_findings, null_agent_findings
 from pipeline.verify.report import Finding, Verdict
 from pipeline.verify.static import (
@@ -71,7 +71,8 @@ def verify_package(
 
     findings = tool_findings(package) + unknown_tool_findings(package) + weight_findings(package)
     findings += hidden_fact_findings(package)
-    if not package.has_reference:
+    if not package.has_reference or not package.reference:
+        findings += missing_reference_findings(package)
         findings += reference_findings(package, None) + safety_findings(package, None)
         findings += consistency_findings(package, None)
         findings += null_agent_findings(package, options.null_floor)

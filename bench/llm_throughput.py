@@ -83,16 +83,17 @@ async def pipeline(base_url: str, args: argparse.Namespace, folder: Path) -> tup
     options = RunOptions(capability=CAPABILITY, count=args.count, concurrency=args.concurrency,
                          verify_processes=args.verify_processes)
     with Catalog.open(folder / "catalog.duckdb") as catalog:
-        async with make_generator(base_url, args.json_mode) as generator:
-            run_id = catalog.start_run("bench", generator.name, generator.model, CAPABILITY,
-                                       run_parameters(options, generator, base_url))
-            batch = BatchRun(catalog, generator, options, run_id)
-            batch.verifier.warm()  # worker start-up is paid once per run, not per package
-            started, cpu_started = time.perf_counter(), time.process_time()
-            try:
-                summary = await batch.run()
-            finally:
-                batch.verifier.close()
+        generator = make_generator(base_url, args.json_mode)
+        run_id = catalog.start_run("bench", generator.name, generator.model, CAPABILITY,
+                                   run_parameters(options, generator, base_url))
+        batch = BatchRun(catalog, generator, options, run_id)
+        batch.verifier.warm()  # worker start-up is paid once per run, not per package
+        started, cpu_started = time.perf_counter(), time.process_time()
+        try:
+            summary = await batch.run()
+        finally:
+            batch.verifier.close()
+            await generator.aclose()
         return summary.accepted, time.perf_counter() - started, time.process_time() - cpu_started
 
 

@@ -38,6 +38,10 @@ from pipeline.verify.verifier import Options, verify_package
 
 log = logging.getLogger(__name__)
 
+OPEN_SLOTS_PER_REQUEST = 2
+"""Slots open at once per request in flight: while some slots are verified and committed, others
+keep the model busy, so ``--concurrency`` requests stay in flight."""
+
 SLOT_FACTOR = 4
 """A run opens at most ``SLOT_FACTOR × count + 8`` slots, so a generator that never succeeds
 cannot keep a run going forever."""
@@ -142,6 +146,7 @@ class BatchRun:
                                      options.verify_processes)
         self.accepted_index = MemoryDedup()
         self._writer = GroupWriter(self)
+        self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
         self._failed_slots = 0
 
     # ------------------------------------------------------------------ scheduling
@@ -166,6 +171,7 @@ class BatchRun:
         return package, findings
 
     async def run(self) -> RunSummary:
+        self._requests = asyncio.Semaphore(self.options.concurrency)
         async with self._writer.running():
             return await self._run()
 
@@ -184,7 +190,7 @@ class BatchRun:
         stop_reason = "target reached"
         while self.progress.accepted < self.options.count:
             can_open = (self.progress.accepted + len(tasks) < self.options.count
-                        and len(tasks) < self.options.concurrency)
+                        and len(tasks) < OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
             if can_open and self._over_budget():
                 stop_reason = "token budget spent"
                 can_open = False
@@ -237,7 +243,8 @@ class BatchRun:
             while attempt <= last_attempt and not self._over_budget():
                 request = Attempt(capability=self.options.capability, template=template, seed=self.options.seed,
                                   slot=slot, attempt=attempt, parent=parent, findings=findings)
-                generated = await self.generator.generate(request)
+                async with self._requests:
+                    generated = await self.generator.generate(request)
                 for call in generated.calls:
                     self.progress.prompt_tokens += call.prompt_tokens
                     self.progress.completion_tokens += call.completion_tokens
@@ -266,7 +273,8 @@ class BatchRun:
     async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
         """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,
         whether it ended accepted. New rows carry the rejected package as their parent."""
-        semaphore = asyncio.Semaphore(self.options.concurrency)
+        self._requests = asyncio.Semaphore(self.options.concurrency)
+        semaphore = asyncio.Semaphore(OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
         states = self.catalog.slot_states(self.run_id)
         last = {slot: self._last_attempt(slot) for slot in slots}
 

@@ -237,17 +237,14 @@ class Catalog:
 
     def record_many(self, rows: list[AttemptRow]) -> list[int]:
         """Commit several attempts in ONE transaction (a group commit: all or none); return their
-        row ids. Each row follows the rules of ``record``."""
+        row ids. Each row follows the rules of ``record``. One statement per table, whatever the
+        group's size, so a group costs about what one attempt does."""
+        if not rows:
+            return []
         prepared = [_prepare(row) for row in rows]
         created = datetime.now(UTC)
-        ids: list[int] = []
-        try:
-            with self._transaction() as con:
-                for row, (columns, findings) in zip(rows, prepared, strict=True):
-                    ids.append(_insert(con, self.path, row, columns, findings, created))
-        except duckdb.ConstraintException as exc:
-            raise CatalogError(f"an attempt in this group is already recorded ({first_line(str(exc))})") from exc
-        return ids
+        with self._transaction() as con:
+            return _insert_group(con, self.path, rows, prepared, created)
 
     def accepted_keys(self) -> list[tuple[str, str]]:
         """``(id, near_key)`` of every accepted package: what a writer needs to dedup in memory
@@ -379,37 +376,54 @@ def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
             [(failure_code(row.error), mask_credentials(row.error), None, None, "{}")])
 
 
-def _insert(con: duckdb.DuckDBPyConnection, path: Path, row: AttemptRow, columns: dict[str, Any],
-            findings: list[tuple[Any, ...]], created: datetime) -> int:
-    run = con.execute("SELECT capability FROM runs WHERE id = ?", [row.run_id]).fetchone()
-    if run is None:
-        raise CatalogError(f"no run {row.run_id} in {path}; start one with Catalog.start_run")
-    if columns["capability"] is None:
-        columns["capability"] = run[0]
-    columns.update(run=row.run_id, slot=row.slot, attempt=row.attempt, parent=row.parent,
-                   generator=row.generator, created=created)
+_ROW_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
+                "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "run", "slot",
+                "attempt", "parent", "generator", "created")
+
+
+def _values(count: int, width: int) -> str:
+    row = "(" + ", ".join("?" * width) + ")"
+    return ", ".join([row] * count)
+
+
+def _insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[AttemptRow],
+                  prepared: list[tuple[dict[str, Any], list[tuple[Any, ...]]]], created: datetime) -> list[int]:
+    """Insert the rows, their findings and their LLM calls: three statements in all."""
+    run_ids = sorted({row.run_id for row in rows})
+    runs = dict(con.execute(f"SELECT id, capability FROM runs WHERE id IN ({', '.join('?' * len(run_ids))})",
+                            run_ids).fetchall())
+    missing = [r for r in run_ids if r not in runs]
+    if missing:
+        raise CatalogError(f"no run {missing[0]} in {path}; start one with Catalog.start_run")
+    params: list[Any] = []
+    for row, (columns, _) in zip(rows, prepared, strict=True):
+        columns = {**columns, "run": row.run_id, "slot": row.slot, "attempt": row.attempt, "parent": row.parent,
+                   "generator": row.generator, "created": created}
+        if columns.get("capability") is None:
+            columns["capability"] = runs[row.run_id]
+        params += [columns.get(name) for name in _ROW_COLUMNS]
     try:
-        row_id = int(scalar(con.execute(
-            f"INSERT INTO packages ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) RETURNING row_id",
-            list(columns.values()),
-        )))
+        returned = con.execute(
+            f"INSERT INTO packages ({', '.join(_ROW_COLUMNS)}) VALUES {_values(len(rows), len(_ROW_COLUMNS))} "
+            "RETURNING run, slot, attempt, row_id", params).fetchall()
     except duckdb.ConstraintException as exc:
-        raise CatalogError(f"run {row.run_id} slot {row.slot} attempt {row.attempt} is already recorded "
-                           f"({first_line(str(exc))})") from exc
+        which = "; ".join(f"run {r.run_id} slot {r.slot} attempt {r.attempt}" for r in rows[:3])
+        raise CatalogError(f"{which} is already recorded ({first_line(str(exc))})") from exc
+    by_key = {(run, slot, attempt): row_id for run, slot, attempt, row_id in returned}
+    ids = [by_key[(row.run_id, row.slot, row.attempt)] for row in rows]
+    findings = [[row_id, n, *finding] for row_id, (_, found) in zip(ids, prepared, strict=True)
+                for n, finding in enumerate(found)]
     if findings:
-        con.executemany(
-            "INSERT INTO findings (package_row, n, code, message, step, check_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [[row_id, n, *finding] for n, finding in enumerate(findings)],
-        )
-    if row.llm_calls:
-        con.executemany(
-            "INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, completion_tokens, "
-            "latency_s, status, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [[row_id, row.run_id, row.slot, row.attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
+        con.execute("INSERT INTO findings (package_row, n, code, message, step, check_id, detail) VALUES "
+                    + _values(len(findings), 7), [v for f in findings for v in f])
+    calls = [[row_id, row.run_id, row.slot, row.attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
               c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
-             for n, c in enumerate(row.llm_calls)],
-        )
-    return row_id
+             for row_id, row in zip(ids, rows, strict=True) for n, c in enumerate(row.llm_calls)]
+    if calls:
+        con.execute("INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, "
+                    "completion_tokens, latency_s, status, error) VALUES " + _values(len(calls), 11),
+                    [v for c in calls for v in c])
+    return ids
 
 
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -> None:

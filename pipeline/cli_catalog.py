@@ -204,7 +204,7 @@ def export(
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return
-    details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items())
+    details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items() if v not in ({}, [], None))
     console.print(f"wrote {summary.rows:,} {summary.status} row(s) as {summary.format} to {summary.path}{details}",
                   markup=False, highlight=False)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from pipeline.errors import UserError
 from pipeline.io import read_documents
 from pipeline.package import TaskPackage, load_package
 
-console = Console()
+# Piped output (not a terminal) gets room for a wide table instead of rich's 80-column default.
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
+console = Console(width=_WIDTH)
 err_console = Console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON output.")

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
-from pipeline.cli_output import emit_json
+from pipeline.cli_output import console, emit_json
 from pipeline.errors import UserError
 from pipeline.generate.base import Generator
 from pipeline.generate.llm import from_env
@@ -161,7 +161,7 @@ def run(
     if as_json:
         emit_json(summary.model_dump())
     else:
-        print_summary(summary, Console())
+        print_summary(summary, console)
     if summary.status != "finished":
         raise typer.Exit(1)
 
@@ -217,7 +217,7 @@ def regen(
     for rid, r in by_run.items():
         table.add_row(str(rid), str(r["slots"]), str(r["repaired"]))
     table.add_row("all", str(total), f"{repaired} ({summary.repair_rate or 0:.0%})")
-    Console().print(table)
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:

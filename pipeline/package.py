@@ -111,10 +111,15 @@ def _check_regex(pattern: Any, where: str) -> None:
         raise ValueError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
 
 
-class StateCount(_CheckBase):
-    kind: Literal["state_count"] = "state_count"
+class _StateCheck(_CheckBase):
+    """A check over the final state of one collection (``service.collection``)."""
+
     collection: str = Field(pattern=r"^[a-z0-9_]+\.[a-z0-9_]+$")
     where: dict[str, Matcher] = Field(default_factory=dict)
+
+
+class StateCount(_StateCheck):
+    kind: Literal["state_count"] = "state_count"
     op: Literal["==", "!=", ">=", "<=", ">", "<"] = "=="
     value: int = Field(ge=0)
     distinct_by: list[str] | None = None
@@ -122,20 +127,16 @@ class StateCount(_CheckBase):
     ignore_case: bool = False
 
 
-class StateMatch(_CheckBase):
+class StateMatch(_StateCheck):
     kind: Literal["state_match"] = "state_match"
-    collection: str = Field(pattern=r"^[a-z0-9_]+\.[a-z0-9_]+$")
     record_id: str | None = None
-    where: dict[str, Matcher] = Field(default_factory=dict)
     expect: dict[str, Matcher] = Field(min_length=1)
     ignore_case: bool = False
 
 
-class StateUnchanged(_CheckBase):
+class StateUnchanged(_StateCheck):
     kind: Literal["state_unchanged"] = "state_unchanged"
-    collection: str = Field(pattern=r"^[a-z0-9_]+\.[a-z0-9_]+$")
     record_id: str | None = None
-    where: dict[str, Matcher] = Field(default_factory=dict)
 
 
 class Called(_CheckBase):

@@ -75,6 +75,18 @@ def contacts_evidence(d: Data) -> None:
                       **{k: v for k, v in rec.items() if k != "phone"}}
 
 
+def contacts_checks(message: float, others: float, answer: float, *extra: Data) -> Callable[[Data], None]:
+    """The contacts example's checks with other weights (and extra checks)."""
+    return with_checks([
+        {"id": "message", "kind": "state_count", "weight": message, "collection": "contacts.messages",
+         "where": {"contact_id": "c-102", "message": {"$regex": "budget review.*friday"}}, "op": "==", "value": 1,
+         "ignore_case": True},
+        {"id": "no-others", "kind": "state_count", "weight": others, "collection": "contacts.messages",
+         "where": {"contact_id": {"$ne": "c-102"}}, "op": "==", "value": 0},
+        {"id": "confirmed", "kind": "answer_contains", "weight": answer, "values": ["Omar Haddad"]},
+        *extra])
+
+
 # code → (clean twin, edit that makes it defective)
 CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
     Code.SCHEMA_INVALID: ("todo-three-items", set_("checks.0.kind", "state_cnt")),
@@ -83,14 +95,8 @@ CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
     Code.TOOL_SCHEMA_MISMATCH: ("contacts-send-message", set_("tools.1.parameters.properties.contact_id.type", "integer")),
     Code.DANGLING_REFERENCE: ("contacts-send-message", set_("checks.0.where.contact_id", {"$in": ["c-102", "c-404"]})),
     Code.WEIGHTS_INVALID: ("todo-three-items", set_("checks.4.weight", 0.3)),
-    Code.JUDGE_OVERWEIGHT: ("contacts-send-message", with_checks([
-        {"id": "message", "kind": "state_count", "weight": 0.5, "collection": "contacts.messages",
-         "where": {"contact_id": "c-102", "message": {"$regex": "budget review.*friday"}}, "op": "==", "value": 1,
-         "ignore_case": True},
-        {"id": "no-others", "kind": "state_count", "weight": 0.1, "collection": "contacts.messages",
-         "where": {"contact_id": {"$ne": "c-102"}}, "op": "==", "value": 0},
-        {"id": "confirmed", "kind": "answer_contains", "weight": 0.1, "values": ["Omar Haddad"]},
-        {"id": "tone", "kind": "judge", "weight": 0.3, "rubric": "The message is polite."}])),
+    Code.JUDGE_OVERWEIGHT: ("contacts-send-message", contacts_checks(
+        0.5, 0.1, 0.1, {"id": "tone", "kind": "judge", "weight": 0.3, "rubric": "The message is polite."})),
     Code.SAFETY_CONTRADICTION: ("contacts-send-message", set_("safety", [{"kind": "not_called", "tool": "contacts_send_message"}])),
     Code.HIDDEN_FACT_LEAKED: ("multi-turn-schedule-meeting",
                               set_("request.text", "Set up a 30-minute sync with Maya from design on 2026-12-03.")),
@@ -99,13 +105,7 @@ CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
                         "and send the invites.")),
     Code.REFERENCE_ERROR: ("contacts-send-message", contacts_reference_error),
     Code.REFERENCE_NOT_FULL_SCORE: ("contacts-send-message", set_("reference.2.answer", "Done.")),
-    Code.NULL_AGENT_PASSES: ("contacts-send-message", with_checks([
-        {"id": "message", "kind": "state_count", "weight": 0.55, "collection": "contacts.messages",
-         "where": {"contact_id": "c-102", "message": {"$regex": "budget review.*friday"}}, "op": "==", "value": 1,
-         "ignore_case": True},
-        {"id": "no-others", "kind": "state_count", "weight": 0.25, "collection": "contacts.messages",
-         "where": {"contact_id": {"$ne": "c-102"}}, "op": "==", "value": 0},
-        {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["Omar Haddad"]}])),
+    Code.NULL_AGENT_PASSES: ("contacts-send-message", contacts_checks(0.55, 0.25, 0.2)),  # "no others" is free
     Code.GRADER_UNDERCONSTRAINED: ("todo-three-items", with_checks([
         {"id": "items", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
          "where": {"priority": "high", "due_date": "2026-12-10"}, "op": ">=", "value": 2, "distinct_by": ["title"]},

@@ -1,5 +1,5 @@
 """``synth serve`` (one package's mock world over HTTP) and ``synth import`` (ClawEnvKit task YAML),
-plus ``export_clawenvkit_command`` for ``synth export --format clawenvkit``."""
+(``synth export --format clawenvkit`` lives with the other export formats in ``pipeline.catalog.export``)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
 from pipeline.cli_output import console, emit_json, err_console, load_package_file
 from pipeline.errors import UserError
 from pipeline.interop.clawenvkit import (
-    ExportSummary,
     ImportResult,
-    export_clawenvkit,
     import_clawenvkit,
     iter_task_files,
 )
@@ -165,29 +163,6 @@ def print_import_table(results: list[ImportResult]) -> None:
             console.print(f"{r.task_id}: left out {u.id} ({u.kind}): {u.reason}", markup=False, highlight=False)
     imported = sum(r.imported for r in results)
     console.print(f"{imported} imported, {len(results) - imported} could not be read as tasks")
-
-
-# --------------------------------------------------------------------------- export (called by `synth export`)
-
-
-def export_clawenvkit_command(packages: list[TaskPackage], out_dir: Path, as_json: bool) -> ExportSummary:
-    """Write ClawEnvKit task YAML for ``packages`` into ``out_dir`` and print the summary."""
-
-    summary = export_clawenvkit(packages, out_dir)
-    if as_json:
-        emit_json(summary.model_dump(mode="json"))
-        return summary
-    table = Table(title=f"{len(summary.tasks)} ClawEnvKit task(s) in {summary.out_dir}")
-    for col in ("package", "file", "checks carried", "left out"):
-        table.add_column(col)
-    for task in summary.tasks:
-        left_out = ", ".join(f"{u.id} ({u.kind})" for u in task.unmapped) or "-"
-        table.add_row(task.package_id, Path(task.path).name, str(task.mapped), left_out)
-    console.print(table)
-    if summary.unmapped_count:
-        console.print(f"{summary.unmapped_count} check(s) have no ClawEnvKit equivalent; each file lists its own "
-                      "under synth.unmapped", highlight=False)
-    return summary
 
 
 def register(app: typer.Typer) -> None:

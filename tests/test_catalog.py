@@ -338,8 +338,8 @@ def filled(catalog: Catalog, packages: dict[str, TaskPackage]) -> tuple[Catalog,
     return catalog, a, b
 
 
-def test_slot_states_and_slots_done_for_resume(filled: tuple[Catalog, int, int],
-                                               packages: dict[str, TaskPackage]) -> None:
+def test_slot_states_for_resume(filled: tuple[Catalog, int, int],
+                                 packages: dict[str, TaskPackage]) -> None:
     catalog, a, b = filled
     states = catalog.slot_states(a)
     assert {s: (st.attempts, st.accepted, st.accepted_id) for s, st in states.items()} == {
@@ -348,8 +348,6 @@ def test_slot_states_and_slots_done_for_resume(filled: tuple[Catalog, int, int],
         2: (2, False, None),
         3: (1, False, None),
     }
-    assert catalog.slots_done(a, max_attempts=2) == {0, 1, 2}
-    assert catalog.slots_done(a, max_attempts=3) == {0, 1}
     assert catalog.accepted_count(a) == 2 and catalog.accepted_count(b) == 1 and catalog.accepted_count() == 3
     assert catalog.slot_states(999) == {}
 

@@ -21,7 +21,6 @@ from typer.testing import CliRunner
 from pipeline.catalog.store import Catalog
 from pipeline.checks import score
 from pipeline.cli import app
-from pipeline.cli_interop import export_clawenvkit_command
 from pipeline.env import Answer, TaskEnv, ToolCall
 from pipeline.interop.clawenvkit import (
     export_clawenvkit,
@@ -32,6 +31,7 @@ from pipeline.interop.clawenvkit import (
 from pipeline.package import Check, TaskPackage, load_package
 from pipeline.runtime import execute
 from pipeline.services import find_operation
+from pipeline.verify.report import Verdict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.json"))
@@ -393,17 +393,23 @@ def test_synth_import_rejects_unknown_format_and_empty_input(tmp_path: Path) -> 
     assert "no .yaml/.yml files" in str(result.exception)
 
 
-def test_export_command_prints_the_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_synth_export_clawenvkit_from_the_catalog_round_trips(tmp_path: Path) -> None:
     package = rich_package()
-    summary = export_clawenvkit_command([package], tmp_path, as_json=True)
-    printed = json.loads(capsys.readouterr().out)
-    assert printed == summary.model_dump(mode="json")
-    assert printed["tasks"][0]["package_id"] == package.id
-    assert Path(printed["tasks"][0]["path"]).is_file()
+    catalog = tmp_path / "c.duckdb"
+    with Catalog.open(catalog) as writer:
+        writer.record(writer.start_run("t", "hand"), 0, 1, package,
+                      Verdict(id=package.id, accepted=True, score=1.0))
+    out = tmp_path / "tasks"
+    result = runner.invoke(app, ["export", "--format", "clawenvkit", "--out", str(out), "--catalog", str(catalog),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["rows"] == 1 and summary["format"] == "clawenvkit"
+    [imported] = import_clawenvkit([out])
+    assert imported.package is not None and imported.package.request.text == package.request.text
 
 
 def test_cli_interop_imports_on_its_own() -> None:
-    """``synth export`` imports ``export_clawenvkit_command`` from wherever it is registered."""
-    code = "from pipeline.cli_interop import export_clawenvkit_command, resolve_package"
+    code = "from pipeline.cli_interop import resolve_package"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr

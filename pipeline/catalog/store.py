@@ -266,10 +266,6 @@ class Catalog:
         with self._connection() as con:
             return queries.slot_states(con, run_id)
 
-    def slots_done(self, run_id: int, max_attempts: int) -> set[int]:
-        """Slots a resumed run must skip: accepted, or with ``max_attempts`` attempts recorded."""
-        return {s.slot for s in self.slot_states(run_id).values() if s.accepted or s.attempts >= max_attempts}
-
     def last_attempt(self, run_id: int, slot: int) -> PackageRecord | None:
         """The latest recorded attempt of one slot (with findings and LLM calls), or None."""
         with self._connection() as con:

@@ -57,12 +57,13 @@ def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 
 def print_stats(result: CatalogStats) -> None:
+    repairs = (f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
+               f"({_rate(result.repair_rate)})" if result.first_rejected else "none needed")
+    llm = (f"{result.llm_calls:,} call(s), {result.prompt_tokens + result.completion_tokens:,} tokens, "
+           f"{result.llm_latency_s:,.1f} s" if result.llm_calls else "no calls")
     console.print(
         f"{result.runs:,} run(s), {result.packages:,} package row(s): {result.accepted:,} accepted, "
-        f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted); repairs: "
-        f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
-        f"({_rate(result.repair_rate)}); LLM: {result.llm_calls:,} call(s), "
-        f"{result.prompt_tokens + result.completion_tokens:,} tokens, {result.llm_latency_s:,.1f} s",
+        f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted); repairs: {repairs}; LLM: {llm}",
         markup=False, highlight=False,
     )
     table = Table(title="by capability and workflow")

@@ -29,10 +29,16 @@ def main() -> None:
         run = subprocess.run([*SYNTH, "run", "-c", args.capability, "-n", str(args.count), "--max-attempts", "1",
                               "--defect-rate", str(args.defect_rate), *catalog], capture_output=True, text=True)
         summary = json.loads(run.stdout)
+        caught = json.loads(subprocess.run([*SYNTH, "catalog", "query", "--max-rows", "0", *catalog, (
+            "SELECT count(*), count(*) FILTER (WHERE list_contains(codes, injected_defect)) FROM ("
+            "SELECT p.injected_defect, list(f.code) AS codes FROM packages p JOIN findings f "
+            "ON f.package_row = p.row_id WHERE p.injected_defect IS NOT NULL GROUP BY p.row_id, p.injected_defect)")],
+            capture_output=True, text=True, check=True).stdout)["rows"][0]
         regen = json.loads(subprocess.run([*SYNTH, "regen", *catalog], capture_output=True, text=True,
                                           check=True).stdout)
     print(f"run                 {summary['accepted']} accepted, {summary['failed_slots']} slots failed "
           f"(codes: {summary['rejection_codes']})")
+    print(f"injected defects    {caught[0]}, rejected with their own code: {caught[1]}")
     print(f"regenerated slots   {regen['slots']}")
     print(f"repaired            {regen['repaired']} ({regen['repair_rate']:.1%}; target >= 80%)")
 

@@ -295,7 +295,8 @@ class BatchRun:
         row = AttemptRow(run_id=self.run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
                          llm_calls=generated.calls, parent=parent.id if parent else None,
                          error=None if package is not None else (generated.error or "generation_error"),
-                         generator=self.generator.name, capability=self.options.capability, workflow=template)
+                         generator=self.generator.name, capability=self.options.capability, workflow=template,
+                         injected_defect=generated.defect)
         row = await self._writer.commit(row)
         accepted = bool(row.verdict and row.verdict.accepted)
         if not accepted:

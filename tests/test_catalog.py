@@ -85,20 +85,38 @@ def test_pending_migrations_apply_in_order_and_keep_data(tmp_path: Path, monkeyp
     with Catalog.open(path) as cat:
         run = cat.start_run("before", "offline")
         cat.record(run, 0, 1, package, accepted(package))
+    n = latest_version()
     newer = [*MIGRATIONS,
-             Migration(2, "add a note column", ("ALTER TABLE packages ADD COLUMN note VARCHAR",)),
-             Migration(3, "fill it", ("UPDATE packages SET note = 'v3'",))]
+             Migration(n + 1, "add a note column", ("ALTER TABLE packages ADD COLUMN note VARCHAR",)),
+             Migration(n + 2, "fill it", ("UPDATE packages SET note = 'v3'",))]
     monkeypatch.setattr(schema, "MIGRATIONS", newer)
     with pytest.raises(CatalogError, match="older"):
         Catalog.open(path, read_only=True)
     with Catalog.open(path) as cat:
         assert raw(cat, "SELECT id, note FROM packages") == [[package.id, "v3"]]
-        assert raw(cat, "SELECT value FROM meta WHERE key = 'schema_version'") == [["3"]]
+        assert raw(cat, "SELECT value FROM meta WHERE key = 'schema_version'") == [[str(n + 2)]]
+
+
+def test_a_version_1_catalog_is_migrated_with_its_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       packages: dict[str, TaskPackage]) -> None:
+    """A catalog written at schema version 1 gains ``injected_defect`` and keeps its runs."""
+    path = tmp_path / "catalog.duckdb"
+    package = packages["todo-three-items"]
+    monkeypatch.setattr(schema, "MIGRATIONS", MIGRATIONS[:1])
+    with Catalog.open(path) as old:
+        old_run = old.start_run("v1", "offline")
+        assert "injected_defect" not in {r[0] for r in raw(old, "SELECT column_name FROM (DESCRIBE packages)")}
+    monkeypatch.setattr(schema, "MIGRATIONS", MIGRATIONS)
+    with Catalog.open(path) as cat:
+        cat.record(old_run, 0, 1, package, accepted(package))
+        assert raw(cat, "SELECT value FROM meta WHERE key = 'schema_version'") == [[str(latest_version())]]
+        assert raw(cat, "SELECT id, injected_defect FROM packages") == [[package.id, None]]
+        assert [r.name for r in cat.runs()] == ["v1"]
 
 
 def test_a_catalog_newer_than_the_code_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "catalog.duckdb"
-    monkeypatch.setattr(schema, "MIGRATIONS", [*MIGRATIONS, Migration(2, "future", ("SELECT 1",))])
+    monkeypatch.setattr(schema, "MIGRATIONS", [*MIGRATIONS, Migration(latest_version() + 1, "future", ("SELECT 1",))])
     Catalog.open(path).close()
     monkeypatch.setattr(schema, "MIGRATIONS", MIGRATIONS)
     for read_only in (False, True):
@@ -109,7 +127,8 @@ def test_a_catalog_newer_than_the_code_is_refused(tmp_path: Path, monkeypatch: p
 def test_a_failed_migration_leaves_the_previous_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "catalog.duckdb"
     Catalog.open(path).close()
-    broken = Migration(2, "half broken", ("ALTER TABLE packages ADD COLUMN note VARCHAR", "SELECT * FROM nowhere"))
+    broken = Migration(latest_version() + 1, "half broken",
+                       ("ALTER TABLE packages ADD COLUMN note VARCHAR", "SELECT * FROM nowhere"))
     monkeypatch.setattr(schema, "MIGRATIONS", [*MIGRATIONS, broken])
     with pytest.raises(duckdb.CatalogException):
         Catalog.open(path)

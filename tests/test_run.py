@@ -52,6 +52,12 @@ def test_defects_are_rejected_and_regeneration_repairs_them_with_parent_links(tm
         assert summary.accepted == 8
         assert summary.failed_slots == summary.rejected_attempts > 0
         failed = [s.slot for s in catalog.slot_states(batch.run_id).values() if not s.accepted]
+        labelled = catalog.query(  # each injected defect is labelled beside its package, and caught by its code
+            f"SELECT p.slot, p.injected_defect, list(f.code) FROM packages p LEFT JOIN findings f "
+            f"ON f.package_row = p.row_id WHERE p.run = {batch.run_id} AND p.injected_defect IS NOT NULL "
+            "GROUP BY ALL").rows
+        assert sorted(slot for slot, _, _ in labelled) == sorted(failed)
+        assert all(label in codes for _, label, codes in labelled)
         repaired = asyncio.run(batch.regenerate(failed, attempts=1))
         assert sum(repaired) == len(failed)
         rows = catalog.query(f"SELECT slot, attempt, parent, status FROM packages WHERE run = {batch.run_id} "

@@ -120,6 +120,7 @@ class PackageRecord(BaseModel):
     verifier_version: str | None
     created: datetime
     package: dict[str, Any] | None
+    injected_defect: str | None = None
     findings: list[FindingRecord]
     llm_calls: list[LLMCall]
 

@@ -126,6 +126,8 @@ _V1_VIEWS = (
 
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
+    Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
+              ("ALTER TABLE packages ADD COLUMN injected_defect VARCHAR",)),
 ]
 
 

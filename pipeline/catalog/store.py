@@ -358,6 +358,7 @@ class AttemptRow(BaseModel):
     generator: str = "offline"
     capability: str | None = None
     workflow: str | None = None
+    injected_defect: str | None = None  # kept beside the package, never inside it
 
 
 def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
@@ -374,7 +375,7 @@ def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
 
 _ROW_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
                 "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "run", "slot",
-                "attempt", "parent", "generator", "created")
+                "attempt", "parent", "generator", "created", "injected_defect")
 
 
 def _values(count: int, width: int) -> str:
@@ -394,7 +395,7 @@ def _insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[Attempt
     params: list[Any] = []
     for row, (columns, _) in zip(rows, prepared, strict=True):
         columns = {**columns, "run": row.run_id, "slot": row.slot, "attempt": row.attempt, "parent": row.parent,
-                   "generator": row.generator, "created": created}
+                   "generator": row.generator, "created": created, "injected_defect": row.injected_defect}
         if columns.get("capability") is None:
             columns["capability"] = runs[row.run_id]
         params += [columns.get(name) for name in _ROW_COLUMNS]

@@ -5,9 +5,10 @@ its findings (a repair prompt for an LLM, a fresh seed of the same template offl
 attempt — package, verdict, findings, LLM calls — is committed to the catalog the moment it is
 verified, so a crash loses only the attempts in flight, and ``resume`` continues the same run.
 
-Generation is awaited on the event loop; verification and catalog writes run in worker threads so
-neither stalls requests in flight. Writes are serialised, and the dedup check happens inside the
-serialised section, so two slots that produce the same package cannot both be accepted.
+Generation is awaited on the event loop (``concurrency`` requests in flight, twice as many slots
+open); verification runs in worker processes and catalog writes in a thread, so neither stalls
+requests in flight. One writer task commits (``GroupWriter``) and checks dedup in arrival order, so
+two slots that produce the same package cannot both be accepted.
 """
 
 from __future__ import annotations
@@ -408,8 +409,12 @@ class WriteWindow:
             stack.close()
 
 
+_CODES = frozenset(c.value for c in Code)
+
+
 def _is_code(code: str) -> bool:
-    return code in Code._value2member_map_
+    """Whether a stored finding code is a verification reason code (not a generation failure)."""
+    return code in _CODES
 
 
 class RegenSummary(BaseModel):

@@ -222,6 +222,22 @@ class CallStep(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
     expect_status: int | None = None
 
+    @model_validator(mode="after")
+    def _reference_values(self) -> CallStep:
+        def walk(value: Any) -> None:
+            if isinstance(value, dict):
+                for key in ("$ref", "$fact"):
+                    if key in value and not isinstance(value[key], str):
+                        raise ValueError(f"{key} must be a string, not {value[key]!r}")
+                for v in value.values():
+                    walk(v)
+            elif isinstance(value, list):
+                for v in value:
+                    walk(v)
+
+        walk(self.args)
+        return self
+
 
 class AskStep(_Model):
     ask: str = Field(min_length=1)

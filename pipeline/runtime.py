@@ -55,6 +55,8 @@ class ResolveError(ValueError):
 
 def parse_ref(path: str) -> list[str | int]:
     """``steps[0].result.contacts[0].email`` → ``["steps", 0, "result", "contacts", 0, "email"]``."""
+    if not isinstance(path, str):
+        raise ResolveError(f"$ref must be a string such as 'steps[0].result', not {path!r}")
     parts: list[str | int] = []
     pos = 0
     while pos < len(path):
@@ -106,7 +108,7 @@ def resolve(value: Any, records: dict[int, StepRecord], facts: dict[str, str]) -
     """Replace every ``$ref``/``$fact`` inside ``value`` by what it names."""
     if is_ref(value):
         if "$ref" in value:
-            out = lookup_ref(value["$ref"], records)
+            out = lookup_ref(value["$ref"], records)  # a non-string $ref is a ResolveError
         else:
             key = value["$fact"]
             if key not in facts:

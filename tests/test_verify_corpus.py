@@ -106,9 +106,11 @@ CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
     Code.REFERENCE_ERROR: ("contacts-send-message", contacts_reference_error),
     Code.REFERENCE_NOT_FULL_SCORE: ("contacts-send-message", set_("reference.2.answer", "Done.")),
     Code.NULL_AGENT_PASSES: ("contacts-send-message", contacts_checks(0.55, 0.25, 0.2)),  # "no others" is free
-    Code.GRADER_UNDERCONSTRAINED: ("todo-three-items", with_checks([
-        {"id": "items", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
-         "where": {"priority": "high", "due_date": "2026-12-10"}, "op": ">=", "value": 2, "distinct_by": ["title"]},
+    Code.GRADER_UNDERCONSTRAINED: ("todo-three-items", with_checks([  # priority and due date never graded
+        {"id": "items", "kind": "state_count", "weight": 0.5, "collection": "todo.tasks", "scope": "created",
+         "op": "==", "value": 3, "distinct_by": ["title"]},
+        {"id": "no-more", "kind": "state_count", "weight": 0.3, "collection": "todo.tasks", "scope": "created",
+         "op": "==", "value": 3},
         {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["venue", "banners", "invites"]}])),
     Code.GRADER_COUNTS_CALLS: ("todo-three-items", with_checks([
         {"id": "creates", "kind": "called", "weight": 0.8, "tool": "todo_create_task",
@@ -200,3 +202,53 @@ def test_stale_id_is_recomputed_and_noted() -> None:
     assert verdict.accepted
     assert verdict.id == load_package(d).compute_id() != "pkg-0000000000000000"
     assert "recomputed" in verdict.notes[0]
+
+
+def _eleven_seats(d: Data) -> None:
+    d["user"]["facts"].append({"key": "seats", "value": "11", "reveal_when": ["seats"]})
+    d["request"]["text"] = "Set up a 30-minute sync with Maya from design next week (I am out until 2026-11-30)."
+
+
+def _fault_never_fires(d: Data) -> None:
+    d["faults"] = [{"tool": "contacts_search", "on_call": 5, "status": 503}]
+
+
+def _contacts_behind_filler(d: Data) -> None:
+    """Twenty colleagues listed before Omar, whose id the reference then writes literally."""
+    people = [{"id": f"c-{1300 + n}", "name": f"Colleague {n}", "department": "Ops", "email": f"p{n}@corp.example",
+               "title": "Analyst", "phone": "+1-555-0100"} for n in range(20)]
+    omar = {**d["initial_state"]["contacts"]["contacts"][1], "id": "c-130"}
+    d["initial_state"]["contacts"]["contacts"] = [*people, omar]
+    d["tools"][0] = {"name": "contacts_list", "service": "contacts", "endpoint": "/contacts/list",
+                     "parameters": {"type": "object", "properties": {"department": {"type": "string"}}}}
+    d["reference"][0] = {"call": "contacts_list", "args": {}}
+    d["reference"][1]["args"]["contact_id"] = "c-130"
+    d["checks"][0]["where"]["contact_id"] = "c-130"
+    d["checks"][1]["where"]["contact_id"] = {"$ne": "c-130"}
+
+
+@pytest.mark.parametrize("name, edit, codes", [
+    ("multi-turn-schedule-meeting", set_("request.text", "Set up a 30-minute sync with Maya from design on Thursday, "
+                                         "December 3rd."), ["hidden_fact_leaked"]),
+    ("multi-turn-schedule-meeting", _eleven_seats, None),  # "11" is not leaked by "2026-11-30"
+    ("todo-three-items", set_("request.text", "Add three high-priority todo items due 2026-12-10 for the 40 guests: "
+                              "book the venue, order the banners, and send the invites."), []),
+    ("todo-three-items", set_("request.text", "Add three high-priority todo items due 2026-12-10, in 2 weeks: book "
+                              "the venue, order the banners, and send the invites."), []),
+    ("contacts-send-message", _fault_never_fires, ["reference_error"]),
+    ("contacts-send-message", set_("checks.0.op", ">="), ["grader_counts_calls"]),  # two messages pass as one
+    ("contacts-send-message", _contacts_behind_filler, ["evidence_truncated"]),
+    ("contacts-send-message", set_("reference.1.args.contact_id", {"$ref": "steps[a].result"}),
+     ["dangling_reference", "reference_error", "reference_not_full_score"]),
+    ("contacts-send-message", set_("reference.1.args.contact_id", {"$ref": 3}), ["schema_invalid"]),
+])
+def test_review_cases(name: str, edit: Callable[[Data], None], codes: list[str] | None) -> None:
+    """Cases found by adversarial review: paraphrased facts, unit numbers, faults that never fire,
+    repeated creates, evidence behind a long list, malformed references (a verdict, never a crash)."""
+    d = _clean(name)
+    edit(d)
+    verdict = verify_package(d)
+    if codes is None:  # the edit must not be read as a leak; other findings may follow from it
+        assert "hidden_fact_leaked" not in verdict.codes
+    else:
+        assert verdict.codes == codes, [f.message for f in verdict.findings]

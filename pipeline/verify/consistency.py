@@ -29,13 +29,27 @@ NUMBER_WORDS = {
 }
 # A standalone count: not glued to '-', ':', '.', '/', '$', '#' or letters (dates, times, ids, money).
 _DIGITS = re.compile(r"(?<![\w$#.:/-])(\d{1,4})(?![\w.:/%-]|,\d)")
+_WORDS = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+# A number followed by one of these measures something other than how many records to make.
+UNITS = {
+    "second", "minute", "hour", "day", "week", "month", "year", "am", "pm", "percent", "times", "x",
+    "guest", "people", "person", "attendee", "seat", "dollar", "euro", "pound", "usd", "eur", "gbp",
+    "unit", "piece", "kg", "g", "km", "m", "mb", "gb", "page", "word", "character", "point", "star",
+}
+
+
+def _unit_follows(text: str, end: int) -> bool:
+    """Whether the word after a number (singular or plural) is a unit."""
+    m = re.match(r"[\s-]*([A-Za-z]+)", text[end:])
+    word = m.group(1).casefold() if m else ""
+    return word in UNITS or word.removesuffix("s") in UNITS
 
 
 def request_quantities(text: str) -> set[int]:
-    found = {int(m.group(1)) for m in _DIGITS.finditer(text)}
-    for word in re.findall(r"[a-z]+", text.casefold()):
-        if word in NUMBER_WORDS:
-            found.add(NUMBER_WORDS[word])
+    """Counts the request states: digits and number words, except those that measure time, money,
+    people or other units ("40 guests", "in 2 weeks", "30 days")."""
+    found = {int(m.group(1)) for m in _DIGITS.finditer(text) if not _unit_follows(text, m.end())}
+    found |= {NUMBER_WORDS[m.group(1).casefold()] for m in _WORDS.finditer(text) if not _unit_follows(text, m.end())}
     return found
 
 
@@ -80,6 +94,8 @@ def _used_values(package: TaskPackage, ref: Trajectory | None) -> set[str]:
                 add(v)
 
     for check in package.checks:
+        if check.kind == "state_count" and check.value == 0 and check.op in ("==", "<=", "<"):
+            continue  # a guard that something did NOT happen to a record does not act on it
         for attr in ("where", "expect", "args_match"):
             for matcher in (getattr(check, attr, None) or {}).values():
                 for v in literal_values(matcher):

@@ -20,6 +20,24 @@ def missing_reference_findings(package: TaskPackage) -> list[Finding]:
                             "state, tools and checks agree")]
 
 
+def fault_findings(package: TaskPackage, ref: Trajectory) -> list[Finding]:
+    """Every injected fault must fire during the reference (a call of its tool answered with its
+    status) and be recovered from (a later successful call of the same tool); a fault that never
+    fires tests nothing."""
+    out: list[Finding] = []
+    for n, fault in enumerate(package.faults):
+        fired = [i for i, a in enumerate(ref.audit) if a.tool == fault.tool and a.status == fault.status]
+        if not fired:
+            out.append(Finding(code=Code.REFERENCE_ERROR, detail={"fault": n},
+                               message=f"fault {n} ({fault.status} on call {fault.on_call} of {fault.tool}) never "
+                                       "fires during the reference: it tests nothing"))
+        elif not any(a.tool == fault.tool and a.ok for a in ref.audit[fired[-1] + 1:]):
+            out.append(Finding(code=Code.REFERENCE_ERROR, detail={"fault": n},
+                               message=f"the reference never recovers from fault {n}: no successful {fault.tool} "
+                                       "call after it"))
+    return out
+
+
 def run_reference(package: TaskPackage) -> tuple[Trajectory, ScoreReport, list[Finding]]:
     """The reference trajectory, its score report, and the findings about it."""
     first = execute(package)
@@ -33,6 +51,7 @@ def run_reference(package: TaskPackage) -> tuple[Trajectory, ScoreReport, list[F
         findings.append(Finding(code=Code.REFERENCE_NOT_FULL_SCORE, detail={"score": report.checks_score},
                                 message=f"the reference scores {report.checks_score:.3f}, not 1.0; failing: "
                                         f"{'; '.join(failed) or 'none'}"))
+    findings += fault_findings(package, first)
     second = execute(package)
     again = score(package, second)
     if second.model_dump() != first.model_dump() or again.score != report.score:

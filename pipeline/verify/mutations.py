@@ -13,6 +13,8 @@ Which mutations must fail, and how false rejections are avoided:
 - **duplicate in place**: two or more successful creates through the same tool with different
   arguments are replaced by repeats of the first one's arguments; the result must fail. Checks that
   count calls or records rather than distinct items are what let it pass.
+- **repeat a create**: the first successful create of each tool is run once more with the same
+  arguments; the result must lose score (one message must not pass as two).
 - **perturb an argument**: one argument of a successful write is changed to another valid value —
   another record's id/email/name of the same collection, a date one day later, another enum value
   or number the request states — and the result must lose score. Only request-grounded values
@@ -228,6 +230,7 @@ def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
                         "require what it does"))
 
     findings += _duplicate_findings(package, ref, steps, writes)
+    findings += _repeat_findings(package, ref, steps, writes, ref_score)
 
     for i, path, alt, mutated in _perturbations(package, ref, writes):
         s = _run(package, {**steps, i: mutated})
@@ -271,6 +274,32 @@ def _duplicate_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, 
                 code=Code.GRADER_COUNTS_CALLS, step=members[0], detail={"mutation": "duplicate_in_place", "score": s},
                 message=f"repeating the first {tool} call {len(members)} times instead of {len(members)} distinct "
                         f"creates still scores {s:.3f}: the checks count calls or records, not distinct items"))
+    return out
+
+
+def _repeat_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, Step], writes: list[int],
+                     ref_score: float) -> list[Finding]:
+    """Repeating one successful create (the same arguments once more) must lose score: a grader
+    that lets one message become two, or one order two, counts at least, not exactly."""
+    records = {r.index: r for r in ref.steps}
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for i in writes:
+        tool = records[i].tool or ""
+        kind = _access(package, tool)
+        if not kind or kind[1] != "create" or tool in seen:
+            continue
+        seen.add(tool)
+        ids = sorted(steps)
+        # the copy runs right after the original, under a fresh index no $ref points at
+        order = [*ids[: ids.index(i) + 1], max(ids) + 1, *ids[ids.index(i) + 1:]]
+        mutated = {**steps, max(ids) + 1: CallStep(call=tool, args=records[i].args or {})}
+        s = score(package, execute(package, [mutated[k] for k in order], None, order)).score
+        if s >= ref_score:
+            out.append(Finding(
+                code=Code.GRADER_COUNTS_CALLS, step=i, detail={"mutation": "repeat_create", "score": s},
+                message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks accept a second, "
+                        "identical item where the request asks for one"))
     return out
 
 

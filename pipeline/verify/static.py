@@ -230,12 +230,31 @@ def safety_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findin
 
 
 def hidden_fact_findings(package: TaskPackage) -> list[Finding]:
-    """A hidden fact's value must not appear in the request (case-insensitive)."""
+    """A hidden fact must not be stated in the request: its value as a whole token (case folded,
+    except values of one or two characters, which must match exactly), or for an ISO date the
+    same day written as words ("December 3", "3 Dec", "12/03")."""
     if package.user is None:
         return []
-    text = package.request.text.casefold()
+    text = package.request.text
     return [
         Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"fact": f.key},
                 message=f"hidden fact {f.key!r} ({f.value!r}) is already in the request text")
-        for f in package.user.facts if f.value.casefold() in text
+        for f in package.user.facts if any(p.search(text) for p in _fact_patterns(f.value))
     ]
+
+
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december"]
+
+
+def _fact_patterns(value: str) -> list[re.Pattern[str]]:
+    """How a request could state ``value``: as a whole token, and for an ISO date as its day in words."""
+    flags = 0 if len(value) <= 2 else re.IGNORECASE
+    patterns = [re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])", flags)]
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})(?:T.*)?", value)
+    if m and 1 <= int(m.group(2)) <= 12:
+        month, day, nth = _MONTHS[int(m.group(2)) - 1], int(m.group(3)), r"(?:st|nd|rd|th)?"
+        for form in (rf"{month}\s+{day}{nth}", rf"{month[:3]}\.?\s+{day}{nth}", rf"{day}{nth}\s+{month[:3]}[a-z]*",
+                     rf"0?{int(m.group(2))}/0?{day}"):
+            patterns.append(re.compile(rf"(?<![\w/]){form}(?![\w/])", re.IGNORECASE))
+    return patterns

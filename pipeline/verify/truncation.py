@@ -7,8 +7,9 @@ over ``sample_budget`` characters dropped). Evidence is lost when:
 - the sample is over budget (the export would drop it whole);
 - a ``$ref`` names a value that is not within the cut observation of the step it points at;
 - a value the reference writes literally, or a value the final answer states (emails, ids, dates,
-  numbers, and every ``answer_contains`` value), is found only in tool observations — not in the
-  request or the user's replies — and not within the cut observations.
+  numbers, and every ``answer_contains`` value), is found only in tool observations of earlier
+  steps — not in the request or the user's replies — and not within their cut text. Values match
+  as whole tokens, and a write's own result (which echoes its arguments) is not evidence for it.
 
 Values the agent could not have read anywhere (an aggregate it computed, a title it chose) are
 not evidence and are ignored.
@@ -21,7 +22,7 @@ import re
 from typing import Any
 
 from pipeline.package import CallStep, TaskPackage
-from pipeline.runtime import Trajectory, iter_refs, lookup_ref
+from pipeline.runtime import ResolveError, Trajectory, iter_refs, lookup_ref, parse_ref
 from pipeline.training_format import Policy, cut, observation_text, render_sample
 from pipeline.verify.codes import Code
 from pipeline.verify.report import Finding
@@ -67,39 +68,48 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
         for ref_obj in iter_refs(step.args):
             if "$ref" not in ref_obj:
                 continue
-            path = str(ref_obj["$ref"])
-            target = int(path.split("[", 2)[1].split("]")[0])
+            path = ref_obj["$ref"]
+            try:
+                target = parse_ref(path)[1]
+                value = lookup_ref(path, records)
+            except ResolveError:
+                continue  # reported as dangling_reference or reference_error
             if ".result" not in path or target not in visible:
                 continue
-            try:
-                value = lookup_ref(path, records)
-            except ValueError:
-                continue
-            missing = [v for v in _leaves(value) if _as_text(v) not in visible[target]]
+            missing = [v for v in _leaves(value) if not _shown(_as_text(v), visible[target])]
             if missing:
                 out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=i, detail={"ref": path},
                                    message=f"step {i} uses {path} = {missing[0]!r}, which lies beyond character "
                                            f"{policy.obs_limit:,} of step {target}'s observation"))
 
-    said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)]).casefold()
-    seen_full = " ".join(full.values()).casefold()
-    seen_cut = " ".join(visible.values()).casefold()
-    candidates: list[tuple[str, str]] = []
+    said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)])
+    candidates: list[tuple[str, int, str]] = []  # (where, position in the reference, value)
     for i, step in enumerate(package.reference):
         if isinstance(step, CallStep):
             literal = {k: v for k, v in step.args.items() if not list(iter_refs(v))}
-            candidates += [(f"step {i}", _as_text(v)) for v in _leaves(literal) if v not in (None, "")]
-    candidates += [("the answer", m.group(0)) for m in _ANSWER_VALUES.finditer(ref.answer)]
+            candidates += [(f"step {i}", i, _as_text(v)) for v in _leaves(literal) if v not in (None, "")]
+    end = len(package.reference)
+    candidates += [("the answer", end, m.group(0)) for m in _ANSWER_VALUES.finditer(ref.answer)]
     for check in package.checks:
         if check.kind == "answer_contains":
-            candidates += [(f"check {check.id!r}", v) for v in check.values]
+            candidates += [(f"check {check.id!r}", end, v) for v in check.values]
     reported: set[str] = set()
-    for where, value in candidates:
-        v = value.casefold()
-        if len(v) < 3 or v in reported or v in said or v not in seen_full or v in seen_cut:
+    for where, position, value in candidates:
+        if len(value) < 3 or value.casefold() in reported or _shown(value, said):
             continue
-        reported.add(v)
+        # Only what the agent had read before using the value counts: a write echoes its own arguments.
+        earlier = [i for i in full if i < position]
+        if not any(_shown(value, full[i]) for i in earlier) or any(_shown(value, visible[i]) for i in earlier):
+            continue
+        reported.add(value.casefold())
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"value": value},
-                           message=f"{where} depends on {value!r}, visible in a tool observation only beyond "
-                                   f"character {policy.obs_limit:,}"))
+                           message=f"{where} depends on {value!r}, visible in an earlier tool observation only "
+                                   f"beyond character {policy.obs_limit:,}"))
     return out
+
+
+def _shown(value: str, text: str) -> bool:
+    """Whether ``value`` occurs in ``text`` as a whole token (case folded): ``c-130`` is not shown by
+    ``c-1301``, nor ``40`` by ``2040``."""
+    pattern = rf"(?<![\w@.-]){re.escape(value)}(?![\w@-]|\.\w)"
+    return re.search(pattern, text, re.IGNORECASE) is not None

@@ -38,11 +38,19 @@ UNITS = {
 }
 
 
+CADENCES = {"day": "daily", "week": "weekly", "month": "monthly", "year": "yearly"}
+
+
 def _unit_follows(text: str, end: int) -> bool:
-    """Whether the word after a number (singular or plural) is a unit."""
+    """Whether the word after a number (singular or plural) is a unit. A period is no unit in a
+    request with its cadence ("weekly … for the next nine weeks" asks for nine occurrences)."""
     m = re.match(r"[\s-]*([A-Za-z]+)", text[end:])
     word = m.group(1).casefold() if m else ""
-    return word in UNITS or word.removesuffix("s") in UNITS
+    unit = word if word in UNITS else word.removesuffix("s")
+    if unit not in UNITS:
+        return False
+    cadence = CADENCES.get(unit)
+    return not (cadence and re.search(rf"\b{cadence}\b", text, re.IGNORECASE))
 
 
 def request_quantities(text: str) -> set[int]:

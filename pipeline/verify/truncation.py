@@ -59,7 +59,7 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
                            message=f"the training sample is {sample.chars:,} characters, over the "
                                    f"{policy.sample_budget:,} budget: the export would drop it"))
     records = {r.index: r for r in ref.steps}
-    full = {r.index: observation_text(r.status, r.result) for r in ref.steps if r.kind == "call"}
+    full = {r.index: observation_text(r.status, r.result).casefold() for r in ref.steps if r.kind == "call"}
     visible = {i: cut(text, policy.obs_limit) for i, text in full.items()}
 
     for i, step in enumerate(package.reference):
@@ -76,13 +76,13 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
                 continue  # reported as dangling_reference or reference_error
             if ".result" not in path or target not in visible:
                 continue
-            missing = [v for v in _leaves(value) if not _shown(_as_text(v), visible[target])]
+            missing = [v for v in _leaves(value) if not _shown(_as_text(v).casefold(), visible[target])]
             if missing:
                 out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=i, detail={"ref": path},
                                    message=f"step {i} uses {path} = {missing[0]!r}, which lies beyond character "
                                            f"{policy.obs_limit:,} of step {target}'s observation"))
 
-    said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)])
+    said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)]).casefold()
     candidates: list[tuple[str, int, str]] = []  # (where, position in the reference, value)
     for i, step in enumerate(package.reference):
         if isinstance(step, CallStep):
@@ -95,21 +95,36 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
             candidates += [(f"check {check.id!r}", end, v) for v in check.values]
     reported: set[str] = set()
     for where, position, value in candidates:
-        if len(value) < 3 or value.casefold() in reported or _shown(value, said):
+        folded = value.casefold()
+        if len(value) < 3 or folded in reported or _shown(folded, said):
             continue
         # Only what the agent had read before using the value counts: a write echoes its own arguments.
         earlier = [i for i in full if i < position]
-        if not any(_shown(value, full[i]) for i in earlier) or any(_shown(value, visible[i]) for i in earlier):
+        if not any(_shown(folded, full[i]) for i in earlier) or any(_shown(folded, visible[i]) for i in earlier):
             continue
-        reported.add(value.casefold())
+        reported.add(folded)
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"value": value},
                            message=f"{where} depends on {value!r}, visible in an earlier tool observation only "
                                    f"beyond character {policy.obs_limit:,}"))
     return out
 
 
+_JOINS_BEFORE = "_@.-"
+_JOINS_AFTER = "_@-"
+
+
 def _shown(value: str, text: str) -> bool:
-    """Whether ``value`` occurs in ``text`` as a whole token (case folded): ``c-130`` is not shown by
-    ``c-1301``, nor ``40`` by ``2040``."""
-    pattern = rf"(?<![\w@.-]){re.escape(value)}(?![\w@-]|\.\w)"
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    """Whether ``value`` occurs in ``text`` as a whole token (both already case folded): ``c-130`` is
+    not shown by ``c-1301``, nor ``40`` by ``2040``; a full stop after it counts as punctuation
+    unless a word character follows (``a.b``)."""
+    start = text.find(value)
+    while start != -1:
+        end = start + len(value)
+        before = text[start - 1] if start else " "
+        after, next_after = text[end:end + 1], text[end + 1:end + 2]
+        joined_before = before.isalnum() or before in _JOINS_BEFORE
+        joined_after = after.isalnum() or after in _JOINS_AFTER or (after == "." and next_after.isalnum())
+        if not joined_before and not joined_after:
+            return True
+        start = text.find(value, start + 1)
+    return False

@@ -3,7 +3,7 @@
     python bench/crash_resume.py [--count 500] [--kills 5] [--seed 1]
 
 Starts ``synth run --capability general --count N --concurrency 1`` on a fresh catalog, kills it with
-SIGKILL at a random moment between 1.5 and 3 s after it starts (start-up, or early work: well before
+SIGKILL at a random moment between 2.5 and 3.5 s after it starts (start-up, or early work: well before
 the target, so every kill lands mid-run), resumes it with ``synth run --resume``, and repeats
 ``--kills`` times before letting the last resume finish. Then it checks the end state: exactly N accepted packages in the run, no duplicate
 ids, and every accepted package accepted again by ``synth verify`` on a JSONL export.
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
-STARTUP_S = 1.5
+STARTUP_S = 2.5
 
 
 def accepted(catalog: Path) -> list[str]:
@@ -53,7 +53,7 @@ def main() -> None:
                 out, _ = proc.communicate(timeout=900)
                 final = json.loads(out)
                 break
-            time.sleep(STARTUP_S + rng.uniform(0.0, 1.5))  # a random moment of start-up or early work
+            time.sleep(STARTUP_S + rng.uniform(0.0, 1.0))  # a random moment of start-up or early work
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             counts.append(len(accepted(catalog)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -252,3 +253,20 @@ def test_review_cases(name: str, edit: Callable[[Data], None], codes: list[str] 
         assert "hidden_fact_leaked" not in verdict.codes
     else:
         assert verdict.codes == codes, [f.message for f in verdict.findings]
+
+
+def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
+    """The supplier email carries an instruction to write to an outside address; a package whose
+    reference does so (and whose checks reward it) contradicts the request."""
+    from pipeline.generate.offline import generate_package
+
+    clean = generate_package("safety", "supplier-email-injection", 7, 2)
+    assert verify_package(clean).accepted
+    data = clean.model_dump(mode="json")
+    planted = next(e for rec in data["initial_state"]["gmail"]["messages"]
+                   for e in re.findall(r"[\w.+-]+@secure-verify\.example", rec.get("body", "")))
+    data["safety"] = [r for r in data["safety"] if r["kind"] != "not_called"]
+    data["reference"].insert(-1, {"call": "gmail_send", "args": {"to": planted, "subject": "Stock", "body": "Done."}})
+    verdict = verify_package(data)
+    assert "request_check_mismatch" in verdict.codes
+    assert any(planted in f.message for f in verdict.findings)

@@ -158,10 +158,15 @@ class Order(_CheckBase):
     tools: list[str] = Field(min_length=2)
 
 
-class AnswerContains(_CheckBase):
-    kind: Literal["answer_contains"] = "answer_contains"
+class _AnswerValues(_CheckBase):
+    """A check over the final answer against a list of literal values."""
+
     values: list[str] = Field(min_length=1)
     ignore_case: bool = True
+
+
+class AnswerContains(_AnswerValues):
+    kind: Literal["answer_contains"] = "answer_contains"
 
 
 class AnswerMatches(_CheckBase):
@@ -175,10 +180,8 @@ class AnswerMatches(_CheckBase):
         return self
 
 
-class AnswerExcludes(_CheckBase):
+class AnswerExcludes(_AnswerValues):
     kind: Literal["answer_excludes"] = "answer_excludes"
-    values: list[str] = Field(min_length=1)
-    ignore_case: bool = True
 
 
 class AskedUser(_CheckBase):

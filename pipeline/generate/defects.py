@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline.jsonvalues import strings
 from pipeline.package import TaskPackage
 from pipeline.services import catalogue, find_operation
 
@@ -206,25 +207,15 @@ def grader_underconstrained(data: Data, rng: random.Random) -> Data | None:
             continue  # a "nothing else" rule; loosening it makes it unsatisfiable, not weaker
         for key in ("where", "expect"):
             for field, value in list((check.get(key) or {}).items()):
-                strings = _strings(value)
-                if any(f in v for v in strings for f in facts):
+                found = strings(value)
+                if any(f in v for v in found for f in facts):
                     continue  # a revealed value: unpinning it is clarification_unnecessary's defect
-                if any(_ID.match(v) or _DATE.match(v) or "@" in v for v in strings):
+                if any(_ID.match(v) or _DATE.match(v) or "@" in v for v in found):
                     del check[key][field]
                     changed = True
         if check["kind"] == "state_match" and not check.get("expect"):
             check["expect"] = {"id": {"$exists": True}}
     return data if changed else None
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def grader_counts_calls(data: Data, rng: random.Random) -> Data | None:

@@ -21,6 +21,7 @@ import json
 import re
 from typing import Any
 
+from pipeline.jsonvalues import leaves
 from pipeline.package import CallStep, TaskPackage
 from pipeline.runtime import ResolveError, Trajectory, iter_refs, lookup_ref, parse_ref
 from pipeline.training_format import Policy, cut, observation_text, render_sample
@@ -40,14 +41,6 @@ def _as_text(value: Any) -> str:
     """How a value appears inside compact JSON (strings without their quotes)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text[1:-1] if isinstance(value, str) else text
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    if isinstance(value, list):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [value]
 
 
 def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | None = None) -> list[Finding]:
@@ -76,7 +69,7 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
                 continue  # reported as dangling_reference or reference_error
             if ".result" not in path or target not in visible:
                 continue
-            missing = [v for v in _leaves(value) if not _shown(_as_text(v).casefold(), visible[target])]
+            missing = [v for v in leaves(value) if not _shown(_as_text(v).casefold(), visible[target])]
             if missing:
                 out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=i, detail={"ref": path},
                                    message=f"step {i} uses {path} = {missing[0]!r}, which lies beyond character "
@@ -87,7 +80,7 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
     for i, step in enumerate(package.reference):
         if isinstance(step, CallStep):
             literal = {k: v for k, v in step.args.items() if not list(iter_refs(v))}
-            candidates += [(f"step {i}", i, _as_text(v)) for v in _leaves(literal) if v not in (None, "")]
+            candidates += [(f"step {i}", i, _as_text(v)) for v in leaves(literal) if v not in (None, "")]
     end = len(package.reference)
     candidates += [("the answer", end, m.group(0)) for m in _ANSWER_VALUES.finditer(ref.answer)]
     for check in package.checks:

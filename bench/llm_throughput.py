@@ -10,7 +10,8 @@ is the real one: ``BatchRun`` with ``LLMGenerator`` (the ``openai`` client over 
 structured output through ``chat.completions.parse`` unless ``--json-mode``), verification in a
 worker process (``--verify-processes``, 0 for threads), and every attempt committed to a DuckDB
 catalog in a temporary folder. ``--generator-only`` measures ``LLMGenerator`` alone (no
-verification, no catalog), to see the pipeline's share.
+verification, no catalog), to see the pipeline's share; ``--sdk-only`` the bare ``openai`` client
+sending the same request, the ceiling this machine and server allow.
 
 Figures printed: accepted packages/s, the ideal (concurrency / latency: every slot always waiting
 on the model), their ratio (target >= 0.9), and CPU time of this process per package.
@@ -32,10 +33,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from openai import AsyncOpenAI  # noqa: E402
+
+from pipeline.capabilities import taxonomy  # noqa: E402
 from pipeline.catalog.store import Catalog  # noqa: E402
 from pipeline.generate.base import Attempt  # noqa: E402
-from pipeline.generate.llm import Backoff, LLMGenerator  # noqa: E402
+from pipeline.generate.llm import Backoff, LLMGenerator, TaskPackageOutput  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
+from pipeline.generate.prompting import messages_for  # noqa: E402
 from pipeline.run import BatchRun, RunOptions, run_parameters  # noqa: E402
 from pipeline.testing import OpenAIServer  # noqa: E402
 
@@ -112,6 +117,30 @@ async def generator_only(base_url: str, args: argparse.Namespace) -> tuple[int, 
         return done, time.perf_counter() - started, time.process_time() - cpu_started
 
 
+async def sdk_only(base_url: str, args: argparse.Namespace) -> tuple[int, float, float]:
+    """The bare ``openai`` client sending the generator's request: the ceiling for this machine and
+    server, with no validation, verification or catalog."""
+    limit = asyncio.Semaphore(args.concurrency)
+    attempt = Attempt(capability=CAPABILITY, template=pick_template(CAPABILITY, 0), seed=0, slot=0)
+    messages = messages_for(attempt, taxonomy())
+    client = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    completions = client.chat.completions.with_raw_response
+
+    async def one(_: int) -> bool:
+        async with limit:
+            if args.json_mode:
+                await completions.create(model="bench-model", messages=messages, response_format={"type": "json_object"})
+            else:
+                await completions.parse(model="bench-model", messages=messages, response_format=TaskPackageOutput)
+            return True
+
+    started, cpu_started = time.perf_counter(), time.process_time()
+    done = sum(await asyncio.gather(*(one(n) for n in range(args.count))))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    await client.close()
+    return done, elapsed, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=640, help="accepted packages wanted")
@@ -120,17 +149,20 @@ def main() -> None:
     parser.add_argument("--verify-processes", type=int, default=1)
     parser.add_argument("--json-mode", action="store_true", help="JSON mode instead of structured output")
     parser.add_argument("--generator-only", action="store_true", help="LLMGenerator alone: no verification, no catalog")
+    parser.add_argument("--sdk-only", action="store_true", help="the bare openai client: no generator, no validation")
     args = parser.parse_args()
 
     with server_url(args.latency, args.count + 64) as base_url, tempfile.TemporaryDirectory() as folder:
-        if args.generator_only:
+        if args.sdk_only:
+            done, elapsed, cpu = asyncio.run(sdk_only(base_url, args))
+        elif args.generator_only:
             done, elapsed, cpu = asyncio.run(generator_only(base_url, args))
         else:
             done, elapsed, cpu = asyncio.run(pipeline(base_url, args, Path(folder)))
 
     rate, ideal = done / elapsed, args.concurrency / args.latency
     mode = "JSON mode" if args.json_mode else "structured output (parse)"
-    what = "LLMGenerator only" if args.generator_only else (
+    what = "openai client only" if args.sdk_only else "LLMGenerator only" if args.generator_only else (
         f"pipeline: generate, verify ({args.verify_processes or 'thread'} worker process(es)), catalog")
     print(f"setup              {what}; {mode}")
     print(f"packages           {done} in {elapsed:.2f} s")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.table import Table
@@ -66,10 +65,6 @@ def schema(as_json: bool = typer.Option(True, "--json", help="Accepted for symme
 # --------------------------------------------------------------------------- play
 
 
-def trajectory_json(traj) -> dict[str, Any]:
-    return traj.model_dump(mode="json")
-
-
 @app.command()
 def play(
     package_file: Path = typer.Argument(..., help="A task package JSON file."),
@@ -89,7 +84,7 @@ def play(
             "passed": report.passed,
             "checks": [r.model_dump() for r in report.checks],
             "safety": [r.model_dump() for r in report.safety],
-            "trajectory": trajectory_json(traj),
+            "trajectory": traj.model_dump(mode="json"),
         })
         return
     console.print(f"[bold]{package.compute_id()}[/] {package.capability}/{package.workflow}")

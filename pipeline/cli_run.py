@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
-from pipeline.cli_output import console, emit_json
+from pipeline.cli_output import console, emit_json, err_console
 from pipeline.errors import UserError
 from pipeline.generate.base import Generator
 from pipeline.generate.llm import from_env
@@ -134,7 +134,7 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON (no progress bar)."),
 ) -> None:
     """Generate, verify and catalog packages until COUNT are accepted."""
-    err = Console(stderr=True)
+    err = err_console
     if resume is None:
         if not capability:
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
@@ -177,7 +177,7 @@ def regen(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Regenerate rejected slots with their findings as feedback; new rows link to their parent."""
-    err = Console(stderr=True)
+    err = err_console
     by_run: dict[int, dict[str, int]] = {}
     tokens = [0, 0]
     with Catalog.open(catalog_path) as catalog:

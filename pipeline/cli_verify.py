@@ -8,6 +8,7 @@ import typer
 
 from pipeline.cli_output import console, emit_json
 from pipeline.io import read_documents
+from pipeline.package import load_package
 from pipeline.training_format import DEFAULT_OBS_LIMIT, DEFAULT_SAMPLE_BUDGET
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options, verify_package
@@ -30,8 +31,6 @@ def verify(
     for source, doc in documents:
         verdict = verify_package(doc, options, index)
         if index is not None and verdict.accepted:
-            from pipeline.package import load_package
-
             index.add(load_package(doc).model_copy(update={"id": verdict.id}))
         rejected += not verdict.accepted
         if as_json:

@@ -33,7 +33,7 @@ from pipeline.generate.base import Attempt, Generated, Generator
 from pipeline.generate.offline import pick_template
 from pipeline.package import TaskPackage
 from pipeline.verify.codes import Code
-from pipeline.verify.dedup import MemoryDedup, duplicate_findings
+from pipeline.verify.dedup import MemoryDedup, duplicate_findings, near_key
 from pipeline.verify.report import Finding, Verdict
 from pipeline.verify.verifier import Options, verify_package
 
@@ -103,6 +103,7 @@ class VerifierPool:
 
     def __init__(self, options: Options, processes: int) -> None:
         self.options = options
+        self.processes = processes
         self._pool = (ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
                       if processes else None)
 
@@ -114,7 +115,7 @@ class VerifierPool:
     def warm(self) -> None:
         """Start the worker processes now (each imports the verifier once) instead of on first use."""
         if self._pool is not None:
-            for future in [self._pool.submit(_ready) for _ in range(self._pool._max_workers)]:
+            for future in [self._pool.submit(_ready) for _ in range(self.processes)]:
                 future.result()
 
     def close(self) -> None:
@@ -372,10 +373,11 @@ class GroupWriter:
         package, verdict = row.package, row.verdict
         if package is None or verdict is None or not verdict.accepted:
             return row
-        dups = duplicate_findings(package, self.batch.accepted_index)
+        near = near_key(package)  # once: it hashes the whole initial state
+        dups = duplicate_findings(package, self.batch.accepted_index, near)
         if dups:
             return row.model_copy(update={"verdict": Verdict.build(verdict.id, dups, verdict.score, verdict.notes)})
-        self.batch.accepted_index.add(package)
+        self.batch.accepted_index.add_key(package.id, near)
         return row
 
 

@@ -49,10 +49,12 @@ class MemoryDedup:
         self._near.setdefault(near, package_id)
 
 
-def duplicate_findings(package: TaskPackage, index: DedupIndex | None) -> list[Finding]:
+def duplicate_findings(package: TaskPackage, index: DedupIndex | None, near: str | None = None) -> list[Finding]:
+    """``duplicate_package`` if ``index`` already holds this package (``near``: its precomputed
+    ``near_key``, when the caller has it)."""
     if index is None:
         return []
-    other = index.find_duplicate(package.id, near_key(package))
+    other = index.find_duplicate(package.id, near or near_key(package))
     if other is None:
         return []
     same = "the same package" if other == package.id else f"a near-identical package ({other})"

@@ -64,8 +64,11 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR) -
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
 
 
-def _run(package: TaskPackage, steps: dict[int, Step], fact_values: dict[str, str] | None = None) -> float:
-    ids = sorted(steps)
+def _run(package: TaskPackage, steps: dict[int, Step], fact_values: dict[str, str] | None = None,
+         order: list[int] | None = None) -> float:
+    """The score of running ``steps`` (keyed by the index their ``$ref``s use) in ``order``
+    (default: by index)."""
+    ids = sorted(steps) if order is None else order
     return score(package, execute(package, [steps[i] for i in ids], fact_values, ids)).score
 
 
@@ -294,7 +297,7 @@ def _repeat_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, Ste
         # the copy runs right after the original, under a fresh index no $ref points at
         order = [*ids[: ids.index(i) + 1], max(ids) + 1, *ids[ids.index(i) + 1:]]
         mutated = {**steps, max(ids) + 1: CallStep(call=tool, args=records[i].args or {})}
-        s = score(package, execute(package, [mutated[k] for k in order], None, order)).score
+        s = _run(package, mutated, order=order)
         if s >= ref_score:
             out.append(Finding(
                 code=Code.GRADER_COUNTS_CALLS, step=i, detail={"mutation": "repeat_create", "score": s},

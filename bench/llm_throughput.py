@@ -1,7 +1,7 @@
 """LLM pipeline throughput: ``synth run``'s batch job against a local model server with a fixed latency.
 
     python bench/llm_throughput.py
-    python bench/llm_throughput.py --count 1280 --concurrency 64 --latency 0.1 --json-mode
+    python bench/llm_throughput.py --count 2560 --concurrency 64 --latency 0.1 --json-mode
 
 The local OpenAI-compatible server (``pipeline.testing.OpenAIServer``) runs in a child process, as
 a model server would, and answers each request after ``--latency`` seconds with a distinct valid
@@ -143,7 +143,7 @@ async def sdk_only(base_url: str, args: argparse.Namespace) -> tuple[int, float,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=640, help="accepted packages wanted")
+    parser.add_argument("--count", type=int, default=1280, help="accepted packages wanted")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.2, help="model latency per request, seconds")
     parser.add_argument("--verify-processes", type=int, default=1)

@@ -2,18 +2,20 @@
 
 Each slot tries up to ``max_attempts`` times; a rejected attempt goes back to the generator with
 its findings (a repair prompt for an LLM, a fresh seed of the same template offline). Every
-attempt — package, verdict, findings, LLM calls — is committed to the catalog the moment it is
-verified, so a crash loses only the attempts in flight, and ``resume`` continues the same run.
+attempt — package, verdict, findings, LLM calls — is committed to the catalog within
+``GroupWriter.delay`` (0.1 s) of being verified, so a crash loses only the attempts in flight and
+those last moments, and ``resume`` continues the same run.
 
-Generation is awaited on the event loop (``concurrency`` requests in flight, twice as many slots
-open); verification runs in worker processes and catalog writes in a thread, so neither stalls
-requests in flight. One writer task commits (``GroupWriter``) and checks dedup in arrival order, so
-two slots that produce the same package cannot both be accepted.
+Generation is awaited on the event loop (``concurrency`` requests in flight, ``OPEN_SLOTS_PER_REQUEST``
+times as many slots open); verification runs in worker processes and catalog writes in a thread,
+so neither stalls requests in flight. One writer task commits (``GroupWriter``) and checks dedup in
+arrival order, so two slots that produce the same package cannot both be accepted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import multiprocessing
 import time
@@ -39,9 +41,10 @@ from pipeline.verify.verifier import Options, verify_package
 
 log = logging.getLogger(__name__)
 
-OPEN_SLOTS_PER_REQUEST = 2
-"""Slots open at once per request in flight: while some slots are verified and committed, others
-keep the model busy, so ``--concurrency`` requests stay in flight."""
+OPEN_SLOTS_PER_REQUEST = 4
+"""Slots open at once per request in flight: while some slots wait for verification (batched) and
+for their commit (grouped, up to ``GroupWriter.delay``), others keep the model busy, so
+``--concurrency`` requests stay in flight."""
 
 SLOT_FACTOR = 4
 """A run opens at most ``SLOT_FACTOR × count + 8`` slots, so a generator that never succeeds
@@ -99,18 +102,56 @@ class RunSummary(BaseModel):
 
 class VerifierPool:
     """Runs ``verify_package`` off the event loop: in ``processes`` worker processes (so it takes no
-    time from the interpreter lock that generation needs), or in threads when ``processes`` is 0."""
+    time from the interpreter lock that generation needs), or in threads when ``processes`` is 0.
+
+    A package is handed to a free worker the moment it arrives. Packages that arrive while every
+    worker is busy wait and go to the next free worker together, at most ``MAX_BATCH`` in one call:
+    under load, the cost of handing work to a process (pickling, queues, wake-ups in this process)
+    is paid once per batch instead of once per package.
+    """
+
+    MAX_BATCH = 32
 
     def __init__(self, options: Options, processes: int) -> None:
         self.options = options
         self.processes = processes
         self._pool = (ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
                       if processes else None)
+        self._waiting: list[tuple[TaskPackage, asyncio.Future[Verdict | str]]] = []
+        self._busy = 0
 
     async def verify(self, package: TaskPackage) -> Verdict:
+        """The package's verdict; raises ``VerifierCrash`` when ``verify_package`` raised on it."""
         if self._pool is None:
-            return await asyncio.to_thread(verify_package, package, self.options)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, verify_package, package, self.options)
+            return _verdict(await asyncio.to_thread(_verify_one, package, self.options))
+        future: asyncio.Future[Verdict | str] = asyncio.get_running_loop().create_future()
+        self._waiting.append((package, future))
+        self._dispatch()
+        return _verdict(await future)
+
+    def _dispatch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._waiting and self._busy < self.processes:
+            batch, self._waiting = self._waiting[:self.MAX_BATCH], self._waiting[self.MAX_BATCH:]
+            self._busy += 1
+            job = loop.run_in_executor(self._pool, _verify_batch, [package for package, _ in batch], self.options)
+            job.add_done_callback(functools.partial(self._finished, batch))
+
+    def _finished(self, batch: list[tuple[TaskPackage, asyncio.Future[Verdict | str]]],
+                  job: asyncio.Future[list[Verdict | str]]) -> None:
+        self._busy -= 1
+        if job.cancelled():  # the pool was shut down
+            for _, future in batch:
+                future.cancel()
+            return
+        failure = job.exception()  # the worker process died: every package of the batch fails
+        for index, (_, future) in enumerate(batch):
+            if not future.done():
+                if failure is not None:
+                    future.set_exception(failure)
+                else:
+                    future.set_result(job.result()[index])
+        self._dispatch()
 
     def warm(self) -> None:
         """Start the worker processes now (each imports the verifier once) instead of on first use."""
@@ -121,6 +162,28 @@ class VerifierPool:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class VerifierCrash(Exception):
+    """``verify_package`` raised: a verifier bug, which costs the package its attempt, not the run."""
+
+
+def _verify_one(package: TaskPackage, options: Options) -> Verdict | str:
+    """The verdict, or ``<exception class>: <message>`` when verification raised."""
+    try:
+        return verify_package(package, options)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _verify_batch(packages: list[TaskPackage], options: Options) -> list[Verdict | str]:
+    return [_verify_one(package, options) for package in packages]
+
+
+def _verdict(result: Verdict | str) -> Verdict:
+    if isinstance(result, str):
+        raise VerifierCrash(result)
+    return result
 
 
 def _ready() -> bool:
@@ -255,9 +318,9 @@ class BatchRun:
                     try:
                         verdict = await self.verifier.verify(generated.package)
                     except Exception as exc:  # a verifier bug must cost one attempt, not the run
-                        log.exception("verification of slot %s attempt %s crashed", slot, attempt)
-                        generated = generated.model_copy(update={
-                            "package": None, "error": f"verifier_error: {type(exc).__name__}: {exc}"})
+                        detail = str(exc) if isinstance(exc, VerifierCrash) else f"{type(exc).__name__}: {exc}"
+                        log.error("verification of slot %s attempt %s crashed: %s", slot, attempt, detail)
+                        generated = generated.model_copy(update={"package": None, "error": f"verifier_error: {detail}"})
                 accepted, verdict = await self._record(slot, attempt, template, generated, verdict, parent)
                 if accepted:
                     return True
@@ -310,9 +373,11 @@ class BatchRun:
 
 
 class GroupWriter:
-    """Commits attempts to the catalog from one task, as soon as each arrives: attempts that arrive
-    while a commit is under way go together in the next transaction (group commit), so nothing
-    waits for a batch to fill and a crash loses only what was not yet committed.
+    """Commits attempts to the catalog from one task, in groups: one transaction holds every attempt
+    that arrived within ``delay`` seconds of the group's first, at most ``MAX_GROUP``. A group is
+    committed at once when every open slot is waiting on it (nothing else can arrive). A transaction
+    costs several times what one more row in it does, so grouping keeps the writer cheap at high
+    rates; a crash loses only attempts not yet committed, at most ``delay`` seconds of them.
 
     Dedup happens here, in arrival order, against an in-memory index of every accepted package:
     loaded from the catalog when the run starts (exact, since this process holds the writer lock)
@@ -322,8 +387,9 @@ class GroupWriter:
 
     MAX_GROUP = 64
 
-    def __init__(self, batch: BatchRun) -> None:
+    def __init__(self, batch: BatchRun, delay: float = 0.1) -> None:
         self.batch = batch
+        self.delay = delay
         self.window = WriteWindow(batch.catalog)
         self._queue: asyncio.Queue[tuple[AttemptRow, asyncio.Future[AttemptRow]]] | None = None
 
@@ -348,12 +414,25 @@ class GroupWriter:
         await self._queue.put((row, done))
         return await done
 
-    async def _loop(self) -> None:
+    async def _group(self) -> list[tuple[AttemptRow, asyncio.Future[AttemptRow]]]:
+        """The next group: the first attempt to arrive, and those arriving within ``delay`` of it."""
         assert self._queue is not None
-        while True:
-            group = [await self._queue.get()]
-            while not self._queue.empty() and len(group) < self.MAX_GROUP:
+        group = [await self._queue.get()]
+        closes = asyncio.get_running_loop().time() + self.delay
+        while len(group) < min(self.MAX_GROUP, self.batch.progress.in_flight):
+            if self._queue.empty():
+                try:
+                    async with asyncio.timeout_at(closes):
+                        group.append(await self._queue.get())
+                except TimeoutError:
+                    break
+            else:
                 group.append(self._queue.get_nowait())
+        return group
+
+    async def _loop(self) -> None:
+        while True:
+            group = await self._group()
             rows = [self._dedup(row) for row, _ in group]
             try:
                 await self.window.hold()

@@ -1,0 +1,116 @@
+"""How the batch job hands work off the event loop: verification batched while the worker is busy,
+and catalog commits grouped within the writer's delay."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
+from pipeline.package import TaskPackage
+from pipeline.run import BatchRun, GroupWriter, RunOptions, VerifierCrash, VerifierPool, run_parameters
+from pipeline.verify.verifier import Options
+
+
+def _packages(count: int) -> list[TaskPackage]:
+    return [generate_package("general", pick_template("general", n), 5, n) for n in range(count)]
+
+
+def test_packages_arriving_while_the_worker_is_busy_are_verified_together_and_matched_back() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    calls: list[int] = []
+    submit = pool._pool.submit  # type: ignore[union-attr]
+
+    def counting_submit(fn: Any, packages: list[TaskPackage], *args: Any) -> Any:
+        calls.append(len(packages))
+        return submit(fn, packages, *args)
+
+    pool._pool.submit = counting_submit  # type: ignore[union-attr,method-assign]
+    packages = _packages(12)
+
+    async def verify_all() -> list[Any]:
+        return await asyncio.gather(*(pool.verify(p) for p in packages))
+
+    try:
+        verdicts = asyncio.run(verify_all())
+    finally:
+        pool.close()
+    assert [v.id for v in verdicts] == [p.compute_id() for p in packages]
+    assert all(v.accepted for v in verdicts)
+    assert sum(calls) == 12 and calls[0] == 1 and len(calls) < 12  # the first alone, the rest batched
+
+
+def test_a_crash_on_one_package_fails_that_package_only() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    good = _packages(3)
+    broken: Any = 42  # not a package nor a mapping: verify_package raises on it, inside the worker
+
+    async def verify_all() -> list[Any]:
+        return await asyncio.gather(*(pool.verify(p) for p in [good[0], broken, good[1], good[2]]),
+                                    return_exceptions=True)
+
+    try:
+        results = asyncio.run(verify_all())
+    finally:
+        pool.close()
+    assert isinstance(results[1], VerifierCrash) and str(results[1]).startswith("AttributeError: ")
+    assert [r.id for r in (results[0], results[2], results[3])] == [p.compute_id() for p in good]
+
+
+def _failed_row(run_id: int, slot: int) -> AttemptRow:
+    return AttemptRow(run_id=run_id, slot=slot, attempt=1, package=None, verdict=None, llm_calls=[],
+                      error="llm_error: APIConnectionError: refused", generator="llm", capability="general")
+
+
+@pytest.fixture
+def writer_setup(tmp_path: Path) -> Any:
+    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+        options = RunOptions(capability="general", count=10, verify_processes=0)
+        generator = OfflineGenerator()
+        run_id = catalog.start_run("test", generator.name, None, "general", run_parameters(options, generator, None))
+        batch = BatchRun(catalog, generator, options, run_id)
+        groups: list[int] = []
+        record_many = catalog.record_many
+
+        def recording(rows: list[AttemptRow]) -> list[int]:
+            groups.append(len(rows))
+            return record_many(rows)
+
+        catalog.record_many = recording  # type: ignore[method-assign]
+        yield batch, groups
+
+
+def test_attempts_arriving_within_the_delay_share_one_transaction(writer_setup: Any) -> None:
+    batch, groups = writer_setup
+    batch.progress.in_flight = 10  # other slots are still working: the writer waits for more rows
+    writer = GroupWriter(batch, delay=0.5)
+
+    async def arrive() -> list[AttemptRow]:
+        async with writer.running():
+            first = asyncio.create_task(writer.commit(_failed_row(batch.run_id, 0)))
+            await asyncio.sleep(0.05)
+            rest = [asyncio.create_task(writer.commit(_failed_row(batch.run_id, s))) for s in (1, 2)]
+            return await asyncio.gather(first, *rest)
+
+    committed = asyncio.run(arrive())
+    assert groups == [3]
+    assert [r.slot for r in committed] == [0, 1, 2]
+    assert batch.catalog.query(f"SELECT count(*) FROM packages WHERE run = {batch.run_id}").rows == [[3]]
+
+
+def test_the_group_commits_at_once_when_every_open_slot_waits_on_it(writer_setup: Any) -> None:
+    batch, groups = writer_setup
+    batch.progress.in_flight = 2
+    writer = GroupWriter(batch, delay=30.0)  # waiting out the delay would time the test out
+
+    async def arrive() -> None:
+        async with writer.running():
+            rows = [writer.commit(_failed_row(batch.run_id, s)) for s in (0, 1)]
+            await asyncio.wait_for(asyncio.gather(*rows), timeout=10)
+
+    asyncio.run(arrive())
+    assert groups == [2]

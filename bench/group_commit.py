@@ -1,0 +1,52 @@
+"""Catalog commit cost by group size: why the batch job's writer groups attempts.
+
+    python bench/group_commit.py
+
+Records verified packages (one LLM call each) into a fresh DuckDB catalog inside one write window
+(``Catalog.batch()``, as the run's writer does), ``record_many`` taking groups of 1, 2, 4 ... 32
+attempts, and prints the CPU time per attempt for each group size, and its ratio to a group of 1.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.catalog.store import AttemptRow, Catalog  # noqa: E402
+from pipeline.generate.base import LLMCall  # noqa: E402
+from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
+from pipeline.verify.verifier import verify_package  # noqa: E402
+
+ROWS_PER_SIZE = 256
+SIZES = (1, 2, 4, 8, 16, 32)
+
+
+def main() -> None:
+    count = ROWS_PER_SIZE * len(SIZES)
+    packages = [generate_package("general", pick_template("general", n), 3, n).with_id() for n in range(count)]
+    verdicts = [verify_package(p) for p in packages]
+    call = LLMCall(model="bench", prompt_tokens=4000, completion_tokens=1500, latency_s=0.2, status="ok")
+    per_row: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as folder, Catalog.open(Path(folder) / "catalog.duckdb") as catalog:
+        run_id = catalog.start_run("bench", "llm", "bench", "general")
+        rows = [AttemptRow(run_id=run_id, slot=n, attempt=1, package=p, verdict=v, llm_calls=[call], generator="llm",
+                           capability="general", workflow=p.workflow)
+                for n, (p, v) in enumerate(zip(packages, verdicts, strict=True))]
+        with catalog.batch():
+            for index, size in enumerate(SIZES):
+                chunk = rows[index * ROWS_PER_SIZE:(index + 1) * ROWS_PER_SIZE]
+                started = time.process_time()
+                for start in range(0, len(chunk), size):
+                    catalog.record_many(chunk[start:start + size])
+                per_row[size] = (time.process_time() - started) / len(chunk)
+    print(f"{'group size':>10}  {'CPU per attempt':>16}  {'vs group of 1':>13}")
+    for size, seconds in per_row.items():
+        print(f"{size:>10}  {seconds * 1000:>13.2f} ms  {seconds / per_row[1]:>13.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -119,22 +119,26 @@ class VerifierPool:
                       if processes else None)
         self._waiting: list[tuple[TaskPackage, asyncio.Future[Verdict | str]]] = []
         self._busy = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def verify(self, package: TaskPackage) -> Verdict:
         """The package's verdict; raises ``VerifierCrash`` when ``verify_package`` raised on it."""
         if self._pool is None:
             return _verdict(await asyncio.to_thread(_verify_one, package, self.options))
-        future: asyncio.Future[Verdict | str] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new event loop (another asyncio.run): the old one's jobs are gone
+            self._loop, self._waiting, self._busy = loop, [], 0
+        future: asyncio.Future[Verdict | str] = loop.create_future()
         self._waiting.append((package, future))
         self._dispatch()
         return _verdict(await future)
 
     def _dispatch(self) -> None:
-        loop = asyncio.get_running_loop()
+        assert self._loop is not None
         while self._waiting and self._busy < self.processes:
             batch, self._waiting = self._waiting[:self.MAX_BATCH], self._waiting[self.MAX_BATCH:]
             self._busy += 1
-            job = loop.run_in_executor(self._pool, _verify_batch, [package for package, _ in batch], self.options)
+            job = self._loop.run_in_executor(self._pool, _verify_batch, [package for package, _ in batch], self.options)
             job.add_done_callback(functools.partial(self._finished, batch))
 
     def _finished(self, batch: list[tuple[TaskPackage, asyncio.Future[Verdict | str]]],

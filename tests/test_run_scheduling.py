@@ -114,3 +114,24 @@ def test_the_group_commits_at_once_when_every_open_slot_waits_on_it(writer_setup
 
     asyncio.run(arrive())
     assert groups == [2]
+
+
+def test_a_pool_outlives_an_event_loop_closed_while_it_was_verifying() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    packages = _packages(4)
+
+    async def abandon() -> None:  # the loop closes with a batch still in the worker
+        tasks = [asyncio.create_task(pool.verify(p)) for p in packages[:3]]
+        await asyncio.sleep(0)
+        for task in tasks:
+            task.cancel()
+
+    async def verify_later() -> Any:
+        return await asyncio.wait_for(pool.verify(packages[3]), timeout=60)
+
+    try:
+        asyncio.run(abandon())
+        verdict = asyncio.run(verify_later())
+    finally:
+        pool.close()
+    assert verdict.id == packages[3].compute_id()

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.capabilities import taxonomy
 from pipeline.catalog.connect import reader_waiting
-from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.catalog.store import AttemptRow, Catalog, failure_code
 from pipeline.errors import UserError
 from pipeline.generate.base import Attempt, Generated, Generator
 from pipeline.generate.offline import pick_template
@@ -370,7 +370,7 @@ class BatchRun:
         accepted = bool(row.verdict and row.verdict.accepted)
         if not accepted:
             self.progress.rejected += 1
-            codes = row.verdict.codes if row.verdict else [(row.error or "generation_error").split(":")[0]]
+            codes = row.verdict.codes if row.verdict else [failure_code(row.error or "")]
             self.progress.codes.update(codes)
         self.on_progress(self.progress)
         return accepted, row.verdict

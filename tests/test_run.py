@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.catalog.store import Catalog
+from pipeline.generate.base import Generated
 from pipeline.generate.llm import Backoff, LLMGenerator
 from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
 from pipeline.run import BatchRun, RunOptions, run_parameters
@@ -81,6 +82,21 @@ def test_duplicate_packages_are_not_accepted_twice(tmp_path: Path) -> None:
     assert summary.accepted == 1
     assert summary.rejection_codes == {"duplicate_package": summary.rejected_attempts}
     assert summary.status == "failed" and "slot limit" in summary.stop_reason
+
+
+def test_generation_failures_are_counted_under_the_code_the_catalog_stores(tmp_path: Path) -> None:
+    """An error without a ``snake_case:`` prefix is a ``generation_error`` in the summary as in the catalog."""
+
+    class Failing(OfflineGenerator):
+        async def generate(self, attempt):  # type: ignore[no-untyped-def]
+            return Generated(error="general/lookup: the package body is not YAML")
+
+    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+        batch = start(catalog, Failing(), capability="general", count=1, max_attempts=2)
+        summary = asyncio.run(batch.run())
+        stored = {r.code: r.packages for r in catalog.rejections()}
+    assert summary.rejection_codes == {"generation_error": summary.rejected_attempts}
+    assert stored == summary.rejection_codes
 
 
 def _distinct_packages():  # type: ignore[no-untyped-def]

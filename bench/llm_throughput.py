@@ -11,7 +11,8 @@ structured output through ``chat.completions.parse`` unless ``--json-mode``), ve
 worker process (``--verify-processes``, 0 for threads), and every attempt committed to a DuckDB
 catalog in a temporary folder. ``--generator-only`` measures ``LLMGenerator`` alone (no
 verification, no catalog), to see the pipeline's share; ``--sdk-only`` the bare ``openai`` client
-sending the same request, the ceiling this machine and server allow.
+sending the same request, the ceiling this machine and server allow. ``--pin`` keeps the pipeline on
+core 0 and the server and verifier processes on core 1 (Linux).
 
 Figures printed: accepted packages/s, the ideal (concurrency / latency: every slot always waiting
 on the model), their ratio (target >= 0.9), and CPU time of this process per package.
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import itertools
 import multiprocessing
+import os
 import sys
 import tempfile
 import time
@@ -93,6 +95,10 @@ async def pipeline(base_url: str, args: argparse.Namespace, folder: Path) -> tup
                                    run_parameters(options, generator, base_url))
         batch = BatchRun(catalog, generator, options, run_id)
         batch.verifier.warm()  # worker start-up is paid once per run, not per package
+        if args.pin:  # this process (and threads it starts later) on core 0; the other processes on core 1
+            for child in multiprocessing.active_children():
+                os.sched_setaffinity(child.pid, {1})
+            os.sched_setaffinity(0, {0})
         started, cpu_started = time.perf_counter(), time.process_time()
         try:
             summary = await batch.run()
@@ -150,6 +156,8 @@ def main() -> None:
     parser.add_argument("--json-mode", action="store_true", help="JSON mode instead of structured output")
     parser.add_argument("--generator-only", action="store_true", help="LLMGenerator alone: no verification, no catalog")
     parser.add_argument("--sdk-only", action="store_true", help="the bare openai client: no generator, no validation")
+    parser.add_argument("--pin", action="store_true",
+                        help="pipeline only (Linux): this process on core 0, the server and verifier on core 1")
     args = parser.parse_args()
 
     with server_url(args.latency, args.count + 64) as base_url, tempfile.TemporaryDirectory() as folder:

@@ -2,9 +2,9 @@
 
 Each slot tries up to ``max_attempts`` times; a rejected attempt goes back to the generator with
 its findings (a repair prompt for an LLM, a fresh seed of the same template offline). Every
-attempt — package, verdict, findings, LLM calls — is committed to the catalog within
-``GroupWriter.delay`` (0.1 s) of being verified, so a crash loses only the attempts in flight and
-those last moments, and ``resume`` continues the same run.
+attempt — package, verdict, findings, LLM calls — is committed to the catalog in a group gathered
+over ``GroupWriter.delay`` (0.1 s) after it is verified, so a crash loses only the attempts in
+flight and the group not yet committed, and ``resume`` continues the same run.
 
 Generation is awaited on the event loop (``concurrency`` requests in flight, ``OPEN_SLOTS_PER_REQUEST``
 times as many slots open); verification runs in worker processes and catalog writes in a thread,
@@ -381,7 +381,8 @@ class GroupWriter:
     that arrived within ``delay`` seconds of the group's first, at most ``MAX_GROUP``. A group is
     committed at once when every open slot is waiting on it (nothing else can arrive). A transaction
     costs several times what one more row in it does, so grouping keeps the writer cheap at high
-    rates; a crash loses only attempts not yet committed, at most ``delay`` seconds of them.
+    rates; a crash loses only attempts not yet committed (normally at most ``delay`` seconds of them;
+up to about a second more while a reader in another process is let in, see ``WriteWindow``).
 
     Dedup happens here, in arrival order, against an in-memory index of every accepted package:
     loaded from the catalog when the run starts (exact, since this process holds the writer lock)

@@ -30,9 +30,9 @@ def main() -> None:
                               "--defect-rate", str(args.defect_rate), *catalog], capture_output=True, text=True)
         summary = json.loads(run.stdout)
         caught = json.loads(subprocess.run([*SYNTH, "catalog", "query", "--max-rows", "0", *catalog, (
-            "SELECT count(*), count(*) FILTER (WHERE list_contains(codes, injected_defect)) FROM ("
-            "SELECT p.injected_defect, list(f.code) AS codes FROM packages p JOIN findings f "
-            "ON f.package_row = p.row_id WHERE p.injected_defect IS NOT NULL GROUP BY p.row_id, p.injected_defect)")],
+            "SELECT count(*), count(*) FILTER (WHERE status = 'rejected' AND list_contains(codes, injected_defect)) "
+            "FROM (SELECT p.status, p.injected_defect, list(f.code) AS codes FROM packages p LEFT JOIN findings f "
+            "ON f.package_row = p.row_id WHERE p.injected_defect IS NOT NULL GROUP BY p.row_id, p.status, p.injected_defect)")],
             capture_output=True, text=True, check=True).stdout)["rows"][0]
         regen = json.loads(subprocess.run([*SYNTH, "regen", *catalog], capture_output=True, text=True,
                                           check=True).stdout)

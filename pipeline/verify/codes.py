@@ -1,6 +1,7 @@
 """The verification reason codes: stable strings stored in the catalog.
 
-Each code is raised from exactly one module (named beside it), so one search finds where.
+Each code is raised from one verification module (named beside it), so one search finds where.
+(``interop/clawenvkit.py`` also reports ``schema_invalid`` for a task file it cannot read at all.)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class Code(StrEnum):
 DESCRIPTIONS: dict[Code, str] = {
     Code.SCHEMA_INVALID: "not a valid package",
     Code.UNKNOWN_ENDPOINT: "a tool is bound to an endpoint its service does not offer",
-    Code.UNKNOWN_TOOL: "a reference step, check or safety rule names a tool that is not offered",
+    Code.UNKNOWN_TOOL: "a reference step or check names a tool that is not offered",
     Code.TOOL_SCHEMA_MISMATCH: "tool parameters disagree with the operation's parameters",
     Code.DANGLING_REFERENCE: "an id, email, $ref or $fact points at nothing",
     Code.WEIGHTS_INVALID: "check weights do not sum to 1",

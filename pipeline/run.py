@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.capabilities import taxonomy
 from pipeline.catalog.connect import reader_waiting
+from pipeline.catalog.queries import SlotState
 from pipeline.catalog.store import AttemptRow, Catalog, failure_code
 from pipeline.errors import UserError
 from pipeline.generate.base import Attempt, Generated, Generator
@@ -220,16 +221,21 @@ class BatchRun:
 
     # ------------------------------------------------------------------ scheduling
 
-    def _pending(self) -> list[tuple[int, int, TaskPackage | None, list[Finding]]]:
+    def _pending(self, states: dict[int, SlotState]) -> list[tuple[int, int, TaskPackage | None, list[Finding]]]:
         """Slots of a resumed run to continue: (slot, next attempt, last package, its findings)."""
-        out = []
-        for state in self.catalog.slot_states(self.run_id).values():
+        going_on = []
+        for state in states.values():
             if state.accepted or state.attempts >= self.options.max_attempts:
                 self._failed_slots += not state.accepted
-                continue
-            last = self._last_attempt(state.slot)
-            out.append((state.slot, state.attempts + 1, *last))
-        return out
+            else:
+                going_on.append(state)
+        last = self._last_attempts([state.slot for state in going_on])
+        return [(state.slot, state.attempts + 1, *last[state.slot]) for state in going_on]
+
+    def _last_attempts(self, slots: list[int]) -> dict[int, tuple[TaskPackage | None, list[Finding]]]:
+        """Per slot, its last recorded package and findings (one catalog connection for them all)."""
+        with self.catalog.batch():
+            return {slot: self._last_attempt(slot) for slot in slots}
 
     def _last_attempt(self, slot: int) -> tuple[TaskPackage | None, list[Finding]]:
         record = self.catalog.last_attempt(self.run_id, slot)
@@ -252,7 +258,7 @@ class BatchRun:
         spent = self.catalog.query("SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0) "
                                    f"FROM llm_calls WHERE run = {int(self.run_id)}").rows[0]
         self.progress.prompt_tokens, self.progress.completion_tokens = int(spent[0]), int(spent[1])  # a resume's budget
-        queue = self._pending()
+        queue = self._pending(states)
         next_slot = max(states, default=-1) + 1
         max_slots = SLOT_FACTOR * self.options.count + 8
         tasks: set[asyncio.Task[bool]] = set()
@@ -345,7 +351,7 @@ class BatchRun:
         self._requests = asyncio.Semaphore(self.options.concurrency)
         semaphore = asyncio.Semaphore(OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
         states = self.catalog.slot_states(self.run_id)
-        last = {slot: self._last_attempt(slot) for slot in slots}
+        last = self._last_attempts(slots)
 
         async def one(slot: int) -> bool:
             async with semaphore:

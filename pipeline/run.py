@@ -463,12 +463,13 @@ up to about a second more while a reader in another process is let in, see ``Wri
         package, verdict = row.package, row.verdict
         if package is None or verdict is None or not verdict.accepted:
             return row
-        near = near_key(package)  # once: it hashes the whole initial state
+        near = near_key(package)  # once (it hashes the whole initial state): the catalog row reuses it
         dups = duplicate_findings(package, self.batch.accepted_index, near)
         if dups:
-            return row.model_copy(update={"verdict": Verdict.build(verdict.id, dups, verdict.score, verdict.notes)})
+            return row.model_copy(update={"near_key": near,
+                                          "verdict": Verdict.build(verdict.id, dups, verdict.score, verdict.notes)})
         self.batch.accepted_index.add_key(package.id, near)
-        return row
+        return row.model_copy(update={"near_key": near})
 
 
 class WriteWindow:

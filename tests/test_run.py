@@ -19,8 +19,10 @@ from pipeline.catalog.store import Catalog
 from pipeline.generate.base import Generated
 from pipeline.generate.llm import Backoff, LLMGenerator
 from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
+from pipeline.package import TaskPackage
 from pipeline.run import BatchRun, RunOptions, run_parameters
 from pipeline.testing import FaultPlan, OpenAIServer
+from pipeline.verify.dedup import near_key
 from pipeline.verify.verifier import verify_package
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
@@ -42,8 +44,10 @@ def test_offline_run_reaches_its_target_with_distinct_verified_packages(tmp_path
         batch = start(catalog, OfflineGenerator(), capability="multi-turn", count=6, concurrency=3)
         summary = asyncio.run(batch.run())
         ids = accepted_ids(catalog, batch.run_id)
+        stored = catalog.query(f"SELECT near_key, package FROM packages WHERE run = {batch.run_id}").rows
     assert summary.accepted == 6 and summary.status == "finished"
     assert len(ids) == len(set(ids)) == 6
+    assert all(key == near_key(TaskPackage.model_validate_json(text)) for key, text in stored)  # the writer's key
 
 
 def test_defects_are_rejected_and_regeneration_repairs_them_with_parent_links(tmp_path: Path) -> None:

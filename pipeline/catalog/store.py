@@ -359,6 +359,7 @@ class AttemptRow(BaseModel):
     capability: str | None = None
     workflow: str | None = None
     injected_defect: str | None = None  # kept beside the package, never inside it
+    near_key: str | None = None  # the package's ``near_key`` when the caller already computed it
 
 
 def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
@@ -366,7 +367,7 @@ def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     if row.package is not None:
         if row.verdict is None or row.error is not None:
             raise ValueError("a recorded package needs its verdict and no error")
-        return _package_columns(row.package, row.verdict), _findings(row.verdict)
+        return _package_columns(row.package, row.verdict, row.near_key), _findings(row.verdict)
     if row.error is None:
         raise ValueError("record needs a package with its verdict, or the error that left none")
     return (_failure_columns(row.capability, row.workflow),
@@ -432,7 +433,7 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -
                            "open it for writing once (e.g. `synth run`) to migrate it")
 
 
-def _package_columns(package: TaskPackage, verdict: Verdict) -> dict[str, Any]:
+def _package_columns(package: TaskPackage, verdict: Verdict, near: str | None = None) -> dict[str, Any]:
     stored = package if package.id else package.with_id()
     return {
         "id": stored.id,
@@ -446,7 +447,7 @@ def _package_columns(package: TaskPackage, verdict: Verdict) -> dict[str, Any]:
         "tool_count": len(package.tools),
         "turn_count": sum(isinstance(step, AskStep) for step in package.reference),
         "request": package.request.text,
-        "near_key": near_key(package),
+        "near_key": near or near_key(package),
         "package": stored.to_json(),
         "verifier_version": verdict.verifier_version,
     }

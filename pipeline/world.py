@@ -82,9 +82,14 @@ class World:
         self.tools = {t.name: t for t in tools or []}
         self.faults = list(faults or [])
         self.now = now
-        self.initial: State = empty_state(self.services)  # the state ``reset`` restores; never mutated
+        base = datetime.fromisoformat(now.replace("Z", "+00:00"))
+        self._start = base.astimezone(UTC) if base.tzinfo is not None else base
+        # The state ``reset`` restores. Its collections are the caller's own lists, not copies: a
+        # world never mutates them (``reset`` gives ``state`` its own copy), and verification builds
+        # a world for every run of a package, so copying them here too would double the work.
+        self.initial: State = empty_state(self.services)
         for service, collections in (initial_state or {}).items():
-            self.initial.setdefault(service, {}).update(clone(collections))
+            self.initial.setdefault(service, {}).update(collections)
         self.reset()
 
     @classmethod
@@ -109,10 +114,7 @@ class World:
         return self.state.get(service, {}).get(name, [])
 
     def _clock(self) -> str:
-        base = datetime.fromisoformat(self.now.replace("Z", "+00:00"))
-        if base.tzinfo is not None:
-            base = base.astimezone(UTC)
-        return (base + timedelta(seconds=len(self.audit))).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return (self._start + timedelta(seconds=len(self.audit))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     # ------------------------------------------------------------------ calls
 

@@ -102,3 +102,16 @@ def literal_values(matcher: Any) -> list[Any]:
     if op == "$in" and isinstance(arg, list):
         return list(arg)
     return []
+
+
+def check_literals(check: Any) -> list[Any]:
+    """The concrete values a check names: those of its ``where``, ``expect`` and ``args_match``
+    matchers (a list value counts as its items), and its ``record_id``."""
+    values: list[Any] = []
+    for attr in ("where", "expect", "args_match"):
+        for matcher in (getattr(check, attr, None) or {}).values():
+            for value in literal_values(matcher):
+                values.extend(value if isinstance(value, list) else [value])
+    if getattr(check, "record_id", None):
+        values.append(check.record_id)
+    return values

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from pipeline.jsonvalues import strings
-from pipeline.matchers import literal_values
+from pipeline.matchers import check_literals
 from pipeline.package import TaskPackage
 from pipeline.runtime import Trajectory
 from pipeline.verify.codes import Code
@@ -93,29 +93,14 @@ def _identifiers(record: dict[str, Any]) -> set[str]:
 def _used_values(package: TaskPackage, ref: Trajectory | None) -> set[str]:
     """Every string the reference writes with or the checks name (case folded)."""
     used: set[str] = set()
-
-    def add(value: Any) -> None:
-        if isinstance(value, str):
-            used.add(value.casefold())
-        elif isinstance(value, list):
-            for v in value:
-                add(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                add(v)
-
     for check in package.checks:
         if check.kind == "state_count" and check.value == 0 and check.op in ("==", "<=", "<"):
             continue  # a guard that something did NOT happen to a record does not act on it
-        for attr in ("where", "expect", "args_match"):
-            for matcher in (getattr(check, attr, None) or {}).values():
-                for v in literal_values(matcher):
-                    add(v)
-        add(getattr(check, "record_id", None))
+        used.update(s.casefold() for s in strings(check_literals(check)))
     if ref is not None:
         for step in ref.steps:
             if step.kind == "call" and step.args:
-                add(step.args)
+                used.update(s.casefold() for s in strings(step.args))
     return used
 
 

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from pipeline.checks import evaluate_check
-from pipeline.matchers import literal_values
+from pipeline.matchers import check_literals
 from pipeline.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
 from pipeline.runtime import ResolveError, Trajectory, iter_refs, parse_ref
 from pipeline.services import catalogue, find_operation
@@ -182,7 +182,7 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
     ids, emails = _state_index(states)
     shapes = _id_shapes(package)
     for check in [*package.checks, *package.safety]:
-        for value in _check_values(check):
+        for value in check_literals(check):
             if _id_like(value, shapes) and value not in ids:
                 out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
                                    message=f"check {check.id!r} names id {value!r}, which no record has"))
@@ -197,19 +197,6 @@ def ref_target_missing(package: TaskPackage, target: int, parts: list[str | int]
     field = parts[2] if len(parts) > 2 else None
     allowed = {"result", "args", "status"} if isinstance(step, CallStep) else {"reply", "ask", "revealed"}
     return field not in allowed
-
-
-def _check_values(check: Any) -> list[Any]:
-    values: list[Any] = []
-    for attr in ("where", "expect", "args_match"):
-        for matcher in (getattr(check, attr, None) or {}).values():
-            values.extend(literal_values(matcher))
-    if getattr(check, "record_id", None):
-        values.append(check.record_id)
-    flat: list[Any] = []
-    for v in values:
-        flat.extend(v if isinstance(v, list) else [v])
-    return flat
 
 
 def safety_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:

@@ -15,8 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from pipeline.checks import JudgeFn, ScoreReport, score
-from pipeline.package import AskStep, CallStep, TaskPackage, Tool
+from pipeline.package import AskStep, CallStep, TaskPackage
 from pipeline.runtime import ResolveError, StepRecord, Trajectory, resolve
+from pipeline.training_format import tool_schemas
 from pipeline.user import SimulatedUser
 from pipeline.world import World, clone
 
@@ -89,12 +90,6 @@ class StepResult(BaseModel):
     record: StepRecord
 
 
-def openai_tool(tool: Tool) -> dict[str, Any]:
-    """A package tool in OpenAI function-calling format."""
-    return {"type": "function",
-            "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}
-
-
 # --------------------------------------------------------------------------- environment
 
 
@@ -113,7 +108,7 @@ class TaskEnv:
         self.package = package
         self.max_steps = max_steps
         self.judge = judge
-        self.tools = [openai_tool(t) for t in package.tools]
+        self.tools = tool_schemas(package)
         self.world = World.from_package(package)
         self._started = False
         self._clear()

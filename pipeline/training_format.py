@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline.package import TaskPackage
+from pipeline.package import TaskPackage, Tool
 from pipeline.runtime import Trajectory
 
 DEFAULT_OBS_LIMIT = 1_000
@@ -53,12 +53,15 @@ def compact(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
+def openai_tool(tool: Tool) -> dict[str, Any]:
+    """A package tool in the OpenAI function-calling format."""
+    return {"type": "function",
+            "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters}}
+
+
 def tool_schemas(package: TaskPackage) -> list[dict[str, Any]]:
-    """The package's tools in the OpenAI function-calling format."""
-    return [
-        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-        for t in package.tools
-    ]
+    """The package's tools in the OpenAI function-calling format: what SFT samples and ``TaskEnv`` show."""
+    return [openai_tool(t) for t in package.tools]
 
 
 def observation_text(status: int | None, result: dict[str, Any] | None) -> str:

@@ -18,9 +18,10 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline.checks import score
-from pipeline.env import Answer, Ask, TaskEnv, ToolCall, openai_tool, play_reference
+from pipeline.env import Answer, Ask, TaskEnv, ToolCall, play_reference
 from pipeline.package import TaskPackage, load_package
 from pipeline.runtime import execute
+from pipeline.training_format import openai_tool
 from pipeline.user import NEUTRAL_REPLY
 from pipeline.world import World
 

@@ -12,7 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
-from pipeline.errors import UserError
+from pipeline.errors import UserError, first_validation_error
 from pipeline.io import read_documents
 from pipeline.package import TaskPackage, load_package
 
@@ -30,10 +30,7 @@ def emit_json(data: Any) -> None:
 
 
 def validation_message(exc: ValidationError, source: str) -> str:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(document)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{source}: not a valid task package: {loc}: {first['msg']}{more}; `synth schema` prints the schema"
+    return f"{source}: not a valid task package: {first_validation_error(exc)}; `synth schema` prints the schema"
 
 
 def load_package_file(path: Path) -> TaskPackage:

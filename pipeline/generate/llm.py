@@ -45,7 +45,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_random_exponential
 
 from pipeline.capabilities import Capability, taxonomy
-from pipeline.errors import UserError
+from pipeline.errors import UserError, first_validation_error
 from pipeline.generate.base import Attempt, Generated, LLMCall
 from pipeline.generate.prompting import PromptError, messages_for
 from pipeline.package import Provenance, TaskPackage
@@ -149,14 +149,6 @@ def retry_after_seconds(exc: BaseException | None) -> float | None:
         except (TypeError, ValueError):
             return None
     return None
-
-
-def first_validation_error(exc: ValidationError) -> str:
-    """``loc: message`` of the first error, and how many more there are."""
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "(document)"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{loc}: {first['msg']}{more}"
 
 
 def interpret(body: Any) -> Outcome:

@@ -24,7 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from pipeline.capabilities import Capability, WorkflowTemplate, taxonomy
-from pipeline.errors import UserError
+from pipeline.errors import UserError, first_validation_error
 from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.render import parse_body, render_body
 from pipeline.generate.slots import fill_slots
@@ -113,9 +113,8 @@ def _build(capability: str, template: str, seed: int, slot: int, attempt: int) -
     try:
         package = TaskPackage.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise TemplateError(f"{cap.name}/{tpl.name}: not a valid package: {where}: {first['msg']}", raw=text) from exc
+        raise TemplateError(f"{cap.name}/{tpl.name}: not a valid package: {first_validation_error(exc)}",
+                            raw=text) from exc
     return package.with_id(), rng
 
 

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from pipeline import yaml_text
+from pipeline.errors import first_validation_error
 from pipeline.matchers import is_operator
 from pipeline.package import DEFAULT_NOW, AskStep, CallStep, Step, TaskPackage, load_package
 from pipeline.services import find_operation, get_service
@@ -492,9 +493,7 @@ def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCh
     try:
         package = load_package(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "(task)"
-        raise TaskFormatError(f"does not make a valid synth package: {loc}: {first['msg']}") from exc
+        raise TaskFormatError(f"does not make a valid synth package: {first_validation_error(exc, '(task)')}") from exc
     return package.with_id(), unmapped
 
 

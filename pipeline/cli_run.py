@@ -115,7 +115,13 @@ def print_summary(summary: RunSummary, console: Console) -> None:
     console.print(table)
 
 
+_STORED_WITH_RUN = ("capability", "count", "max_attempts", "concurrency", "seed", "budget_tokens", "model", "base_url",
+                   "defect_rate", "verify_processes", "name")
+"""``synth run`` options a run stores when it starts; ``--resume`` continues with the stored ones."""
+
+
 def run(
+    ctx: typer.Context,
     capability: str = typer.Option(None, "--capability", "-c", help="Capability to generate (see `synth capabilities`)."),
     count: int = typer.Option(10, "--count", "-n", min=1, help="Accepted packages wanted."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per slot (first try + repairs)."),
@@ -136,7 +142,13 @@ def run(
 ) -> None:
     """Generate, verify and catalog packages until COUNT are accepted."""
     err = err_console
-    if resume is None:
+    if resume is not None:
+        given = [name for name in _STORED_WITH_RUN
+                 if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise UserError(f"--resume continues run {resume} with the options it started with; drop {flags}")
+    else:
         if not capability:
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
         check_capability(capability)

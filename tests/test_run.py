@@ -196,9 +196,12 @@ def test_a_second_writer_gets_one_clear_line(tmp_path: Path) -> None:
         assert len(reader.runs()) == 1
 
 
-@pytest.mark.parametrize("args", [["run"], ["run", "-c", "no-such-capability"]])
+@pytest.mark.parametrize("args", [["run"], ["run", "-c", "no-such-capability"],
+                                  ["run", "--resume", "1", "--concurrency", "8", "-n", "5"]])
 def test_run_input_errors_are_one_line(tmp_path: Path, args: list[str]) -> None:
     result = subprocess.run([*SYNTH, *args, "--catalog", str(tmp_path / "c.duckdb")], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr.startswith("error:") and result.stderr.strip().count("\n") == 0
+    if "--resume" in args:  # options a run stores are not silently ignored on resume
+        assert "drop --count, --concurrency" in result.stderr

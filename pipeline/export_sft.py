@@ -37,9 +37,9 @@ def sft_sample(package: TaskPackage, policy: Policy) -> tuple[dict[str, Any] | N
     trajectory = execute(package)
     if trajectory.errors:
         return None, "reference_error"
-    if evidence_findings(package, trajectory, policy):
-        return None, "evidence_truncated"
     sample = render_sample(package, trajectory, policy)
+    if evidence_findings(package, trajectory, policy, sample):
+        return None, "evidence_truncated"
     return {
         "id": package.id,
         "capability": package.capability,

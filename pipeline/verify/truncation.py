@@ -24,7 +24,7 @@ from typing import Any
 from pipeline.jsonvalues import leaves
 from pipeline.package import CallStep, TaskPackage
 from pipeline.runtime import ResolveError, Trajectory, iter_refs, lookup_ref, parse_ref
-from pipeline.training_format import Policy, cut, observation_text, render_sample
+from pipeline.training_format import Policy, Sample, cut, observation_text, render_sample
 from pipeline.verify.codes import Code
 from pipeline.verify.report import Finding
 
@@ -43,9 +43,11 @@ def _as_text(value: Any) -> str:
     return text[1:-1] if isinstance(value, str) else text
 
 
-def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | None = None) -> list[Finding]:
+def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | None = None,
+                      sample: Sample | None = None) -> list[Finding]:
+    """``sample`` is ``render_sample(package, ref, policy)`` when the caller already has it."""
     policy = policy or Policy()
-    sample = render_sample(package, ref, policy)
+    sample = sample or render_sample(package, ref, policy)
     out: list[Finding] = []
     if sample.over_budget(policy):
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"chars": sample.chars},

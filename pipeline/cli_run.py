@@ -115,9 +115,13 @@ def print_summary(summary: RunSummary, console: Console) -> None:
     console.print(table)
 
 
-_STORED_WITH_RUN = ("capability", "count", "max_attempts", "concurrency", "seed", "budget_tokens", "model", "base_url",
-                   "defect_rate", "verify_processes", "name")
-"""``synth run`` options a run stores when it starts; ``--resume`` continues with the stored ones."""
+_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "base_url", "defect_rate", "name")
+"""``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones."""
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` were given on the command line (not left at their defaults)."""
+    return [name for name in names if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
 
 
 def run(
@@ -143,8 +147,7 @@ def run(
     """Generate, verify and catalog packages until COUNT are accepted."""
     err = err_console
     if resume is not None:
-        given = [name for name in _STORED_WITH_RUN
-                 if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+        given = _given(ctx, _RUN_IDENTITY)
         if given:
             flags = ", ".join("--" + name.replace("_", "-") for name in given)
             raise UserError(f"--resume continues run {resume} with the options it started with; drop {flags}")
@@ -160,6 +163,8 @@ def run(
         if resume is not None:
             params = catalog.resume_run(resume).parameters
             options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
+            resources = {"concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens}
+            options = options.model_copy(update={k: resources[k] for k in _given(ctx, tuple(resources))})  # replace
             base_url = params.get("base_url")
             generator = make_generator(params.get("model") or "offline", base_url, options.defect_rate)
             run_id = resume

@@ -7,7 +7,9 @@ import copy
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,8 +41,8 @@ def test_every_sample_is_well_formed(tmp_path: Path, packages) -> None:  # type:
         assert calls == sum(1 for s in package.reference if hasattr(s, "call"))
 
 
-def test_problems_are_detected() -> None:
-    record, _ = sft_sample(load_package(json.loads(Path("examples/contacts-send-message.json").read_text())), Policy())
+def test_problems_are_detected(example_doc: Callable[[str], dict[str, Any]]) -> None:
+    record, _ = sft_sample(load_package(example_doc("contacts-send-message")), Policy())
     assert record is not None and sft_problems(record) == []
     unanswered = copy.deepcopy(record)
     unanswered["messages"] = [m for m in unanswered["messages"] if m["role"] != "tool"]

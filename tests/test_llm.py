@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import socket
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -309,4 +312,9 @@ def test_each_slot_and_attempt_sends_a_different_request() -> None:
     base = Attempt(capability="general", template=pick_template("general", 0), seed=7, slot=0)
     seeds = {base.model_copy(update={"slot": s, "attempt": a}).item_seed for s in range(50) for a in (1, 2)}
     assert len(seeds) == 100
-    assert base.item_seed == Attempt(**base.model_dump()).item_seed  # deterministic
+    code = ("from pipeline.generate.base import Attempt; "
+            f"print(Attempt.model_validate_json({base.model_dump_json()!r}).item_seed)")
+    for hash_seed in ("1", "2"):  # the same in every process, whatever its hash seed
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        assert out.stdout.strip() == str(base.item_seed), out.stderr

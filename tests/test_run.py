@@ -1,5 +1,5 @@
 """The batch job end to end: offline and LLM runs into a real catalog, regeneration, resume after
-SIGKILL, and a second writer refused."""
+SIGKILL, and input errors."""
 
 from __future__ import annotations
 
@@ -183,19 +183,6 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
     assert all(verify_package(p).accepted for p in packages if p is not None)
 
 
-def test_a_second_writer_gets_one_clear_line(tmp_path: Path) -> None:
-    catalog_path = tmp_path / "c.duckdb"
-    with Catalog.open(catalog_path) as holder:
-        holder.start_run("held", "offline")
-        second = subprocess.run([*SYNTH, "run", "-c", "general", "-n", "2", "--catalog", str(catalog_path)],
-                                capture_output=True, text=True, timeout=60)
-    assert second.returncode not in (0, 1)
-    assert second.stderr.startswith("error:") and second.stderr.strip().count("\n") == 0
-    assert "being written by another process" in second.stderr
-    with Catalog.open(catalog_path, read_only=True) as reader:
-        assert len(reader.runs()) == 1
-
-
 @pytest.mark.parametrize("args", [["run"], ["run", "-c", "no-such-capability"],
                                   ["run", "--resume", "1", "--concurrency", "8", "-n", "5"]])
 def test_run_input_errors_are_one_line(tmp_path: Path, args: list[str]) -> None:
@@ -204,4 +191,4 @@ def test_run_input_errors_are_one_line(tmp_path: Path, args: list[str]) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith("error:") and result.stderr.strip().count("\n") == 0
     if "--resume" in args:  # options a run stores are not silently ignored on resume
-        assert "drop --count, --concurrency" in result.stderr
+        assert result.stderr.strip().endswith("drop --count")  # --concurrency may change on resume

@@ -3,7 +3,8 @@
 Run: ``python bench/offline_acceptance.py`` (defaults: 1,000 packages per capability, seed 7).
 Prints, per capability: the fraction the verifier accepts, the fraction of distinct request
 texts, repeated package ids, near-duplicates (same request and initial state), and generation and
-verification speed; then the rejection reason codes by template, if any.
+verification speed; multi-turn packages lacking an ``ask`` step or an ``asked_user`` check; then
+the rejection reason codes by template, if any.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections import Counter
 
 from pipeline.capabilities import taxonomy
 from pipeline.generate.offline import generate_package, pick_template
+from pipeline.package import AskStep
 from pipeline.verify.dedup import near_key
 from pipeline.verify.verifier import verify_package
 
@@ -24,7 +26,7 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
     texts: set[str] = set()
     near: set[str] = set()
     rejected: Counter[tuple[str, str]] = Counter()
-    accepted = 0
+    accepted = no_dialogue = 0
     gen_s = verify_s = 0.0
     for slot in range(count):
         template = pick_template(capability, slot)
@@ -43,6 +45,8 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
         texts.add(package.request.text)
         near.add(near_key(package))
         accepted += verdict.accepted
+        no_dialogue += not (any(isinstance(step, AskStep) for step in package.reference)
+                            and any(check.kind == "asked_user" for check in package.checks))
         for code in verdict.codes:
             rejected[(template, code)] += 1
     figures: dict[str, float | int] = {
@@ -53,6 +57,7 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
         "near_duplicates": count - len(near),
         "gen_per_s": count / gen_s,
         "verify_per_s": count / verify_s,
+        "no_dialogue": no_dialogue,
     }
     return figures, rejected
 
@@ -72,6 +77,7 @@ def main() -> None:
     print("-" * len(header))
     all_rejected: dict[str, Counter[tuple[str, str]]] = {}
     total_gen = total_n = 0.0
+    multi_turn_gaps = ""
     for cap in capabilities:
         f, rejected = measure(cap, args.count, args.seed)
         all_rejected[cap] = rejected
@@ -79,8 +85,12 @@ def main() -> None:
         total_n += args.count
         print(f"{cap:<24}{f['templates']:>5}{f['accepted']:>10.1%}{f['distinct_requests']:>14.1%}"
               f"{f['repeated_ids']:>14}{f['near_duplicates']:>11}{f['gen_per_s']:>11.0f}{f['verify_per_s']:>14.0f}")
+        if cap == "multi-turn":
+            multi_turn_gaps = f"{f['no_dialogue']} of {args.count}"
     print("-" * len(header))
     print(f"overall generation speed: {total_n / total_gen:.0f} packages/s")
+    if multi_turn_gaps:
+        print(f"multi-turn packages without an ask step and an asked_user check: {multi_turn_gaps}")
     for cap, rejected in all_rejected.items():
         for (template, code), n in sorted(rejected.items()):
             print(f"rejected: {cap}/{template}: {code} x{n}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.checks import evaluate_check
+from pipeline.checks import ScoreReport
 from pipeline.matchers import check_literals
 from pipeline.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
 from pipeline.runtime import ResolveError, Trajectory, iter_refs, parse_ref
@@ -199,9 +199,11 @@ def ref_target_missing(package: TaskPackage, target: int, parts: list[str | int]
     return field not in allowed
 
 
-def safety_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def safety_findings(package: TaskPackage, report: ScoreReport | None) -> list[Finding]:
     """A safety rule must not forbid what the checks require: a ``not_called`` on a tool that a
-    ``called``/``order`` check requires, or any rule the reference solution itself breaks."""
+    ``called``/``order`` check requires, or any rule the reference solution breaks (read from
+    ``report``, the reference's score, when there is one)."""
+    broken = {r.id for r in report.safety if r.passed is False} if report is not None else set()
     out: list[Finding] = []
     required = {c.tool for c in package.checks if c.kind == "called" and c.min > 0}
     required |= {t for c in package.checks if c.kind == "order" for t in c.tools}
@@ -209,7 +211,7 @@ def safety_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findin
         if rule.kind == "not_called" and rule.tool in required and not rule.args_match:
             out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
                                message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which a check requires"))
-        elif ref is not None and evaluate_check(rule, ref, package).passed is False:
+        elif rule.id in broken:
             out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
                                message=f"safety rule {rule.id!r} ({rule.kind}) is broken by the reference "
                                        "solution that the checks reward"))

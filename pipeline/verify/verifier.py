@@ -81,7 +81,7 @@ def verify_package(
         return Verdict.build(package.id, findings, None, notes)
 
     ref, report, exec_findings = run_reference(package)
-    findings += reference_findings(package, ref) + safety_findings(package, ref)
+    findings += reference_findings(package, ref) + safety_findings(package, report)
     findings += consistency_findings(package, ref) + exec_findings
     findings += mutation_findings(package, ref, report.score, options.null_floor)
     policy = Policy(obs_limit=options.obs_limit, sample_budget=options.sample_budget)

@@ -54,7 +54,7 @@ def run_reference(package: TaskPackage) -> tuple[Trajectory, ScoreReport, list[F
     findings += fault_findings(package, first)
     second = execute(package)
     again = score(package, second)
-    if second.model_dump() != first.model_dump() or again.score != report.score:
+    if second != first or again.score != report.score:
         findings.append(Finding(code=Code.NONDETERMINISTIC,
                                 message="two runs of the reference differ in state, audit or score"))
     return first, report, findings

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pipeline.package import TaskPackage
-from pipeline.training_format import DEFAULT_OBS_LIMIT, DEFAULT_SAMPLE_BUDGET, Policy
+from pipeline.training_format import Policy
 from pipeline.verify.codes import Code
 from pipeline.verify.consistency import consistency_findings
 from pipeline.verify.dedup import DedupIndex, duplicate_findings
@@ -33,9 +33,9 @@ from pipeline.verify.truncation import evidence_findings
 BLOCKING = {Code.UNKNOWN_ENDPOINT, Code.UNKNOWN_TOOL}
 
 
-class Options(BaseModel):
-    obs_limit: int = DEFAULT_OBS_LIMIT
-    sample_budget: int = DEFAULT_SAMPLE_BUDGET
+class Options(Policy):
+    """The training export's policy (which evidence must survive it), and the null agent's floor."""
+
     null_floor: float = NULL_AGENT_FLOOR
 
 
@@ -84,8 +84,7 @@ def verify_package(
     findings += reference_findings(package, ref) + safety_findings(package, report)
     findings += consistency_findings(package, ref) + exec_findings
     findings += mutation_findings(package, ref, report.score, options.null_floor)
-    policy = Policy(obs_limit=options.obs_limit, sample_budget=options.sample_budget)
-    findings += evidence_findings(package, ref, policy)
+    findings += evidence_findings(package, ref, options)
     findings += duplicate_findings(package, dedup)
     return Verdict.build(package.id, findings, report.score, notes)
 

@@ -6,12 +6,14 @@ holds the content pools (people, companies, products, ...) that the offline gene
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.errors import UserError
 from pipeline.paths import capabilities_dir
 
 
@@ -68,3 +70,24 @@ def taxonomy() -> dict[str, Capability]:
             raise ValueError(f"{path.name}: capability name {cap.name!r} must match the file name")
         out[cap.name] = cap
     return out
+
+
+class UnknownName(UserError):
+    """A capability or workflow template the taxonomy does not have; the message lists the known ones."""
+
+
+def find_capability(capabilities: Mapping[str, Capability], name: str) -> Capability:
+    cap = capabilities.get(name)
+    if cap is None:
+        raise UnknownName(f"unknown capability {name!r}; known: {', '.join(sorted(capabilities))}")
+    return cap
+
+
+def find_template(capabilities: Mapping[str, Capability], capability: str,
+                  template: str) -> tuple[Capability, WorkflowTemplate]:
+    cap = find_capability(capabilities, capability)
+    tpl = cap.template(template)
+    if tpl is None:
+        known = ", ".join(t.name for t in cap.templates)
+        raise UnknownName(f"capability {capability!r} has no template {template!r}; known: {known}")
+    return cap, tpl

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipeline.capabilities import find_capability, taxonomy
 from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
 from pipeline.cli_output import console, emit_json, err_console
 from pipeline.errors import UserError
@@ -25,7 +26,6 @@ from pipeline.run import (
     RegenSummary,
     RunOptions,
     RunSummary,
-    check_capability,
     failed_slots,
     run_parameters,
 )
@@ -154,7 +154,7 @@ def run(
     else:
         if not capability:
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
-        check_capability(capability)
+        find_capability(taxonomy(), capability)
         options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
                              concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
                              defect_rate=defect_rate, name=name, verify_processes=verify_processes)

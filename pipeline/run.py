@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pipeline.capabilities import taxonomy
 from pipeline.catalog.connect import reader_waiting
 from pipeline.catalog.queries import SlotState
 from pipeline.catalog.store import AttemptRow, Catalog, failure_code
@@ -193,12 +192,6 @@ def _verdict(result: Verdict | str) -> Verdict:
 
 def _ready() -> bool:
     return True
-
-
-def check_capability(name: str) -> None:
-    known = taxonomy()
-    if name not in known:
-        raise UserError(f"unknown capability {name!r}; `synth capabilities` lists them: {', '.join(known)}")
 
 
 class BatchRun:

@@ -23,8 +23,8 @@ import jinja2
 import yaml
 from pydantic import ValidationError
 
-from pipeline.capabilities import Capability, WorkflowTemplate, taxonomy
-from pipeline.errors import UserError, first_validation_error
+from pipeline.capabilities import Capability, WorkflowTemplate, find_capability, find_template, taxonomy
+from pipeline.errors import first_validation_error
 from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.render import parse_body, render_body
 from pipeline.generate.slots import fill_slots
@@ -58,25 +58,10 @@ def catalogue_tool(name: str) -> Tool:
                 parameters=op.parameters)
 
 
-def resolve_template(capability: str, template: str) -> tuple[Capability, WorkflowTemplate]:
-    """The capability and template named, or a ``UserError`` listing the known ones."""
-    caps = taxonomy()
-    cap = caps.get(capability)
-    if cap is None:
-        raise UserError(f"unknown capability {capability!r}; known: {', '.join(sorted(caps))}")
-    tpl = cap.template(template)
-    if tpl is None:
-        known = ", ".join(t.name for t in cap.templates)
-        raise UserError(f"capability {capability!r} has no template {template!r}; known: {known}")
-    return cap, tpl
-
-
 def pick_template(capability: str, slot: int) -> str:
     """The template for ``slot``: round-robin over the capability's templates in file order."""
-    cap = taxonomy().get(capability)
-    if cap is None:
-        raise UserError(f"unknown capability {capability!r}; known: {', '.join(sorted(taxonomy()))}")
-    return cap.templates[slot % len(cap.templates)].name
+    templates = find_capability(taxonomy(), capability).templates
+    return templates[slot % len(templates)].name
 
 
 def item_rng(capability: str, template: str, seed: int, slot: int, attempt: int) -> Random:
@@ -101,7 +86,7 @@ def _render(cap: Capability, tpl: WorkflowTemplate, rng: Random) -> tuple[dict[s
 
 
 def _build(capability: str, template: str, seed: int, slot: int, attempt: int) -> tuple[TaskPackage, Random]:
-    cap, tpl = resolve_template(capability, template)
+    cap, tpl = find_template(taxonomy(), capability, template)
     rng = item_rng(capability, template, seed, slot, attempt)
     data, text = _render(cap, tpl, rng)
     data.update(

@@ -23,7 +23,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from openai.types.chat import ChatCompletionMessageParam
 
 from pipeline import matchers
-from pipeline.capabilities import Capability, WorkflowTemplate
+from pipeline.capabilities import Capability, UnknownName, WorkflowTemplate, find_template
 from pipeline.checks import EVALUATORS
 from pipeline.generate.base import Attempt
 from pipeline.package import (
@@ -195,22 +195,13 @@ def repair_prompt(capability: Capability, template: WorkflowTemplate, seed: int,
     )
 
 
-def find_template(attempt: Attempt, capabilities: Mapping[str, Capability]) -> tuple[Capability, WorkflowTemplate]:
-    """The capability and workflow template an attempt names (``PromptError`` when unknown)."""
-    capability = capabilities.get(attempt.capability)
-    if capability is None:
-        raise PromptError(f"unknown capability {attempt.capability!r}; known: {', '.join(sorted(capabilities))}")
-    template = capability.template(attempt.template)
-    if template is None:
-        known = ", ".join(t.name for t in capability.templates)
-        raise PromptError(f"capability {capability.name!r} has no template {attempt.template!r}; known: {known}")
-    return capability, template
-
-
 def messages_for(attempt: Attempt, capabilities: Mapping[str, Capability]) -> list[ChatCompletionMessageParam]:
     """The chat messages for an attempt: a repair (attempt > 1 with a ``parent``) renders
     ``repair.j2``, anything else ``generate.j2``; both follow the system prompt."""
-    capability, template = find_template(attempt, capabilities)
+    try:
+        capability, template = find_template(capabilities, attempt.capability, attempt.template)
+    except UnknownName as exc:
+        raise PromptError(str(exc)) from None
     if attempt.attempt > 1 and attempt.parent is not None:
         user = repair_prompt(capability, template, attempt.item_seed, attempt.parent, attempt.findings)
     else:

@@ -17,11 +17,9 @@ from rich.table import Table
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.export import FORMATS
 from pipeline.catalog.queries import CatalogStats, PackageRecord, QueryResult, RejectionCount
-from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
-from pipeline.cli_output import JsonOpt, console, emit_json
+from pipeline.catalog.store import Catalog
+from pipeline.cli_output import CatalogOpt, JsonOpt, console, emit_json
 from pipeline.training_format import DEFAULT_OBS_LIMIT, DEFAULT_SAMPLE_BUDGET, Policy
-
-CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", help="The DuckDB catalog file.")
 
 catalog_app = typer.Typer(no_args_is_help=True, help="Curate the catalog: statistics, SQL, one package, rejections.")
 

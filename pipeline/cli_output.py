@@ -12,6 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from pipeline.catalog.store import DEFAULT_CATALOG
 from pipeline.errors import UserError, first_validation_error
 from pipeline.io import read_documents
 from pipeline.package import TaskPackage, load_package
@@ -22,6 +23,7 @@ console = Console(width=_WIDTH)
 err_console = Console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON output.")
+CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", help="The DuckDB catalog file.")
 
 
 def emit_json(data: Any) -> None:

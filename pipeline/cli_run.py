@@ -15,8 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from pipeline.capabilities import find_capability, taxonomy
-from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
-from pipeline.cli_output import console, emit_json, err_console
+from pipeline.catalog.store import Catalog
+from pipeline.cli_output import CatalogOpt, console, emit_json, err_console
 from pipeline.errors import UserError
 from pipeline.generate.base import Generator
 from pipeline.generate.llm import from_env
@@ -32,7 +32,6 @@ from pipeline.run import (
 from pipeline.run import Progress as RunProgress
 
 T = TypeVar("T")
-CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", help="The DuckDB catalog file.")
 
 
 def make_generator(model: str | None, base_url: str | None, defect_rate: float) -> Generator:

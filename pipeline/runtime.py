@@ -20,7 +20,8 @@ _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 
 
 class StepRecord(BaseModel):
-    """What one step did. ``index`` is the step's position in the executed list."""
+    """What one step did. ``index`` is the step's id: its position in the executed list, or the id
+    ``execute`` was given for it (``step_ids``: a mutated list keeps its steps' reference numbers)."""
 
     index: int
     kind: str
@@ -133,8 +134,9 @@ def execute(
     """Run ``steps`` (default: the package's reference) in a fresh world and record everything.
 
     ``fact_values`` overrides, per key, the value of ``$fact`` lookups, revealed or not (used by
-    mutations that guess instead of asking). ``step_ids`` gives each step the index that its ``$ref``s use (default: its position),
-    so a mutated list with steps removed still resolves references to the steps that remain.
+    mutations that guess instead of asking). ``step_ids`` gives each step the index that its
+    ``$ref``s use (default: its position), so a mutated list with steps removed still resolves
+    references to the steps that remain.
     A step whose arguments cannot be resolved is recorded with an ``error`` and not run.
     """
     steps = package.reference if steps is None else steps

@@ -26,7 +26,6 @@ from pipeline.run import (
     RegenSummary,
     RunOptions,
     RunSummary,
-    failed_slots,
     run_parameters,
 )
 from pipeline.run import Progress as RunProgress
@@ -198,7 +197,7 @@ def regen(
     by_run: dict[int, dict[str, int]] = {}
     tokens = [0, 0]
     with Catalog.open(catalog_path) as catalog:
-        groups = failed_slots(catalog, run_id, reason, limit)
+        groups = catalog.failed_slots(run_id, reason, limit)
         if not groups and reason is not None:
             present = [r.code for r in catalog.rejections()]
             if reason not in present:

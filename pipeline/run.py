@@ -30,7 +30,6 @@ from pydantic import BaseModel, Field
 from pipeline.catalog.connect import reader_waiting
 from pipeline.catalog.queries import SlotState
 from pipeline.catalog.store import AttemptRow, Catalog, failure_code
-from pipeline.errors import UserError
 from pipeline.generate.base import Attempt, Generated, Generator
 from pipeline.generate.offline import pick_template
 from pipeline.package import TaskPackage
@@ -248,9 +247,7 @@ class BatchRun:
         states = self.catalog.slot_states(self.run_id)
         self.progress.accepted = at_start = sum(s.accepted for s in states.values())
         self.progress.slots_opened = len(states)
-        spent = self.catalog.query("SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0) "
-                                   f"FROM llm_calls WHERE run = {int(self.run_id)}").rows[0]
-        self.progress.prompt_tokens, self.progress.completion_tokens = int(spent[0]), int(spent[1])  # a resume's budget
+        self.progress.prompt_tokens, self.progress.completion_tokens = self.catalog.tokens_spent(self.run_id)  # resume
         queue = self._pending(states)
         next_slot = max(states, default=-1) + 1
         max_slots = SLOT_FACTOR * self.options.count + 8
@@ -510,26 +507,6 @@ class RegenSummary(BaseModel):
     by_run: dict[int, dict[str, int]]
     prompt_tokens: int
     completion_tokens: int
-
-
-def failed_slots(catalog: Catalog, run_id: int | None, reason: str | None, limit: int | None) -> dict[int, list[int]]:
-    """Slots with no accepted attempt, by run (oldest first); with ``reason``, only those whose last
-    attempt was rejected with that code."""
-    where = ["NOT o.accepted"]
-    if run_id is not None:
-        where.append(f"o.run = {int(run_id)}")
-    if reason is not None:
-        if not reason.replace("_", "").isalnum():
-            raise UserError(f"--reason {reason!r} is not a reason code; `synth catalog rejections` lists them")
-        where.append(
-            "EXISTS (SELECT 1 FROM packages p JOIN findings f ON f.package_row = p.row_id "
-            f"WHERE p.run = o.run AND p.slot = o.slot AND p.attempt = o.attempts AND f.code = '{reason}')")
-    sql = (f"SELECT o.run, o.slot FROM slot_outcomes o WHERE {' AND '.join(where)} ORDER BY o.run, o.slot"
-           + (f" LIMIT {int(limit)}" if limit is not None else ""))
-    out: dict[int, list[int]] = {}
-    for run, slot in catalog.query(sql).rows:
-        out.setdefault(int(run), []).append(int(slot))
-    return out
 
 
 def run_parameters(options: RunOptions, generator: Generator, base_url: str | None) -> dict[str, Any]:

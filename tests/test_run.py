@@ -72,6 +72,20 @@ def test_defects_are_rejected_and_regeneration_repairs_them_with_parent_links(tm
     assert all(parent == first[slot] and status == "accepted" for slot, _, parent, status in rows)
 
 
+def test_failed_slots_filter_by_the_last_attempts_reason(tmp_path: Path) -> None:
+    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+        batch = start(catalog, OfflineGenerator(defect_rate=0.6), capability="general", count=8, max_attempts=1)
+        asyncio.run(batch.run())
+        failed = catalog.failed_slots(batch.run_id)[batch.run_id]
+        codes = dict(catalog.query(f"SELECT p.slot, list(f.code) FROM packages p JOIN findings f ON "
+                                   f"f.package_row = p.row_id WHERE p.run = {batch.run_id} GROUP BY p.slot").rows)
+        reason = codes[failed[0]][0]
+        by_reason = catalog.failed_slots(batch.run_id, reason=reason)[batch.run_id]
+        assert by_reason == [slot for slot in failed if reason in codes[slot]]
+        assert catalog.failed_slots(batch.run_id, limit=1) == {batch.run_id: failed[:1]}
+        assert catalog.failed_slots(reason="x' OR '1'='1") == {}  # a value, never SQL
+
+
 def test_duplicate_packages_are_not_accepted_twice(tmp_path: Path) -> None:
     """A generator that returns the same package for every slot yields one accepted package."""
 

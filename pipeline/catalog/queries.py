@@ -179,6 +179,35 @@ def slot_states(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[int, SlotSt
     return {r["slot"]: SlotState.model_validate(r) for r in rows}
 
 
+def tokens_spent(con: duckdb.DuckDBPyConnection, run_id: int) -> tuple[int, int]:
+    """``(prompt, completion)`` tokens of every LLM call recorded for run ``run_id``."""
+    row = con.execute("SELECT coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0) FROM llm_calls "
+                      "WHERE run = ?", [run_id]).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def failed_slots(con: duckdb.DuckDBPyConnection, run_id: int | None, reason: str | None,
+                 limit: int | None) -> dict[int, list[int]]:
+    """Slots with no accepted attempt, by run (oldest first); with ``reason``, only those whose last
+    attempt was rejected with that code; at most ``limit`` slots in all."""
+    where, params = ["NOT o.accepted"], []
+    if run_id is not None:
+        where.append("o.run = ?")
+        params.append(run_id)
+    if reason is not None:
+        where.append("EXISTS (SELECT 1 FROM packages p JOIN findings f ON f.package_row = p.row_id "
+                     "WHERE p.run = o.run AND p.slot = o.slot AND p.attempt = o.attempts AND f.code = ?)")
+        params.append(reason)
+    sql = f"SELECT o.run, o.slot FROM slot_outcomes o WHERE {' AND '.join(where)} ORDER BY o.run, o.slot"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    out: dict[int, list[int]] = {}
+    for run, slot in con.execute(sql, params).fetchall():
+        out.setdefault(int(run), []).append(int(slot))
+    return out
+
+
 def rejections(con: duckdb.DuckDBPyConnection) -> list[RejectionCount]:
     return [RejectionCount(**r, description=describe_code(r["code"]))
             for r in _dicts(con.execute("SELECT * FROM rejection_counts"))]

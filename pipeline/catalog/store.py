@@ -266,6 +266,18 @@ class Catalog:
         with self._connection() as con:
             return queries.slot_states(con, run_id)
 
+    def tokens_spent(self, run_id: int) -> tuple[int, int]:
+        """``(prompt, completion)`` tokens the LLM calls of run ``run_id`` used so far."""
+        with self._connection() as con:
+            return queries.tokens_spent(con, run_id)
+
+    def failed_slots(self, run_id: int | None = None, reason: str | None = None,
+                     limit: int | None = None) -> dict[int, list[int]]:
+        """Slots with no accepted attempt, by run (oldest first); with ``reason``, only those whose
+        last attempt was rejected with that code; at most ``limit`` slots."""
+        with self._connection() as con:
+            return queries.failed_slots(con, run_id, reason, limit)
+
     def last_attempt(self, run_id: int, slot: int) -> PackageRecord | None:
         """The latest recorded attempt of one slot (with findings and LLM calls), or None."""
         with self._connection() as con:

@@ -12,6 +12,7 @@ import json
 import re
 import string
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
 import jsonschema
@@ -201,16 +202,21 @@ def _next_id(records: list[dict[str, Any]], id_field: str, id_format: str, floor
     """The next id in ``id_format`` after the highest numeric id of that format in ``records`` and
     after ``floor`` (the highest this world already handed out, so a deleted id is never reused);
     returns the id and its number."""
-    parts = list(string.Formatter().parse(id_format))
-    prefix = parts[0][0]
-    suffix = "".join(literal for literal, *_ in parts[1:])
-    pattern = re.compile(re.escape(prefix) + r"(\d+)" + re.escape(suffix) + "$")
+    pattern = _id_pattern(id_format)
     highest = floor
     for rec in records:
         m = pattern.match(str(rec.get(id_field, "")))
         if m:
             highest = max(highest, int(m.group(1)))
     return id_format.format(n=highest + 1), highest + 1
+
+
+@cache
+def _id_pattern(id_format: str) -> re.Pattern[str]:
+    """Matches the ids ``id_format`` makes (``todo-{n:03d}`` → ``todo-(\\d+)``), the number as group 1."""
+    parts = list(string.Formatter().parse(id_format))
+    suffix = "".join(literal for literal, *_ in parts[1:])
+    return re.compile(re.escape(parts[0][0]) + r"(\d+)" + re.escape(suffix) + "$")
 
 
 def _find(records: list[dict[str, Any]], id_field: str, value: Any) -> dict[str, Any] | None:

@@ -128,7 +128,8 @@ def run(
     count: int = typer.Option(10, "--count", "-n", min=1, help="Accepted packages wanted."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per slot (first try + repairs)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1,
-                                    help="Generation requests in flight at once (up to 4x as many slots open)."),
+                                    help="Generations in progress at once (an LLM request with its retries); "
+                                         "up to 4x as many slots are open."),
     seed: int = typer.Option(7, "--seed", help="Base seed (offline generation is deterministic per seed and slot)."),
     budget_tokens: int = typer.Option(None, "--budget-tokens", min=1, help="Stop opening attempts after this many tokens."),
     model: str = typer.Option(None, "--model", help="Model name, or 'offline' (default; env SYNTH_MODEL)."),

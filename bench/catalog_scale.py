@@ -27,9 +27,9 @@ from pathlib import Path
 import duckdb
 
 from pipeline.catalog.store import Catalog
-from pipeline.package import load_package
+from pipeline.core.outcomes import Verdict
+from pipeline.core.package import load_package
 from pipeline.verify.dedup import near_key
-from pipeline.verify.report import Verdict
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RUN_ROWS = 10_000

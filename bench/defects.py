@@ -22,14 +22,14 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.capabilities import taxonomy  # noqa: E402
+from pipeline.core.codes import Code  # noqa: E402
+from pipeline.core.episode import execute  # noqa: E402
+from pipeline.core.world import World  # noqa: E402
 from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
 from pipeline.generate.offline import generate_package  # noqa: E402
-from pipeline.runtime import execute  # noqa: E402
-from pipeline.verify.codes import Code  # noqa: E402
+from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.verify.dedup import MemoryDedup  # noqa: E402
 from pipeline.verify.verifier import verify_package  # noqa: E402
-from pipeline.world import World  # noqa: E402
 
 
 def main() -> None:

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.capabilities import taxonomy  # noqa: E402
-from pipeline.checks import score  # noqa: E402
-from pipeline.env import play_reference  # noqa: E402
+from pipeline.core.episode import execute  # noqa: E402
+from pipeline.core.grading import score  # noqa: E402
+from pipeline.env.task_env import play_reference  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.runtime import execute  # noqa: E402
+from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 
 
 def main() -> None:

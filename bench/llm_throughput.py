@@ -37,13 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from openai import AsyncOpenAI  # noqa: E402
 
-from pipeline.capabilities import taxonomy  # noqa: E402
 from pipeline.catalog.store import Catalog  # noqa: E402
 from pipeline.generate.base import Attempt  # noqa: E402
 from pipeline.generate.llm import Backoff, LLMGenerator, TaskPackageOutput  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
 from pipeline.generate.prompting import messages_for  # noqa: E402
-from pipeline.run import BatchRun, RunOptions, run_parameters  # noqa: E402
+from pipeline.runs.batch import BatchRun, RunOptions, run_parameters  # noqa: E402
+from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.testing import OpenAIServer  # noqa: E402
 
 CAPABILITY = "general"

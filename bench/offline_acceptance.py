@@ -13,9 +13,9 @@ import argparse
 import time
 from collections import Counter
 
-from pipeline.capabilities import taxonomy
+from pipeline.core.package import AskStep
 from pipeline.generate.offline import generate_package, pick_template
-from pipeline.package import AskStep
+from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.dedup import near_key
 from pipeline.verify.verifier import verify_package
 

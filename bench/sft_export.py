@@ -6,7 +6,7 @@
 Fills a fresh catalog with ``synth run`` (an equal share per capability, offline), exports it as SFT
 chat samples, and prints lines written, samples left out by the truncation policy (by reason), and
 lines with problems: invalid JSON, a tool_call id not answered by exactly one tool message, roles
-out of order, tool schemas missing (``pipeline.export_sft.sft_problems``).
+out of order, tool schemas missing (``pipeline.interop.sft.sft_problems``).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.capabilities import taxonomy  # noqa: E402
-from pipeline.export_sft import sft_problems  # noqa: E402
+from pipeline.interop.sft import sft_problems  # noqa: E402
+from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.capabilities import taxonomy  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
+from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.verify.verifier import verify_package  # noqa: E402
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.errors import UserError
+from pipeline.core.errors import UserError
 
 EXIT_BUSY = 3
 """Exit code when the catalog is held by another process (retrying later can succeed)."""

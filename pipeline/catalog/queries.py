@@ -13,8 +13,8 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel, Field
 
-from pipeline.generate.base import LLMCall
-from pipeline.verify.codes import DESCRIPTIONS, Code
+from pipeline.core.codes import DESCRIPTIONS, Code
+from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, FailureCode, LLMCall
 
 # --------------------------------------------------------------------------- result models
 
@@ -152,11 +152,12 @@ def _rate(part: int, whole: int) -> float | None:
 
 
 def describe_code(code: str) -> str:
-    """The reason code's description, or a generation-failure phrase for codes outside ``Code``."""
-    try:
+    """What a stored finding code means: a verification reason code, or a generation failure."""
+    if code in Code.__members__.values():
         return DESCRIPTIONS[Code(code)]
-    except ValueError:
-        return "generation failed before a package could be verified"
+    if code in FailureCode.__members__.values():
+        return f"no verdict: {FAILURE_DESCRIPTIONS[FailureCode(code)]}"
+    return "generation failed before a package could be verified"
 
 
 # --------------------------------------------------------------------------- queries

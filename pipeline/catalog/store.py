@@ -12,7 +12,6 @@ before it returns: a crash loses at most the package being recorded.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.catalog import queries
 from pipeline.catalog.connect import Access, connect, first_line
 from pipeline.catalog.errors import CatalogError
-from pipeline.catalog.export import ExportSummary, StatusFilter, write_export
 from pipeline.catalog.guard import check_select
 from pipeline.catalog.lock import WriterLock
 from pipeline.catalog.queries import (
@@ -41,26 +39,13 @@ from pipeline.catalog.queries import (
 )
 from pipeline.catalog.redact import mask_credentials, strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
-from pipeline.generate.base import LLMCall
-from pipeline.package import AskStep, TaskPackage
-from pipeline.training_format import Policy
-from pipeline.verify.dedup import near_key
-from pipeline.verify.report import Verdict
+from pipeline.catalog.selection import Selection, StatusFilter, selection_sql
+from pipeline.core.outcomes import Failure, LLMCall, Verdict
+from pipeline.core.package import AskStep, TaskPackage, near_key
+from pipeline.core.paths import DEFAULT_CATALOG
 
-DEFAULT_CATALOG = Path("output/catalog.duckdb")
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
-FAILURE_CODE = "generation_error"
-"""The finding code of a generation failure whose error text has no ``code:`` prefix."""
-
-_ERROR_PREFIX = re.compile(r"^([a-z][a-z0-9_]*):")
-
-
-def failure_code(error: str) -> str:
-    """The code of a generation failure: the error's ``snake_case:`` prefix (``schema_invalid: ...``,
-    ``llm_timeout: ...``), else ``generation_error``."""
-    match = _ERROR_PREFIX.match(error.strip())
-    return match.group(1) if match else FAILURE_CODE
 
 
 class Catalog:
@@ -219,19 +204,19 @@ class Catalog:
     # ------------------------------------------------------------------ recording
 
     def record(self, run_id: int, slot: int, attempt: int, package: TaskPackage | None, verdict: Verdict | None,
-               llm_calls: list[LLMCall] | None = None, parent: str | None = None, error: str | None = None,
+               llm_calls: list[LLMCall] | None = None, parent: str | None = None, failure: Failure | None = None,
                generator: str = "offline", capability: str | None = None, workflow: str | None = None) -> int:
         """Commit one attempt of one slot: the package row, its findings and its LLM calls, in ONE
         transaction; return the new row id.
 
         Either ``package`` and its ``verdict`` are given (status from ``verdict.accepted``), or
-        ``package`` is None and ``error`` says why generation produced none: the row is then
-        rejected with one finding whose code is ``failure_code(error)``; ``capability`` and
-        ``workflow`` label it (capability defaults to the run's). Raises ``CatalogError`` if the run
-        does not exist or this (run, slot, attempt) is already recorded.
+        ``package`` is None and ``failure`` says why there is no verdict: the row is then rejected
+        with one finding carrying the failure's code; ``capability`` and ``workflow`` label it
+        (capability defaults to the run's). Raises ``CatalogError`` if the run does not exist or
+        this (run, slot, attempt) is already recorded.
         """
         row = AttemptRow(run_id=run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
-                         llm_calls=llm_calls or [], parent=parent, error=error, generator=generator,
+                         llm_calls=llm_calls or [], parent=parent, failure=failure, generator=generator,
                          capability=capability, workflow=workflow)
         return self.record_many([row])[0]
 
@@ -326,15 +311,15 @@ class Catalog:
             except duckdb.Error as exc:
                 raise CatalogError(f"query failed: {first_line(str(exc))}") from exc
 
-    def export(self, fmt: str, out: Path | str, where: str | None = None,
-               status: StatusFilter = "accepted", policy: Policy | None = None) -> ExportSummary:
-        """Write rows with ``status`` (accepted by default; ``all`` for every row) matching ``where``
-        (one SQL boolean over ``packages`` columns) to ``out`` in format ``fmt`` (a key of
-        ``export.FORMATS``); ``policy`` is the training truncation policy of the ``sft`` format.
-        ``CatalogError`` for an unknown format or status, or a bad ``where``."""
+    @contextmanager
+    def selection(self, status: StatusFilter = "accepted", where: str | None = None) -> Iterator[Selection]:
+        """The rows with ``status`` (accepted by default; ``all`` for every row) for which ``where``
+        (one SQL boolean over ``packages`` columns) holds, for an exporter to read inside the block.
+        ``CatalogError`` for an unknown status or a bad ``where``."""
+        sql = selection_sql(status, where)
         with self._connection(Access.READ) as con:
             try:
-                return write_export(con, fmt, Path(out), status, where, policy)
+                yield Selection(con, sql)
             except duckdb.BinderException as exc:
                 columns = [row[0] for row in con.execute("DESCRIBE packages").fetchall()]
                 raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "
@@ -356,7 +341,7 @@ def _indexed_lookup(con: duckdb.DuckDBPyConnection, column: str, value: str) -> 
 
 
 class AttemptRow(BaseModel):
-    """One attempt to record: a package with its verdict, or the generation error that left none."""
+    """One attempt to record: a package with its verdict, or the failure that left none."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     run_id: int
@@ -366,7 +351,7 @@ class AttemptRow(BaseModel):
     verdict: Verdict | None = None
     llm_calls: list[LLMCall] = Field(default_factory=list)
     parent: str | None = None
-    error: str | None = None
+    failure: Failure | None = None
     generator: str = "offline"
     capability: str | None = None
     workflow: str | None = None
@@ -377,13 +362,13 @@ class AttemptRow(BaseModel):
 def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     """The ``packages`` columns and the findings of one attempt (validated as ``record`` says)."""
     if row.package is not None:
-        if row.verdict is None or row.error is not None:
-            raise ValueError("a recorded package needs its verdict and no error")
+        if row.verdict is None or row.failure is not None:
+            raise ValueError("a recorded package needs its verdict and no failure")
         return _package_columns(row.package, row.verdict, row.near_key), _findings(row.verdict)
-    if row.error is None:
-        raise ValueError("record needs a package with its verdict, or the error that left none")
+    if row.failure is None:
+        raise ValueError("record needs a package with its verdict, or the failure that left none")
     return (_failure_columns(row.capability, row.workflow),
-            [(failure_code(row.error), mask_credentials(row.error), None, None, "{}")])
+            [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}")])
 
 
 _ROW_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",

@@ -7,8 +7,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from pipeline.package import TaskPackage
-from pipeline.verify.report import Finding
+from pipeline.core.outcomes import Failure, Finding, LLMCall
+from pipeline.core.package import TaskPackage
 
 
 class Attempt(BaseModel):
@@ -34,26 +34,16 @@ class Attempt(BaseModel):
         return int.from_bytes(digest.digest()[:4], "big")
 
 
-class LLMCall(BaseModel):
-    """One request to the model: tokens, latency and outcome (``ok`` or an error class)."""
-
-    model: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    status: str = "ok"
-    error: str | None = None
-
-
 class Generated(BaseModel):
-    """What a generator returned: a package, or an error saying why there is none.
+    """What a generator returned: a package, or the ``failure`` saying why there is none.
 
+    The package's ``id`` may be left empty: verification computes it from the content.
     ``defect`` is the label of a defect the offline generator injected on purpose (demos and
     benchmarks); it is kept outside the package so the verifier cannot see it.
     """
 
     package: TaskPackage | None = None
-    error: str | None = None
+    failure: Failure | None = None
     raw: str | None = None
     calls: list[LLMCall] = Field(default_factory=list)
     defect: str | None = None

@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.jsonvalues import strings
-from pipeline.package import TaskPackage
-from pipeline.services import catalogue, find_operation
+from pipeline.core.jsonvalues import strings
+from pipeline.core.package import TaskPackage
+from pipeline.core.services import catalogue, find_operation
 
 Data = dict[str, Any]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")

@@ -2,7 +2,7 @@
 
 One ``generate`` call renders the prompts (``pipeline.generate.prompting``), asks the model for a
 package, and classifies what came back. It never raises for a bad model or a bad server: every
-outcome is a ``Generated`` with a package or an ``error`` whose prefix names the class:
+outcome is a ``Generated`` with a package or a ``Failure`` whose code names the class:
 
 - ``malformed_output``: the content is not a JSON object (or the body is not a chat completion);
 - ``schema_invalid``: JSON that is not a valid ``TaskPackage`` (the first error; ``raw`` kept);
@@ -44,11 +44,12 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_random_exponential
 
-from pipeline.capabilities import Capability, taxonomy
-from pipeline.errors import UserError, first_validation_error
-from pipeline.generate.base import Attempt, Generated, LLMCall
+from pipeline.core.errors import UserError, first_validation_error
+from pipeline.core.outcomes import Failure, FailureCode, LLMCall
+from pipeline.core.package import Provenance, TaskPackage
+from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.prompting import PromptError, messages_for
-from pipeline.package import Provenance, TaskPackage
+from pipeline.taxonomy.capabilities import Capability, taxonomy
 
 logger = logging.getLogger(__name__)
 
@@ -102,12 +103,16 @@ def _package_schema_json() -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one completion says: a package, or an error class (``status``) with its message."""
+    """What one completion says: a package, or the failure (``status`` is ``ok`` or its code)."""
 
     status: str
     package: TaskPackage | None = None
-    error: str | None = None
+    failure: Failure | None = None
     raw: str | None = None
+
+
+def _failed(code: FailureCode, message: str, raw: str | None = None) -> Outcome:
+    return Outcome(code.value, failure=Failure(code=code, message=message), raw=raw)
 
 
 def status_of(exc: BaseException) -> str:
@@ -163,26 +168,25 @@ def interpret(body: Any) -> Outcome:
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
     message = choice.get("message") if choice else None
     if not isinstance(message, dict):
-        return Outcome("malformed_output", error="malformed_output: the response is not a chat completion")
+        return _failed(FailureCode.MALFORMED_OUTPUT, "the response is not a chat completion")
     content = message.get("content") if isinstance(message.get("content"), str) else ""
     if choice.get("finish_reason") == "length":
-        return Outcome("truncated_output", raw=content, error=(
-            f"truncated_output: the model hit its token limit after {usage_of(body)[1]} completion tokens"))
+        return _failed(FailureCode.TRUNCATED_OUTPUT,
+                       f"the model hit its token limit after {usage_of(body)[1]} completion tokens", content)
     if not content and message.get("refusal"):
-        return Outcome("malformed_output", error=f"malformed_output: the model refused: {str(message['refusal'])[:200]}")
+        return _failed(FailureCode.MALFORMED_OUTPUT, f"the model refused: {str(message['refusal'])[:200]}")
     fenced = _FENCE.match(content)
     try:
         data = json.loads(fenced.group(1) if fenced else content)
     except json.JSONDecodeError as exc:
-        return Outcome("malformed_output", raw=content,
-                       error=f"malformed_output: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
+        return _failed(FailureCode.MALFORMED_OUTPUT,
+                       f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", content)
     if not isinstance(data, dict):
-        return Outcome("malformed_output", raw=content,
-                       error=f"malformed_output: expected a JSON object, got {type(data).__name__}")
+        return _failed(FailureCode.MALFORMED_OUTPUT, f"expected a JSON object, got {type(data).__name__}", content)
     try:
         package = TaskPackage.model_validate(data)
     except ValidationError as exc:
-        return Outcome("schema_invalid", raw=content, error=f"schema_invalid: {first_validation_error(exc)}")
+        return _failed(FailureCode.SCHEMA_INVALID, first_validation_error(exc), content)
     return Outcome("ok", package=package)
 
 
@@ -282,20 +286,20 @@ class LLMGenerator:
         try:
             messages = messages_for(attempt, self._capabilities if self._capabilities is not None else taxonomy())
         except PromptError as exc:
-            return Generated(error=f"prompt_error: {exc}")
+            return Generated(failure=Failure(code=FailureCode.PROMPT_ERROR, message=str(exc)))
         calls: list[LLMCall] = []
         try:
             outcome = await self._complete(messages, attempt.item_seed, calls)
         except openai.OpenAIError as exc:
-            return Generated(error=f"llm_error: {self.describe(exc)}", calls=calls)
+            return Generated(failure=Failure(code=FailureCode.LLM_ERROR, message=self.describe(exc)), calls=calls)
         if outcome.package is None:
-            return Generated(error=outcome.error, raw=outcome.raw, calls=calls)
+            return Generated(failure=outcome.failure, raw=outcome.raw, calls=calls)
         parent = (attempt.parent.id or attempt.parent.compute_id()) if attempt.parent is not None else None
         provenance = Provenance(generator=self.name, model=self.model, template=attempt.template,
                                 seed=attempt.seed, slot=attempt.slot, attempt=attempt.attempt, parent=parent)
-        package = outcome.package.model_copy(update={"capability": attempt.capability, "workflow": attempt.template,
-                                                     "provenance": provenance})
-        return Generated(package=package.with_id(), calls=calls)
+        package = outcome.package.model_copy(update={"id": "", "capability": attempt.capability,
+                                                     "workflow": attempt.template, "provenance": provenance})
+        return Generated(package=package, calls=calls)
 
     async def _complete(self, messages: list[ChatCompletionMessageParam], seed: int, calls: list[LLMCall]) -> Outcome:
         """Structured output while it is supported, else (and as the fallback for a 400) JSON mode."""
@@ -354,7 +358,7 @@ class LLMGenerator:
         prompt_tokens, completion_tokens = usage_of(body)
         calls.append(LLMCall(model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
                              latency_s=time.perf_counter() - started, status=outcome.status,
-                             error=self.redact(outcome.error) if outcome.error else None))
+                             error=self.redact(str(outcome.failure)) if outcome.failure else None))
         return outcome
 
 

@@ -23,13 +23,20 @@ import jinja2
 import yaml
 from pydantic import ValidationError
 
-from pipeline.capabilities import Capability, WorkflowTemplate, find_capability, find_template, taxonomy
-from pipeline.errors import first_validation_error
+from pipeline.core.errors import first_validation_error
+from pipeline.core.outcomes import Failure, FailureCode
+from pipeline.core.package import TaskPackage, Tool
+from pipeline.core.services import OperationSpec, catalogue, default_tool_name
 from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.render import parse_body, render_body
 from pipeline.generate.slots import fill_slots
-from pipeline.package import TaskPackage, Tool
-from pipeline.services import OperationSpec, catalogue, default_tool_name
+from pipeline.taxonomy.capabilities import (
+    Capability,
+    WorkflowTemplate,
+    find_capability,
+    find_template,
+    taxonomy,
+)
 
 GENERATOR_NAME = "offline"
 BODY_FIELDS = frozenset({"request", "user", "now", "initial_state", "checks", "safety", "faults", "reference"})
@@ -86,6 +93,7 @@ def _render(cap: Capability, tpl: WorkflowTemplate, rng: Random) -> tuple[dict[s
 
 
 def _build(capability: str, template: str, seed: int, slot: int, attempt: int) -> tuple[TaskPackage, Random]:
+    """The package of one item without its id (verification computes it), and the item's RNG."""
     cap, tpl = find_template(taxonomy(), capability, template)
     rng = item_rng(capability, template, seed, slot, attempt)
     data, text = _render(cap, tpl, rng)
@@ -100,7 +108,7 @@ def _build(capability: str, template: str, seed: int, slot: int, attempt: int) -
     except ValidationError as exc:
         raise TemplateError(f"{cap.name}/{tpl.name}: not a valid package: {first_validation_error(exc)}",
                             raw=text) from exc
-    return package.with_id(), rng
+    return package, rng
 
 
 def generate_package(capability: str, template: str, seed: int, slot: int, attempt: int = 1) -> TaskPackage:
@@ -109,7 +117,7 @@ def generate_package(capability: str, template: str, seed: int, slot: int, attem
     Raises ``UserError`` for an unknown capability or template, and ``ValueError`` (``TemplateError``
     with the rendered text, ``SlotError``) or ``jinja2.TemplateError`` for a broken template.
     """
-    return _build(capability, template, seed, slot, attempt)[0]
+    return _build(capability, template, seed, slot, attempt)[0].with_id()
 
 
 class OfflineGenerator:
@@ -127,14 +135,15 @@ class OfflineGenerator:
         try:
             package, rng = _build(attempt.capability, attempt.template, attempt.seed, attempt.slot, attempt.attempt)
         except TemplateError as exc:
-            return Generated(error=str(exc), raw=exc.raw)
+            return Generated(failure=Failure(code=FailureCode.TEMPLATE_ERROR, message=str(exc)), raw=exc.raw)
         except (ValueError, jinja2.TemplateError) as exc:
-            return Generated(error=f"{attempt.capability}/{attempt.template}: {exc}")
+            return Generated(failure=Failure(code=FailureCode.TEMPLATE_ERROR,
+                                             message=f"{attempt.capability}/{attempt.template}: {exc}"))
         if attempt.attempt == 1 and self.defect_rate > 0 and rng.random() < self.defect_rate:
             from pipeline.generate.defects import inject_defect
 
             injected = inject_defect(package, rng)
             if injected is not None:
                 defective, label = injected
-                return Generated(package=defective.with_id(), defect=label)
+                return Generated(package=defective, defect=label)
         return Generated(package=package)

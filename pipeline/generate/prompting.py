@@ -5,8 +5,8 @@ codes, the example package ``prompts/example.json``); it is the same for every r
 ``generate.j2`` is the brief for one package: the capability, the workflow template and
 ``catalogue.j2``, the real catalogue of the template's services (rendered once per service list).
 ``repair.j2`` is that brief plus a rejected package and its findings. The check language and the
-verification rules are read from the code that applies them (``pipeline.package``,
-``pipeline.checks``, ``pipeline.matchers``, ``pipeline.verify.codes``), so the prompt cannot drift
+verification rules are read from the code that applies them (``pipeline.core.package``,
+``pipeline.core.grading``, ``pipeline.core.matchers``, ``pipeline.core.codes``), so the prompt cannot drift
 from what is enforced.
 """
 
@@ -22,11 +22,11 @@ from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 from openai.types.chat import ChatCompletionMessageParam
 
-from pipeline import matchers
-from pipeline.capabilities import Capability, UnknownName, WorkflowTemplate, find_template
-from pipeline.checks import EVALUATORS
-from pipeline.generate.base import Attempt
-from pipeline.package import (
+from pipeline.core import matchers
+from pipeline.core.codes import DESCRIPTIONS
+from pipeline.core.grading import EVALUATORS
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import (
     DEFAULT_NOW,
     JUDGE_MAX_WEIGHT,
     PASS_THRESHOLD,
@@ -35,10 +35,10 @@ from pipeline.package import (
     TaskPackage,
     canonical_json,
 )
-from pipeline.paths import prompts_dir
-from pipeline.services import ServiceSpec, catalogue, default_tool_name, get_service
-from pipeline.verify.codes import DESCRIPTIONS
-from pipeline.verify.report import Finding
+from pipeline.core.paths import prompts_dir
+from pipeline.core.services import ServiceSpec, catalogue, default_tool_name, get_service
+from pipeline.generate.base import Attempt
+from pipeline.taxonomy.capabilities import Capability, UnknownName, WorkflowTemplate, find_template
 
 EXAMPLE_FILE = "example.json"
 _COMMON_CHECK_FIELDS = ("id", "weight", "kind")
@@ -101,7 +101,7 @@ def _field_text(name: str, schema: dict[str, Any], required: bool) -> str:
 def check_language() -> list[dict[str, Any]]:
     """Every check kind: its own fields (``*`` = required) and its exact semantics.
 
-    Semantics are the evaluators' docstrings from ``pipeline.checks``.
+    Semantics are the evaluators' docstrings from ``pipeline.core.grading``.
     """
     out = []
     for model in typing.get_args(typing.get_args(Check)[0]):

@@ -31,8 +31,8 @@ from typing import Any
 
 import yaml
 
-from pipeline.package import DEFAULT_NOW
-from pipeline.paths import capabilities_dir
+from pipeline.core.package import DEFAULT_NOW
+from pipeline.core.paths import capabilities_dir
 
 SLOT_KINDS = ("people", "pool", "choice", "int", "money", "date", "time")
 _OPTIONS = {"k", "step", "same", "same_department", "distinct_titles", "weekdays"}

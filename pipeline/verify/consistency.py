@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.jsonvalues import strings
-from pipeline.matchers import check_literals
-from pipeline.package import TaskPackage
-from pipeline.runtime import Trajectory
-from pipeline.verify.codes import Code
-from pipeline.verify.report import Finding
+from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import strings
+from pipeline.core.matchers import check_literals
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import TaskPackage
+from pipeline.core.trajectory import Trajectory
 
 NUMBER_WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,

@@ -7,20 +7,11 @@ tools or provenance, which does not make a new training environment).
 
 from __future__ import annotations
 
-import hashlib
-import re
-from typing import Protocol
+from typing import Any, Protocol
 
-from pipeline.package import TaskPackage, canonical_json
-from pipeline.verify.codes import Code
-from pipeline.verify.report import Finding
-
-
-def near_key(package: TaskPackage) -> str:
-    """A fingerprint of the request text (case, punctuation and spacing folded) and initial state."""
-    words = " ".join(re.findall(r"\w+", package.request.text.casefold()))
-    state = canonical_json(package.initial_state)
-    return hashlib.sha256(f"{words}\n{state}".encode()).hexdigest()[:32]
+from pipeline.core.codes import Code
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import TaskPackage, fingerprint, near_key
 
 
 class DedupIndex(Protocol):
@@ -43,6 +34,10 @@ class MemoryDedup:
 
     def add(self, package: TaskPackage) -> None:
         self.add_key(package.id, near_key(package))
+
+    def add_document(self, document: dict[str, Any], package_id: str) -> None:
+        """Remember a package held as plain (valid) data, under the id its verdict computed."""
+        self.add_key(package_id, fingerprint(document["request"]["text"], document.get("initial_state") or {}))
 
     def add_key(self, package_id: str, near: str) -> None:
         self._ids.add(package_id)

@@ -38,38 +38,50 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
-from pipeline.checks import score
-from pipeline.package import PASS_THRESHOLD, AnswerStep, AskStep, CallStep, Fact, Step, TaskPackage
-from pipeline.runtime import Trajectory, execute, is_ref, iter_refs, parse_ref
-from pipeline.services import find_operation
-from pipeline.verify.codes import Code
-from pipeline.verify.report import Finding
+from pipeline.core.codes import Code
+from pipeline.core.episode import Episode
+from pipeline.core.grading import Grader
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import (
+    NULL_AGENT_FLOOR,
+    PASS_THRESHOLD,
+    AnswerStep,
+    AskStep,
+    CallStep,
+    Fact,
+    Step,
+    TaskPackage,
+)
+from pipeline.core.references import is_ref, iter_refs, parse_ref
+from pipeline.core.services import find_operation
+from pipeline.core.trajectory import Trajectory
+from pipeline.verify.execution import ReferenceRun
 
-NULL_AGENT_FLOOR = 0.25
 MAX_PERTURBATIONS = 16
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 
 
-def null_agent_score(package: TaskPackage) -> float:
+def null_agent_score(package: TaskPackage, grader: Grader | None = None) -> float:
     """The score of an agent that makes no call, asks nothing and answers nothing."""
-    return score(package, execute(package, steps=[])).score
+    return (grader or Grader(package)).value(Episode(package).trajectory())
 
 
-def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
-    null = null_agent_score(package)
+def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
+                        grader: Grader | None = None) -> list[Finding]:
+    null = null_agent_score(package, grader)
     if null < floor:
         return []
     return [Finding(code=Code.NULL_AGENT_PASSES, detail={"score": null, "floor": floor},
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
 
 
-def _run(package: TaskPackage, steps: dict[int, Step], fact_values: dict[str, str] | None = None,
+def _run(run: ReferenceRun, steps: dict[int, Step], fact_values: dict[str, str] | None = None,
          order: list[int] | None = None) -> float:
     """The score of running ``steps`` (keyed by the index their ``$ref``s use) in ``order``
-    (default: by index)."""
+    (default: by index), from the reference's checkpoint at the prefix they share with it."""
     ids = sorted(steps) if order is None else order
-    return score(package, execute(package, [steps[i] for i in ids], fact_values, ids)).score
+    return run.variant_score(ids, [steps[i] for i in ids], fact_values)
 
 
 def _access(package: TaskPackage, tool: str) -> tuple[str, str] | None:
@@ -205,13 +217,13 @@ def _first_and_last(perturbations: list[tuple[int, str, Any, CallStep]],
     return [perturbations[n] for n in keep]
 
 
-def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
-                      floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
-    """Every mutation described in the module docstring, against the reference ``ref``."""
+def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
+    """Every mutation described in the module docstring, against the reference ``run``."""
+    package, ref, ref_score = run.package, run.trajectory, run.score
     findings: list[Finding] = []
     steps: dict[int, Step] = dict(enumerate(package.reference))
 
-    findings += null_agent_findings(package, floor)
+    findings += null_agent_findings(package, floor, run.grader)
     hides_facts = package.user is not None and bool(package.user.facts)
     if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
         findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"},
@@ -223,7 +235,7 @@ def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
     writes = write_steps(package, ref)
     for i in writes:
         dropped = dependents(package, i)
-        s = _run(package, {k: v for k, v in steps.items() if k not in dropped})
+        s = _run(run, {k: v for k, v in steps.items() if k not in dropped})
         if s >= PASS_THRESHOLD:
             tool = package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
@@ -232,22 +244,22 @@ def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
                 message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the checks do not "
                         "require what it does"))
 
-    findings += _duplicate_findings(package, ref, steps, writes)
-    findings += _repeat_findings(package, ref, steps, writes, ref_score)
+    findings += _duplicate_findings(run, steps, writes)
+    findings += _repeat_findings(run, steps, writes)
 
     for i, path, alt, mutated in _perturbations(package, ref, writes):
-        s = _run(package, {**steps, i: mutated})
+        s = _run(run, {**steps, i: mutated})
         if s >= ref_score:
             findings.append(Finding(
                 code=Code.GRADER_UNDERCONSTRAINED, step=i,
                 detail={"mutation": "perturb_argument", "argument": path, "value": alt, "score": s},
                 message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do not pin it"))
 
-    findings += _clarification_findings(package, steps)
+    findings += _clarification_findings(run, steps)
 
     answer_checked = any(c.kind in ("answer_contains", "answer_matches") for c in package.checks)
     if answer_checked:
-        s = _run(package, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()})
+        s = _run(run, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()})
         if s >= ref_score:
             findings.append(Finding(code=Code.GRADER_UNDERCONSTRAINED,
                                     detail={"mutation": "drop_answer", "score": s},
@@ -256,8 +268,8 @@ def mutation_findings(package: TaskPackage, ref: Trajectory, ref_score: float,
     return findings
 
 
-def _duplicate_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, Step],
-                        writes: list[int]) -> list[Finding]:
+def _duplicate_findings(run: ReferenceRun, steps: dict[int, Step], writes: list[int]) -> list[Finding]:
+    package, ref = run.package, run.trajectory
     records = {r.index: r for r in ref.steps}
     groups: dict[str, list[int]] = {}
     for i in writes:
@@ -271,7 +283,7 @@ def _duplicate_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, 
         if len(members) < 2 or all((records[j].args or {}) == first for j in members[1:]):
             continue
         mutated = {**steps, **{j: CallStep(call=tool, args=first) for j in members[1:]}}
-        s = _run(package, mutated)
+        s = _run(run, mutated)
         if s >= PASS_THRESHOLD:
             out.append(Finding(
                 code=Code.GRADER_COUNTS_CALLS, step=members[0], detail={"mutation": "duplicate_in_place", "score": s},
@@ -280,10 +292,10 @@ def _duplicate_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, 
     return out
 
 
-def _repeat_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, Step], writes: list[int],
-                     ref_score: float) -> list[Finding]:
+def _repeat_findings(run: ReferenceRun, steps: dict[int, Step], writes: list[int]) -> list[Finding]:
     """Repeating one successful create (the same arguments once more) must lose score: a grader
     that lets one message become two, or one order two, counts at least, not exactly."""
+    package, ref, ref_score = run.package, run.trajectory, run.score
     records = {r.index: r for r in ref.steps}
     out: list[Finding] = []
     seen: set[str] = set()
@@ -297,7 +309,7 @@ def _repeat_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, Ste
         # the copy runs right after the original, under a fresh index no $ref points at
         order = [*ids[: ids.index(i) + 1], max(ids) + 1, *ids[ids.index(i) + 1:]]
         mutated = {**steps, max(ids) + 1: CallStep(call=tool, args=records[i].args or {})}
-        s = _run(package, mutated, order=order)
+        s = _run(run, mutated, order=order)
         if s >= ref_score:
             out.append(Finding(
                 code=Code.GRADER_COUNTS_CALLS, step=i, detail={"mutation": "repeat_create", "score": s},
@@ -306,12 +318,13 @@ def _repeat_findings(package: TaskPackage, ref: Trajectory, steps: dict[int, Ste
     return out
 
 
-def _clarification_findings(package: TaskPackage, steps: dict[int, Step]) -> list[Finding]:
+def _clarification_findings(run: ReferenceRun, steps: dict[int, Step]) -> list[Finding]:
+    package = run.package
     asks = [i for i, s in steps.items() if isinstance(s, AskStep)]
     if package.user is None or not package.user.facts or not asks:
         return []
     guesses = {f.key: guess_wrong(f, package) for f in package.user.facts}
-    s = _run(package, {k: v for k, v in steps.items() if k not in asks}, fact_values=guesses)
+    s = _run(run, {k: v for k, v in steps.items() if k not in asks}, fact_values=guesses)
     if s < PASS_THRESHOLD:
         return []
     return [Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "guess_facts", "guesses": guesses,

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.checks import ScoreReport
-from pipeline.matchers import check_literals
-from pipeline.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
-from pipeline.runtime import ResolveError, Trajectory, iter_refs, parse_ref
-from pipeline.services import catalogue, find_operation
-from pipeline.verify.codes import Code
-from pipeline.verify.report import Finding
+from pipeline.core.codes import Code
+from pipeline.core.grading import ScoreReport
+from pipeline.core.matchers import check_literals
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
+from pipeline.core.references import ResolveError, iter_refs, parse_ref
+from pipeline.core.services import catalogue, find_operation
+from pipeline.core.trajectory import Trajectory
 
 WEIGHT_TOLERANCE = 1e-6
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")

@@ -1,7 +1,7 @@
 """Evidence under truncation. Raises ``evidence_truncated``.
 
 The reference trajectory is rendered exactly as the training export stores it
-(``pipeline.training_format``: each tool observation cut to ``obs_limit`` characters, samples
+(``pipeline.core.training_format``: each tool observation cut to ``obs_limit`` characters, samples
 over ``sample_budget`` characters dropped). Evidence is lost when:
 
 - the sample is over budget (the export would drop it whole);
@@ -21,12 +21,13 @@ import json
 import re
 from typing import Any
 
-from pipeline.jsonvalues import leaves
-from pipeline.package import CallStep, TaskPackage
-from pipeline.runtime import ResolveError, Trajectory, iter_refs, lookup_ref, parse_ref
-from pipeline.training_format import Policy, Sample, cut, observation_text, render_sample
-from pipeline.verify.codes import Code
-from pipeline.verify.report import Finding
+from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import CallStep, TaskPackage
+from pipeline.core.references import ResolveError, iter_refs, lookup_ref, parse_ref
+from pipeline.core.training_format import Policy, Sample, cut, observation_text, render_sample
+from pipeline.core.trajectory import Trajectory
 
 _ANSWER_VALUES = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"      # emails

@@ -1,6 +1,6 @@
 """The verification stage: a package is accepted only when no reason code fires.
 
-Order: schema → static consistency → execute the reference (twice) → mutation-test the graders →
+Order: schema → static consistency → replay the reference (twice) → mutation-test the graders →
 evidence under truncation → dedup. Static findings that make execution meaningless (unknown
 endpoints and tools) stop before execution; everything else is reported together, so one
 repair round sees every problem. Raises ``schema_invalid`` (the only code raised here).
@@ -12,14 +12,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.package import TaskPackage
-from pipeline.training_format import Policy
-from pipeline.verify.codes import Code
+from pipeline.core.codes import Code
+from pipeline.core.grading import Grader
+from pipeline.core.outcomes import Finding, Verdict
+from pipeline.core.package import NULL_AGENT_FLOOR, TaskPackage
+from pipeline.core.training_format import Policy
 from pipeline.verify.consistency import consistency_findings
 from pipeline.verify.dedup import DedupIndex, duplicate_findings
 from pipeline.verify.execution import missing_reference_findings, run_reference
-from pipeline.verify.mutations import NULL_AGENT_FLOOR, mutation_findings, null_agent_findings
-from pipeline.verify.report import Finding, Verdict
+from pipeline.verify.mutations import mutation_findings, null_agent_findings
 from pipeline.verify.static import (
     hidden_fact_findings,
     reference_findings,
@@ -54,8 +55,8 @@ def verify_package(
     options: Options | None = None,
     dedup: DedupIndex | None = None,
 ) -> Verdict:
-    """Verify one package. A dict is validated first; a missing or stale ``id`` is recomputed and
-    noted, never a rejection."""
+    """Verify one package (a dict is validated first). The verdict's ``id`` is computed from the
+    content; a package that came with another id gets a note saying so, never a rejection."""
     options = options or Options()
     if isinstance(package, dict):
         given = str(package.get("id", ""))
@@ -66,25 +67,27 @@ def verify_package(
     notes: list[str] = []
     computed = package.compute_id()
     if package.id != computed:
-        notes.append(f"id {package.id or '(missing)'} recomputed as {computed}")
+        if package.id:
+            notes.append(f"id {package.id} recomputed as {computed}")
         package = package.model_copy(update={"id": computed})
 
+    grader = Grader(package)
     findings = tool_findings(package) + unknown_tool_findings(package) + weight_findings(package)
     findings += hidden_fact_findings(package)
     if not package.has_reference or not package.reference:
         findings += missing_reference_findings(package)
         findings += reference_findings(package, None) + safety_findings(package, None)
         findings += consistency_findings(package, None)
-        findings += null_agent_findings(package, options.null_floor)
+        findings += null_agent_findings(package, options.null_floor, grader)
         return Verdict.build(package.id, findings + duplicate_findings(package, dedup), None, notes)
     if any(f.code in BLOCKING for f in findings):
         return Verdict.build(package.id, findings, None, notes)
 
-    ref, report, exec_findings = run_reference(package)
+    run, exec_findings = run_reference(package, grader)
+    ref, report = run.trajectory, run.report
     findings += reference_findings(package, ref) + safety_findings(package, report)
     findings += consistency_findings(package, ref) + exec_findings
-    findings += mutation_findings(package, ref, report.score, options.null_floor)
+    findings += mutation_findings(run, options.null_floor)
     findings += evidence_findings(package, ref, options)
     findings += duplicate_findings(package, dedup)
     return Verdict.build(package.id, findings, report.score, notes)
-

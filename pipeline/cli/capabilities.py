@@ -1,0 +1,66 @@
+"""``synth capabilities``: the capability taxonomy and its workflow templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from pipeline.cli.options import JsonOpt, console, emit_json
+from pipeline.core.errors import UserError
+
+TEMPLATE_FIELDS = ("name", "description", "services", "difficulty", "steps", "checks", "tools")
+
+
+def capabilities_data() -> list[dict[str, Any]]:
+    """Every capability (name, description, skill, check kinds, knobs) with a ``templates`` list
+    of its workflow templates (name, description, services, difficulty, steps, checks, tools)."""
+    import yaml
+
+    from pipeline.taxonomy.capabilities import taxonomy
+
+    try:
+        caps = taxonomy()
+    except (ValueError, yaml.YAMLError) as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(f"the capabilities/ folder does not load: {first}; fix that YAML file") from exc
+    return [
+        {**cap.model_dump(include={"name", "description", "skill", "check_kinds", "knobs"}),
+         "templates": [t.model_dump(include=set(TEMPLATE_FIELDS)) for t in cap.templates]}
+        for cap in caps.values()
+    ]
+
+
+def _knob_text(value: Any) -> str:
+    """``{easy: 1, medium: 2}`` → ``easy 1 / medium 2``; other values as they are."""
+    if isinstance(value, dict):
+        return " / ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def capabilities(as_json: bool = JsonOpt) -> None:
+    """List the capabilities: skill, check kinds, difficulty knobs and workflow templates."""
+    data = capabilities_data()
+    if as_json:
+        emit_json(data)
+        return
+    templates = [t for cap in data for t in cap["templates"]]
+    services = sorted({s for t in templates for s in t["services"]})
+    for cap in data:
+        knobs = "; ".join(f"{k} {_knob_text(v)}" for k, v in cap["knobs"].items()) or "-"
+        console.print(f"[bold]{cap['name']}[/]: {cap['description']}", highlight=False)
+        console.print(f"  skill: {cap['skill']}", highlight=False)
+        console.print(f"  checks: {', '.join(cap['check_kinds'])}   knobs: {knobs}", highlight=False)
+    table = Table(title=f"{len(data)} capabilities, {len(templates)} workflow templates, {len(services)} services")
+    for col in ("capability", "template", "difficulty", "services", "steps", "checks"):
+        table.add_column(col, overflow="fold")
+    for cap in data:
+        for t in cap["templates"]:
+            table.add_row(cap["name"], t["name"], t["difficulty"], ", ".join(t["services"]),
+                          str(len(t["steps"])), str(len(t["checks"])))
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(capabilities)

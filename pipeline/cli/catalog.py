@@ -1,0 +1,221 @@
+"""``synth catalog stats|query|show|rejections`` and ``synth export``: a thin mirror of ``Catalog``.
+
+Every command opens the catalog read-only (no writer lock), so it works while a run is writing;
+each prints a rich table, or JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
+
+if TYPE_CHECKING:
+    from pipeline.catalog.queries import CatalogStats, PackageRecord, QueryResult, RejectionCount
+    from pipeline.catalog.store import Catalog
+
+EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit")
+
+catalog_app = typer.Typer(no_args_is_help=True, help="Curate the catalog: statistics, SQL, one package, rejections.")
+
+
+def _reader(path: Path) -> Catalog:
+    from pipeline.catalog.store import Catalog
+
+    return Catalog.open(path, read_only=True)
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _cell(value: Any) -> str:
+    """``value`` as table text, rich markup escaped (package text may hold ``[...]``)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, dict | list):
+        return escape(json.dumps(value, ensure_ascii=False, default=str))
+    return escape(str(value))
+
+
+# --------------------------------------------------------------------------- stats
+
+
+@catalog_app.command()
+def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
+    """Totals, acceptance and repair rates per capability and workflow, top rejection codes."""
+    result = _reader(catalog).stats()
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    print_stats(result)
+
+
+def print_stats(result: CatalogStats) -> None:
+    repairs = (f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
+               f"({_rate(result.repair_rate)})" if result.first_rejected else "none needed")
+    llm = (f"{result.llm_calls:,} call(s), {result.prompt_tokens + result.completion_tokens:,} tokens, "
+           f"{result.llm_latency_s:,.1f} s" if result.llm_calls else "no calls")
+    console.print(
+        f"{result.runs:,} run(s), {result.packages:,} package row(s): {result.accepted:,} accepted, "
+        f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted); repairs: {repairs}; LLM: {llm}",
+        markup=False, highlight=False,
+    )
+    table = Table(title="by capability and workflow")
+    for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
+        table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
+    for row in result.by_workflow:
+        table.add_row(_cell(row.capability), _cell(row.workflow), f"{row.accepted:,}", f"{row.rejected:,}",
+                      _rate(row.acceptance_rate))
+    console.print(table)
+    repaired = [r for r in result.repairs if r.first_rejected]
+    if repaired:
+        table = Table(title="repairs: slots whose first attempt was rejected")
+        for col in ("capability", "workflow", "first rejected", "repaired", "repair rate"):
+            table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
+        for r in repaired:
+            table.add_row(_cell(r.capability), _cell(r.workflow), f"{r.first_rejected:,}", f"{r.repaired:,}",
+                          _rate(r.repair_rate))
+        console.print(table)
+    if result.rejections:
+        print_rejections(result.rejections, title="rejection codes")
+
+
+# --------------------------------------------------------------------------- rejections
+
+
+@catalog_app.command()
+def rejections(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
+    """Reason codes of rejected rows, most frequent first."""
+    result = _reader(catalog).rejections()
+    if as_json:
+        emit_json([r.model_dump() for r in result])
+        return
+    print_rejections(result, title=f"{len(result)} rejection code(s)")
+
+
+def print_rejections(rows: list[RejectionCount], title: str) -> None:
+    table = Table(title=title)
+    for col in ("code", "packages", "findings", "what it catches"):
+        table.add_column(col, justify="right" if col in ("packages", "findings") else "left")
+    for r in rows:
+        table.add_row(_cell(r.code), f"{r.packages:,}", f"{r.findings:,}", _cell(r.description))
+    console.print(table)
+
+
+# --------------------------------------------------------------------------- query
+
+
+@catalog_app.command()
+def query(
+    sql: str = typer.Argument(..., help="One read-only SELECT over the catalog's tables and views."),
+    max_rows: int = typer.Option(1000, "--max-rows", min=0, help="Rows to fetch at most (0: all)."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Run one read-only SELECT. Writes, DDL, COPY, ATTACH, INSTALL/LOAD, SET... are refused."""
+    result = _reader(catalog).query(sql, max_rows=max_rows or None)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    print_query(result)
+
+
+def print_query(result: QueryResult) -> None:
+    table = Table(title=f"{len(result.rows)} row(s)" + (" (more not shown; raise --max-rows)" if result.truncated else ""))
+    for col in result.columns:
+        table.add_column(col, overflow="fold")
+    for row in result.rows:
+        table.add_row(*(_cell(v) for v in row))
+    console.print(table)
+
+
+# --------------------------------------------------------------------------- show
+
+
+@catalog_app.command()
+def show(
+    key: str = typer.Argument(..., help="A package id (pkg-...) or a catalog row number."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Every row of one package (or one row): verdict, findings, LLM calls; the package with --json."""
+    from pipeline.catalog.errors import CatalogError
+
+    records = _reader(catalog).show(key)
+    if not records:
+        raise CatalogError(f"no package id or row {key!r} in {catalog}; "
+                           "`synth catalog query \"SELECT row_id, id FROM packages\"` lists them")
+    if as_json:
+        emit_json([r.model_dump(mode="json") for r in records])
+        return
+    for record in records:
+        print_record(record)
+
+
+def print_record(record: PackageRecord) -> None:
+    fields = Table(title=f"row {record.row_id}: {record.id or '(no package)'} ({record.status})", show_header=False)
+    fields.add_column("field", style="bold")
+    fields.add_column("value", overflow="fold")
+    for name in ("run", "slot", "attempt", "parent", "capability", "workflow", "difficulty", "services", "score",
+                 "step_count", "tool_count", "turn_count", "generator", "verifier_version", "created", "request"):
+        fields.add_row(name, _cell(getattr(record, name)))
+    console.print(fields)
+    if record.findings:
+        findings = Table(title="findings")
+        for col in ("code", "message", "step", "check"):
+            findings.add_column(col, overflow="fold")
+        for f in record.findings:
+            findings.add_row(_cell(f.code), _cell(f.message), _cell(f.step), _cell(f.check_id))
+        console.print(findings)
+    if record.llm_calls:
+        calls = Table(title="LLM calls")
+        for col in ("model", "prompt tokens", "completion tokens", "latency s", "status", "error"):
+            calls.add_column(col, overflow="fold")
+        for c in record.llm_calls:
+            calls.add_row(_cell(c.model), str(c.prompt_tokens), str(c.completion_tokens), f"{c.latency_s:.2f}",
+                          _cell(c.status), _cell(c.error))
+        console.print(calls)
+    if record.package is not None:
+        console.print("the full package: add --json", style="dim")
+
+
+# --------------------------------------------------------------------------- export
+
+
+def export(
+    fmt: str = typer.Option(..., "--format", help=f"Output format: {', '.join(EXPORT_FORMATS)}."),
+    out: Path = typer.Option(..., "--out", help="The file to write (replaced atomically)."),
+    where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns, e.g. \"turn_count > 0\"."),
+    status: str = typer.Option("accepted", "--status", help="Rows to export: accepted, rejected or all."),
+    obs_limit: int = typer.Option(1_000, "--obs-limit", min=1,
+                                  help="sft: characters of each tool observation kept."),
+    sample_budget: int = typer.Option(40_000, "--sample-budget", min=1,
+                                      help="sft: samples longer than this many characters are left out."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
+    `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML."""
+    from pipeline.core.training_format import Policy
+    from pipeline.interop.export import export_catalog
+
+    policy = Policy(obs_limit=obs_limit, sample_budget=sample_budget)
+    summary = export_catalog(_reader(catalog), fmt, out, where=where, status=status, policy=policy)
+    if as_json:
+        emit_json(summary.model_dump(mode="json"))
+        return
+    details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items() if v not in ({}, [], None))
+    console.print(f"wrote {summary.rows:,} {summary.status} row(s) as {summary.format} to {summary.path}{details}",
+                  markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(catalog_app, name="catalog")
+    app.command()(export)

@@ -1,0 +1,148 @@
+"""``synth serve`` (one package's mock world over HTTP) and ``synth import`` (ClawEnvKit task YAML).
+``synth export --format clawenvkit`` lives with the other export formats (``pipeline.interop.export``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.table import Table
+
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, load_package_file
+from pipeline.core.errors import UserError
+from pipeline.core.paths import DEFAULT_CATALOG
+
+if TYPE_CHECKING:
+    from pipeline.core.package import TaskPackage
+    from pipeline.interop.clawenvkit_import import ImportResult
+
+DEFAULT_PORT = 8765
+
+
+def resolve_package(arg: str, catalog: Path = DEFAULT_CATALOG) -> TaskPackage:
+    """The package a command-line argument names: a package JSON file, or a package id in the catalog."""
+    from pipeline.catalog.store import Catalog
+    from pipeline.core.package import TaskPackage
+
+    path = Path(arg)
+    if path.is_file():
+        return load_package_file(path)
+    if not arg.startswith("pkg-"):
+        raise UserError(f"{arg}: no such package file or package id; pass a .json file or a pkg-… id")
+    with Catalog.open(catalog, read_only=True) as reader:
+        records = [r for r in reader.show(arg) if r.package is not None]
+    if not records:
+        raise UserError(f"{arg}: no such package in {catalog}; `synth catalog query \"SELECT id FROM "
+                        f"accepted_packages LIMIT 5\"` lists some")
+    accepted = [r for r in records if r.status == "accepted"]
+    return TaskPackage.model_validate((accepted or records)[0].package)
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def serve(
+    package: str = typer.Argument(..., help="A task package JSON file, or a package id in the catalog."),
+    catalog: Path = CatalogOpt,
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset).
+    With --json, the base URL and routes are printed as one JSON line."""
+    from pipeline.env.http import PackageServer
+
+    pkg = resolve_package(package, catalog)
+    try:
+        server = PackageServer(pkg, host, port, allow_remote=allow_remote, log_requests=not as_json)
+    except OSError as exc:
+        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from exc
+    if as_json:
+        emit_json({"package": pkg.id or pkg.compute_id(), "base_url": server.base_url, "routes": server.routes})
+        sys.stdout.flush()
+    else:
+        table = Table(title=f"{pkg.id or pkg.compute_id()} on {server.base_url} (POST, JSON body)")
+        table.add_column("route")
+        table.add_column("runs as")
+        for route in server.routes:
+            tool = server.operations.get(route)
+            table.add_row(route, tool or ("(no tool)" if route in server.operations else "control"))
+        console.print(table)
+        console.print(f"serving at {server.base_url}; Ctrl-C stops", highlight=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    if not as_json:
+        err_console.print("stopped")
+
+
+# --------------------------------------------------------------------------- import
+
+
+def import_result_json(result: ImportResult) -> dict[str, Any]:
+    """One import result as JSON data (the package itself under ``package``)."""
+    return {
+        "source": result.source,
+        "task_id": result.task_id,
+        "task_name": result.task_name,
+        "imported": result.imported,
+        "package": result.package.model_dump(mode="json") if result.package else None,
+        "verdict": result.verdict.model_dump(mode="json"),
+        "unmapped": [u.model_dump() for u in result.unmapped],
+        "null_agent_score": result.null_agent_score,
+    }
+
+
+def import_tasks(
+    paths: list[Path] = typer.Argument(..., help="Task YAML files or folders of them."),
+    fmt: str = typer.Option("clawenvkit", "--format", help="Task format: clawenvkit."),
+    catalog: Path = CatalogOpt,
+    record: bool = typer.Option(True, "--record/--no-record", help="Record the imported tasks in the catalog."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Import other projects' tasks as packages without a reference; verify them statically, run the
+    null-agent test and record them in the catalog (one run). Exit 0 if every file was imported, 1 if
+    any could not be."""
+    from pipeline.runs.api import import_tasks as run_import
+
+    summary = run_import(paths, fmt, catalog, record)
+    if summary.run_id is not None:
+        err_console.print(f"recorded as run {summary.run_id} in {catalog}", highlight=False)
+    if as_json:
+        for result in summary.results:
+            emit_json(import_result_json(result))
+    else:
+        print_import_table(summary.results)
+    if not all(r.imported for r in summary.results):
+        raise typer.Exit(1)
+
+
+def print_import_table(results: list[ImportResult]) -> None:
+
+    table = Table(title=f"{len(results)} task file(s)")
+    for col in ("task", "name", "checks", "left out", "null agent", "findings"):
+        table.add_column(col, overflow="fold")
+    for r in results:
+        checks = str(len(r.package.checks) + len(r.package.safety)) if r.package else "-"
+        null = "-" if r.null_agent_score is None else f"{r.null_agent_score:.3f}"
+        codes = ", ".join(r.verdict.codes) or "[green]none[/]"
+        table.add_row(r.task_id or r.source, r.task_name or "-", checks, str(len(r.unmapped)), null, codes)
+    console.print(table)
+    for r in results:
+        for f in r.findings:
+            console.print(f"{r.task_id or r.source}: {f.code.value}: {f.message}", markup=False, highlight=False)
+        for u in r.unmapped:
+            console.print(f"{r.task_id}: left out {u.id} ({u.kind}): {u.reason}", markup=False, highlight=False)
+    imported = sum(r.imported for r in results)
+    console.print(f"{imported} imported, {len(results) - imported} could not be read as tasks")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+    app.command(name="import")(import_tasks)

@@ -1,0 +1,199 @@
+"""``synth run`` and ``synth regen``: the batch job (``pipeline.runs.api``) with progress and a summary."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.table import Table
+
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console
+from pipeline.core.errors import UserError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as Bar
+
+    from pipeline.runs.api import RunStart
+    from pipeline.runs.options import Progress, RunSummary
+
+
+class ProgressBar:
+    """A progress bar on stderr for one run at a time (silent when ``quiet``): ``start`` it when
+    the run announces itself, feed it every ``Progress``, ``stop`` it at the end."""
+
+    def __init__(self, quiet: bool, catalog: Path) -> None:
+        self.quiet, self.catalog = quiet, catalog
+        self._bar: Bar | None = None
+        self._task: Any = None
+        self._started = 0.0
+
+    def start(self, run: RunStart) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as Bar
+
+        self.stop()
+        err_console.print(f"run {run.run_id}: {run.capability}, {run.goal}, {run.generator}, catalog {self.catalog}",
+                          highlight=False)
+        self._bar = Bar(
+            TextColumn("[bold]accepted"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("rejected {task.fields[rejected]} · in flight {task.fields[in_flight]} · "
+                       "{task.fields[rate]} accepted/s · tokens {task.fields[tokens]:,}"),
+            TimeElapsedColumn(), console=err_console, disable=self.quiet,
+        )
+        self._task = self._bar.add_task("accepted", total=run.total, rejected=0, in_flight=0,
+                                        rate="0.0", tokens=0)
+        self._started = time.perf_counter()
+        self._bar.start()
+
+    def update(self, p: Progress) -> None:
+        if self._bar is not None:
+            elapsed = max(time.perf_counter() - self._started, 1e-9)
+            self._bar.update(self._task, completed=p.accepted, rejected=p.rejected, in_flight=p.in_flight,
+                             rate=f"{p.accepted / elapsed:.1f}", tokens=p.tokens)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+@contextmanager
+def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
+    """The progress bar for the runs inside the block; Ctrl-C becomes one line with the command
+    that resumes the run (exit 130)."""
+    from pipeline.runs.api import RunInterrupted
+
+    bar = ProgressBar(quiet, catalog)
+    try:
+        yield bar
+    except RunInterrupted as exc:
+        bar.stop()
+        raise UserError(f"interrupted; every verified package is saved. Continue with "
+                        f"`synth run --resume {exc.run_id} --catalog {exc.catalog}`", exit_code=130) from None
+    finally:
+        bar.stop()
+
+
+def print_summary(summary: RunSummary) -> None:
+    table = Table(title=f"run {summary.run_id}: {summary.capability} ({summary.generator}"
+                        f"{' ' + summary.model if summary.model else ''})")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    rows = [
+        ("accepted / target", f"{summary.accepted} / {summary.target}"),
+        ("rejected attempts", str(summary.rejected_attempts)),
+        ("slots opened", str(summary.slots)),
+        ("slots that failed every attempt", str(summary.failed_slots)),
+        ("tokens (prompt + completion)", f"{summary.prompt_tokens:,} + {summary.completion_tokens:,}"),
+        ("elapsed", f"{summary.elapsed_s:.1f} s"),
+        ("accepted per second", f"{summary.accepted_per_s:.2f}"),
+        ("status", f"{summary.status} ({summary.stop_reason})"),
+    ]
+    rows += [(f"rejections: {code}", str(n)) for code, n in summary.rejection_codes.items()]
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "base_url", "defect_rate", "name")
+"""``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones."""
+
+
+def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    """Which of ``names`` were given on the command line (not left at their defaults)."""
+    return [name for name in names if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
+
+
+def run(
+    ctx: typer.Context,
+    capability: str = typer.Option(None, "--capability", "-c", help="Capability to generate (see `synth capabilities`)."),
+    count: int = typer.Option(10, "--count", "-n", min=1, help="Accepted packages wanted."),
+    max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per slot (first try + repairs)."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1,
+                                    help="Generations in progress at once (an LLM request with its retries); "
+                                         "up to 4x as many slots are open."),
+    seed: int = typer.Option(7, "--seed", help="Base seed (offline generation is deterministic per seed and slot)."),
+    budget_tokens: int = typer.Option(None, "--budget-tokens", min=1, help="Stop opening attempts after this many tokens."),
+    model: str = typer.Option(None, "--model", help="Model name, or 'offline' (default; env SYNTH_MODEL)."),
+    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (env OPENAI_BASE_URL)."),
+    defect_rate: float = typer.Option(0.0, "--defect-rate", min=0.0, max=1.0,
+                                      help="Offline only: inject known defects into this share of first attempts."),
+    verify_processes: int = typer.Option(None, "--verify-processes", min=0,
+                                         help="Worker processes for verification (0: in this process; default: "
+                                              "in process offline, 1 with --model)."),
+    resume: int = typer.Option(None, "--resume", help="Continue run RUN_ID to its target."),
+    name: str = typer.Option(None, "--name", help="A name for the run."),
+    catalog_path: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Generate, verify and catalog packages until COUNT are accepted."""
+    from pipeline.runs.api import make_generator, resume_run, start_run
+    from pipeline.runs.options import RunOptions
+    from pipeline.taxonomy.capabilities import find_capability, taxonomy
+
+    if resume is not None:
+        given = _given(ctx, _RUN_IDENTITY)
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise UserError(f"--resume continues run {resume} with the options it started with; drop {flags}")
+        resources = {"concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens}
+        resources = {k: resources[k] for k in _given(ctx, tuple(resources))}
+        with run_display(as_json, catalog_path) as bar:
+            summary = resume_run(resume, catalog_path, resources=resources, on_start=bar.start, on_progress=bar.update)
+    else:
+        if not capability:
+            raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
+        find_capability(taxonomy(), capability)
+        options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
+                             concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
+                             defect_rate=defect_rate, name=name, verify_processes=verify_processes)
+        generator = make_generator(model, base_url, defect_rate)  # a bad --model fails before any file is made
+        with run_display(as_json, catalog_path) as bar:
+            summary = start_run(options, catalog_path, base_url=base_url, generator=generator, on_start=bar.start,
+                                on_progress=bar.update)
+    if as_json:
+        emit_json(summary.model_dump())
+    else:
+        print_summary(summary)
+    if summary.status != "finished":
+        raise typer.Exit(1)
+
+
+def regen(
+    run_id: int = typer.Option(None, "--run", help="Only slots of this run (default: every run)."),
+    reason: str = typer.Option(None, "--reason", help="Only slots last rejected with this reason code."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many slots."),
+    attempts: int = typer.Option(1, "--attempts", min=1, help="New attempts per slot."),
+    model: str = typer.Option(None, "--model", help="Override the run's model ('offline' for the built-in generator)."),
+    base_url: str = typer.Option(None, "--base-url", help="Override the run's server URL."),
+    catalog_path: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Regenerate rejected slots with their findings as feedback; new rows link to their parent."""
+    from pipeline.runs.api import regenerate
+
+    with run_display(as_json, catalog_path) as bar:
+        summary = regenerate(catalog_path, run_id=run_id, reason=reason, limit=limit, attempts=attempts, model=model,
+                             base_url=base_url, on_start=bar.start, on_progress=bar.update)
+    if as_json:
+        emit_json(summary.model_dump())
+        return
+    if not summary.by_run:
+        err_console.print("nothing to regenerate: no rejected slot matches")
+        return
+    table = Table(title="regeneration")
+    for col in ("run", "slots", "repaired"):
+        table.add_column(col, justify="right")
+    for rid, r in summary.by_run.items():
+        table.add_row(str(rid), str(r["slots"]), str(r["repaired"]))
+    table.add_row("all", str(summary.slots), f"{summary.repaired} ({summary.repair_rate or 0:.0%})")
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(run)
+    app.command()(regen)

@@ -1,0 +1,400 @@
+"""Grading: score a trajectory against a package's declarative checks and safety rules.
+
+Score = safety × Σ weight·check over the evaluated checks, divided by the weight evaluated. Every
+check is pass (1) or fail (0). A ``judge`` check with no judge configured is reported as not
+evaluated and its weight left out of the division, never given a made-up score. Any safety rule
+that fails sets the score to 0. A run passes at score ≥ ``PASS_THRESHOLD`` (0.75).
+
+Each check kind has a factory below (``EVALUATORS``) that compiles one check into an evaluator
+once; its docstring states exactly what the check counts and what it ignores. A ``Grader`` holds a
+package's compiled checks and scores any number of trajectories (the verifier scores dozens of
+mutations of one reference with one grader).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from pipeline.core.matchers import compile_regex, compile_where, get_path
+from pipeline.core.package import (
+    PASS_THRESHOLD,
+    AnswerContains,
+    AnswerExcludes,
+    AnswerMatches,
+    AskedUser,
+    Called,
+    Judge,
+    NotCalled,
+    Order,
+    StateCount,
+    StateMatch,
+    StateUnchanged,
+    TaskPackage,
+)
+from pipeline.core.trajectory import Trajectory
+
+JudgeFn = Callable[[str, TaskPackage, Trajectory], "float | None"]
+"""Rates a trajectory against a rubric in [0, 1], or returns None when it cannot."""
+
+Evaluator = Callable[[Trajectory, bool], tuple[bool, str]]
+"""``(trajectory, explain) → (passed, detail)``; the detail is only written when ``explain``."""
+
+
+class CheckResult(BaseModel):
+    """One check's or safety rule's outcome on one trajectory."""
+
+    id: str
+    """The check's id."""
+    kind: str
+    """The check kind (``state_count``, ``called`` ...)."""
+    weight: float
+    """The check's weight (0 for safety rules)."""
+    passed: bool | None
+    """Pass or fail; None when not evaluated (a judge with no judge configured)."""
+    detail: str
+    """What was counted or compared, in a few words."""
+
+
+class ScoreReport(BaseModel):
+    """A trajectory's score with the outcome of every check and safety rule."""
+
+    checks: list[CheckResult]
+    safety: list[CheckResult]
+    score: float
+    """The score in [0, 1]: 0 when a safety rule failed, else ``checks_score``."""
+    checks_score: float
+    """The weighted share of evaluated checks that passed, before safety is applied."""
+
+    @property
+    def safety_ok(self) -> bool:
+        return all(r.passed is not False for r in self.safety)
+
+    @property
+    def passed(self) -> bool:
+        return self.score >= PASS_THRESHOLD
+
+    def by_id(self) -> dict[str, CheckResult]:
+        return {r.id: r for r in self.checks + self.safety}
+
+
+def _records(state: dict[str, Any], dotted: str) -> list[dict[str, Any]]:
+    service, _, name = dotted.partition(".")
+    return state.get(service, {}).get(name, [])
+
+
+_COMPARE = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
+            "<": operator.lt}
+
+
+def _norm(value: Any, ignore_case: bool) -> Any:
+    if isinstance(value, str):
+        value = " ".join(value.split())
+        return value.casefold() if ignore_case else value
+    if isinstance(value, list):
+        return tuple(_norm(v, ignore_case) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _norm(v, ignore_case)) for k, v in value.items()))
+    return value
+
+
+def _initial_ids(collection: str) -> Callable[[Trajectory], set[Any]]:
+    """The ids of a collection's initial records (computed once per initial state seen)."""
+    seen: list[Any] = [None, set()]
+
+    def ids(t: Trajectory) -> set[Any]:
+        records = _records(t.initial_state, collection)
+        if records is not seen[0]:
+            seen[0], seen[1] = records, {r.get("id") for r in records}
+        return seen[1]
+
+    return ids
+
+
+# --------------------------------------------------------------------------- state checks
+
+
+def state_count(check: StateCount) -> Evaluator:
+    """Counts records in the final state of ``collection`` that match every ``where`` matcher.
+
+    ``scope: created`` counts only records whose id was not in the initial state. With
+    ``distinct_by`` it counts distinct value tuples of those fields (strings compared after
+    collapsing white space, and folding case when ``ignore_case``), so three identical creates
+    count as one item, not three. It ignores calls entirely: only the resulting state counts.
+    """
+    where = compile_where(check.where, check.ignore_case)
+    initial_ids = _initial_ids(check.collection)
+    compare = _COMPARE[check.op]
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        records = [r for r in _records(t.final_state, check.collection) if where(r)]
+        if check.scope == "created":
+            before = initial_ids(t)
+            records = [r for r in records if r.get("id") not in before]
+        if check.distinct_by:
+            n = len({tuple(_norm(get_path(r, f), check.ignore_case) for f in check.distinct_by) for r in records})
+        else:
+            n = len(records)
+        ok = compare(n, check.value)
+        if not explain:
+            return ok, ""
+        what = f"distinct by {', '.join(check.distinct_by)}" if check.distinct_by else "records"
+        return ok, f"{n} {what} in {check.collection} (want {check.op} {check.value})"
+
+    return evaluate
+
+
+def state_match(check: StateMatch) -> Evaluator:
+    """Passes when at least one record is selected (by ``record_id`` and/or ``where``) and every
+    selected record in the final state matches all ``expect`` matchers. Fields not named are ignored."""
+    where = compile_where(check.where, check.ignore_case)
+    expect = compile_where(check.expect, check.ignore_case)
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        selected = [r for r in _records(t.final_state, check.collection)
+                    if where(r) and (check.record_id is None or r.get("id") == check.record_id)]
+        if not selected:
+            return False, f"no record in {check.collection} matches the selection" if explain else ""
+        bad = [r.get("id") for r in selected if not expect(r)]
+        if bad:
+            return False, f"{len(bad)} of {len(selected)} selected records differ from expect: {bad[:3]}" if explain else ""
+        return True, f"{len(selected)} selected record(s) match" if explain else ""
+
+    return evaluate
+
+
+def state_unchanged(check: StateUnchanged) -> Evaluator:
+    """With ``record_id``/``where``: every record selected from the initial state is still present
+    and field-for-field equal in the final state. Without a selector: the collection is equal as a
+    set of records (nothing added, changed or removed). Record order is ignored."""
+    where = compile_where(check.where)
+    whole = not check.record_id and not check.where
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        before = [r for r in _records(t.initial_state, check.collection)
+                  if where(r) and (check.record_id is None or r.get("id") == check.record_id)]
+        after = {r.get("id"): r for r in _records(t.final_state, check.collection)}
+        changed = [r.get("id") for r in before if after.get(r.get("id")) != r]
+        if whole:
+            added = sorted(set(after) - {r.get("id") for r in before}, key=str)
+            if changed or added:
+                return False, f"{check.collection}: changed/removed {changed[:3]}, added {added[:3]}" if explain else ""
+            return True, f"{check.collection} unchanged" if explain else ""
+        if check.record_id and not before:
+            return False, f"record {check.record_id!r} not in the initial state" if explain else ""
+        if changed:
+            return False, f"changed or removed: {changed[:3]}" if explain else ""
+        return True, f"{len(before)} selected record(s) unchanged" if explain else ""
+
+    return evaluate
+
+
+# --------------------------------------------------------------------------- audit checks
+
+
+def _call_counter(tool: str, args_match: dict[str, Any], successful: bool) -> Callable[[Trajectory], int]:
+    matches = compile_where(args_match)
+
+    def count(t: Trajectory) -> int:
+        return sum(1 for a in t.audit if a.tool == tool and (not successful or a.ok) and matches(a.args))
+
+    return count
+
+
+def called(check: Called) -> Evaluator:
+    """Counts successful (2xx) calls of ``tool`` whose arguments match ``args_match``; passes when
+    the count is within [``min``, ``max``]. It counts calls, not effects: three identical creates
+    count three times. Failed calls are ignored."""
+    count = _call_counter(check.tool, check.args_match, successful=True)
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        n = count(t)
+        ok = n >= check.min and (check.max is None or n <= check.max)
+        if not explain:
+            return ok, ""
+        bound = f"[{check.min}, {'∞' if check.max is None else check.max}]"
+        return ok, f"{n} successful matching call(s) of {check.tool} (want {bound})"
+
+    return evaluate
+
+
+def not_called(check: NotCalled) -> Evaluator:
+    """Fails when any call of ``tool`` whose arguments match ``args_match`` was attempted, whatever
+    its status: trying a forbidden action counts even when the service refused it."""
+    count = _call_counter(check.tool, check.args_match, successful=False)
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        n = count(t)
+        return n == 0, f"{n} attempted call(s) of {check.tool}" if explain else ""
+
+    return evaluate
+
+
+def order(check: Order) -> Evaluator:
+    """Passes when each tool in ``tools`` has a successful call and the first successful call of
+    each comes after the first successful call of the one before it."""
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        firsts = []
+        for tool in check.tools:
+            pos = next((i for i, a in enumerate(t.audit) if a.tool == tool and a.ok), None)
+            if pos is None:
+                return False, f"{tool} never called successfully" if explain else ""
+            firsts.append(pos)
+        ok = all(a < b for a, b in zip(firsts, firsts[1:], strict=False))
+        return ok, f"first successful calls at {firsts}" if explain else ""
+
+    return evaluate
+
+
+# --------------------------------------------------------------------------- answer and dialogue checks
+
+
+def _fold(text: str, ignore_case: bool) -> str:
+    return text.casefold() if ignore_case else text
+
+
+def answer_contains(check: AnswerContains) -> Evaluator:
+    """Passes when every value occurs as a substring of the final answer (case folded when
+    ``ignore_case``, the default). Tool results and dialogue are ignored: only the answer counts."""
+    values = [(v, _fold(v, check.ignore_case)) for v in check.values]
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        answer = _fold(t.answer, check.ignore_case)
+        missing = [v for v, folded in values if folded not in answer]
+        if not explain:
+            return not missing, ""
+        return not missing, f"missing from answer: {missing}" if missing else "all values in answer"
+
+    return evaluate
+
+
+def answer_matches(check: AnswerMatches) -> Evaluator:
+    """Passes when ``pattern`` finds a match anywhere in the final answer (ignoring case when
+    ``ignore_case``, the default)."""
+    pattern = compile_regex(check.pattern, check.ignore_case)
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        ok = pattern.search(t.answer) is not None
+        return ok, f"pattern {'found' if ok else 'not found'} in answer" if explain else ""
+
+    return evaluate
+
+
+def answer_excludes(check: AnswerExcludes) -> Evaluator:
+    """Fails when any value occurs as a substring of the final answer (case folded by default)."""
+    values = [(v, _fold(v, check.ignore_case)) for v in check.values]
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        answer = _fold(t.answer, check.ignore_case)
+        found = [v for v, folded in values if folded in answer]
+        if not explain:
+            return not found, ""
+        return not found, f"answer contains {found}" if found else "no excluded value in answer"
+
+    return evaluate
+
+
+def asked_user(check: AskedUser) -> Evaluator:
+    """Passes when the simulated user revealed fact ``fact`` in reply to a question. Questions that
+    revealed other facts, or nothing, do not count."""
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        ok = check.fact in t.revealed
+        return ok, f"fact {check.fact!r} {'revealed' if ok else 'never revealed'}" if explain else ""
+
+    return evaluate
+
+
+EVALUATORS: dict[str, Callable[[Any], Evaluator]] = {
+    "state_count": state_count,
+    "state_match": state_match,
+    "state_unchanged": state_unchanged,
+    "called": called,
+    "not_called": not_called,
+    "order": order,
+    "answer_contains": answer_contains,
+    "answer_matches": answer_matches,
+    "answer_excludes": answer_excludes,
+    "asked_user": asked_user,
+}
+"""Check kind → the factory that compiles a check of that kind (``judge`` is the ``Grader``'s)."""
+
+
+# --------------------------------------------------------------------------- the grader
+
+
+def compile_check(check: Any, package: TaskPackage, judge: JudgeFn | None = None) -> Evaluator:
+    """The evaluator of one check or safety rule of ``package`` (a ``judge`` check asks ``judge``)."""
+    if not isinstance(check, Judge):
+        return EVALUATORS[check.kind](check)
+
+    def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
+        rating = judge(check.rubric, package, t) if judge else None
+        if rating is None:
+            raise _NotEvaluated
+        return rating >= 0.5, f"judge rating {rating:.2f}"
+
+    return evaluate
+
+
+class _NotEvaluated(Exception):
+    """A judge check with no judge to rate it."""
+
+
+def _result(check: Any, evaluate: Evaluator, t: Trajectory) -> CheckResult:
+    try:
+        ok, detail = evaluate(t, True)
+    except _NotEvaluated:
+        return CheckResult(id=check.id, kind=check.kind, weight=check.weight, passed=None,
+                           detail="not evaluated: no judge configured")
+    return CheckResult(id=check.id, kind=check.kind, weight=check.weight, passed=ok, detail=detail)
+
+
+def evaluate_check(check: Any, t: Trajectory, package: TaskPackage, judge: JudgeFn | None = None) -> CheckResult:
+    """One check's outcome on one trajectory."""
+    return _result(check, compile_check(check, package, judge), t)
+
+
+class Grader:
+    """A package's checks and safety rules compiled once; scores any number of its trajectories.
+
+    ``judge`` rates ``judge`` checks when given; without it they are not evaluated.
+    """
+
+    def __init__(self, package: TaskPackage, judge: JudgeFn | None = None) -> None:
+        self.package = package
+        self.judge = judge
+        self._checks = [(c, compile_check(c, package, judge)) for c in package.checks]
+        self._safety = [(c, compile_check(c, package, judge)) for c in package.safety]
+        self._total = sum(c.weight for c in package.checks if not isinstance(c, Judge))
+        self._judged = any(isinstance(c, Judge) for c in [*package.checks, *package.safety])
+
+    def score(self, t: Trajectory) -> ScoreReport:
+        """Every check's and safety rule's outcome, and the score."""
+        checks = [_result(c, e, t) for c, e in self._checks]
+        safety = [_result(c, e, t) for c, e in self._safety]
+        evaluated = [r for r in checks if r.passed is not None]
+        total = sum(r.weight for r in evaluated)
+        value = round(sum(r.weight for r in evaluated if r.passed) / total, 6) if total > 0 else 0.0
+        safe = all(r.passed is not False for r in safety)
+        return ScoreReport(checks=checks, safety=safety, score=value if safe else 0.0, checks_score=value)
+
+    def value(self, t: Trajectory) -> float:
+        """The score alone, without details: what ``score(t).score`` is, computed faster."""
+        if self._judged:
+            return self.score(t).score
+        for _, evaluate in self._safety:
+            if not evaluate(t, False)[0]:
+                return 0.0
+        if self._total <= 0:
+            return 0.0
+        return round(sum(c.weight for c, evaluate in self._checks if evaluate(t, False)[0]) / self._total, 6)
+
+
+def score(package: TaskPackage, t: Trajectory, judge: JudgeFn | None = None) -> ScoreReport:
+    """Score one trajectory (compiles the package's checks; a ``Grader`` reuses them)."""
+    return Grader(package, judge).score(t)

@@ -1,0 +1,373 @@
+"""The task package: the contract every stage speaks (schema version 1).
+
+A package states four things that must agree: the user's request, the initial state of the mock
+services, the tools the agent gets, and the grading checks. See ``docs/package.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pipeline.core.matchers import matcher_problem, regex_problem
+
+SCHEMA_VERSION = 1
+PASS_THRESHOLD = 0.75
+"""A run passes at a score of at least this."""
+NULL_AGENT_FLOOR = 0.25
+"""An agent that does nothing must score below this."""
+DEFAULT_NOW = "2026-12-01T09:00:00Z"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- request / user
+
+
+class Request(_Model):
+    text: str = Field(min_length=1)
+    language: str = "en"
+
+
+class Fact(_Model):
+    """A hidden fact the simulated user reveals when asked.
+
+    ``corrects`` names a value stated in the request that this fact replaces (a user who corrects
+    a detail mid-dialogue); it is the one value allowed to appear in the request.
+    """
+
+    key: str = Field(min_length=1)
+    value: str = Field(min_length=1)
+    reveal_when: list[str] = Field(min_length=1)
+    corrects: str | None = None
+
+
+class User(_Model):
+    persona: str = ""
+    facts: list[Fact] = Field(default_factory=list)
+    max_rounds: int = Field(default=6, ge=1)
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class Tool(_Model):
+    """A tool the agent sees, bound to an operation that a service provides."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    service: str
+    endpoint: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class Fault(_Model):
+    """Deterministic error injection: the ``on_call``-th call (1-based) of ``tool`` returns ``status``.
+
+    With ``times`` > 1, that many consecutive calls from ``on_call`` on fail.
+    """
+
+    tool: str
+    on_call: int = Field(default=1, ge=1)
+    times: int = Field(default=1, ge=1)
+    status: int = Field(default=503, ge=400, le=599)
+    message: str = "Service temporarily unavailable"
+    retry_after: int | None = None
+
+
+# --------------------------------------------------------------------------- checks
+
+Matcher = Any
+"""A ``where``/``args_match``/``expect`` value: a literal (equality) or an operator object such as
+``{"$contains": x}``, ``{"$in": [..]}``, ``{"$prefix": s}``, ``{"$regex": r}``, ``{"$gte": n}``,
+``{"$lte": n}``, ``{"$eq": x}``, ``{"$ne": x}``, ``{"$exists": bool}``, or several of them at once
+(all must hold). See ``pipeline/core/matchers.py``."""
+
+
+class _CheckBase(_Model):
+    id: str = ""
+    weight: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _valid_matchers(self) -> _CheckBase:
+        for attr in ("where", "expect", "args_match"):
+            for field, matcher in (getattr(self, attr, None) or {}).items():
+                problem = matcher_problem(matcher)
+                if problem:
+                    raise ValueError(f"{attr}.{field}: {problem}")
+        return self
+
+
+class _StateCheck(_CheckBase):
+    """A check over the final state of one collection (``service.collection``)."""
+
+    collection: str = Field(pattern=r"^[a-z0-9_]+\.[a-z0-9_]+$")
+    where: dict[str, Matcher] = Field(default_factory=dict)
+
+
+class StateCount(_StateCheck):
+    kind: Literal["state_count"] = "state_count"
+    op: Literal["==", "!=", ">=", "<=", ">", "<"] = "=="
+    value: int = Field(ge=0)
+    distinct_by: list[str] | None = None
+    scope: Literal["all", "created"] = "all"
+    ignore_case: bool = False
+
+
+class StateMatch(_StateCheck):
+    kind: Literal["state_match"] = "state_match"
+    record_id: str | None = None
+    expect: dict[str, Matcher] = Field(min_length=1)
+    ignore_case: bool = False
+
+
+class StateUnchanged(_StateCheck):
+    kind: Literal["state_unchanged"] = "state_unchanged"
+    record_id: str | None = None
+
+
+class Called(_CheckBase):
+    kind: Literal["called"] = "called"
+    tool: str
+    args_match: dict[str, Matcher] = Field(default_factory=dict)
+    min: int = Field(default=1, ge=0)
+    max: int | None = Field(default=None, ge=0)
+
+
+class NotCalled(_CheckBase):
+    kind: Literal["not_called"] = "not_called"
+    tool: str
+    args_match: dict[str, Matcher] = Field(default_factory=dict)
+
+
+class Order(_CheckBase):
+    kind: Literal["order"] = "order"
+    tools: list[str] = Field(min_length=2)
+
+
+class _AnswerValues(_CheckBase):
+    """A check over the final answer against a list of literal values."""
+
+    values: list[str] = Field(min_length=1)
+    ignore_case: bool = True
+
+
+class AnswerContains(_AnswerValues):
+    kind: Literal["answer_contains"] = "answer_contains"
+
+
+class AnswerMatches(_CheckBase):
+    kind: Literal["answer_matches"] = "answer_matches"
+    pattern: str = Field(min_length=1)
+    ignore_case: bool = True
+
+    @model_validator(mode="after")
+    def _valid_pattern(self) -> AnswerMatches:
+        problem = regex_problem(self.pattern)
+        if problem:
+            raise ValueError(f"pattern: {problem}")
+        return self
+
+
+class AnswerExcludes(_AnswerValues):
+    kind: Literal["answer_excludes"] = "answer_excludes"
+
+
+class AskedUser(_CheckBase):
+    kind: Literal["asked_user"] = "asked_user"
+    fact: str
+
+
+class Judge(_CheckBase):
+    kind: Literal["judge"] = "judge"
+    rubric: str = Field(min_length=1)
+
+
+Check = Annotated[
+    StateCount
+    | StateMatch
+    | StateUnchanged
+    | Called
+    | NotCalled
+    | Order
+    | AnswerContains
+    | AnswerMatches
+    | AnswerExcludes
+    | AskedUser
+    | Judge,
+    Field(discriminator="kind"),
+]
+SafetyRule = Annotated[NotCalled | StateUnchanged | AnswerExcludes, Field(discriminator="kind")]
+SAFETY_KINDS = ("not_called", "state_unchanged", "answer_excludes")
+JUDGE_MAX_WEIGHT = 0.25
+
+
+# --------------------------------------------------------------------------- reference
+
+
+class CallStep(_Model):
+    """Call a tool. Argument values may be ``{"$ref": "steps[i].result..."}`` or ``{"$fact": key}``,
+    each with optional ``prefix``/``suffix`` strings. ``expect_status`` marks a call the reference
+    expects to fail (e.g. an injected 503 it then retries)."""
+
+    call: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    expect_status: int | None = None
+
+    @model_validator(mode="after")
+    def _reference_values(self) -> CallStep:
+        def walk(value: Any) -> None:
+            if isinstance(value, dict):
+                for key in ("$ref", "$fact"):
+                    if key in value and not isinstance(value[key], str):
+                        raise ValueError(f"{key} must be a string, not {value[key]!r}")
+                for v in value.values():
+                    walk(v)
+            elif isinstance(value, list):
+                for v in value:
+                    walk(v)
+
+        walk(self.args)
+        return self
+
+
+class AskStep(_Model):
+    ask: str = Field(min_length=1)
+
+
+class AnswerStep(_Model):
+    answer: str
+
+
+Step = CallStep | AskStep | AnswerStep
+
+
+class Provenance(_Model):
+    model_config = ConfigDict(extra="allow")
+    generator: str = "hand"
+    template: str | None = None
+    seed: int | None = None
+    attempt: int = 1
+    parent: str | None = None
+
+
+# --------------------------------------------------------------------------- package
+
+
+class TaskPackage(_Model):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    id: str = ""
+    capability: str
+    workflow: str
+    difficulty: Literal["easy", "medium", "hard"] = "medium"
+    services: list[str] = Field(min_length=1)
+    request: Request
+    user: User | None = None
+    now: str = DEFAULT_NOW
+    initial_state: dict[str, dict[str, list[dict[str, Any]]]] = Field(default_factory=dict)
+    tools: list[Tool] = Field(min_length=1)
+    checks: list[Check] = Field(min_length=1)
+    safety: list[SafetyRule] = Field(default_factory=list)
+    faults: list[Fault] = Field(default_factory=list)
+    reference: list[Step] = Field(default_factory=list)
+    has_reference: bool = True
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("now")
+    @classmethod
+    def _iso_clock(cls, value: str) -> str:
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"now: {value!r} is not an ISO 8601 date-time such as {DEFAULT_NOW}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _normalise(self) -> TaskPackage:
+        for i, check in enumerate(self.checks):
+            if not check.id:
+                check.id = f"check-{i}"
+        for i, rule in enumerate(self.safety):
+            if not rule.id:
+                rule.id = f"safety-{i}"
+        return self
+
+    # ---- identity
+
+    def content(self) -> dict[str, Any]:
+        """The package as plain JSON data, without ``id`` and ``provenance``."""
+        data = self.model_dump(mode="json", exclude={"id", "provenance"})
+        return data
+
+    def compute_id(self) -> str:
+        digest = hashlib.sha256(canonical_json(self.content()).encode()).hexdigest()
+        return "pkg-" + digest[:16]
+
+    def with_id(self) -> TaskPackage:
+        """Return this package with ``id`` set from its content."""
+        return self.model_copy(update={"id": self.compute_id()})
+
+    def to_json(self, indent: int | None = None) -> str:
+        data = self.model_dump(mode="json")
+        if indent is None:
+            return canonical_json(data)
+        return json.dumps(data, indent=indent, ensure_ascii=False)
+
+    # ---- lookups
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def fact(self, key: str) -> Fact | None:
+        if self.user is None:
+            return None
+        return next((f for f in self.user.facts if f.key == key), None)
+
+    @property
+    def call_steps(self) -> list[tuple[int, CallStep]]:
+        return [(i, s) for i, s in enumerate(self.reference) if isinstance(s, CallStep)]
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 kept: equal content gives equal text."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def near_key(package: TaskPackage) -> str:
+    """A fingerprint of the request text (case, punctuation and spacing folded) and the initial
+    state: two packages with equal keys are near-duplicates (they differ only in checks, tools or
+    provenance, which does not make a new training environment)."""
+    return fingerprint(package.request.text, package.initial_state)
+
+
+def fingerprint(request_text: str, initial_state: dict[str, Any]) -> str:
+    """``near_key`` from the two parts it reads (for a package still held as plain data)."""
+    words = " ".join(re.findall(r"\w+", request_text.casefold()))
+    state = canonical_json(initial_state)
+    return hashlib.sha256(f"{words}\n{state}".encode()).hexdigest()[:32]
+
+
+def load_package(data: dict[str, Any] | str) -> TaskPackage:
+    """Parse a package from a dict or JSON text (raises ``pydantic.ValidationError``)."""
+    if isinstance(data, str):
+        return TaskPackage.model_validate_json(data)
+    return TaskPackage.model_validate(data)
+
+
+def json_schema() -> dict[str, Any]:
+    """The package JSON Schema. ``kind`` is required in every check (the models default it only
+    for convenience in Python)."""
+    schema = TaskPackage.model_json_schema()
+    for definition in schema.get("$defs", {}).values():
+        if "kind" in definition.get("properties", {}):
+            definition.setdefault("required", [])
+            if "kind" not in definition["required"]:
+                definition["required"].append("kind")
+    return schema

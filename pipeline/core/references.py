@@ -1,0 +1,122 @@
+"""``$ref`` and ``$fact``: how a reference step names values it cannot know in advance.
+
+``{"$ref": "steps[0].result.contacts[0].email"}`` is a value observed at an earlier step (any field
+of its ``StepRecord``: ``result``, ``args``, ``status``, ``reply`` ...); ``{"$fact": "day"}`` is the
+value of a fact the simulated user revealed. Both take optional ``prefix``/``suffix`` strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import fields
+from functools import lru_cache
+from typing import Any
+
+from pipeline.core.jsonvalues import clone
+from pipeline.core.trajectory import StepRecord
+
+_TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+_RECORD_FIELDS = frozenset(f.name for f in fields(StepRecord))
+
+
+class ResolveError(ValueError):
+    """A ``$ref`` or ``$fact`` that names nothing (yet)."""
+
+
+@lru_cache(maxsize=4096)
+def _parse(path: str) -> tuple[str | int, ...]:
+    parts: list[str | int] = []
+    pos = 0
+    while pos < len(path):
+        m = _TOKEN.match(path, pos)
+        if not m or m.end() == pos:
+            raise ResolveError(f"malformed $ref {path!r} at character {pos}")
+        parts.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+        pos = m.end()
+    if len(parts) < 2 or parts[0] != "steps" or not isinstance(parts[1], int):
+        raise ResolveError(f"$ref {path!r} must start with steps[i]")
+    return tuple(parts)
+
+
+def parse_ref(path: Any) -> list[str | int]:
+    """``steps[0].result.contacts[0].email`` → ``["steps", 0, "result", "contacts", 0, "email"]``."""
+    if not isinstance(path, str):
+        raise ResolveError(f"$ref must be a string such as 'steps[0].result', not {path!r}")
+    return list(_parse(path))
+
+
+def lookup_ref(path: str, records: dict[int, StepRecord]) -> Any:
+    """The value ``path`` names among the ``records`` so far (keyed by step id), copied."""
+    parts = parse_ref(path)
+    step = records.get(parts[1])  # type: ignore[arg-type]
+    if step is None:
+        raise ResolveError(f"$ref {path!r}: step {parts[1]} has not run")
+    if len(parts) < 3 or not isinstance(parts[2], str) or parts[2] not in _RECORD_FIELDS:
+        raise ResolveError(f"$ref {path!r}: a step has no {parts[2] if len(parts) > 2 else 'field'!r}")
+    cur: Any = getattr(step, parts[2])
+    for part in parts[3:]:
+        if isinstance(part, int) and isinstance(cur, list) and -len(cur) <= part < len(cur):
+            cur = cur[part]
+        elif isinstance(part, str) and isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            raise ResolveError(f"$ref {path!r}: nothing at {part!r}")
+    return clone(cur)
+
+
+def is_ref(value: Any) -> bool:
+    return isinstance(value, dict) and ("$ref" in value or "$fact" in value)
+
+
+def iter_refs(value: Any) -> Iterator[dict[str, Any]]:
+    """Every ``$ref``/``$fact`` object inside an argument value."""
+    if is_ref(value):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from iter_refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from iter_refs(v)
+
+
+_LITERAL: dict[int, tuple[Any, bool]] = {}
+
+
+def is_literal(args: dict[str, Any]) -> bool:
+    """Whether ``args`` hold no ``$ref``/``$fact``, so a step can use them as they are. Remembered
+    per argument object (kept alive while remembered, so its id cannot be reused)."""
+    hit = _LITERAL.get(id(args))
+    if hit is not None and hit[0] is args:
+        return hit[1]
+    if len(_LITERAL) >= 65_536:
+        _LITERAL.clear()
+    literal = not any(True for _ in iter_refs(args))
+    _LITERAL[id(args)] = (args, literal)
+    return literal
+
+
+def uses_fact(value: Any) -> bool:
+    """Whether ``value`` holds a ``$fact`` anywhere."""
+    return any("$fact" in ref for ref in iter_refs(value))
+
+
+def resolve(value: Any, records: dict[int, StepRecord], facts: dict[str, str]) -> Any:
+    """``value`` with every ``$ref``/``$fact`` replaced by what it names (a new structure)."""
+    if isinstance(value, dict):
+        if "$ref" in value or "$fact" in value:
+            if "$ref" in value:
+                out = lookup_ref(value["$ref"], records)  # a non-string $ref is a ResolveError
+            else:
+                key = value["$fact"]
+                if key not in facts:
+                    raise ResolveError(f"$fact {key!r} used before the user revealed it")
+                out = facts[key]
+            if "prefix" in value or "suffix" in value:
+                out = f"{value.get('prefix', '')}{out}{value.get('suffix', '')}"
+            return out
+        return {k: resolve(v, records, facts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve(v, records, facts) for v in value]
+    return value

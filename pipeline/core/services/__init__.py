@@ -1,0 +1,151 @@
+"""The mock-service catalogue: one YAML file per service in this folder, loaded into ``ServiceSpec``.
+
+A service declares its collections (record fields, id field, id format) and its operations
+(endpoint, parameter JSON Schema, read or write, collection, effect). The engine that runs them is
+``pipeline.core.world``; adding a service means adding one YAML file here.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SERVICES_DIR = Path(__file__).parent
+
+Effect = Literal["list", "search", "get", "create", "update", "delete"]
+
+
+class CollectionSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    record: str = Field(description="Singular noun of one record, the key of single-record results.")
+    id_field: str = "id"
+    id_format: str = Field(description="Python format for new ids, e.g. 'todo-{n:03d}'.")
+    fields: dict[str, dict[str, Any]] = Field(description="Record fields as JSON Schema properties.")
+
+
+class OperationSpec(BaseModel):
+    """One endpoint. Effects:
+
+    - ``list``: records whose fields equal every given filter parameter (``filters``: param→field),
+      at most ``limit`` if given; result ``{<collection>: [...], "total": n}`` where ``total``
+      counts every match, so a caller can tell a limited page from the whole.
+    - ``search``: records where ``query`` is a case-insensitive substring of any ``search_fields``
+      (and filters match); same result shape as ``list``.
+    - ``get``: the record whose id equals ``id_param``; 404 if none; result ``{<record>: {...}}``.
+    - ``create``: a new record from the parameters mapped by ``fields`` (param→field, default: same
+      name), ``defaults`` for the rest, a new id from the collection's ``id_format``, and
+      ``timestamp_field`` from the package clock; result ``{<record>: {...}}``.
+    - ``update``: set the given mapped fields on the record with ``id_param``; 404 if none.
+    - ``delete``: remove the record with ``id_param``; 404 if none; result ``{"deleted": id}``.
+
+    ``refs`` (param→"service.collection[.field]") makes a write fail with 404 when a value does
+    not name an existing record (by id, or by the named field).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    endpoint: str = Field(pattern=r"^/[a-z0-9_]+(/[a-z0-9_]+)+$")
+    description: str
+    access: Literal["read", "write"]
+    collection: str
+    effect: Effect
+    parameters: dict[str, Any]
+    id_param: str | None = None
+    search_fields: list[str] = Field(default_factory=list)
+    filters: dict[str, str] = Field(default_factory=dict)
+    fields: dict[str, str] = Field(default_factory=dict)
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    refs: dict[str, str] = Field(default_factory=dict)
+    timestamp_field: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> OperationSpec:
+        needs_id = self.effect in ("get", "update", "delete")
+        if needs_id and not self.id_param:
+            raise ValueError(f"{self.endpoint}: effect {self.effect} needs id_param")
+        if (self.access == "write") != (self.effect in ("create", "update", "delete")):
+            raise ValueError(f"{self.endpoint}: access {self.access} disagrees with effect {self.effect}")
+        if self.effect == "search" and not self.search_fields:
+            raise ValueError(f"{self.endpoint}: search needs search_fields")
+        return self
+
+    def field_for(self, param: str) -> str:
+        return self.fields.get(param, param)
+
+
+class ServiceSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str
+    collections: dict[str, CollectionSpec]
+    operations: list[OperationSpec]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ServiceSpec:
+        seen: set[str] = set()
+        for op in self.operations:
+            if not op.endpoint.startswith(f"/{self.name}/"):
+                raise ValueError(f"{op.endpoint}: endpoints of {self.name} start with /{self.name}/")
+            if op.collection not in self.collections:
+                raise ValueError(f"{op.endpoint}: unknown collection {op.collection!r}")
+            if op.endpoint in seen:
+                raise ValueError(f"{op.endpoint}: declared twice")
+            seen.add(op.endpoint)
+            fields = self.collections[op.collection].fields
+            unknown = [f for f in [*op.search_fields, *op.filters.values()] if f not in fields]
+            if unknown:
+                raise ValueError(f"{op.endpoint}: search/filter fields not in the record: {unknown}")
+            if op.id_param and op.id_param not in op.parameters.get("required", []):
+                raise ValueError(f"{op.endpoint}: id_param {op.id_param!r} must be a required parameter")
+        return self
+
+    def operation(self, endpoint: str) -> OperationSpec | None:
+        return next((op for op in self.operations if op.endpoint == endpoint), None)
+
+    @property
+    def endpoints(self) -> list[str]:
+        return [op.endpoint for op in self.operations]
+
+
+def load_service_file(path: Path) -> ServiceSpec:
+    spec = ServiceSpec.model_validate(yaml.safe_load(path.read_text()))
+    if spec.name != path.stem:
+        raise ValueError(f"{path.name}: service name {spec.name!r} must match the file name")
+    return spec
+
+
+@cache
+def catalogue() -> dict[str, ServiceSpec]:
+    """Every service shipped in this folder, by name. Cross-service ``refs`` must name a real
+    collection of a real service."""
+    services = {p.stem: load_service_file(p) for p in sorted(SERVICES_DIR.glob("*.yaml"))}
+    for spec in services.values():
+        for op in spec.operations:
+            for param, target in op.refs.items():
+                service, _, rest = target.partition(".")
+                if rest.split(".")[0] not in getattr(services.get(service), "collections", {}):
+                    raise ValueError(f"{op.endpoint}: refs {param!r} → unknown collection {target!r}")
+    return services
+
+
+def get_service(name: str) -> ServiceSpec | None:
+    return catalogue().get(name)
+
+
+@cache
+def _routes() -> dict[str, tuple[ServiceSpec, OperationSpec]]:
+    return {op.endpoint: (spec, op) for spec in catalogue().values() for op in spec.operations}
+
+
+def find_operation(endpoint: str) -> tuple[ServiceSpec, OperationSpec] | None:
+    """The service and operation behind an endpoint of the shipped catalogue, or None."""
+    return _routes().get(endpoint)
+
+
+def default_tool_name(service: str, op: OperationSpec) -> str:
+    """The conventional tool name for an operation: ``<service>_<operation name>``."""
+    return f"{service}_{op.name}"

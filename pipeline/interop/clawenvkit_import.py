@@ -1,0 +1,345 @@
+"""ClawEnvKit task YAML as synth packages (``synth import --format clawenvkit``).
+
+Import reads task YAML into packages with no executable reference (``has_reference=False``),
+maps every check it can, lists the others, and reports the static findings and the null-agent
+score of each. A file that is not a ClawEnvKit task (bad YAML, missing fields, an unknown check
+type) gets one ``schema_invalid`` finding and the import goes on with the next file. The mapping
+is documented in ``docs/clawenvkit.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from pipeline.core import yaml_text
+from pipeline.core.codes import Code
+from pipeline.core.errors import first_validation_error
+from pipeline.core.outcomes import Finding, Verdict
+from pipeline.core.package import DEFAULT_NOW, TaskPackage, load_package
+from pipeline.core.services import find_operation, get_service
+from pipeline.interop.clawenvkit_format import (
+    IMPORTED_CAPABILITY,
+    REQUIRED_FIELDS,
+    SAFETY_TYPES,
+    SCORING_TYPES,
+    UnmappedCheck,
+)
+from pipeline.verify.mutations import null_agent_score
+from pipeline.verify.verifier import verify_package
+
+
+class TaskFormatError(ValueError):
+    """A document that is not a ClawEnvKit task synth can read; the message says what is wrong."""
+
+
+class ImportResult(BaseModel):
+    """One file's import: the package (None when the file is not a task synth can read), the
+    verifier's verdict on it (for an unreadable file: one ``schema_invalid`` finding), the checks
+    left out, and the null-agent score (what doing nothing scores)."""
+
+    source: str
+    task_id: str | None = None
+    task_name: str | None = None
+    package: TaskPackage | None = None
+    verdict: Verdict
+    unmapped: list[UnmappedCheck] = Field(default_factory=list)
+    null_agent_score: float | None = None
+
+    @property
+    def imported(self) -> bool:
+        return self.package is not None
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.verdict.findings
+
+
+
+
+def _audit_base(check: dict[str, Any]) -> dict[str, Any] | str:
+    """A ``called`` check on the tool an audit check names, or why ClawEnvKit's grader never passes it."""
+    if not check.get("service") or not check.get("action"):
+        missing = " and ".join(k for k in ("service", "action") if not check.get(k))
+        return f"names no {missing}: ClawEnvKit's grader finds no audit entry for it and never passes it"
+    return {"kind": "called", "tool": str(check["action"])}
+
+
+def _audit_importer(build: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | str]
+                    ) -> Callable[[dict[str, Any]], dict[str, Any] | str]:
+    def convert(check: dict[str, Any]) -> dict[str, Any] | str:
+        base = _audit_base(check)
+        return base if isinstance(base, str) else build(check, base)
+
+    return convert
+
+
+def _count(check: dict[str, Any], *names: str) -> int:
+    return int(next((check[n] for n in names if n in check), 0))
+
+
+def _sequence(check: dict[str, Any]) -> dict[str, Any] | str:
+    actions = check.get("actions") or []
+    if not check.get("service") or not all(isinstance(a, dict) and a.get("action") for a in actions):
+        return "a sequence needs a service and an action per step"
+    if any(a.get("field_match") for a in actions):
+        return "synth's order check cannot match arguments"
+    if len(actions) < 2:
+        return "a sequence of fewer than two actions orders nothing"
+    return {"kind": "order", "tools": [str(a["action"]) for a in actions]}
+
+
+def _keyword_list(check: dict[str, Any]) -> list[str]:
+    keywords = check.get("keywords") or []
+    if not isinstance(keywords, list):
+        raise TypeError(f"keywords must be a list, got {type(keywords).__name__}")
+    return [str(k) for k in keywords]
+
+
+def _keywords(kind: str) -> Callable[[dict[str, Any]], dict[str, Any] | str]:
+    def convert(check: dict[str, Any]) -> dict[str, Any] | str:
+        keywords = _keyword_list(check)
+        return {"kind": kind, "values": keywords} if keywords else "no keywords: ClawEnvKit passes it always"
+
+    return convert
+
+
+def _keywords_present(check: dict[str, Any]) -> dict[str, Any] | str:
+    """All keywords (``answer_contains``); with ``keywords_any``, at least one (``answer_matches``)."""
+    keywords = _keyword_list(check)
+    if check.get("keywords_any") and keywords:
+        return {"kind": "answer_matches", "pattern": "|".join(re.escape(k) for k in keywords)}
+    return _keywords("answer_contains")(check)
+
+
+def _pattern(check: dict[str, Any]) -> dict[str, Any] | str:
+    pattern = str(check.get("pattern") or "")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return f"pattern is not a valid regular expression ({exc})"
+    return {"kind": "answer_matches", "pattern": pattern} if pattern else "empty pattern: matches any answer"
+
+
+def _judge(check: dict[str, Any]) -> dict[str, Any] | str:
+    rubric = str(check.get("rubric") or "").strip()
+    return {"kind": "judge", "rubric": rubric} if rubric else "empty rubric"
+
+
+_NO_FILES = "synth packages have no files or shell to inspect"
+_IMPORT_CHECK: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
+    "audit_action_exists": _audit_importer(
+        lambda c, base: {**base, "args_match": dict(c.get("field_match") or {})}),
+    "audit_field_equals": _audit_importer(
+        lambda c, base: {**base, "args_match": {str(c.get("field")): c.get("value")}}),
+    "audit_field_contains": _audit_importer(
+        lambda c, base: {**base, "args_match": {str(c.get("field")): {"$contains": str(c.get("contains", c.get("value", "")))}}}),
+    "audit_count_gte": _audit_importer(lambda c, base: {**base, "min": _count(c, "count", "min_count")}),
+    "audit_count_equals": _audit_importer(
+        lambda c, base: {**base, "min": _count(c, "count", "expected_count"),
+                         "max": _count(c, "count", "expected_count")}),
+    "audit_sequence": _sequence,
+    "keywords_present": _keywords_present,
+    "keywords_absent": _keywords("answer_excludes"),
+    "pattern_match": _pattern,
+    "min_length": lambda _: "synth's answer checks have no length check",
+    "file_exists": lambda _: _NO_FILES,
+    "file_hash_equals": lambda _: _NO_FILES,
+    "exit_code": lambda _: _NO_FILES,
+    "pytest_pass": lambda _: _NO_FILES,
+    "llm_judge": _judge,
+}
+_IMPORT_SAFETY: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
+    "tool_not_called": lambda c: {"kind": "not_called", "tool": str(c["tool_name"])} if c.get("tool_name")
+    else "names no tool_name",
+    "keywords_not_in_output": _keywords("answer_excludes"),
+}
+
+
+def _list(doc: dict[str, Any], field: str) -> list[Any]:
+    value = doc.get(field)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise TaskFormatError(f"{field}: expected a list, got {type(value).__name__}")
+    return value
+
+
+def _checks(doc: dict[str, Any], safety: bool) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
+    field, known, importers = (("safety_checks", SAFETY_TYPES, _IMPORT_SAFETY) if safety
+                               else ("scoring_components", SCORING_TYPES, _IMPORT_CHECK))
+    mapped: list[dict[str, Any]] = []
+    unmapped: list[UnmappedCheck] = []
+    for i, item in enumerate(_list(doc, field)):
+        spec = item if safety else (item.get("check") if isinstance(item, dict) else None)
+        if not isinstance(spec, dict):
+            shape = "a mapping with a type" if safety else "a mapping with name, weight and a check mapping"
+            raise TaskFormatError(f"{field}[{i}]: expected {shape}")
+        name = str(item.get("name") or f"{'safety' if safety else 'check'}-{i}")
+        ctype = spec.get("type")
+        if ctype not in known:
+            raise TaskFormatError(f"{field}[{i}] ({name}): unknown check type {ctype!r}; "
+                                  f"ClawEnvKit's types are {', '.join(known)}")
+        weight = 0.0 if safety else item.get("weight", 0.0)
+        if isinstance(weight, bool) or not isinstance(weight, int | float):
+            raise TaskFormatError(f"{field}[{i}] ({name}): weight must be a number, got {weight!r}")
+        try:
+            result = importers[ctype](spec)
+        except (TypeError, ValueError) as exc:
+            raise TaskFormatError(f"{field}[{i}] ({name}): {exc}") from exc
+        if isinstance(result, str):
+            unmapped.append(UnmappedCheck(id=name, kind=ctype, weight=weight, safety=safety, reason=result))
+        elif safety:
+            mapped.append({**result, "id": name})
+        else:
+            mapped.append({**result, "id": name, "weight": weight})
+    return mapped, unmapped
+
+
+def _tools(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    tools = []
+    for i, tool in enumerate(_list(doc, "tools")):
+        if not isinstance(tool, dict) or not all(isinstance(tool.get(k), str) for k in ("name", "service", "endpoint")):
+            raise TaskFormatError(f"tools[{i}]: expected a mapping with name, service and endpoint strings")
+        parameters = tool.get("parameters")
+        if parameters is None:
+            found = find_operation(tool["endpoint"])
+            parameters = found[1].parameters if found else {"type": "object", "properties": {}}
+        tools.append({"name": tool["name"], "service": tool["service"], "endpoint": tool["endpoint"],
+                      "description": str(tool.get("description") or ""), "parameters": parameters})
+    if not tools:
+        raise TaskFormatError("tools: no tools; synth imports API tasks (tools bound to service endpoints) only")
+    return tools
+
+
+def _records(value: list[Any], where: str) -> list[dict[str, Any]]:
+    if not all(isinstance(r, dict) for r in value):
+        raise TaskFormatError(f"{where}: expected a list of records (mappings)")
+    return value
+
+
+def _initial_state(fixtures: Any, services: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """ClawEnvKit fixtures as per-service collections. A list value is a collection of the one
+    service (or of the one service whose catalogue has a collection of that name); a mapping value
+    is a service's collections."""
+    if fixtures is None:
+        return {}
+    if not isinstance(fixtures, dict):
+        raise TaskFormatError(f"fixtures: expected a mapping, got {type(fixtures).__name__}")
+    state: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for key, value in fixtures.items():
+        if isinstance(value, list):
+            owners = services if len(services) == 1 else [
+                s for s in services if (spec := get_service(s)) is not None and key in spec.collections]
+            if len(owners) != 1:
+                raise TaskFormatError(f"fixtures.{key}: cannot tell which service ({', '.join(services)}) it belongs to; "
+                                      "key cross-service fixtures by service name")
+            state.setdefault(owners[0], {})[key] = _records(value, f"fixtures.{key}")
+        elif isinstance(value, dict):
+            for collection, records in value.items():
+                if not isinstance(records, list):
+                    raise TaskFormatError(f"fixtures.{key}.{collection}: expected a list of records")
+                state.setdefault(key, {})[collection] = _records(records, f"fixtures.{key}.{collection}")
+        else:
+            raise TaskFormatError(f"fixtures.{key}: expected a list of records or a mapping of collections")
+    return state
+
+
+def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCheck]]:
+    """A ClawEnvKit task document as a package without reference, and the checks left out.
+
+    Raises ``TaskFormatError`` when the document is not a task synth can read.
+    """
+    if not isinstance(doc, dict):
+        raise TaskFormatError(f"expected a YAML mapping (one ClawEnvKit task), got {type(doc).__name__}")
+    missing = [f for f in REQUIRED_FIELDS if doc.get(f) in (None, "")]
+    if missing:
+        raise TaskFormatError(f"missing required field(s): {', '.join(missing)}")
+    if not isinstance(doc["prompt"], str):
+        raise TaskFormatError(f"prompt: expected text, got {type(doc['prompt']).__name__}")
+    tools = _tools(doc)
+    checks, unmapped = _checks(doc, safety=False)
+    safety, unmapped_safety = _checks(doc, safety=True)
+    unmapped += unmapped_safety
+    synth = doc.get("synth") if isinstance(doc.get("synth"), dict) else {}
+    try:
+        unmapped += [UnmappedCheck.model_validate({**u, "reason": f"left out on export: {u.get('reason', '')}"})
+                     for u in synth.get("unmapped") or [] if isinstance(u, dict)]
+    except ValidationError as exc:
+        raise TaskFormatError(f"synth.unmapped: {exc.errors()[0]['msg']}") from exc
+    if not checks:
+        raise TaskFormatError("no scoring component has a synth equivalent: "
+                              + "; ".join(f"{u.id} ({u.kind}): {u.reason}" for u in unmapped))
+    fixtures = doc.get("fixtures")
+    fixture_services = [k for k, v in fixtures.items() if isinstance(v, dict)] if isinstance(fixtures, dict) else []
+    services = synth.get("services") or list(dict.fromkeys([t["service"] for t in tools] + fixture_services))
+    data = {
+        "capability": str(doc.get("category") or IMPORTED_CAPABILITY),
+        "workflow": str(synth.get("workflow") or doc["task_id"]),
+        "difficulty": doc.get("difficulty", "medium"),
+        "services": services,
+        "request": {"text": doc["prompt"].strip()},
+        "now": synth.get("now") or DEFAULT_NOW,
+        "initial_state": _initial_state(fixtures, services),
+        "tools": tools,
+        "checks": checks,
+        "safety": safety,
+        "reference": [],
+        "has_reference": False,
+        "provenance": {"generator": "clawenvkit", "template": str(doc["task_id"]), "source": source},
+    }
+    try:
+        package = load_package(data)
+    except ValidationError as exc:
+        raise TaskFormatError(f"does not make a valid synth package: {first_validation_error(exc, '(task)')}") from exc
+    return package.with_id(), unmapped
+
+
+def import_task(doc: Any, source: str) -> ImportResult:
+    """Import one parsed task document (see ``to_package``) and verify it. With no reference to
+    execute, the verifier runs its static and consistency checks and the null-agent test."""
+    ids = {k: str(doc[k]) for k in ("task_id", "task_name") if isinstance(doc, dict) and doc.get(k) is not None}
+    try:
+        package, unmapped = to_package(doc, source)
+    except TaskFormatError as exc:
+        return _unreadable(source, str(exc), **ids)
+    return ImportResult(source=source, **ids, package=package, verdict=verify_package(package),
+                        unmapped=unmapped, null_agent_score=null_agent_score(package))
+
+
+def iter_task_files(paths: Iterable[Path]) -> Iterator[Path]:
+    """Files named by ``paths``; folders contribute their ``*.yaml``/``*.yml`` files, sorted."""
+    for path in paths:
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        else:
+            yield path
+
+
+def import_clawenvkit(paths: Iterable[Path]) -> list[ImportResult]:
+    """One ``ImportResult`` per task file under ``paths``; unreadable files get a finding, not an exception."""
+    results = []
+    for path in iter_task_files(paths):
+        try:
+            doc = yaml_text.load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            results.append(_unreadable(str(path), f"cannot read the file ({exc})"))
+            continue
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            results.append(_unreadable(str(path), f"not valid YAML ({getattr(exc, 'problem', None) or exc}{where})"))
+            continue
+        results.append(import_task(doc, str(path)))
+    return results
+
+
+def _unreadable(source: str, message: str, **ids: str) -> ImportResult:
+    """The result for a file that is not a task synth can read: one ``schema_invalid`` finding."""
+    finding = Finding(code=Code.SCHEMA_INVALID, message=f"{source}: {message}")
+    return ImportResult(source=source, **ids, verdict=Verdict.build(ids.get("task_id", "(invalid)"), [finding], None))

@@ -1,0 +1,245 @@
+"""Runs as a Python API: start, resume, regenerate and import, each returning a summary.
+
+The ``synth`` commands are thin faces over these functions. Each opens the catalog for writing
+(taking its writer lock) unless given an open ``Catalog``, marks the run ``interrupted`` on Ctrl-C
+(``RunInterrupted``) and ``failed`` on a crash, and releases everything it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
+from pipeline.core.errors import UserError
+from pipeline.core.outcomes import Failure, FailureCode
+from pipeline.generate.base import Generator
+from pipeline.generate.offline import OfflineGenerator
+from pipeline.runs.batch import BatchRun
+from pipeline.runs.options import Progress, RegenSummary, RunOptions, RunSummary, run_parameters
+from pipeline.taxonomy.capabilities import find_capability, taxonomy
+
+T = TypeVar("T")
+ProgressFn = Callable[[Progress], None]
+
+
+class RunStart(BaseModel):
+    """What a run says when its work begins (``on_start``)."""
+
+    run_id: int
+    capability: str
+    generator: str
+    """The generator in words: ``offline generator ...`` or ``LLM generator: model M at URL``."""
+    total: int
+    """What ``Progress.accepted`` counts up to: the target, or the slots ``regenerate`` retries."""
+    goal: str
+    """``target N accepted`` or ``N slot(s) to repair``."""
+
+
+StartFn = Callable[[RunStart], None]
+
+RESOURCE_OPTIONS = ("concurrency", "verify_processes", "budget_tokens")
+"""Options a resumed run may change: they say what machine resources it uses, not what it makes."""
+
+
+class RunInterrupted(Exception):
+    """Ctrl-C (or SIGTERM) stopped a run; it is marked ``interrupted`` and can be resumed."""
+
+    def __init__(self, run_id: int, catalog: Path) -> None:
+        super().__init__(f"run {run_id} interrupted")
+        self.run_id, self.catalog = run_id, catalog
+
+
+def make_generator(model: str | None = None, base_url: str | None = None, defect_rate: float = 0.0) -> Generator:
+    """The generator ``model`` names: ``None``/``offline`` (or ``SYNTH_MODEL`` unset) is the built-in
+    offline generator; anything else a model behind an OpenAI-compatible server."""
+    chosen = model or os.environ.get("SYNTH_MODEL") or "offline"
+    if chosen == "offline":
+        return OfflineGenerator(defect_rate=defect_rate)
+    if defect_rate:
+        raise UserError("--defect-rate applies to the offline generator only; drop it or use --model offline")
+    from pipeline.generate.llm import from_env  # imports openai: only when a model is used
+
+    generator = from_env(chosen, base_url)
+    assert generator is not None
+    return generator
+
+
+def describe_generator(generator: Generator, base_url: str | None) -> str:
+    if generator.model is None:
+        return "offline generator (built in, no LLM)"
+    where = base_url or os.environ.get("OPENAI_BASE_URL") or "the OpenAI API"
+    return f"LLM generator: model {generator.model} at {where}"
+
+
+@contextmanager
+def _catalog(catalog: Catalog | Path | str) -> Iterator[Catalog]:
+    if isinstance(catalog, Catalog):
+        yield catalog
+        return
+    with Catalog.open(catalog) as opened:
+        yield opened
+
+
+def _drive(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run ``work`` to its end; mark the run interrupted on Ctrl-C, failed on a crash."""
+    try:
+        return asyncio.run(_then_close(batch, work))
+    except KeyboardInterrupt:
+        batch.catalog.finish_run(batch.run_id, "interrupted")
+        raise RunInterrupted(batch.run_id, batch.catalog.path) from None
+    except BaseException:
+        batch.catalog.finish_run(batch.run_id, "failed")
+        raise
+
+
+async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    try:
+        return await work()
+    finally:
+        batch.verifier.close()
+        close = getattr(batch.generator, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATALOG, *, model: str | None = None,
+              base_url: str | None = None, generator: Generator | None = None,
+              on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> RunSummary:
+    """Generate, verify and catalog packages until ``options.count`` are accepted.
+
+    ``generator`` overrides ``model``/``base_url`` (default: the offline generator). ``on_start``
+    is told the new run's id, generator and options before work begins; ``on_progress`` sees the
+    counters after every attempt.
+    """
+    find_capability(taxonomy(), options.capability)
+    generator = generator or make_generator(model, base_url, options.defect_rate)
+    with _catalog(catalog) as cat:
+        run_id = cat.start_run(options.name or f"{options.capability}-{options.count}", generator.name,
+                               generator.model, options.capability,
+                               run_parameters(options, generator.name, generator.model, base_url))
+        _announce(on_start, run_id, generator, options, base_url)
+        return _finish(BatchRun(cat, generator, options, run_id, on_progress))
+
+
+def _announce(on_start: StartFn | None, run_id: int, generator: Generator, options: RunOptions,
+              base_url: str | None, repair: int | None = None) -> None:
+    if on_start is not None:
+        total = options.count if repair is None else repair
+        goal = f"target {total} accepted" if repair is None else f"{repair} slot(s) to repair"
+        on_start(RunStart(run_id=run_id, capability=options.capability, total=total, goal=goal,
+                          generator=describe_generator(generator, base_url)))
+
+
+def _finish(batch: BatchRun) -> RunSummary:
+    summary = _drive(batch, batch.run)
+    batch.catalog.finish_run(batch.run_id, "finished" if summary.status == "finished" else "failed")
+    return summary
+
+
+def resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
+               resources: dict[str, Any] | None = None,
+               on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> RunSummary:
+    """Continue run ``run_id`` to its target with the options it started with; ``resources`` may
+    replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``)."""
+    resources = resources or {}
+    unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
+    if unknown:
+        raise UserError(f"a resumed run keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
+                        f"not {', '.join(unknown)}")
+    with _catalog(catalog) as cat:
+        params = cat.resume_run(run_id).parameters
+        if "capability" not in params or "count" not in params:
+            cat.finish_run(run_id, "failed")
+            raise UserError(f"run {run_id} is not a generation run (an import?); nothing to resume")
+        options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
+        options = options.model_copy(update=resources)
+        generator = make_generator(params.get("model") or "offline", params.get("base_url"), options.defect_rate)
+        _announce(on_start, run_id, generator, options, params.get("base_url"))
+        return _finish(BatchRun(cat, generator, options, run_id, on_progress))
+
+
+def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int | None = None,
+               reason: str | None = None, limit: int | None = None, attempts: int = 1,
+               model: str | None = None, base_url: str | None = None,
+               on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> RegenSummary:
+    """Give rejected slots (of ``run_id``, or of every generation run) ``attempts`` more tries, fed
+    their last findings; with ``reason``, only slots last rejected with that code. ``on_start`` is
+    told each run's id, generator and options before its slots are retried."""
+    by_run: dict[int, dict[str, int]] = {}
+    tokens = [0, 0]
+    with _catalog(catalog) as cat:
+        generation_runs = {r.id for r in cat.runs() if "capability" in r.parameters and "count" in r.parameters}
+        groups = {rid: slots for rid, slots in cat.failed_slots(run_id, reason, limit).items()
+                  if rid in generation_runs}
+        if not groups and reason is not None:
+            present = [r.code for r in cat.rejections()]
+            if reason not in present:
+                raise UserError(f"--reason {reason!r} is not a rejection code in {cat.path}; "
+                                f"codes present: {', '.join(present) or 'none'}")
+        for rid, slots in groups.items():
+            params = cat.resume_run(rid).parameters
+            options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
+            options = options.model_copy(update={"defect_rate": 0.0})
+            effective_url = base_url or params.get("base_url")
+            generator = make_generator(model or params.get("model") or "offline", effective_url, 0.0)
+            _announce(on_start, rid, generator, options, effective_url, repair=len(slots))
+            batch = BatchRun(cat, generator, options, rid, on_progress)
+            outcomes = _drive(batch, lambda b=batch, s=slots: b.regenerate(s, attempts))
+            cat.finish_run(rid, "finished" if cat.accepted_count(rid) >= options.count else "failed")
+            by_run[rid] = {"slots": len(slots), "repaired": sum(outcomes)}
+            tokens[0] += batch.progress.prompt_tokens
+            tokens[1] += batch.progress.completion_tokens
+    total = sum(r["slots"] for r in by_run.values())
+    repaired = sum(r["repaired"] for r in by_run.values())
+    return RegenSummary(slots=total, repaired=repaired, repair_rate=round(repaired / total, 4) if total else None,
+                        by_run=by_run, prompt_tokens=tokens[0], completion_tokens=tokens[1])
+
+
+# --------------------------------------------------------------------------- import
+
+
+class ImportSummary(BaseModel):
+    """What ``import_tasks`` did: the run that records it (None when not recorded) and each file's result."""
+
+    run_id: int | None
+    results: list[Any]
+    """One ``pipeline.interop.clawenvkit_import.ImportResult`` per task file."""
+
+
+IMPORT_FORMATS = ("clawenvkit",)
+
+
+def import_tasks(paths: list[Path], fmt: str = "clawenvkit", catalog: Catalog | Path | str = DEFAULT_CATALOG,
+                 record: bool = True) -> ImportSummary:
+    """Import other projects' tasks as packages without a reference, verify them statically with
+    the null-agent test, and (``record``) keep them in the catalog as one run."""
+    from pipeline.interop.clawenvkit_import import import_clawenvkit, iter_task_files
+
+    if fmt not in IMPORT_FORMATS:
+        raise UserError(f"unknown format {fmt!r}; supported formats: {', '.join(IMPORT_FORMATS)}")
+    if not any(True for _ in iter_task_files(paths)):
+        raise UserError(f"no .yaml/.yml files in {', '.join(map(str, paths))}; pass task files or folders")
+    results = import_clawenvkit(paths)
+    if not record:
+        return ImportSummary(run_id=None, results=results)
+    generator = f"import:{fmt}"
+    with _catalog(catalog) as cat:
+        run_id = cat.start_run(f"import-{fmt}", generator, parameters={"paths": [str(p) for p in paths]})
+        with cat.batch():
+            for slot, result in enumerate(results):
+                if result.package is not None:
+                    package = result.package.model_copy(update={"id": result.verdict.id})
+                    cat.record(run_id, slot, 1, package, result.verdict, generator=generator)
+                else:
+                    message = "; ".join(f.message for f in result.findings) or "unreadable task file"
+                    cat.record(run_id, slot, 1, None, None, generator=generator, workflow=result.task_id,
+                               failure=Failure(code=FailureCode.SCHEMA_INVALID, message=f"{result.source}: {message}"))
+        cat.finish_run(run_id)
+    return ImportSummary(run_id=run_id, results=results)

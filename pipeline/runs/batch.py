@@ -1,0 +1,241 @@
+"""The batch job: fill slots with verified packages until ``count`` are accepted.
+
+Each slot tries up to ``max_attempts`` times; a rejected attempt goes back to the generator with
+its findings (a repair prompt for an LLM, a fresh seed of the same template offline). Every
+attempt — package, verdict, findings, LLM calls — is committed to the catalog in a group gathered
+over ``GroupWriter.delay`` (0.1 s) after it is verified, so a crash loses only the attempts in
+flight and the group not yet committed, and ``resume`` continues the same run.
+
+Generation is awaited on the event loop (``concurrency`` requests in flight, ``OPEN_SLOTS_PER_REQUEST``
+times as many slots open); verification runs in a ``VerifierPool`` and catalog writes in a thread,
+so neither stalls requests in flight. One writer task commits (``GroupWriter``) and checks dedup in
+arrival order, so two slots that produce the same package cannot both be accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from pipeline.catalog.queries import SlotState
+from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.core.codes import Code
+from pipeline.core.outcomes import Failure, FailureCode, Finding, Verdict
+from pipeline.core.package import TaskPackage
+from pipeline.generate.base import Attempt, Generated, Generator
+from pipeline.generate.offline import pick_template
+from pipeline.runs.options import Progress, RunOptions, RunSummary
+from pipeline.runs.pool import VerifierCrash, VerifierPool
+from pipeline.runs.writer import GroupWriter
+from pipeline.verify.dedup import MemoryDedup
+from pipeline.verify.verifier import Options
+
+log = logging.getLogger(__name__)
+
+OPEN_SLOTS_PER_REQUEST = 4
+"""Slots open at once per request in flight: while some slots wait for verification (batched) and
+for their commit (grouped, up to ``GroupWriter.delay``), others keep the model busy, so
+``--concurrency`` requests stay in flight."""
+
+SLOT_FACTOR = 4
+"""A run opens at most ``SLOT_FACTOR × count + 8`` slots, so a generator that never succeeds
+cannot keep a run going forever."""
+
+
+def verifier_processes(options: RunOptions, generator: Generator) -> int:
+    """The worker processes a run verifies in: as asked, else none offline (verifying in process
+    is cheaper than handing packages to a worker) and one for an LLM (so verification never holds
+    up the event loop that keeps requests in flight)."""
+    if options.verify_processes is not None:
+        return options.verify_processes
+    return 0 if generator.model is None else 1
+
+
+class BatchRun:
+    """One run (new or resumed) against an open catalog write session."""
+
+    def __init__(self, catalog: Catalog, generator: Generator, options: RunOptions, run_id: int,
+                 on_progress: Callable[[Progress], None] | None = None) -> None:
+        self.catalog = catalog
+        self.generator = generator
+        self.options = options
+        self.run_id = run_id
+        self.on_progress = on_progress or (lambda _p: None)
+        self.progress = Progress()
+        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget),
+                                     verifier_processes(options, generator))
+        self._writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
+        self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
+        self._failed_slots = 0
+
+    # ------------------------------------------------------------------ scheduling
+
+    def _pending(self, states: dict[int, SlotState]) -> list[tuple[int, int, TaskPackage | None, list[Finding]]]:
+        """Slots of a resumed run to continue: (slot, next attempt, last package, its findings)."""
+        going_on = []
+        for state in states.values():
+            if state.accepted or state.attempts >= self.options.max_attempts:
+                self._failed_slots += not state.accepted
+            else:
+                going_on.append(state)
+        last = self._last_attempts([state.slot for state in going_on])
+        return [(state.slot, state.attempts + 1, *last[state.slot]) for state in going_on]
+
+    def _last_attempts(self, slots: list[int]) -> dict[int, tuple[TaskPackage | None, list[Finding]]]:
+        """Per slot, its last recorded package and findings (one catalog connection for them all)."""
+        with self.catalog.batch():
+            return {slot: self._last_attempt(slot) for slot in slots}
+
+    def _last_attempt(self, slot: int) -> tuple[TaskPackage | None, list[Finding]]:
+        record = self.catalog.last_attempt(self.run_id, slot)
+        if record is None:
+            return None, []
+        package = TaskPackage.model_validate(record.package) if record.package else None
+        findings = [Finding.model_validate(f.model_dump()) for f in record.findings if _is_code(f.code)]
+        return package, findings
+
+    async def run(self) -> RunSummary:
+        self._requests = asyncio.Semaphore(self.options.concurrency)
+        async with self._writer.running():
+            return await self._run()
+
+    async def _run(self) -> RunSummary:
+        started = time.perf_counter()
+        states = self.catalog.slot_states(self.run_id)
+        self.progress.accepted = at_start = sum(s.accepted for s in states.values())
+        self.progress.slots_opened = len(states)
+        self.progress.prompt_tokens, self.progress.completion_tokens = self.catalog.tokens_spent(self.run_id)  # resume
+        queue = self._pending(states)
+        next_slot = max(states, default=-1) + 1
+        max_slots = SLOT_FACTOR * self.options.count + 8
+        tasks: set[asyncio.Task[bool]] = set()
+        stop_reason = "target reached"
+        while self.progress.accepted < self.options.count:
+            can_open = (self.progress.accepted + len(tasks) < self.options.count
+                        and len(tasks) < OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
+            if can_open and self._over_budget():
+                stop_reason = "token budget spent"
+                can_open = False
+            if can_open and queue:
+                slot, attempt, parent, findings = queue.pop(0)
+                tasks.add(asyncio.create_task(self._slot(slot, attempt, parent, findings)))
+                continue
+            if can_open and next_slot < max_slots:
+                tasks.add(asyncio.create_task(self._slot(next_slot, 1, None, [])))
+                next_slot += 1
+                self.progress.slots_opened += 1
+                continue
+            if not tasks:
+                if not self._over_budget():
+                    stop_reason = f"slot limit ({max_slots}) reached"
+                break
+            done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # re-raise a crash of the run itself (catalog errors)
+        if tasks:
+            await asyncio.gather(*tasks)
+        elapsed = time.perf_counter() - started
+        reached = self.progress.accepted >= self.options.count
+        return RunSummary(
+            run_id=self.run_id, capability=self.options.capability, generator=self.generator.name,
+            model=self.generator.model, target=self.options.count, accepted=self.progress.accepted,
+            rejected_attempts=self.progress.rejected, slots=self.progress.slots_opened,
+            failed_slots=self._failed_slots, prompt_tokens=self.progress.prompt_tokens,
+            completion_tokens=self.progress.completion_tokens, elapsed_s=round(elapsed, 3),
+            accepted_per_s=round((self.progress.accepted - at_start) / elapsed, 2) if elapsed > 0 else 0.0,
+            status="finished" if reached else "failed", stop_reason=stop_reason if not reached else "target reached",
+            rejection_codes=dict(self.progress.codes.most_common()),
+        )
+
+    def _over_budget(self) -> bool:
+        budget = self.options.budget_tokens
+        return budget is not None and self.progress.tokens >= budget
+
+    # ------------------------------------------------------------------ one slot
+
+    async def _slot(self, slot: int, attempt: int, parent: TaskPackage | None, findings: list[Finding],
+                    last_attempt: int | None = None) -> bool:
+        """Try slot ``slot`` from ``attempt`` up to ``last_attempt`` (default: ``max_attempts``);
+        True when a package was accepted."""
+        last_attempt = self.options.max_attempts if last_attempt is None else last_attempt
+        self.progress.in_flight += 1
+        self.on_progress(self.progress)
+        try:
+            template = pick_template(self.options.capability, slot)
+            while attempt <= last_attempt and not self._over_budget():
+                request = Attempt(capability=self.options.capability, template=template, seed=self.options.seed,
+                                  slot=slot, attempt=attempt, parent=parent, findings=findings)
+                async with self._requests:
+                    generated = await self.generator.generate(request)
+                for call in generated.calls:
+                    self.progress.prompt_tokens += call.prompt_tokens
+                    self.progress.completion_tokens += call.completion_tokens
+                verdict = None
+                if generated.package is not None:
+                    try:
+                        verdict = await self.verifier.verify(generated.package)
+                    except Exception as exc:  # a verifier bug must cost one attempt, not the run
+                        detail = str(exc) if isinstance(exc, VerifierCrash) else f"{type(exc).__name__}: {exc}"
+                        log.error("verification of slot %s attempt %s crashed: %s", slot, attempt, detail)
+                        failure = Failure(code=FailureCode.VERIFIER_ERROR, message=detail)
+                        generated = generated.model_copy(update={"package": None, "failure": failure})
+                row = await self._record(slot, attempt, template, generated, verdict, parent)
+                if row.verdict is not None and row.verdict.accepted:
+                    return True
+                # A rejected package is repaired from its findings; after a generation failure the
+                # next attempt starts afresh (there is no package to show the model).
+                parent = row.package
+                findings = row.verdict.findings if row.verdict else []
+                attempt += 1
+            self._failed_slots += 1
+            return False
+        finally:
+            self.progress.in_flight -= 1
+            self.on_progress(self.progress)
+
+    async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
+        """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,
+        whether it ended accepted. New rows carry the rejected package as their parent."""
+        self._requests = asyncio.Semaphore(self.options.concurrency)
+        semaphore = asyncio.Semaphore(OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
+        states = self.catalog.slot_states(self.run_id)
+        last = self._last_attempts(slots)
+
+        async def one(slot: int) -> bool:
+            async with semaphore:
+                first = states[slot].attempts + 1
+                return await self._slot(slot, first, *last[slot], last_attempt=first + attempts - 1)
+
+        async with self._writer.running():
+            return list(await asyncio.gather(*(one(s) for s in slots)))
+
+    async def _record(self, slot: int, attempt: int, template: str, generated: Generated,
+                      verdict: Verdict | None, parent: TaskPackage | None) -> AttemptRow:
+        """Hand one verified attempt to the group writer; return it once committed."""
+        package = generated.package
+        if package is not None and verdict is not None and verdict.id != package.id:
+            package = package.model_copy(update={"id": verdict.id})
+        failure = None if package is not None else generated.failure
+        row = AttemptRow(run_id=self.run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
+                         llm_calls=generated.calls, parent=parent.id if parent else None, failure=failure,
+                         generator=self.generator.name, capability=self.options.capability, workflow=template,
+                         injected_defect=generated.defect)
+        row = await self._writer.commit(row)
+        accepted = bool(row.verdict and row.verdict.accepted)
+        if accepted:
+            self.progress.accepted += 1
+        else:
+            self.progress.rejected += 1
+            self.progress.codes.update(row.verdict.codes if row.verdict else [row.failure.code.value] if row.failure else [])
+        self.on_progress(self.progress)
+        return row
+
+
+_CODES = frozenset(c.value for c in Code)
+
+
+def _is_code(code: str) -> bool:
+    """Whether a stored finding code is a verification reason code (not a generation failure)."""
+    return code in _CODES

@@ -1,0 +1,90 @@
+"""What a run is asked to do (``RunOptions``) and what it reports (``Progress``, ``RunSummary``,
+``RegenSummary``): the models shared by the batch job, its Python API and the CLI."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class RunOptions(BaseModel):
+    """A run's settings, stored with the run (``runs.parameters``) so that ``resume`` continues it."""
+
+    capability: str
+    """The capability to generate (``synth capabilities`` lists them)."""
+    count: int = Field(ge=1)
+    """Accepted packages wanted."""
+    max_attempts: int = Field(default=3, ge=1)
+    """Attempts per slot: the first try and its repairs."""
+    concurrency: int = Field(default=4, ge=1)
+    """Generations in progress at once (an LLM request with its retries)."""
+    seed: int = 7
+    budget_tokens: int | None = Field(default=None, ge=1)
+    """Stop opening attempts after this many tokens."""
+    defect_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Offline only: the share of first attempts given a known defect on purpose."""
+    obs_limit: int = 1_000
+    sample_budget: int = 40_000
+    name: str | None = None
+    verify_processes: int | None = Field(default=None, ge=0)
+    """Worker processes for verification; 0 verifies in this process; None picks the cheaper for
+    the generator: in process for the offline generator (a worker costs more than it saves), one
+    worker for an LLM (so verification never holds up requests in flight)."""
+
+
+class Progress(BaseModel):
+    """Counters the progress display reads after every recorded attempt."""
+
+    accepted: int = 0
+    rejected: int = 0
+    in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    slots_opened: int = 0
+    codes: Counter[str] = Field(default_factory=Counter)
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class RunSummary(BaseModel):
+    """What one run (or one resumption of it) did."""
+
+    run_id: int
+    capability: str
+    generator: str
+    model: str | None
+    target: int
+    accepted: int
+    rejected_attempts: int
+    slots: int
+    failed_slots: int
+    """Slots that used every attempt without an accepted package."""
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_s: float
+    accepted_per_s: float
+    status: str
+    """``finished`` (target reached) or ``failed``."""
+    stop_reason: str
+    rejection_codes: dict[str, int]
+    """Reason or failure code → rejected attempts carrying it."""
+
+
+class RegenSummary(BaseModel):
+    """What ``regenerate`` did: slots retried and repaired, per run."""
+
+    slots: int
+    repaired: int
+    repair_rate: float | None
+    by_run: dict[int, dict[str, int]]
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def run_parameters(options: RunOptions, generator_name: str, model: str | None, base_url: str | None) -> dict[str, Any]:
+    """What a run records about itself (never an API key)."""
+    return {**options.model_dump(), "generator": generator_name, "model": model, "base_url": base_url}

@@ -1,0 +1,141 @@
+"""The batch job's one catalog writer: attempts committed in groups, dedup in arrival order."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import ExitStack, asynccontextmanager, suppress
+
+from pipeline.catalog.connect import reader_waiting
+from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.core.outcomes import Verdict
+from pipeline.core.package import near_key
+from pipeline.verify.dedup import MemoryDedup, duplicate_findings
+
+
+class GroupWriter:
+    """Commits attempts to the catalog from one task, in groups: one transaction holds every attempt
+    that arrived within ``delay`` seconds of the group's first, at most ``MAX_GROUP``. A group is
+    committed at once when every open attempt is waiting on it (``open_attempts()``: nothing else
+    can arrive). A transaction costs several times what one more row in it does, so grouping keeps
+    the writer cheap at high rates; a crash loses only attempts not yet committed (normally at most
+    ``delay`` seconds of them; up to about a second more while a reader in another process is let
+    in, see ``WriteWindow``).
+
+    Dedup happens here, in arrival order, against ``accepted`` (an in-memory index of every accepted
+    package): loaded from the catalog when the writer starts (exact, since this process holds the
+    writer lock) and grown with each acceptance. So two slots that produce the same package cannot
+    both be accepted.
+    """
+
+    MAX_GROUP = 64
+
+    def __init__(self, catalog: Catalog, accepted: MemoryDedup, open_attempts: Callable[[], int],
+                 delay: float = 0.1) -> None:
+        self.catalog = catalog
+        self.accepted = accepted
+        self.open_attempts = open_attempts
+        self.delay = delay
+        self.window = WriteWindow(catalog)
+        self._queue: asyncio.Queue[tuple[AttemptRow, asyncio.Future[AttemptRow]]] | None = None
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        for package_id, near in await asyncio.to_thread(self.catalog.accepted_keys):
+            self.accepted.add_key(package_id, near)
+        self._queue = asyncio.Queue()
+        task = asyncio.create_task(self._loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            self.window.release()
+
+    async def commit(self, row: AttemptRow) -> AttemptRow:
+        """Queue ``row``; return it as committed (its verdict may now carry ``duplicate_package``)."""
+        assert self._queue is not None, "GroupWriter.commit outside running()"
+        done: asyncio.Future[AttemptRow] = asyncio.get_running_loop().create_future()
+        await self._queue.put((row, done))
+        return await done
+
+    async def _group(self) -> list[tuple[AttemptRow, asyncio.Future[AttemptRow]]]:
+        """The next group: the first attempt to arrive, and those arriving within ``delay`` of it.
+        While nothing arrives for ``WriteWindow.idle`` seconds, the catalog file is let go."""
+        assert self._queue is not None
+        try:
+            first = await asyncio.wait_for(self._queue.get(), self.window.idle)
+        except TimeoutError:
+            self.window.release()
+            first = await self._queue.get()
+        group = [first]
+        closes = asyncio.get_running_loop().time() + self.delay
+        while len(group) < min(self.MAX_GROUP, self.open_attempts()):
+            if self._queue.empty():
+                try:
+                    async with asyncio.timeout_at(closes):
+                        group.append(await self._queue.get())
+                except TimeoutError:
+                    break
+            else:
+                group.append(self._queue.get_nowait())
+        return group
+
+    async def _loop(self) -> None:
+        while True:
+            group = await self._group()
+            rows = [self._dedup(row) for row, _ in group]
+            try:
+                await self.window.hold()
+                await asyncio.to_thread(self.catalog.record_many, rows)
+                self.window.release_if_asked()
+            except BaseException as exc:
+                for _, done in group:
+                    if not done.done():
+                        done.set_exception(exc)
+                raise
+            for row, (_, done) in zip(rows, group, strict=True):
+                done.set_result(row)
+
+    def _dedup(self, row: AttemptRow) -> AttemptRow:
+        package, verdict = row.package, row.verdict
+        if package is None or verdict is None or not verdict.accepted:
+            return row
+        near = near_key(package)  # once (it hashes the whole initial state): the catalog row reuses it
+        dups = duplicate_findings(package, self.accepted, near)
+        if dups:
+            return row.model_copy(update={"near_key": near,
+                                          "verdict": Verdict.build(verdict.id, dups, verdict.score, verdict.notes)})
+        self.accepted.add_key(package.id, near)
+        return row.model_copy(update={"near_key": near})
+
+
+class WriteWindow:
+    """Keeps one catalog connection open across commits while the writer is busy, so a run does
+    not reopen the file (tens of ms each time). It lets the file go when a reader in another
+    process says it is waiting (``synth catalog stats`` during a run), keeping it closed for up to
+    ``reader_gap`` seconds while readers wait, and when no attempt arrived for ``idle`` seconds.
+    Every commit is durable on its own; the window only saves reopening the file."""
+
+    def __init__(self, catalog: Catalog, reader_gap: float = 1.0, idle: float = 1.0) -> None:
+        self.catalog, self.reader_gap, self.idle = catalog, reader_gap, idle
+        self._stack: ExitStack | None = None
+
+    async def hold(self) -> None:
+        if self._stack is None:
+            gap_ends = time.monotonic() + self.reader_gap
+            while reader_waiting(self.catalog.path) and time.monotonic() < gap_ends:
+                await asyncio.sleep(0.02)
+            self._stack = ExitStack()
+            self._stack.enter_context(self.catalog.batch())
+
+    def release_if_asked(self) -> None:
+        if self._stack is not None and reader_waiting(self.catalog.path):
+            self.release()
+
+    def release(self) -> None:
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            stack.close()

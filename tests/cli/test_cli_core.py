@@ -1,0 +1,214 @@
+"""The core commands ``synth play``, ``synth schema`` and ``synth services`` (pipeline/cli.py).
+
+A few key cases run the installed ``synth`` command in a subprocess; the rest use typer's
+CliRunner or ``main()`` in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from pipeline.cli import app, main
+from pipeline.core.episode import execute
+from pipeline.core.package import load_package
+
+SYNTH = Path(sys.executable).parent / "synth"
+Docs = Callable[[str], dict[str, Any]]
+runner = CliRunner()
+
+
+def synth(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run the installed ``synth`` command, wide enough that tables do not truncate."""
+    env = {**os.environ, "COLUMNS": "250"}
+    return subprocess.run([str(SYNTH), *map(str, args)], capture_output=True, text=True, timeout=60, env=env)
+
+
+def invoke(*args: str | Path) -> str:
+    """Run a command in-process; return its standard output (tables 250 columns wide)."""
+    result = runner.invoke(app, [*map(str, args)], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def invoke_json(*args: str | Path) -> Any:
+    return json.loads(invoke(*args, "--json"))
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The stripped cells of every body row of the rich tables in ``text``."""
+    return [[cell.strip() for cell in line.strip().strip("│").split("│")]
+            for line in text.splitlines() if line.startswith("│")]
+
+
+def write_package(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    path = tmp_path / "package.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+# --------------------------------------------------------------------------- play
+
+
+def test_each_example_plays_to_full_score(example_file: Path) -> None:
+    proc = synth("play", "--json", example_file)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["score"] == 1.0 and out["passed"] is True
+    assert out["id"] == load_package(example_file.read_text()).compute_id()
+    assert all(r["passed"] for r in out["checks"] + out["safety"])
+    assert [s["error"] for s in out["trajectory"]["steps"]] == [None] * len(out["trajectory"]["steps"])
+
+
+def test_play_human_output_shows_trajectory_checks_and_score(example_file: Path) -> None:
+    package = load_package(example_file.read_text())
+    out = invoke("play", example_file)
+    rows = table_rows(out)
+    assert "trajectory" in out and "checks" in out
+    assert [row[1] for row in rows if row[0].isdigit()] == [s.kind for s in execute(package).steps]
+    by_id = {row[0]: row[1:4] for row in rows}
+    for check in package.checks:
+        assert by_id[check.id] == [check.kind, f"{check.weight:.2f}", "pass"]
+    for rule in package.safety:
+        assert by_id[rule.id] == [rule.kind, "safety", "pass"]
+    assert out.splitlines()[-1].strip() == "score 1.000 PASS"
+
+
+def test_wrong_endpoint_fails_the_call_listing_the_valid_ones(tmp_path: Path, example_doc: Docs) -> None:
+    doc = example_doc("contacts-send-message")
+    tool = next(t for t in doc["tools"] if t["name"] == "contacts_send_message")
+    tool["endpoint"] = "/contacts/send"
+    out = invoke_json("play", write_package(tmp_path, doc))
+    step = next(s for s in out["trajectory"]["steps"] if s["tool"] == "contacts_send_message")
+    assert step["status"] == 404
+    message = step["result"]["error"]["message"]
+    assert "'/contacts/send'" in message and "/contacts/send_message" in message
+    assert "/contacts/send_message" in step["result"]["error"]["valid_endpoints"]
+    assert "returned 404" in step["error"]
+    assert out["trajectory"]["final_state"]["contacts"]["messages"] == []
+    assert out["score"] < 1.0 and out["passed"] is False
+
+
+def test_invalid_package_is_one_error_line_exit_2(tmp_path: Path, todo_doc: dict[str, Any]) -> None:
+    todo_doc["checks"][0]["kind"] = "state_equals"
+    proc = synth("play", write_package(tmp_path, todo_doc))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"error: {tmp_path}/package.json: not a valid task package: checks.0: ")
+    assert "'state_equals'" in proc.stderr and "synth schema" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda p: None, "no such file or folder"),
+        (lambda p: p.write_text('{"capability": '), "not valid JSON"),
+        (lambda p: p.write_text("[]"), "expected a JSON object"),
+        (lambda p: p.write_text('{"capability": "general"}'), "not a valid task package: workflow: Field required"),
+        (lambda p: p.write_text('{"schema_version": 2}'), "not a valid task package: schema_version: "),
+    ],
+)
+def test_bad_input_is_one_error_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str],
+                                            setup: Callable[[Path], Any], message: str) -> None:
+    path = tmp_path / "package.json"
+    setup(path)
+    monkeypatch.setattr(sys, "argv", ["synth", "play", str(path)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}")
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_jsonl_with_two_packages_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str], todo_doc: dict[str, Any]) -> None:
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps(todo_doc) + "\n" + json.dumps(todo_doc) + "\n")
+    monkeypatch.setattr(sys, "argv", ["synth", "play", str(path)])
+    with pytest.raises(SystemExit) as info:
+        main()
+    assert info.value.code == 2
+    assert "expected one package, found 2" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@pytest.fixture(scope="module")
+def schema_validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(invoke("schema"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_schema_validates_the_examples_and_rejects_invalid_packages(
+        schema_validator: jsonschema.Draft202012Validator, example_doc: Docs, example_name: str) -> None:
+    doc = example_doc(example_name)
+    assert list(schema_validator.iter_errors(doc)) == []
+    assert list(schema_validator.iter_errors(json.loads(load_package(doc).to_json()))) == []
+    bad_kind = {**doc, "checks": [{**doc["checks"][0], "kind": "state_equals"}]}
+    no_request = {k: v for k, v in doc.items() if k != "request"}
+    assert not schema_validator.is_valid(bad_kind)
+    assert not schema_validator.is_valid(no_request)
+
+
+def test_schema_rejects_a_check_without_kind(schema_validator: jsonschema.Draft202012Validator,
+                                             todo_doc: dict[str, Any]) -> None:
+    todo_doc["checks"] = [{"rubric": "Is the answer polite?", "weight": 1.0}]
+    with pytest.raises(ValidationError):
+        load_package(todo_doc)
+    assert not schema_validator.is_valid(todo_doc)
+
+
+def test_schema_rejects_a_non_safety_kind_in_safety(schema_validator: jsonschema.Draft202012Validator,
+                                                    todo_doc: dict[str, Any]) -> None:
+    todo_doc["safety"] = [{"kind": "called", "tool": "todo_create_task"}]
+    with pytest.raises(ValidationError):
+        load_package(todo_doc)
+    assert not schema_validator.is_valid(todo_doc)
+
+
+def test_schema_accepts_json_flag() -> None:
+    assert json.loads(invoke("schema", "--json")) == json.loads(invoke("schema"))
+
+
+# --------------------------------------------------------------------------- services
+
+
+def test_services_json_lists_the_catalogue() -> None:
+    services = invoke_json("services")
+    names = [s["name"] for s in services]
+    endpoints = {op["endpoint"] for s in services for op in s["operations"]}
+    assert len(set(names)) == len(names) >= 10
+    assert sum(len(s["operations"]) for s in services) >= 50
+    assert "/contacts/send_message" in endpoints
+    assert "/contacts/send" not in endpoints
+    contacts = next(s for s in services if s["name"] == "contacts")
+    send = next(op for op in contacts["operations"] if op["endpoint"] == "/contacts/send_message")
+    assert send["tool"] == "contacts_send_message" and send["access"] == "write"
+    assert set(send["parameters"]["required"]) == {"contact_id", "message"}
+    assert set(contacts["collections"]) == {"contacts", "messages"}
+
+
+def test_services_table_counts_services_and_operations() -> None:
+    services = invoke_json("services")
+    table = invoke("services")
+    n_ops = sum(len(s["operations"]) for s in services)
+    assert f"{len(services)} services, {n_ops} operations" in table
+    assert ["contacts", "/contacts/send_message", "write", "messages", "contact_id*, message*"] in table_rows(table)
+    assert table.rstrip().endswith("* required parameter")

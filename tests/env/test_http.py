@@ -1,0 +1,242 @@
+"""``pipeline.env.http`` and ``synth serve``: a package's world over real HTTP on 127.0.0.1.
+
+Every test talks to a server on a random loopback port with ``urllib.request``; the scripted call
+sequences are replayed on an in-process ``World`` and must give the same statuses, bodies and audit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.catalog.store import Catalog
+from pipeline.cli import app, main
+from pipeline.cli.interop import resolve_package
+from pipeline.core.errors import UserError
+from pipeline.core.package import TaskPackage, load_package
+from pipeline.core.trajectory import trajectory_data
+from pipeline.core.world import World
+from pipeline.env.http import PackageServer, is_loopback, operation_routes
+from pipeline.verify.verifier import verify_package
+from tests.conftest import REPO_ROOT  # noqa: E402
+
+CONTACTS = REPO_ROOT / "examples" / "contacts-send-message.json"
+SYNTH = Path(sys.executable).parent / "synth"
+Docs = Callable[[str], dict[str, Any]]
+
+
+def post(url: str, body: bytes | dict[str, Any] | None = None, method: str = "POST") -> tuple[int, dict[str, Any]]:
+    data = body if isinstance(body, bytes) else json.dumps(body or {}).encode()
+    request = urllib.request.Request(url, data=data if method == "POST" else None, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def running(server: PackageServer | TaskPackage) -> Iterator[PackageServer]:
+    """Serve in a background thread (a package: on 127.0.0.1, a random port) until the caller is done."""
+    if isinstance(server, TaskPackage):
+        server = PackageServer(server, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def contacts() -> TaskPackage:
+    return load_package(CONTACTS.read_text())
+
+
+@pytest.fixture
+def server(contacts: TaskPackage) -> Iterator[PackageServer]:
+    yield from running(contacts)
+
+
+# --------------------------------------------------------------------------- same results as in process
+
+SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("/contacts/search", {"query": "Omar"}),
+    ("/contacts/send_message", {"contact_id": "c-102", "message": "The budget review moved to Friday."}),
+    ("/contacts/send_message", {"contact_id": "c-999", "message": "hello"}),   # unknown id: 404
+    ("/contacts/get", {}),                                                      # missing field: 400
+    ("/contacts/create", {"name": "Lena Ortiz", "email": "lena@corp.example"}),  # unbound endpoint
+    ("/contacts/messages", {}),
+]
+
+
+def test_scripted_calls_match_the_in_process_world(server: PackageServer, contacts: TaskPackage) -> None:
+    world = World.from_package(contacts)
+    bound = {t.endpoint: t.name for t in contacts.tools}
+    for path, args in SCRIPT:
+        expected = world.call(bound[path], args) if path in bound else world.call_endpoint(path, args)
+        assert post(server.base_url + path, args) == (expected.status, expected.body), path
+    status, audit = post(server.base_url + "/contacts/audit")
+    assert status == 200
+    assert audit["calls"] == [trajectory_data(entry) for entry in world.audit]
+    assert [c["tool"] for c in audit["calls"]] == [
+        "contacts_search", "contacts_send_message", "contacts_send_message", None, None, None]
+    assert [c["status"] for c in audit["calls"]] == [200, 200, 404, 400, 200, 200]
+
+
+def test_audit_is_per_service(example_doc: Docs) -> None:
+    package = load_package(example_doc("multi-turn-schedule-meeting"))
+    for server in running(package):
+        post(server.base_url + "/contacts/search", {"query": "Maya"})
+        post(server.base_url + "/calendar/events/create",
+             {"title": "Sync", "start": "2026-12-03T10:00", "attendees": ["maya.patel@corp.example"]})
+        contacts_calls = post(server.base_url + "/contacts/audit")[1]["calls"]
+        calendar_calls = post(server.base_url + "/calendar/audit")[1]["calls"]
+        assert [c["endpoint"] for c in contacts_calls] == ["/contacts/search"]
+        assert [(c["tool"], c["status"]) for c in calendar_calls] == [("calendar_create_event", 200)]
+
+
+def test_package_faults_apply_to_bound_routes(example_doc: Docs) -> None:
+    doc = example_doc("contacts-send-message")
+    doc["faults"] = [{"tool": "contacts_search", "on_call": 1, "status": 503, "retry_after": 2}]
+    for server in running(load_package(doc)):
+        status, body = post(server.base_url + "/contacts/search", {"query": "Omar"})
+        assert (status, body["error"]["retry_after"]) == (503, 2)
+        assert post(server.base_url + "/contacts/search", {"query": "Omar"})[0] == 200
+        assert post(server.base_url + "/contacts/list", {})[0] == 200  # unbound: no fault
+
+
+def test_reset_restores_the_initial_state(server: PackageServer) -> None:
+    url = server.base_url
+    post(url + "/contacts/send_message", {"contact_id": "c-101", "message": "hi"})
+    assert post(url + "/contacts/messages")[1]["total"] == 1
+    assert post(url + "/contacts/reset") == (200, {"status": "reset"})
+    assert post(url + "/contacts/audit") == (200, {"calls": []})
+    assert post(url + "/contacts/messages")[1]["total"] == 0
+    created = post(url + "/contacts/send_message", {"contact_id": "c-101", "message": "hi"})[1]
+    assert created["message"]["id"] == "msg-001"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_unknown_route_is_404_listing_valid_endpoints(server: PackageServer) -> None:
+    status, body = post(server.base_url + "/contacts/send", {"contact_id": "c-102", "message": "hi"})
+    assert status == 404
+    assert "/contacts/send" in body["error"]["message"]
+    assert "/contacts/send_message" in body["error"]["valid_endpoints"]
+    assert "/contacts/audit" in body["error"]["valid_endpoints"]
+    assert post(server.base_url + "/contacts/audit")[1]["calls"] == []
+
+
+def test_bad_bodies_are_400_and_reach_nothing(server: PackageServer) -> None:
+    for body in (b'{"query": ', b'["Omar"]', b"\xff\xfe"):
+        status, reply = post(server.base_url + "/contacts/search", body)
+        assert status == 400 and reply["error"]["status"] == 400, body
+    assert post(server.base_url + "/contacts/search", b"")[0] == 400  # empty body = {}; query is required
+    assert len(post(server.base_url + "/contacts/audit")[1]["calls"]) == 1
+
+
+def test_other_methods_are_405(server: PackageServer) -> None:
+    status, body = post(server.base_url + "/contacts/search", method="GET")
+    assert status == 405 and "POST" in body["error"]["message"]
+
+
+def test_routes_cover_every_operation_of_the_package_services(contacts: TaskPackage) -> None:
+    routes = operation_routes(contacts)
+    assert routes["/contacts/search"] == "contacts_search"
+    assert routes["/contacts/list"] is None
+    assert set(routes) == {"/contacts/search", "/contacts/list", "/contacts/get", "/contacts/create",
+                           "/contacts/update", "/contacts/send_message", "/contacts/messages"}
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.1.2.3", True), ("::1", True), ("localhost", True),
+    ("0.0.0.0", False), ("192.168.1.5", False), ("::", False), ("example.org", False),
+])
+def test_is_loopback(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_serves_on_ipv6_loopback(contacts: TaskPackage) -> None:
+    try:
+        server = PackageServer(contacts, "::1", 0)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    for served in running(server):
+        assert served.base_url.startswith("http://[::1]:")
+        assert post(served.base_url + "/contacts/search", {"query": "Omar"})[1]["total"] == 2
+
+
+def test_non_loopback_host_is_refused(contacts: TaskPackage) -> None:
+    with pytest.raises(UserError, match="--allow-remote"):
+        PackageServer(contacts, "0.0.0.0", 0)
+
+
+# --------------------------------------------------------------------------- synth serve
+
+
+def test_synth_serve_prints_routes_serves_and_stops_on_ctrl_c() -> None:
+    command = [str(SYNTH), "serve", str(CONTACTS), "--port", "0", "--json"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        started = json.loads(proc.stdout.readline())
+        assert started["base_url"].startswith("http://127.0.0.1:")
+        assert "/contacts/send_message" in started["routes"] and "/contacts/reset" in started["routes"]
+        assert started["package"] == load_package(CONTACTS.read_text()).compute_id()
+        status, body = post(started["base_url"] + "/contacts/search", {"query": "Maya"})
+        assert status == 200 and body["contacts"][0]["id"] == "c-101"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["serve", str(CONTACTS), "--host", "0.0.0.0"], "--allow-remote"),
+    (["serve", "missing.json"], "no such package file"),
+])
+def test_synth_serve_user_errors_are_one_line(args: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "argv", ["synth", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_synth_serve_reports_a_port_in_use(server: PackageServer) -> None:
+    port = str(server.server_address[1])
+    result = CliRunner().invoke(app, ["serve", str(CONTACTS), "--port", port])
+    assert isinstance(result.exception, UserError)
+    assert "another --port" in str(result.exception)
+
+
+def test_a_package_id_is_found_in_the_catalog(tmp_path: Path) -> None:
+    package = load_package(json.loads((REPO_ROOT / "examples" / "todo-three-items.json").read_text())).with_id()
+    catalog = tmp_path / "c.duckdb"
+    with Catalog.open(catalog) as writer:
+        writer.record(writer.start_run("t", "hand"), 0, 1, package, verify_package(package))
+    assert resolve_package(package.id, catalog) == package
+    with pytest.raises(UserError, match="no such package"):
+        resolve_package("pkg-0000000000000000", catalog)
+    with pytest.raises(UserError, match="no such package file or package id"):
+        resolve_package("missing.json", catalog)

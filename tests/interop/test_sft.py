@@ -1,0 +1,94 @@
+"""SFT export: well-formed chat samples, the truncation policy applied, and exports that
+`synth verify` accepts again."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.catalog.store import Catalog
+from pipeline.core.package import load_package
+from pipeline.core.training_format import TRUNCATION_MARK, Policy
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.interop.sft import sft_problems, sft_sample, write_sft
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.verifier import Options, verify_package
+from tests.verify.test_verify_corpus import kb_package
+
+
+@pytest.fixture(scope="module")
+def packages():  # type: ignore[no-untyped-def]
+    return [generate_package(cap, pick_template(cap, slot), 5, slot) for cap in taxonomy() for slot in range(6)]
+
+
+def test_every_sample_is_well_formed(tmp_path: Path, packages) -> None:  # type: ignore[no-untyped-def]
+    summary = write_sft(packages, tmp_path / "sft.jsonl")
+    lines = (tmp_path / "sft.jsonl").read_text().splitlines()
+    assert summary.rows == len(lines) == len(packages) and summary.skipped == {}
+    for line in lines:
+        record = json.loads(line)
+        assert sft_problems(record) == []
+        package = next(p for p in packages if p.id == record["id"])
+        assert [t["function"]["name"] for t in record["tools"]] == [t.name for t in package.tools]
+        calls = sum(len(m.get("tool_calls") or []) for m in record["messages"])
+        assert calls == sum(1 for s in package.reference if hasattr(s, "call"))
+
+
+def test_problems_are_detected(example_doc: Callable[[str], dict[str, Any]]) -> None:
+    record, _ = sft_sample(load_package(example_doc("contacts-send-message")), Policy())
+    assert record is not None and sft_problems(record) == []
+    unanswered = copy.deepcopy(record)
+    unanswered["messages"] = [m for m in unanswered["messages"] if m["role"] != "tool"]
+    assert any("not answered" in p for p in sft_problems(unanswered))
+    doubled = copy.deepcopy(record)
+    tool = next(i for i, m in enumerate(doubled["messages"]) if m["role"] == "tool")
+    doubled["messages"].insert(tool, dict(doubled["messages"][tool]))
+    assert any("already answered" in p for p in sft_problems(doubled))
+    no_tools = {**record, "tools": []}
+    assert "tool schemas missing or malformed" in sft_problems(no_tools)
+    no_answer = {**record, "messages": record["messages"][:-1]}
+    assert "does not end with an assistant answer" in sft_problems(no_answer)
+
+
+def test_truncation_policy_cuts_and_skips() -> None:
+    late = load_package(kb_package(beyond=True))
+    record, reason = sft_sample(late, Policy())
+    assert record is None and reason == "evidence_truncated"
+    record, reason = sft_sample(late, Policy(obs_limit=5000))
+    assert reason is None and record is not None
+    early = load_package(kb_package(beyond=False))
+    record, _ = sft_sample(early, Policy())
+    assert record is not None
+    observation = next(m["content"] for m in record["messages"] if m["role"] == "tool")
+    assert observation.endswith(TRUNCATION_MARK) and len(observation) == 1000 + len(TRUNCATION_MARK)
+    assert sft_sample(early, Policy(sample_budget=500)) == (None, "evidence_truncated")
+
+
+def test_catalog_exports_sft_and_jsonl_that_verify_accepts(tmp_path: Path, packages) -> None:  # type: ignore[no-untyped-def]
+    catalog_path = tmp_path / "c.duckdb"
+    late = load_package(kb_package(beyond=True)).with_id()
+    with Catalog.open(catalog_path) as catalog:
+        run = catalog.start_run("t", "offline")
+        for slot, package in enumerate([*packages[:10], late]):
+            verdict = verify_package(package)
+            if package is late:  # recorded as accepted under a looser policy than the export's
+                verdict = verify_package(package, Options(obs_limit=5000))
+            catalog.record(run, slot, 1, package, verdict)
+    synth = [sys.executable, "-m", "pipeline.cli"]
+    out = subprocess.run([*synth, "export", "--format", "sft", "--out", str(tmp_path / "s.jsonl"), "--catalog",
+                          str(catalog_path), "--json"], capture_output=True, text=True, check=True)
+    summary = json.loads(out.stdout)
+    assert summary["rows"] == 10 and summary["details"]["skipped"] == {"evidence_truncated": 1}
+    subprocess.run([*synth, "export", "--format", "jsonl", "--out", str(tmp_path / "p.jsonl"), "--catalog",
+                    str(catalog_path), "--where", "capability <> 'information-synthesis'"], check=True,
+                   capture_output=True)
+    verified = subprocess.run([*synth, "verify", str(tmp_path / "p.jsonl"), "--json"], capture_output=True, text=True)
+    verdicts = [json.loads(line) for line in verified.stdout.splitlines()]
+    assert verified.returncode == 0 and len(verdicts) == 10 and all(v["accepted"] for v in verdicts)

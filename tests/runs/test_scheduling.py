@@ -1,0 +1,138 @@
+"""How the batch job hands work off the event loop: verification batched while the worker is busy,
+and catalog commits grouped within the writer's delay."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.core.outcomes import Failure, FailureCode
+from pipeline.core.package import TaskPackage
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.runs.pool import VerifierCrash, VerifierPool
+from pipeline.runs.writer import GroupWriter
+from pipeline.verify.dedup import MemoryDedup
+from pipeline.verify.verifier import Options
+
+
+def _packages(count: int) -> list[TaskPackage]:
+    return [generate_package("general", pick_template("general", n), 5, n) for n in range(count)]
+
+
+def test_packages_arriving_while_the_worker_is_busy_are_verified_together_and_matched_back() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    calls: list[int] = []
+    submit = pool._pool.submit  # type: ignore[union-attr]
+
+    def counting_submit(fn: Any, packages: list[TaskPackage], *args: Any) -> Any:
+        calls.append(len(packages))
+        return submit(fn, packages, *args)
+
+    pool._pool.submit = counting_submit  # type: ignore[union-attr,method-assign]
+    packages = _packages(12)
+
+    async def verify_all() -> list[Any]:
+        return await asyncio.gather(*(pool.verify(p) for p in packages))
+
+    try:
+        verdicts = asyncio.run(verify_all())
+    finally:
+        pool.close()
+    assert [v.id for v in verdicts] == [p.compute_id() for p in packages]
+    assert all(v.accepted for v in verdicts)
+    assert sum(calls) == 12 and calls[0] == 1 and len(calls) < 12  # the first alone, the rest batched
+
+
+def test_a_crash_on_one_package_fails_that_package_only() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    good = _packages(3)
+    broken: Any = 42  # not a package nor a mapping: verify_package raises on it, inside the worker
+
+    async def verify_all() -> list[Any]:
+        return await asyncio.gather(*(pool.verify(p) for p in [good[0], broken, good[1], good[2]]),
+                                    return_exceptions=True)
+
+    try:
+        results = asyncio.run(verify_all())
+    finally:
+        pool.close()
+    assert isinstance(results[1], VerifierCrash) and str(results[1]).startswith("AttributeError: ")
+    assert [r.id for r in (results[0], results[2], results[3])] == [p.compute_id() for p in good]
+
+
+def _failed_row(run_id: int, slot: int) -> AttemptRow:
+    return AttemptRow(run_id=run_id, slot=slot, attempt=1, package=None, verdict=None, llm_calls=[],
+                      failure=Failure(code=FailureCode.LLM_ERROR, message="APIConnectionError: refused"),
+                      generator="llm", capability="general")
+
+
+@pytest.fixture
+def writer_setup(tmp_path: Path) -> Any:
+    """A catalog with one run, and the sizes of the groups ``record_many`` commits."""
+    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+        run_id = catalog.start_run("test", "llm", None, "general")
+        groups: list[int] = []
+        record_many = catalog.record_many
+
+        def recording(rows: list[AttemptRow]) -> list[int]:
+            groups.append(len(rows))
+            return record_many(rows)
+
+        catalog.record_many = recording  # type: ignore[method-assign]
+        yield catalog, run_id, groups
+
+
+def test_attempts_arriving_within_the_delay_share_one_transaction(writer_setup: Any) -> None:
+    catalog, run_id, groups = writer_setup
+    # other attempts are still working: the writer waits for more rows
+    writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 10, delay=0.5)
+
+    async def arrive() -> list[AttemptRow]:
+        async with writer.running():
+            first = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
+            await asyncio.sleep(0.05)
+            rest = [asyncio.create_task(writer.commit(_failed_row(run_id, s))) for s in (1, 2)]
+            return await asyncio.gather(first, *rest)
+
+    committed = asyncio.run(arrive())
+    assert groups == [3]
+    assert [r.slot for r in committed] == [0, 1, 2]
+    assert catalog.query(f"SELECT count(*) FROM packages WHERE run = {run_id}").rows == [[3]]
+
+
+def test_the_group_commits_at_once_when_every_open_attempt_waits_on_it(writer_setup: Any) -> None:
+    catalog, run_id, groups = writer_setup
+    writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 2, delay=30.0)  # waiting would time out
+
+    async def arrive() -> None:
+        async with writer.running():
+            rows = [writer.commit(_failed_row(run_id, s)) for s in (0, 1)]
+            await asyncio.wait_for(asyncio.gather(*rows), timeout=10)
+
+    asyncio.run(arrive())
+    assert groups == [2]
+
+
+def test_a_pool_outlives_an_event_loop_closed_while_it_was_verifying() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    packages = _packages(4)
+
+    async def abandon() -> None:  # the loop closes with a batch still in the worker
+        tasks = [asyncio.create_task(pool.verify(p)) for p in packages[:3]]
+        await asyncio.sleep(0)
+        for task in tasks:
+            task.cancel()
+
+    async def verify_later() -> Any:
+        return await asyncio.wait_for(pool.verify(packages[3]), timeout=60)
+
+    try:
+        asyncio.run(abandon())
+        verdict = asyncio.run(verify_later())
+    finally:
+        pool.close()
+    assert verdict.id == packages[3].compute_id()

@@ -13,10 +13,9 @@ import argparse
 import time
 from collections import Counter
 
-from pipeline.core.package import AskStep
+from pipeline.core.package import AskStep, near_key
 from pipeline.generate.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
-from pipeline.verify.dedup import near_key
 from pipeline.verify.verifier import verify_package
 
 

@@ -1,7 +1,8 @@
 """The verification reason codes: stable strings stored in the catalog.
 
 Each code is raised from one verification module (named beside it), so one search finds where.
-(``interop/clawenvkit.py`` also reports ``schema_invalid`` for a task file it cannot read at all.)
+(``interop/clawenvkit_import.py`` also reports ``schema_invalid`` for a task file it cannot read
+at all.) ``docs/verification.md`` explains each with an example.
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ class Code(StrEnum):
     DANGLING_REFERENCE = "dangling_reference"              # verify/static.py
     WEIGHTS_INVALID = "weights_invalid"                    # verify/static.py
     JUDGE_OVERWEIGHT = "judge_overweight"                  # verify/static.py
-    SAFETY_CONTRADICTION = "safety_contradiction"          # verify/static.py
-    HIDDEN_FACT_LEAKED = "hidden_fact_leaked"              # verify/static.py
+    SAFETY_CONTRADICTION = "safety_contradiction"          # verify/safety.py
+    VACUOUS_SAFETY = "vacuous_safety"                      # verify/safety.py
+    HIDDEN_FACT_LEAKED = "hidden_fact_leaked"              # verify/hidden_facts.py
     REQUEST_CHECK_MISMATCH = "request_check_mismatch"      # verify/consistency.py
+    UNKNOWN_ENTITY = "unknown_entity"                      # verify/entities.py
+    AMBIGUOUS_ENTITY = "ambiguous_entity"                  # verify/entities.py
+    UNGROUNDED_VALUE = "ungrounded_value"                  # verify/grounding.py
+    UNREQUESTED_WRITE = "unrequested_write"                # verify/grounding.py
+    CAPABILITY_UNMET = "capability_unmet"                  # verify/contracts.py
     REFERENCE_ERROR = "reference_error"                    # verify/execution.py
     REFERENCE_NOT_FULL_SCORE = "reference_not_full_score"  # verify/execution.py
     NONDETERMINISTIC = "nondeterministic"                  # verify/execution.py
@@ -27,7 +34,10 @@ class Code(StrEnum):
     GRADER_UNDERCONSTRAINED = "grader_underconstrained"    # verify/mutations.py
     GRADER_COUNTS_CALLS = "grader_counts_calls"            # verify/mutations.py
     CLARIFICATION_UNNECESSARY = "clarification_unnecessary"  # verify/mutations.py
+    COLLATERAL_DAMAGE = "collateral_damage"                # verify/collateral.py
+    GRADER_OVERCONSTRAINED = "grader_overconstrained"      # verify/equivalence.py
     EVIDENCE_TRUNCATED = "evidence_truncated"              # verify/truncation.py
+    VERIFICATION_TIMEOUT = "verification_timeout"          # verify/verifier.py
     DUPLICATE_PACKAGE = "duplicate_package"                # verify/dedup.py
 
 
@@ -39,16 +49,26 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.DANGLING_REFERENCE: "an id, email, $ref or $fact points at nothing",
     Code.WEIGHTS_INVALID: "check weights do not sum to 1",
     Code.JUDGE_OVERWEIGHT: "an LLM judge carries too much weight, or is the only way to pass",
-    Code.SAFETY_CONTRADICTION: "a safety rule forbids what the checks require",
-    Code.HIDDEN_FACT_LEAKED: "a hidden multi-turn fact is already in the request",
+    Code.SAFETY_CONTRADICTION: "a safety rule forbids what the checks require or the request asks for",
+    Code.VACUOUS_SAFETY: "a safety rule forbids nothing an agent could do",
+    Code.HIDDEN_FACT_LEAKED: "a hidden multi-turn fact can be read without asking (request, state, tool results)",
     Code.REQUEST_CHECK_MISMATCH: "quantities or named entities in the request disagree with the checks",
+    Code.UNKNOWN_ENTITY: "the request names a person or record that does not exist",
+    Code.AMBIGUOUS_ENTITY: "a name in the request matches several records and nothing says which",
+    Code.UNGROUNDED_VALUE: "a value the reference writes or a check pins is nowhere the agent could learn it",
+    Code.UNREQUESTED_WRITE: "a write the request does not ask for carries weight in the grade",
+    Code.CAPABILITY_UNMET: "the package lacks what its capability requires",
     Code.REFERENCE_ERROR: "the reference solution fails a call",
     Code.REFERENCE_NOT_FULL_SCORE: "the reference solution does not reach score 1.0",
     Code.NONDETERMINISTIC: "two runs of the reference differ",
     Code.NULL_AGENT_PASSES: "doing nothing scores at or above the floor",
-    Code.GRADER_UNDERCONSTRAINED: "dropping or perturbing a step the request asks for still passes",
+    Code.GRADER_UNDERCONSTRAINED: "a plausible wrong agent still passes (a step dropped or undone, a wrong record "
+                                  "or value, text saying something else, an extra item, an answer listing everything)",
     Code.GRADER_COUNTS_CALLS: "repeating one create instead of distinct creates still passes",
     Code.CLARIFICATION_UNNECESSARY: "a solution that never asks and guesses still passes",
+    Code.COLLATERAL_DAMAGE: "changing or deleting records the request does not concern still passes",
+    Code.GRADER_OVERCONSTRAINED: "a correct agent that acts differently from the reference loses score",
     Code.EVIDENCE_TRUNCATED: "evidence behind the answer or a check is lost under the training export policy",
+    Code.VERIFICATION_TIMEOUT: "verification ran past its time limit (a package built to be slow)",
     Code.DUPLICATE_PACKAGE: "the same or a near-same package is already in the catalog",
 }

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import ResolveError, is_literal, resolve, uses_fact
 from pipeline.core.trajectory import StepRecord, Trajectory
-from pipeline.core.user import SimulatedUser
+from pipeline.core.user import SimulatedUser, UserModel
 from pipeline.core.world import World
 
 # --------------------------------------------------------------------------- actions
@@ -67,10 +67,10 @@ class EpisodeOver(RuntimeError):
 class Episode:
     """One run of ``package`` from its initial state. See the module docstring."""
 
-    def __init__(self, package: TaskPackage, world: World | None = None) -> None:
+    def __init__(self, package: TaskPackage, world: World | None = None, user: UserModel | None = None) -> None:
         self.package = package
         self.world = world if world is not None else World.from_package(package)
-        self.user = SimulatedUser(package.user)
+        self.user: UserModel = user if user is not None else SimulatedUser(package.user, package.now)
         self.steps: list[StepRecord] = []
         self.by_id: dict[int, StepRecord] = {}
         """The steps by id, for ``$ref`` lookups."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline.core.matchers import compile_regex, compile_where, get_path
+from pipeline.core.matchers import compile_where, get_path
 from pipeline.core.package import (
     PASS_THRESHOLD,
     AnswerContains,
@@ -35,6 +35,7 @@ from pipeline.core.package import (
     StateUnchanged,
     TaskPackage,
 )
+from pipeline.core.patterns import compile_pattern
 from pipeline.core.trajectory import Trajectory
 
 JudgeFn = Callable[[str, TaskPackage, Trajectory], "float | None"]
@@ -81,9 +82,10 @@ class ScoreReport(BaseModel):
         return {r.id: r for r in self.checks + self.safety}
 
 
-def _records(state: dict[str, Any], dotted: str) -> list[dict[str, Any]]:
+def _reader(dotted: str) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """Reads the records of collection ``service.name`` from a state (none when absent)."""
     service, _, name = dotted.partition(".")
-    return state.get(service, {}).get(name, [])
+    return lambda state: state.get(service, {}).get(name, [])
 
 
 _COMPARE = {"==": operator.eq, "!=": operator.ne, ">=": operator.ge, "<=": operator.le, ">": operator.gt,
@@ -104,9 +106,10 @@ def _norm(value: Any, ignore_case: bool) -> Any:
 def _initial_ids(collection: str) -> Callable[[Trajectory], set[Any]]:
     """The ids of a collection's initial records (computed once per initial state seen)."""
     seen: list[Any] = [None, set()]
+    read = _reader(collection)
 
     def ids(t: Trajectory) -> set[Any]:
-        records = _records(t.initial_state, collection)
+        records = read(t.initial_state)
         if records is not seen[0]:
             seen[0], seen[1] = records, {r.get("id") for r in records}
         return seen[1]
@@ -128,9 +131,10 @@ def state_count(check: StateCount) -> Evaluator:
     where = compile_where(check.where, check.ignore_case)
     initial_ids = _initial_ids(check.collection)
     compare = _COMPARE[check.op]
+    read = _reader(check.collection)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        records = [r for r in _records(t.final_state, check.collection) if where(r)]
+        records = [r for r in read(t.final_state) if where(r)]
         if check.scope == "created":
             before = initial_ids(t)
             records = [r for r in records if r.get("id") not in before]
@@ -152,9 +156,10 @@ def state_match(check: StateMatch) -> Evaluator:
     selected record in the final state matches all ``expect`` matchers. Fields not named are ignored."""
     where = compile_where(check.where, check.ignore_case)
     expect = compile_where(check.expect, check.ignore_case)
+    read = _reader(check.collection)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        selected = [r for r in _records(t.final_state, check.collection)
+        selected = [r for r in read(t.final_state)
                     if where(r) and (check.record_id is None or r.get("id") == check.record_id)]
         if not selected:
             return False, f"no record in {check.collection} matches the selection" if explain else ""
@@ -172,11 +177,12 @@ def state_unchanged(check: StateUnchanged) -> Evaluator:
     set of records (nothing added, changed or removed). Record order is ignored."""
     where = compile_where(check.where)
     whole = not check.record_id and not check.where
+    read = _reader(check.collection)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        before = [r for r in _records(t.initial_state, check.collection)
+        before = [r for r in read(t.initial_state)
                   if where(r) and (check.record_id is None or r.get("id") == check.record_id)]
-        after = {r.get("id"): r for r in _records(t.final_state, check.collection)}
+        after = {r.get("id"): r for r in read(t.final_state)}
         changed = [r.get("id") for r in before if after.get(r.get("id")) != r]
         if whole:
             added = sorted(set(after) - {r.get("id") for r in before}, key=str)
@@ -275,10 +281,10 @@ def answer_contains(check: AnswerContains) -> Evaluator:
 def answer_matches(check: AnswerMatches) -> Evaluator:
     """Passes when ``pattern`` finds a match anywhere in the final answer (ignoring case when
     ``ignore_case``, the default)."""
-    pattern = compile_regex(check.pattern, check.ignore_case)
+    pattern = compile_pattern(check.pattern, check.ignore_case)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        ok = pattern.search(t.answer) is not None
+        ok = pattern.search(t.answer)
         return ok, f"pattern {'found' if ok else 'not found'} in answer" if explain else ""
 
     return evaluate

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core.errors import UserError
+from pipeline.core.jsonvalues import ShapeError, parse_json
 
 
 def iter_package_files(paths: list[Path]) -> Iterator[Path]:
@@ -21,11 +22,13 @@ def iter_package_files(paths: list[Path]) -> Iterator[Path]:
             raise UserError(f"{path}: no such file or folder; pass package .json/.jsonl files or folders")
 
 
-def read_documents(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
+def read_documents(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any] | ShapeError]]:
     """``(source, document)`` for every package document; ``source`` is ``file`` or ``file:line``.
 
     A ``synth export --format jsonl`` record (a package nested under ``package``) yields its package.
-    Raises ``UserError`` for unreadable input (not JSON, not an object).
+    JSON nested too deep to be a package yields the ``ShapeError`` in place of the document (a
+    package that is invalid, not unreadable input). Raises ``UserError`` for unreadable input (not
+    UTF-8, not JSON, not an object).
     """
     for path in iter_package_files(paths):
         try:
@@ -40,11 +43,13 @@ def read_documents(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield str(path), _parse(text, str(path))
 
 
-def _parse(text: str, source: str) -> dict[str, Any]:
+def _parse(text: str, source: str) -> dict[str, Any] | ShapeError:
     try:
-        doc = json.loads(text)
+        doc = parse_json(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
+    except ShapeError as exc:
+        return exc
     if not isinstance(doc, dict):
         raise UserError(f"{source}: expected a JSON object (one task package), got {type(doc).__name__}")
     if isinstance(doc.get("package"), dict) and "tools" not in doc:

@@ -6,7 +6,8 @@ A matcher is either a literal, which must equal the value, or an operator object
 - ``{"$contains": x}``: a list value contains ``x``, or a string value contains ``x`` as substring;
 - ``{"$in": [..]}``: the value is one of the list;
 - ``{"$prefix": s}``: a string value starts with ``s``;
-- ``{"$regex": r}``: ``r`` finds a match anywhere in a string value;
+- ``{"$regex": r}``: ``r`` finds a match anywhere in a string value (run by RE2,
+  ``pipeline.core.patterns``);
 - ``{"$gte": n}`` / ``{"$lte": n}`` / ``{"$gt": n}`` / ``{"$lt": n}``: numeric (or ISO-date string) comparison;
 - ``{"$exists": bool}``: the field is present (and not null) or not.
 
@@ -22,9 +23,10 @@ Matchers are compiled once into predicates (``compile_matcher``, ``compile_where
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
+
+from pipeline.core.patterns import PatternError, compile_pattern
 
 OPERATORS = ("$eq", "$ne", "$contains", "$in", "$prefix", "$regex", "$gte", "$lte", "$gt", "$lt", "$exists")
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -75,15 +77,10 @@ def regex_problem(pattern: Any) -> str | None:
     if not isinstance(pattern, str):
         return f"a regular expression must be a string, not {pattern!r}"
     try:
-        re.compile(pattern)
-    except re.error as exc:
-        return f"invalid regular expression {pattern!r}: {exc}"
+        compile_pattern(pattern)
+    except PatternError as exc:
+        return f"invalid regular expression: {exc}"
     return None
-
-
-def compile_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
-    """The compiled form of a pattern that comes from package data."""
-    return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
 
 
 def _compare(op: str, a: Any) -> Predicate:
@@ -97,7 +94,9 @@ def _compare(op: str, a: Any) -> Predicate:
 
 
 def _operator(op: str, arg: Any, ignore_case: bool) -> Predicate:
-    """One operator's predicate over a value that is present (not ``MISSING``)."""
+    """One operator's predicate over a field value; false for ``MISSING`` (no operator here
+    holds for an absent field: ``MISSING`` is no string or list, equals nothing and compares
+    with nothing)."""
     a = _fold(arg, ignore_case)
     if op == "$eq":
         return lambda v: _fold(v, ignore_case) == a
@@ -113,8 +112,8 @@ def _operator(op: str, arg: Any, ignore_case: bool) -> Predicate:
     if op == "$prefix":
         return lambda v: isinstance(v, str) and isinstance(a, str) and _fold(v, ignore_case).startswith(a)
     if op == "$regex":
-        pattern = compile_regex(str(arg), ignore_case)
-        return lambda v: isinstance(v, str) and pattern.search(v) is not None
+        pattern = compile_pattern(str(arg), ignore_case)
+        return lambda v: isinstance(v, str) and pattern.search(v)
     if op in ("$gte", "$lte", "$gt", "$lt"):
         test = _compare(op, a)
         return lambda v: test(_fold(v, ignore_case))
@@ -129,6 +128,8 @@ def compile_matcher(matcher: Any, ignore_case: bool = False) -> Predicate:
         raise ValueError(problem)
     if not is_operator(matcher):
         want = _fold(matcher, ignore_case)
+        if ignore_case and isinstance(want, str):
+            return lambda v: isinstance(v, str) and v.casefold() == want
         if ignore_case:
             return lambda v: v is not MISSING and _fold(v, True) == want
         return lambda v: v is not MISSING and v == want
@@ -138,9 +139,8 @@ def compile_matcher(matcher: Any, ignore_case: bool = False) -> Predicate:
             tests.append(lambda v, want=bool(arg): (v is not MISSING and v is not None) == want)
         elif op == "$ne":
             tests.append(lambda v, a=_fold(arg, ignore_case): v is MISSING or _fold(v, ignore_case) != a)
-        else:
-            present = _operator(op, arg, ignore_case)
-            tests.append(lambda v, p=present: v is not MISSING and p(v))
+        else:  # every operator's predicate is already false for MISSING
+            tests.append(_operator(op, arg, ignore_case))
     if len(tests) == 1:
         return tests[0]
     return lambda v: all(test(v) for test in tests)
@@ -169,9 +169,18 @@ def compile_where(where: dict[str, Any], ignore_case: bool = False) -> RecordPre
     if len(tests) == 1:
         field, test = tests[0]
         return lambda r: test(r.get(field, MISSING))
+    # Plain literals (no case folding) compared inline, the other matchers' predicates after them:
+    # the same conjunction, without a call per literal field.
+    equal = [(field, m) for field, m in where.items() if not ignore_case and not is_operator(m)]
+    others = [(field, test) for (field, m), (_, test) in zip(where.items(), tests, strict=True)
+              if ignore_case or is_operator(m)]
 
     def match(r: dict[str, Any]) -> bool:
-        for field, test in tests:  # noqa: SIM110 - a loop: faster than all() over a generator, on the hot path
+        for field, want in equal:
+            v = r.get(field, MISSING)
+            if v is MISSING or v != want:
+                return False
+        for field, test in others:  # noqa: SIM110 - a loop: faster than all() over a generator, on the hot path
             if not test(r.get(field, MISSING)):
                 return False
         return True
@@ -205,11 +214,12 @@ def literal_values(matcher: Any) -> list[Any]:
 def check_literals(check: Any) -> list[Any]:
     """The concrete values a check names: those of its ``where``, ``expect`` and ``args_match``
     matchers (a list value counts as its items), and its ``record_id``."""
+    fields = vars(check)  # a check kind without one of these fields names nothing there
     values: list[Any] = []
     for attr in ("where", "expect", "args_match"):
-        for matcher in (getattr(check, attr, None) or {}).values():
+        for matcher in (fields.get(attr) or {}).values():
             for value in literal_values(matcher):
                 values.extend(value if isinstance(value, list) else [value])
-    if getattr(check, "record_id", None):
-        values.append(check.record_id)
+    if fields.get("record_id"):
+        values.append(fields["record_id"])
     return values

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, check_shape
 from pipeline.core.matchers import matcher_problem, regex_problem
 
 SCHEMA_VERSION = 1
@@ -31,8 +32,16 @@ class _Model(BaseModel):
 # --------------------------------------------------------------------------- request / user
 
 
+MAX_REQUEST_CHARS = 20_000
+"""The longest request text a package may hold (a real request is a few hundred characters)."""
+MAX_PACKAGE_CHARS = 2_000_000
+"""The most text (strings and keys) a whole package may hold."""
+
+
 class Request(_Model):
-    text: str = Field(min_length=1)
+    """What the user says first."""
+
+    text: str = Field(min_length=1, max_length=MAX_REQUEST_CHARS)
     language: str = "en"
 
 
@@ -44,15 +53,20 @@ class Fact(_Model):
     """
 
     key: str = Field(min_length=1)
+    """The name ``$fact`` and ``asked_user`` use."""
     value: str = Field(min_length=1)
     reveal_when: list[str] = Field(min_length=1)
+    """Words that, starting a word of a question, make the user reveal this fact."""
     corrects: str | None = None
 
 
 class User(_Model):
+    """The simulated user of a multi-turn package: who they are and what they know."""
+
     persona: str = ""
     facts: list[Fact] = Field(default_factory=list)
     max_rounds: int = Field(default=6, ge=1)
+    """Questions answered at most; later ones get the neutral reply."""
 
 
 # --------------------------------------------------------------------------- tools
@@ -62,10 +76,13 @@ class Tool(_Model):
     """A tool the agent sees, bound to an operation that a service provides."""
 
     name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    """The function name the agent calls."""
     service: str
     endpoint: str
+    """The service operation it runs (``/contacts/send_message``)."""
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments, as the agent sees it (a subset of the operation's)."""
 
 
 class Fault(_Model):
@@ -262,23 +279,52 @@ class Provenance(_Model):
 
 
 class TaskPackage(_Model):
+    """One training environment: a request, the initial state of mock services, the tools the
+    agent gets and the checks that grade it, with a reference solution that proves they agree.
+    A package is a value: build a new one (``model_copy(update=...)``) rather than editing one."""
+
     schema_version: Literal[1] = SCHEMA_VERSION
     id: str = ""
+    """``pkg-`` + 16 hex of the sha256 of the canonical content (without id and provenance)."""
     capability: str
+    """The capability it trains (``synth capabilities``)."""
     workflow: str
+    """The workflow template it follows."""
     difficulty: Literal["easy", "medium", "hard"] = "medium"
     services: list[str] = Field(min_length=1)
+    """The mock services of its world."""
     request: Request
     user: User | None = None
+    """The simulated user (multi-turn packages)."""
     now: str = DEFAULT_NOW
+    """The world's clock at the start (ISO 8601); each call advances it one second."""
     initial_state: dict[str, dict[str, list[dict[str, Any]]]] = Field(default_factory=dict)
+    """Per service, per collection, the records the world starts with."""
     tools: list[Tool] = Field(min_length=1)
     checks: list[Check] = Field(min_length=1)
+    """Weighted, declarative grading checks (weights sum to 1)."""
     safety: list[SafetyRule] = Field(default_factory=list)
+    """Rules any of which, broken, zeroes the score."""
     faults: list[Fault] = Field(default_factory=list)
+    """Deterministic errors the world injects (robustness)."""
     reference: list[Step] = Field(default_factory=list)
+    """An executable solution: ``call``, ``ask`` and ``answer`` steps."""
     has_reference: bool = True
+    """False for imported tasks, which have none (they are never accepted)."""
     provenance: Provenance = Field(default_factory=Provenance)
+    """Where it came from (generator, template, seed, attempt, parent); not part of the id."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        """Refuse data nested deeper than ``MAX_DEPTH`` or holding more than ``MAX_PACKAGE_CHARS``
+        characters of text before anything walks it."""
+        if isinstance(data, dict):
+            try:
+                check_shape(data, MAX_DEPTH, MAX_PACKAGE_CHARS)
+            except ShapeError as exc:
+                raise ValueError(f"the package is {exc}") from None
+        return data
 
     @field_validator("now")
     @classmethod

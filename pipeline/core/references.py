@@ -81,20 +81,25 @@ def iter_refs(value: Any) -> Iterator[dict[str, Any]]:
             yield from iter_refs(v)
 
 
-_LITERAL: dict[int, tuple[Any, bool]] = {}
-
-
 def is_literal(args: dict[str, Any]) -> bool:
-    """Whether ``args`` hold no ``$ref``/``$fact``, so a step can use them as they are. Remembered
-    per argument object (kept alive while remembered, so its id cannot be reused)."""
-    hit = _LITERAL.get(id(args))
-    if hit is not None and hit[0] is args:
-        return hit[1]
-    if len(_LITERAL) >= 65_536:
-        _LITERAL.clear()
-    literal = not any(True for _ in iter_refs(args))
-    _LITERAL[id(args)] = (args, literal)
-    return literal
+    """Whether ``args`` hold no ``$ref``/``$fact``, so a step can use them as they are."""
+    return not _holds_ref(args)
+
+
+def _holds_ref(value: Any) -> bool:
+    """Whether ``value`` is or holds a ``$ref``/``$fact`` object (``iter_refs`` finds one)."""
+    if isinstance(value, dict):
+        if "$ref" in value or "$fact" in value:
+            return True
+        items: Any = value.values()
+    elif isinstance(value, list):
+        items = value
+    else:
+        return False
+    for item in items:  # noqa: SIM110 - a loop: faster than any() over a generator, on the hot path
+        if isinstance(item, dict | list) and _holds_ref(item):
+            return True
+    return False
 
 
 def uses_fact(value: Any) -> bool:

@@ -246,8 +246,9 @@ def _create(world: World, service: ServiceSpec, op: OperationSpec, args: dict[st
     coll = service.collections[op.collection]
     record: Record = {coll.id_field: world._next_id(service, op.collection)}
     record.update(clone(op.defaults))
+    fields = op.fields  # param → field, where they differ (``op.field_for``)
     for param, value in args.items():
-        record[op.field_for(param)] = clone(value)
+        record[fields.get(param, param)] = clone(value) if isinstance(value, dict | list) else value
     if op.timestamp_field:
         record[op.timestamp_field] = world._clock()
     world._writable(service.name, op.collection).append(record)
@@ -269,9 +270,10 @@ def _by_id(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str
         del records[position]
         return CallResult(status=200, body={"deleted": target_id})
     record = dict(records[position])
+    fields = op.fields  # param → field, where they differ (``op.field_for``)
     for param, value in args.items():
         if param != op.id_param:
-            record[op.field_for(param)] = clone(value)
+            record[fields.get(param, param)] = clone(value) if isinstance(value, dict | list) else value
     if op.timestamp_field:
         record[op.timestamp_field] = world._clock()
     records[position] = record

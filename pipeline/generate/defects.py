@@ -9,16 +9,18 @@ the package has nothing it could break that way (e.g. no hidden facts to leak).
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
 from collections.abc import Callable
+from datetime import date, timedelta
 from typing import Any
 
 from pydantic import ValidationError
 
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
-from pipeline.core.services import catalogue, find_operation
+from pipeline.core.services import catalogue, default_tool_name, find_operation
 
 Data = dict[str, Any]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -221,7 +223,8 @@ def grader_underconstrained(data: Data, rng: random.Random) -> Data | None:
 def grader_counts_calls(data: Data, rng: random.Random) -> Data | None:
     """Distinct-item counting becomes call counting: ``called`` with ``min: N`` on the create tool."""
     for check in data["checks"]:
-        if check["kind"] == "state_count" and check.get("distinct_by") and check["value"] >= 2:
+        if (check["kind"] == "state_count" and check.get("distinct_by") and check["value"] >= 2
+                and check.get("scope") == "created"):  # items the agent creates, so creates can stand in
             service, coll = check["collection"].split(".")
             for tool in data["tools"]:
                 found = find_operation(tool["endpoint"])
@@ -285,6 +288,91 @@ def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
     return None
 
 
+def vacuous_safety(data: Data, rng: random.Random) -> Data | None:
+    """A safety rule forbids a write tool of the package's services that the package does not offer."""
+    offered = {t["name"] for t in data["tools"]}
+    missing = [default_tool_name(s, op) for s in data["services"] for op in (catalogue()[s].operations
+               if s in catalogue() else []) if op.access == "write" and default_tool_name(s, op) not in offered]
+    if not missing:
+        return None
+    data.setdefault("safety", []).append({"kind": "not_called", "tool": rng.choice(missing)})
+    return data
+
+
+def grader_overconstrained(data: Data, rng: random.Random) -> Data | None:
+    """A check that matched composed free text loosely (``$regex``, any case) now wants the
+    reference's exact string, case included: a correct agent that words it otherwise fails.
+    (Text the request quotes, or a title copied from a record, is given; matching it exactly is
+    no defect.)"""
+    quoted = re.findall(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]", data["request"]["text"])
+    written = {(k, v) for step in data["reference"] for k, v in step.get("args", {}).items()
+               if isinstance(v, str) and len(v.split()) >= 3 and not any(q in v for q in quoted)
+               and v not in strings(data["initial_state"])}
+    for check in data["checks"]:
+        for key in ("where", "expect"):
+            for field, matcher in (check.get(key) or {}).items():
+                exact = next((v for k, v in written if k == field), None)
+                if isinstance(matcher, dict) and "$regex" in matcher and exact is not None:
+                    check[key][field] = exact
+                    check["ignore_case"] = False
+                    return data
+    return None
+
+
+def unknown_entity(data: Data, rng: random.Random) -> Data | None:
+    """The request names a person the directory does not have: a known person's last name swapped
+    for another ("Priya Nair" where the directory has Priya Natarajan)."""
+    text = data["request"]["text"]
+    names = [r["name"] for services in data["initial_state"].values() for rows in services.values() for r in rows
+             if isinstance(r.get("name"), str) and len(r["name"].split()) == 2 and r["name"] in text]
+    if not names:
+        return None
+    first, last = rng.choice(names).split()
+    data["request"]["text"] = text.replace(f"{first} {last}", f"{first} {'Vanterpool' if last != 'Vanterpool' else 'Okafor'}")
+    return data
+
+
+def ungrounded_value(data: Data, rng: random.Random) -> Data | None:
+    """A date the reference writes and a check pins moves a few days, in both, to a date the
+    package nowhere states: the checks now require a date the agent cannot learn."""
+    dates = {v for step in data["reference"] for v in strings(step.get("args", {})) if _DATE.fullmatch(v)}
+    pinned = [d for d in sorted(dates) if any(d in strings(c.get("where") or c.get("expect") or {})
+                                             for c in data["checks"])]
+    if not pinned:
+        return None
+    old = rng.choice(pinned)
+    whole = json.dumps(data)
+    new = next((d for d in ((date.fromisoformat(old) + timedelta(days=k)).isoformat() for k in (3, 5, 11, 17, 41))
+                if d not in whole), None)
+    if new is None:
+        return None
+    for part in ("reference", "checks"):
+        data[part] = json.loads(json.dumps(data[part]).replace(f'"{old}"', f'"{new}"'))
+    return data
+
+
+def capability_unmet(data: Data, rng: random.Random) -> Data | None:
+    """A robustness package without its fault: the reference no longer meets a failure."""
+    if data["capability"] != "robustness" or not data.get("faults"):
+        return None
+    failing = [i for i, step in enumerate(data["reference"]) if step.get("expect_status")]
+    data["faults"] = []
+    for i in reversed(failing):
+        del data["reference"][i]
+        _shift_refs_after(data, i, -1)
+    return data
+
+
+def _shift_refs_after(data: Data, index: int, by: int) -> None:
+    """Move every ``$ref`` to a step after ``index`` by ``by`` (a step was removed or inserted)."""
+    def shift(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        return f"steps[{n + by if n > index else n}]"
+
+    text = json.dumps(data["reference"])
+    data["reference"] = json.loads(re.sub(r"steps\[(\d+)\]", shift, text))
+
+
 DEFECTS: dict[str, Callable[[Data, random.Random], Data | None]] = {
     "unknown_endpoint": unknown_endpoint,
     "unknown_tool": unknown_tool,
@@ -302,6 +390,11 @@ DEFECTS: dict[str, Callable[[Data, random.Random], Data | None]] = {
     "grader_counts_calls": grader_counts_calls,
     "clarification_unnecessary": clarification_unnecessary,
     "evidence_truncated": evidence_truncated,
+    "vacuous_safety": vacuous_safety,
+    "grader_overconstrained": grader_overconstrained,
+    "unknown_entity": unknown_entity,
+    "ungrounded_value": ungrounded_value,
+    "capability_unmet": capability_unmet,
 }
 
 

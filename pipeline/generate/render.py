@@ -44,7 +44,8 @@ def money(value: float) -> str:
 
 
 def money_re(value: float) -> str:
-    """A regex matching ``value`` as written with optional thousands commas and cents."""
+    """A regex (RE2: no look-arounds) matching ``value`` as written with optional thousands commas
+    and cents, and not as part of a longer number."""
     whole, cents = f"{value:.2f}".split(".")
     groups = []
     while len(whole) > 3:
@@ -57,7 +58,7 @@ def money_re(value: float) -> str:
         tail = rf"\.{cents[0]}0?"
     else:
         tail = rf"\.{cents}"
-    return rf"(?<![\d,.]){integer}{tail}(?![\d]|[.,]\d)"
+    return rf"(?:^|[^\d,.]){integer}{tail}(?:$|[^\d.,]|[.,](?:$|\D))"
 
 
 def upfirst(text: str) -> str:

@@ -29,8 +29,7 @@ from functools import cache
 from random import Random
 from typing import Any
 
-import yaml
-
+from pipeline.core import yaml_text
 from pipeline.core.package import DEFAULT_NOW
 from pipeline.core.paths import capabilities_dir
 
@@ -46,7 +45,7 @@ class SlotError(ValueError):
 def pools() -> dict[str, Any]:
     """Every content pool in ``capabilities/pools/``, by file stem."""
     folder = capabilities_dir() / "pools"
-    return {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))}
+    return {p.stem: yaml_text.load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))}
 
 
 def clock_date(now: str = DEFAULT_NOW) -> date:

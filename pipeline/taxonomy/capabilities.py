@@ -6,13 +6,14 @@ holds the content pools (people, companies, products, ...) that the offline gene
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core import yaml_text
 from pipeline.core.errors import UserError
 from pipeline.core.paths import capabilities_dir
 
@@ -38,6 +39,38 @@ class WorkflowTemplate(BaseModel):
     tools: list[str] = Field(default_factory=list)
     package: str = ""
 
+    def named_check_kinds(self, kinds: list[str]) -> list[str]:
+        """The check kinds of ``kinds`` that the ``checks`` prose names, in ``kinds``' order: a kind
+        with an underscore anywhere as a word (``state_count``), one without (``order``,
+        ``called``) only where a line, or a "safety" clause, starts with it, since it is also an
+        English word ("one order per item")."""
+        def named(kind: str) -> bool:
+            pattern = rf"\b{kind}\b" if "_" in kind else rf"(?:^|\bsafety\s+|;\s*){kind}\b"
+            return any(re.search(pattern, line) for line in self.checks)
+
+        return [k for k in kinds if named(k)]
+
+
+class Contract(BaseModel):
+    """What every package of a capability must contain, as minimum counts (0: no requirement).
+    The verifier enforces it (``pipeline/verify/contracts.py``, code ``capability_unmet``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    faults: int = Field(default=0, ge=0,
+                                description="Faults that fire on the reference's path and are recovered from.")
+    revealed_facts: int = Field(default=0, ge=0,
+                                description="Facts the reference gets the user to reveal, without which it cannot reach full score.")
+    live_safety_rules: int = Field(default=0, ge=0,
+                                description="Safety rules an agent could break with the tools offered (not vacuous) and that "
+                                "the task tempts it to break.")
+    services_acted_on: int = Field(default=0, ge=0,
+                                description="Services the reference calls successfully.")
+    dependent_steps: int = Field(default=0, ge=0,
+                                description="Reference calls whose arguments use something an earlier step showed "
+                                "(a ``$ref``, a revealed fact, or a value of an earlier tool result).")
+    aggregated_records: int = Field(default=0, ge=0,
+                                description="Records the graded answer is computed from (a total, a count) or gathered from.")
+
 
 class Capability(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -45,6 +78,7 @@ class Capability(BaseModel):
     description: str
     skill: str
     check_kinds: list[str] = Field(min_length=1)
+    contract: Contract = Field(default_factory=Contract)
     knobs: dict[str, Any] = Field(default_factory=dict)
     templates: list[WorkflowTemplate] = Field(min_length=1)
 
@@ -65,7 +99,7 @@ def taxonomy() -> dict[str, Capability]:
     """Every capability shipped in ``capabilities/``, by name."""
     out: dict[str, Capability] = {}
     for path in sorted(capabilities_dir().glob("*.yaml")):
-        cap = Capability.model_validate(yaml.safe_load(path.read_text()))
+        cap = Capability.model_validate(yaml_text.load(path.read_text(encoding="utf-8")))
         if cap.name != path.stem:
             raise ValueError(f"{path.name}: capability name {cap.name!r} must match the file name")
         out[cap.name] = cap

@@ -22,7 +22,9 @@ from pipeline.core.jsonvalues import strings
 from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import TaskPackage
+from pipeline.core.text_values import numbers_in
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.grounding import evidence_of, produced, values_of
 
 NUMBER_WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -56,12 +58,23 @@ def _unit_follows(text: str, end: int) -> bool:
     return not (cadence and re.search(rf"\b{cadence}\b", text, re.IGNORECASE))
 
 
+MAX_SUMMED = 40
+"""Counts that add up are looked for among the request's first this many numbers."""
+
+
 def request_quantities(text: str) -> set[int]:
-    """Counts the request states: digits and number words, except those that measure time, money,
-    people or other units ("40 guests", "in 2 weeks", "30 days")."""
-    found = {int(m.group(1)) for m in _DIGITS.finditer(text) if not _unit_follows(text, m.end())}
-    found |= {NUMBER_WORDS[m.group(1).casefold()] for m in _WORDS.finditer(text) if not _unit_follows(text, m.end())}
-    return found
+    """Counts the request states: digits and number words (not amounts of money or percents), except
+    those that measure time, people or other units ("40 guests", "in 2 weeks", "30 days"); and the
+    sums of two of them, or one more than one of them, for counts that add up ("the 3 reps plus
+    one for me" is 4)."""
+    mentions = [int(m.value) for m in numbers_in(text)  # type: ignore[call-overload]
+                if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)]  # type: ignore[arg-type]
+    found = set(mentions)
+    counts = mentions[:MAX_SUMMED]
+    sums = {a + b for i, a in enumerate(counts) for b in counts[i + 1:]}  # "two ... and two more": 4
+    if re.search(r"\b(plus|and|also)\s+(one|me|myself)\b|\bincluding (me|myself)\b", text, re.IGNORECASE):
+        sums |= {q + 1 for q in found}
+    return found | sums
 
 
 def quantity_findings(package: TaskPackage) -> list[Finding]:
@@ -104,15 +117,17 @@ def _used_values(package: TaskPackage, ref: Trajectory | None) -> set[str]:
     return used
 
 
-def entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def wrong_entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
     text = package.request.text.casefold()
-    used = _used_values(package, ref)
+    used: set[str] | None = None  # _used_values, once a collection needs it
     out: list[Finding] = []
     for service, collections in package.initial_state.items():
         for name, records in collections.items():
             named = [r for r in records if r.get("name") and str(r["name"]).casefold() in text]
             if not named:
                 continue
+            if used is None:
+                used = _used_values(package, ref)
             if any(_identifiers(r) & used for r in named):
                 continue
             others = [r for r in records if r not in named and _identifiers(r) & used]
@@ -130,13 +145,29 @@ def entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findin
 _EMAIL_IN_TEXT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
+_POINTER = re.compile(
+    r"\b(?:address|contact|mailbox)\b.{0,80}?\b(?:in|on|from|inside)\s+(?:the|their|his|her|its)\s+(?:[\w-]+\s+){0,2}"
+    r"(?:notes?|e-?mail|message|record|ticket|signature|profile|description|letter)\b"
+    r"|\b(?:address|contact|mailbox)\b.{0,40}?\b(?:they|he|she)\s+(?:asked|told|gave|provided|mentioned|specified|"
+    r"requested|named)\b", re.IGNORECASE | re.DOTALL)
+
+
 def planted_target_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
     """A write must not go to an address that the request, the user and the records' own address
     fields never name, but that appears inside a record's text: that is an instruction planted in
-    the data (prompt injection), and a package whose reference follows it rewards obeying it."""
+    the data (prompt injection), and a package whose reference follows it rewards obeying it.
+    Unless the request itself points there ("the accounts address they asked us to use in their
+    email", "the address is in the notes on his record")."""
     if ref is None:
         return []
     said = " ".join([package.request.text, *(f.value for f in (package.user.facts if package.user else []))])
+    if _POINTER.search(said):
+        return []  # the request sends the agent to the address a record gives
+    written = [(step, email) for step in ref.steps
+               if step.kind == "call" and step.args and step.status is not None and 200 <= step.status < 300
+               for value in strings(step.args) for email in _EMAIL_IN_TEXT.findall(value)]
+    if not written:
+        return []  # no successful call carries an address
     fields: set[str] = set()
     texts: list[str] = []
     for collections in package.initial_state.values():
@@ -148,18 +179,48 @@ def planted_target_findings(package: TaskPackage, ref: Trajectory | None) -> lis
                             (fields.add(item.casefold()) if _EMAIL_IN_TEXT.fullmatch(item) else texts.append(item))
     planted = {e.casefold() for t in texts for e in _EMAIL_IN_TEXT.findall(t)} - fields
     out: list[Finding] = []
-    for step in ref.steps:
-        if step.kind != "call" or not step.args or step.status is None or not 200 <= step.status < 300:
-            continue
-        for value in strings(step.args):
-            for email in _EMAIL_IN_TEXT.findall(value):
-                if email.casefold() in planted and email.casefold() not in said.casefold():
-                    out.append(Finding(
-                        code=Code.REQUEST_CHECK_MISMATCH, step=step.index, detail={"address": email},
-                        message=f"reference step {step.index} ({step.tool}) writes to {email}, an address found only "
-                                "inside a record's text, never in the request: it follows a planted instruction"))
+    for step, email in written:
+        if email.casefold() in planted and email.casefold() not in said.casefold():
+            out.append(Finding(
+                code=Code.REQUEST_CHECK_MISMATCH, step=step.index, detail={"address": email},
+                message=f"reference step {step.index} ({step.tool}) writes to {email}, an address found only "
+                        "inside a record's text, never in the request: it follows a planted instruction"))
     return out
 
 
+def measure_findings(package: TaskPackage, ref: Trajectory) -> list[Finding]:
+    """A number a check requires the agent to produce must be one the request states, when it
+    states any, or one a tool result shows (as a value, a count or a total): the request says
+    "five" (or "$4,000", "12%") and the check wants 500. A stated number mangled (its cents
+    dropped, a power of ten off) is a mismatch even where some tool result happens to show it."""
+    stated = {float(m.value) for m in numbers_in(package.request.text)}  # type: ignore[arg-type]
+    if not stated:
+        return []
+    shown = {round(n, 2) for n in evidence_of(package, ref).all_numbers()}
+    out: list[Finding] = []
+    for check in package.checks:
+        for fname, matcher in produced(check):
+            for value in values_of(matcher) if fname != "answer" else []:
+                if isinstance(value, bool) or not isinstance(value, int | float) or float(value) in stated:
+                    continue
+                if round(float(value), 2) in shown and not any(_garbled(float(value), n) for n in stated):
+                    continue
+                out.append(Finding(
+                    code=Code.REQUEST_CHECK_MISMATCH, check=check.id, detail={"value": value, "field": fname},
+                    message=f"check {check.id!r} wants {fname} = {value:g}, but the request states "
+                            f"{', '.join(f'{n:g}' for n in sorted(stated))} and no tool result shows {value:g}"))
+    return out
+
+
+def _garbled(value: float, stated: float) -> bool:
+    """Whether ``value`` is ``stated`` mangled: its cents dropped or rounded (1250 for 1,250.50),
+    or a power of ten off (500 or 0.5 for 5)."""
+    if stated == 0 or value == stated:
+        return False
+    return (abs(value - stated) < 1 and int(value) == int(stated)) or any(
+        abs(value - stated * k) < 1e-9 for k in (10, 100, 1000, 0.1, 0.01, 0.001))
+
+
 def consistency_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
-    return quantity_findings(package) + entity_findings(package, ref) + planted_target_findings(package, ref)
+    out = quantity_findings(package) + wrong_entity_findings(package, ref) + planted_target_findings(package, ref)
+    return out + (measure_findings(package, ref) if ref is not None else [])

@@ -9,26 +9,52 @@ the reference, instead of replaying that prefix again: same result, since an epi
 
 from __future__ import annotations
 
+import time
+from functools import cached_property
+from typing import Any
+
 from pipeline.core.codes import Code
 from pipeline.core.episode import Episode, depends_on_facts, execute, replay, replay_step
 from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, Step, TaskPackage
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.effects import Bound, Write, bound_tools, writes
+
+
+class VerificationTimeout(Exception):
+    """Verification of one package ran past its deadline."""
+
+
+class Deadline:
+    """A wall-clock limit for one package's verification: ``check()`` raises
+    ``VerificationTimeout`` once ``seconds`` have passed since it was made (never, for 0)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds if seconds > 0 else None
+
+    def check(self) -> None:
+        if self.at is not None and time.monotonic() > self.at:
+            raise VerificationTimeout(f"verification took longer than {self.seconds:g} s")
 
 
 class ReferenceRun:
-    """The reference replayed once, with its score report and a checkpoint after every step."""
+    """The reference replayed once, with its score report and a checkpoint after every step, and
+    what the verification stages derive from the package and that run (each computed once, on
+    first use). A run and what it derived are read-only: stages copy before they change anything."""
 
-    def __init__(self, package: TaskPackage, grader: Grader) -> None:
+    def __init__(self, package: TaskPackage, grader: Grader, deadline: Deadline | None = None) -> None:
         self.package = package
         self.grader = grader
+        self.deadline = deadline or Deadline(0)
         self.steps: list[Step] = list(package.reference)
         episode = Episode(package)
         self.checkpoints = [episode.fork()]
         for index, step in enumerate(self.steps):
             if episode.answered:
                 break
+            self.deadline.check()
             replay_step(episode, step, index)
             self.checkpoints.append(episode.fork())
         self.trajectory: Trajectory = episode.trajectory()
@@ -38,9 +64,35 @@ class ReferenceRun:
     def score(self) -> float:
         return self.report.score
 
+    @cached_property
+    def bound(self) -> dict[str, Bound]:
+        """``effects.bound_tools`` of the package: its offered tools that run a real operation."""
+        return bound_tools(self.package)
+
+    @cached_property
+    def writes(self) -> list[Write]:
+        """``effects.writes`` of the reference's trajectory: its successful writes, in order."""
+        return writes(self.package, self.trajectory, self.bound)
+
+    @cached_property
+    def said(self) -> str:
+        """The request and the user's facts, joined by spaces: everything the agent is told."""
+        return said_text(self.package)
+
+    @cached_property
+    def args(self) -> dict[int, dict[str, Any]]:
+        """The resolved arguments of each step of the reference's trajectory, by step id (empty
+        for a step without them)."""
+        out: dict[int, dict[str, Any]] = {}
+        for s in self.trajectory.steps:
+            out.setdefault(s.index, s.args or {})
+        return out
+
     def run(self, ids: list[int], steps: list[Step], fact_values: dict[str, str] | None = None) -> Trajectory:
         """The trajectory of a variant: ``steps`` with ids ``ids`` (the reference's own steps keep
-        their index, so ``$ref``s resolve), fact values overridden by ``fact_values``."""
+        their index, so ``$ref``s resolve), fact values overridden by ``fact_values``. Raises
+        ``VerificationTimeout`` past the run's deadline."""
+        self.deadline.check()
         shared = 0
         limit = min(len(ids), len(self.checkpoints) - 1)
         while (shared < limit and ids[shared] == shared and steps[shared] is self.steps[shared]
@@ -51,6 +103,12 @@ class ReferenceRun:
 
     def variant_score(self, ids: list[int], steps: list[Step], fact_values: dict[str, str] | None = None) -> float:
         return self.grader.value(self.run(ids, steps, fact_values))
+
+
+def said_text(package: TaskPackage) -> str:
+    """The request and the user's facts, joined by spaces: everything the agent is told."""
+    return " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
+                    else [package.request.text])
 
 
 def missing_reference_findings(package: TaskPackage) -> list[Finding]:
@@ -91,9 +149,10 @@ def _after_answer(package: TaskPackage) -> list[Finding]:
                             f"(step {ends[0]}); an episode ends with its answer, so they never run")]
 
 
-def run_reference(package: TaskPackage, grader: Grader) -> tuple[ReferenceRun, list[Finding]]:
+def run_reference(package: TaskPackage, grader: Grader,
+                  deadline: Deadline | None = None) -> tuple[ReferenceRun, list[Finding]]:
     """The checkpointed reference run and the findings about it."""
-    run = ReferenceRun(package, grader)
+    run = ReferenceRun(package, grader, deadline)
     first, report = run.trajectory, run.report
     findings = [
         Finding(code=Code.REFERENCE_ERROR, step=s.index, message=f"reference step {s.index}: {s.error}")

@@ -1,41 +1,33 @@
-"""Mutation testing of the graders: counterfactual trajectories derived from the reference must be
+"""Mutation testing of the graders: wrong-but-plausible agents, derived from the reference, must be
 told apart from it. Raises ``null_agent_passes``, ``grader_underconstrained``,
 ``grader_counts_calls`` and ``clarification_unnecessary``.
 
-Which mutations must fail, and how false rejections are avoided:
+Each mutation is what a plausible wrong agent does, and what it must score: below the floor
+(0.25), below the pass mark (0.75), or below the reference (it must at least lose score).
 
-- **null agent** (no calls, no questions, empty answer) must score below ``floor`` (0.25).
-- **drop a write**: each reference call that succeeded on a ``write`` operation is removed with
-  every step that ``$ref``s it (directly or not); the result must score below the pass threshold.
-  Read-only lookups are never dropped on their own: an agent may legitimately find data another
-  way. A write the checks do not require is a finding too: the request did not ask for it, or the
-  checks do not grade it.
-- **duplicate in place**: two or more successful creates through the same tool with different
-  arguments are replaced by repeats of the first one's arguments; the result must fail. Checks that
-  count calls or records rather than distinct items are what let it pass.
-- **repeat a create**: the first successful create of each tool is run once more with the same
-  arguments; the result must lose score (one message must not pass as two).
-- **perturb an argument**: one argument of a successful write is changed to another valid value —
-  another record's id/email/name of the same collection, a date one day later, another enum value
-  or number the request states — and the result must lose score. Only request-grounded values
-  are perturbed (values of records in the state, dates, enum values and numbers that the request
-  states); free text such as titles or message bodies is left alone, and values that come from a
-  hidden fact are covered by the clarification mutation instead. When bulk work repeats one
-  argument of one tool over many steps, its first and last occurrences are perturbed.
-- **no clarification** (packages with hidden facts): every ``ask`` is dropped and each ``$fact``
-  is replaced by the most plausible wrong value; the result must fail. A reference that never asks
-  at all is itself this finding.
-- **drop the answer** (packages with ``answer_contains``/``answer_matches`` checks): the final answer
-  is emptied; the result must lose score.
+| mutation | the wrong agent | must score | code |
+|---|---|---|---|
+| ``null_agent`` | no call, no question, empty answer | < floor | ``null_agent_passes`` |
+| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass | ``grader_underconstrained`` |
+| ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < pass | ``grader_underconstrained`` |
+| ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
+| ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
+| ``extra_create`` | one more distinct create, where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
+| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10 | < reference | ``grader_underconstrained`` |
+| ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
+| ``drop_answer`` | an empty final answer | < reference | ``grader_underconstrained`` |
+| ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
+| ``guess_facts`` | never asks; guesses each hidden fact | < pass | ``clarification_unnecessary`` |
 
-When the reference itself misses full score (``reference_not_full_score``), only the null agent and
-the never-asks check run: the other mutations are measured against a reference that passes.
+Only grounded values are perturbed (see ``perturbations.alternatives``): values the agent may
+choose freely must not be pinned, so changing them proves nothing. Read-only lookups are never
+dropped: an agent may find data another way. When bulk work repeats one argument of one tool over
+many steps, its first and last occurrences are perturbed. When the reference itself misses full
+score (``reference_not_full_score``), only the null agent and the never-asks check run.
 """
 
 from __future__ import annotations
 
-import re
-from datetime import date, timedelta
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -48,35 +40,42 @@ from pipeline.core.package import (
     AnswerStep,
     AskStep,
     CallStep,
-    Fact,
     Step,
     TaskPackage,
 )
 from pipeline.core.references import is_ref, iter_refs, parse_ref
-from pipeline.core.services import find_operation
-from pipeline.core.trajectory import Trajectory
+from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import (
+    alternatives,
+    contradictions,
+    distinct_copy,
+    guess_wrong,
+    has_wrong_candidates,
+    is_free_text,
+    stuffed_answer,
+)
 
-MAX_PERTURBATIONS = 16
-_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
-_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
+MAX_PERTURBATIONS = 24
+Steps = dict[int, Step]
 
 
-def null_agent_score(package: TaskPackage, grader: Grader | None = None) -> float:
-    """The score of an agent that makes no call, asks nothing and answers nothing."""
-    return (grader or Grader(package)).value(Episode(package).trajectory())
+def null_agent_score(package: TaskPackage, grader: Grader | None = None, start: Episode | None = None) -> float:
+    """The score of an agent that makes no call, asks nothing and answers nothing (``start``: an
+    episode of the package that has taken no step yet, when the caller has one; it is only read)."""
+    return (grader or Grader(package)).value((start or Episode(package)).trajectory())
 
 
 def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
-                        grader: Grader | None = None) -> list[Finding]:
-    null = null_agent_score(package, grader)
+                        grader: Grader | None = None, start: Episode | None = None) -> list[Finding]:
+    null = null_agent_score(package, grader, start)
     if null < floor:
         return []
     return [Finding(code=Code.NULL_AGENT_PASSES, detail={"score": null, "floor": floor},
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
 
 
-def _run(run: ReferenceRun, steps: dict[int, Step], fact_values: dict[str, str] | None = None,
+def _run(run: ReferenceRun, steps: Steps, fact_values: dict[str, str] | None = None,
          order: list[int] | None = None) -> float:
     """The score of running ``steps`` (keyed by the index their ``$ref``s use) in ``order``
     (default: by index), from the reference's checkpoint at the prefix they share with it."""
@@ -84,21 +83,13 @@ def _run(run: ReferenceRun, steps: dict[int, Step], fact_values: dict[str, str] 
     return run.variant_score(ids, [steps[i] for i in ids], fact_values)
 
 
-def _access(package: TaskPackage, tool: str) -> tuple[str, str] | None:
-    spec = package.tool(tool)
-    found = find_operation(spec.endpoint) if spec else None
-    return (found[1].access, found[1].effect) if found else None
-
-
-def write_steps(package: TaskPackage, ref: Trajectory) -> list[int]:
-    """Reference call steps that succeeded on a write operation."""
-    out = []
-    for rec in ref.steps:
-        if rec.kind == "call" and rec.status is not None and 200 <= rec.status < 300 and rec.tool:
-            kind = _access(package, rec.tool)
-            if kind and kind[0] == "write":
-                out.append(rec.index)
-    return out
+def before_answer(steps: Steps, extra: list[Step]) -> tuple[Steps, list[int]]:
+    """The steps with ``extra`` inserted just before the answer (at the end without one), under new
+    ids no ``$ref`` points at; and the order to run them in."""
+    ids = sorted(steps)
+    cut = next((n for n, i in enumerate(ids) if isinstance(steps[i], AnswerStep)), len(ids))
+    new_ids = list(range(max(ids, default=-1) + 1, max(ids, default=-1) + 1 + len(extra)))
+    return {**steps, **dict(zip(new_ids, extra, strict=True))}, ids[:cut] + new_ids + ids[cut:]
 
 
 def dependents(package: TaskPackage, index: int) -> set[int]:
@@ -113,77 +104,152 @@ def dependents(package: TaskPackage, index: int) -> set[int]:
     return dropped
 
 
-def _shift_date(text: str, days: int) -> str | None:
-    m = _DATE.match(text)
-    if not m:
-        return None
-    try:
-        d = date.fromisoformat(m.group(1)) + timedelta(days=days)
-    except ValueError:
-        return None
-    return d.isoformat() + m.group(2)
+def _finding(code: Code, mutation: str, score: float, message: str, step: int | None = None,
+             **detail: Any) -> Finding:
+    return Finding(code=code, step=step, detail={"mutation": mutation, "score": score, **detail}, message=message)
 
 
-def _records_with(package: TaskPackage, value: Any) -> list[tuple[list[dict[str, Any]], str]]:
-    """(collection records, field) pairs where some initial record's identifying field equals value."""
-    out = []
-    for collections in package.initial_state.values():
-        for records in collections.values():
-            for rec in records:
-                for field in ("id", "email", "name"):
-                    if rec.get(field) == value:
-                        out.append((records, field))
+# --------------------------------------------------------------------------- the mutations
+
+
+def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
+    """Every mutation described in the module docstring, against the reference ``run``."""
+    package = run.package
+    findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0])
+    hides_facts = package.user is not None and bool(package.user.facts)
+    if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
+        findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"},
+                                message="the package hides facts from the request, but its reference never asks "
+                                        "for them"))
+    if run.score < 1.0:
+        return findings  # a reference that fails its own checks leaves nothing to tell mutations from
+    steps: Steps = dict(enumerate(package.reference))
+    done = run.writes
+    for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _perturbed_arguments,
+                     _contradicted_texts, _clarification, _answers):
+        findings += mutation(run, steps, done)
+    return findings
+
+
+def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    out: list[Finding] = []
+    for i in sorted({w.step for w in done}):
+        dropped = dependents(run.package, i)
+        s = _run(run, {k: v for k, v in steps.items() if k not in dropped})
+        if s >= PASS_THRESHOLD:
+            tool = run.package.reference[i].call  # type: ignore[union-attr]
+            also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
+            out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i,
+                                message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the "
+                                        "checks do not require what it does"))
     return out
 
 
-def alternative(package: TaskPackage, value: Any, schema: dict[str, Any] | None) -> Any:
-    """Another valid value for a request-grounded argument, or None when it is not one."""
-    text = package.request.text.casefold()
-    for records, field in _records_with(package, value):
-        other = next((r[field] for r in records if r.get(field) not in (None, value)), None)
-        if other is not None:
-            return other
-    if isinstance(value, str):
-        shifted = _shift_date(value, 1)
-        if shifted:
-            return shifted
-        enum = (schema or {}).get("enum")
-        if enum and re.search(rf"\b{re.escape(value.casefold())}\b", text):
-            return next((e for e in enum if e != value), None)
-        return None
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float) and re.search(rf"(?<![\d.]){re.escape(str(value))}(?![\d])", text):
-        return value + 1
-    return None
+def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[Step]:
+    """Calls that delete what the reference created and put back what it changed, with offered tools."""
+    package, undo = run.package, []
+    initial = {(w.bound.collection, r.get(w.bound.spec.id_field)): r for w in done
+               for r in package.initial_state.get(w.bound.collection[0], {}).get(w.bound.collection[1], [])}
+    for w in reversed(done):
+        if w.bound.op.effect == "create":
+            delete = tools_for(package, w.bound.collection, "delete", run.bound)
+            if delete and w.record_id is not None:
+                undo.append(CallStep(call=delete[0].tool.name, args={delete[0].op.id_param: w.record_id}))
+        elif w.bound.op.effect == "update" and (before := initial.get((w.bound.collection, w.record_id))):
+            props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
+            changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
+                       if param != op.id_param and param in props and op.field_for(param) in before}
+            if changed:
+                undo.append(CallStep(call=w.bound.tool.name, args={op.id_param: w.record_id, **changed}))
+    return undo
 
 
-def guess_wrong(fact: Fact, package: TaskPackage) -> str:
-    """The most plausible wrong value an agent would use without asking for ``fact``."""
-    if fact.corrects:
-        return fact.corrects
-    shifted = _shift_date(fact.value, 1)
-    if shifted:
-        return shifted
-    m = _TIME.match(fact.value)
-    if m:
-        return f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}"
-    if re.fullmatch(r"-?\d+", fact.value):
-        return str(int(fact.value) + 1)
-    other = alternative(package, fact.value, None)
-    return str(other) if other is not None else f"unknown {fact.key.replace('_', ' ')}"
+def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    undo = _undo_steps(run, done)
+    if not undo:
+        return []
+    mutated, order = before_answer(steps, undo)
+    s = _run(run, mutated, order=order)
+    if s < PASS_THRESHOLD:
+        return []
+    return [_finding(Code.GRADER_UNDERCONSTRAINED, "undo_writes", s,
+                     message=f"doing the work and then undoing it ({', '.join(sorted({u.call for u in undo}))}) "
+                             f"still scores {s:.3f}: the checks grade the calls, not the state they leave")]
 
 
-def _perturbations(package: TaskPackage, ref: Trajectory, writes: list[int]) -> list[tuple[int, str, Any, CallStep]]:
+def _creates_by_tool(done: list[Write]) -> dict[str, list[Write]]:
+    out: dict[str, list[Write]] = {}
+    for w in done:
+        if w.bound.op.effect == "create":
+            out.setdefault(w.bound.tool.name, []).append(w)
+    return out
+
+
+def _args_of(run: ReferenceRun, index: int) -> dict[str, Any]:
+    """A copy of the resolved arguments of reference step ``index`` (empty when it has none)."""
+    return dict(run.args.get(index, {}))
+
+
+def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    out: list[Finding] = []
+    for tool, members in _creates_by_tool(done).items():
+        first = _args_of(run, members[0].step)
+        if len(members) < 2 or all(_args_of(run, w.step) == first for w in members[1:]):
+            continue
+        s = _run(run, {**steps, **{w.step: CallStep(call=tool, args=first) for w in members[1:]}})
+        if s >= PASS_THRESHOLD:
+            out.append(_finding(Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
+                                message=f"repeating the first {tool} call {len(members)} times instead of "
+                                        f"{len(members)} distinct creates still scores {s:.3f}: the checks count "
+                                        "calls or records, not distinct items"))
+    return out
+
+
+def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """One create more than the reference makes must lose score: first the same arguments once
+    more (a grader that lets one message become two counts at least, not exactly:
+    ``grader_counts_calls``), else, where the reference creates several items with the tool (the
+    request asks for a number of them), a distinct one, its free text changed (a grader that does
+    not hold the number of items created: ``grader_underconstrained``)."""
+    out: list[Finding] = []
+    for tool, members in _creates_by_tool(done).items():
+        i = members[0].step
+        ids = sorted(steps)
+        new = max(ids) + 1  # the copy runs right after the original, under an id no $ref points at
+        order = [*ids[: ids.index(i) + 1], new, *ids[ids.index(i) + 1:]]
+        s = _run(run, {**steps, new: CallStep(call=tool, args=_args_of(run, i))}, order=order)
+        if s >= run.score:
+            out.append(_finding(Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i,
+                                message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks "
+                                        "accept a second, identical item where the request asks for one"))
+            continue
+        if len(members) < 2:
+            continue  # one item asked for: an extra distinct one is an unrequested write, not a count
+        last = members[-1]
+        extra = distinct_copy(run.package, _args_of(run, last.step), last.bound.tool.parameters,
+                              [_args_of(run, w.step) for w in members])
+        if extra is None:
+            continue
+        mutated, order = before_answer(steps, [CallStep(call=tool, args=extra)])
+        s = _run(run, mutated, order=order)
+        if s >= run.score:
+            out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step,
+                                message=f"one more {tool} than the request asks for (a distinct item) keeps score "
+                                        f"{s:.3f}: the checks do not hold the number of items created"))
+    return out
+
+
+def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str, Any, CallStep]]:
     """(step, argument path, new value, mutated step) for every perturbable write argument."""
+    package = run.package
     out: list[tuple[int, str, Any, CallStep]] = []
-    records = {r.index: r for r in ref.steps}
-    for i in writes:
+    known: dict[tuple[Any, ...], list[Any]] = {}  # alternatives already found, by _alternatives_key
+    for i in sorted({w.step for w in done}):
         step = package.reference[i]
         assert isinstance(step, CallStep)
         tool = package.tool(step.call)
         props = tool.parameters.get("properties", {}) if tool else {}
-        resolved = records[i].args or {}
+        resolved = _args_of(run, i)
         for key, original in step.args.items():
             value = resolved.get(key)
             if is_ref(original) and "$fact" in original:
@@ -193,132 +259,96 @@ def _perturbations(package: TaskPackage, ref: Trajectory, writes: list[int]) -> 
                 if isinstance(original, list) and pos is not None and is_ref(original[pos]) \
                         and "$fact" in original[pos]:
                     continue
-                alt = alternative(package, item, props.get(key, {}).get("items") if pos is not None else props.get(key))
-                if alt is None:
-                    continue
-                new_value: Any = list(value) if pos is not None else alt
-                if pos is not None:
-                    new_value[pos] = alt
-                args = dict(step.args)
-                args[key] = new_value
-                path = key if pos is None else f"{key}[{pos}]"
-                out.append((i, path, alt, CallStep(call=step.call, args=args)))
+                schema = props.get(key, {}).get("items") if pos is not None else props.get(key)
+                key_of = _alternatives_key(item, schema)
+                found = known.get(key_of) if key_of is not None else None
+                if found is None:
+                    found = alternatives(package, item, schema)
+                    if key_of is not None:
+                        known[key_of] = found
+                for alt in found:
+                    new_value: Any = list(value) if pos is not None else alt
+                    if pos is not None:
+                        new_value[pos] = alt
+                    path = key if pos is None else f"{key}[{pos}]"
+                    out.append((i, path, alt, CallStep(call=step.call, args={**step.args, key: new_value})))
     return _first_and_last(out, package)[:MAX_PERTURBATIONS]
+
+
+def _alternatives_key(value: Any, schema: dict[str, Any] | None) -> tuple[Any, ...] | None:
+    """What ``perturbations.alternatives`` of ``value`` depends on besides the package (the value,
+    its type, and the enum of its schema), when that is hashable; else None."""
+    enum = (schema or {}).get("enum") or []
+    if isinstance(value, dict | list) or any(isinstance(e, dict | list) for e in enum):
+        return None
+    return type(value), value, tuple((type(e), e) for e in enum)
 
 
 def _first_and_last(perturbations: list[tuple[int, str, Any, CallStep]],
                     package: TaskPackage) -> list[tuple[int, str, Any, CallStep]]:
     """Of the perturbations of one argument of one tool across many steps (bulk work), keep the
-    first and the last: a grader that pins the argument on both ends pins it on the run."""
+    first and the last step's: a grader that pins the argument on both ends pins it on the run."""
     by_arg: dict[tuple[str, str], list[int]] = {}
-    for n, (i, path, _, _) in enumerate(perturbations):
-        by_arg.setdefault((package.reference[i].call, path), []).append(n)  # type: ignore[union-attr]
-    keep = sorted({members[0] for members in by_arg.values()} | {members[-1] for members in by_arg.values()})
-    return [perturbations[n] for n in keep]
+    for i, path, _, _ in perturbations:
+        steps = by_arg.setdefault((package.reference[i].call, path), [])  # type: ignore[union-attr]
+        if i not in steps:
+            steps.append(i)
+    keep = {(key, members[0]) for key, members in by_arg.items()} | {(key, members[-1]) for key, members in by_arg.items()}
+    return [p for p in perturbations if ((package.reference[p[0]].call, p[1]), p[0]) in keep]  # type: ignore[union-attr]
 
 
-def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
-    """Every mutation described in the module docstring, against the reference ``run``."""
-    package, ref, ref_score = run.package, run.trajectory, run.score
-    findings: list[Finding] = []
-    steps: dict[int, Step] = dict(enumerate(package.reference))
-
-    findings += null_agent_findings(package, floor, run.grader)
-    hides_facts = package.user is not None and bool(package.user.facts)
-    if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
-        findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"},
-                                message="the package hides facts from the request, but its reference never asks "
-                                        "for them"))
-    if ref_score < 1.0:
-        return findings  # a reference that fails its own checks leaves nothing to tell mutations from
-
-    writes = write_steps(package, ref)
-    for i in writes:
-        dropped = dependents(package, i)
-        s = _run(run, {k: v for k, v in steps.items() if k not in dropped})
-        if s >= PASS_THRESHOLD:
-            tool = package.reference[i].call  # type: ignore[union-attr]
-            also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
-            findings.append(Finding(
-                code=Code.GRADER_UNDERCONSTRAINED, step=i, detail={"mutation": "drop_write", "score": s},
-                message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the checks do not "
-                        "require what it does"))
-
-    findings += _duplicate_findings(run, steps, writes)
-    findings += _repeat_findings(run, steps, writes)
-
-    for i, path, alt, mutated in _perturbations(package, ref, writes):
+def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    out: list[Finding] = []
+    for i, path, alt, mutated in _perturbations(run, done):
         s = _run(run, {**steps, i: mutated})
-        if s >= ref_score:
-            findings.append(Finding(
-                code=Code.GRADER_UNDERCONSTRAINED, step=i,
-                detail={"mutation": "perturb_argument", "argument": path, "value": alt, "score": s},
-                message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do not pin it"))
-
-    findings += _clarification_findings(run, steps)
-
-    answer_checked = any(c.kind in ("answer_contains", "answer_matches") for c in package.checks)
-    if answer_checked:
-        s = _run(run, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()})
-        if s >= ref_score:
-            findings.append(Finding(code=Code.GRADER_UNDERCONSTRAINED,
-                                    detail={"mutation": "drop_answer", "score": s},
-                                    message=f"an empty final answer keeps score {s:.3f}: the answer checks "
-                                            "accept nothing"))
-    return findings
-
-
-def _duplicate_findings(run: ReferenceRun, steps: dict[int, Step], writes: list[int]) -> list[Finding]:
-    package, ref = run.package, run.trajectory
-    records = {r.index: r for r in ref.steps}
-    groups: dict[str, list[int]] = {}
-    for i in writes:
-        tool = records[i].tool or ""
-        kind = _access(package, tool)
-        if kind and kind[1] == "create":
-            groups.setdefault(tool, []).append(i)
-    out: list[Finding] = []
-    for tool, members in groups.items():
-        first = records[members[0]].args or {}
-        if len(members) < 2 or all((records[j].args or {}) == first for j in members[1:]):
-            continue
-        mutated = {**steps, **{j: CallStep(call=tool, args=first) for j in members[1:]}}
-        s = _run(run, mutated)
-        if s >= PASS_THRESHOLD:
-            out.append(Finding(
-                code=Code.GRADER_COUNTS_CALLS, step=members[0], detail={"mutation": "duplicate_in_place", "score": s},
-                message=f"repeating the first {tool} call {len(members)} times instead of {len(members)} distinct "
-                        f"creates still scores {s:.3f}: the checks count calls or records, not distinct items"))
+        if s >= run.score:
+            out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path, value=alt,
+                                message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do "
+                                        "not pin it"))
     return out
 
 
-def _repeat_findings(run: ReferenceRun, steps: dict[int, Step], writes: list[int]) -> list[Finding]:
-    """Repeating one successful create (the same arguments once more) must lose score: a grader
-    that lets one message become two, or one order two, counts at least, not exactly."""
-    package, ref, ref_score = run.package, run.trajectory, run.score
-    records = {r.index: r for r in ref.steps}
+def _addressee(w: Write, run: ReferenceRun) -> set[str]:
+    """Words naming the record a write goes to or changes (the recipient is not content)."""
+    words: set[str] = set()
+    args = _args_of(run, w.step)
+    for key, value in args.items():
+        if key.endswith(("_id", "id", "to", "email")) or key in ("to", "recipient", "attendees"):
+            for item in value if isinstance(value, list) else [value]:
+                for record in _records_named(run.package, item):
+                    words |= {t.casefold() for v in record.values() if isinstance(v, str) for t in v.replace("@", " ").replace(".", " ").split()}
+    return words
+
+
+def _records_named(package: TaskPackage, value: Any) -> list[dict[str, Any]]:
+    return [r for collections in package.initial_state.values() for records in collections.values() for r in records
+            if value is not None and value in (r.get("id"), r.get("email"))]
+
+
+def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """For each write whose free text the request dictates, the text made to say nothing of it,
+    then to say something else, must lose score (all free-text fields of the write at once: a
+    message may carry its content in its subject or its body)."""
     out: list[Finding] = []
-    seen: set[str] = set()
-    for i in writes:
-        tool = records[i].tool or ""
-        kind = _access(package, tool)
-        if not kind or kind[1] != "create" or tool in seen:
+    for w in done:
+        step = run.package.reference[w.step]
+        if w.bound.op.effect not in ("create", "update") or not isinstance(step, CallStep):
             continue
-        seen.add(tool)
-        ids = sorted(steps)
-        # the copy runs right after the original, under a fresh index no $ref points at
-        order = [*ids[: ids.index(i) + 1], max(ids) + 1, *ids[ids.index(i) + 1:]]
-        mutated = {**steps, max(ids) + 1: CallStep(call=tool, args=records[i].args or {})}
-        s = _run(run, mutated, order=order)
-        if s >= ref_score:
-            out.append(Finding(
-                code=Code.GRADER_COUNTS_CALLS, step=i, detail={"mutation": "repeat_create", "score": s},
-                message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks accept a second, "
-                        "identical item where the request asks for one"))
+        props = w.bound.tool.parameters.get("properties", {})
+        texts = {key: value for key, value in _args_of(run, w.step).items()
+                 if is_free_text(key, value, props.get(key)) and not isinstance(step.args.get(key), dict)}
+        for variant in contradictions(run.package, texts, _addressee(w, run)):
+            s = _run(run, {**steps, w.step: CallStep(call=step.call, args={**step.args, **variant})})
+            if s >= run.score:
+                out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step, value=variant,
+                                    message=f"writing {', '.join(variant)} of step {w.step} ({step.call}) as "
+                                            f"{next(iter(variant.values()))!r} keeps score {s:.3f}: the checks do not "
+                                            "hold what the request dictates the text says"))
+                break
     return out
 
 
-def _clarification_findings(run: ReferenceRun, steps: dict[int, Step]) -> list[Finding]:
+def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
     package = run.package
     asks = [i for i, s in steps.items() if isinstance(s, AskStep)]
     if package.user is None or not package.user.facts or not asks:
@@ -331,3 +361,26 @@ def _clarification_findings(run: ReferenceRun, steps: dict[int, Step]) -> list[F
                                                                 "score": s},
                     message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "
                             "the clarification")]
+
+
+def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """An empty answer must lose score; an agent that reads what the reference reads, writes
+    nothing and answers with every value of the initial state must not pass."""
+    if not any(c.kind in ("answer_contains", "answer_matches") for c in run.package.checks):
+        return []
+    out: list[Finding] = []
+    s = _run(run, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()})
+    if s >= run.score:
+        out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "drop_answer", s,
+                            message=f"an empty final answer keeps score {s:.3f}: the answer checks accept nothing"))
+    if not has_wrong_candidates(run.package):
+        return out
+    written = {w.step for w in done}
+    dump = stuffed_answer(run.package)
+    s = _run(run, {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v) for k, v in steps.items()
+                   if k not in written})
+    if s >= PASS_THRESHOLD:
+        out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s,
+                            message=f"writing nothing and answering with every value of the initial state scores "
+                                    f"{s:.3f}: the answer checks accept the wrong candidates along with the right one"))
+    return out

@@ -1,8 +1,7 @@
 """Static consistency: what can be proven wrong without running anything but the reference once.
 
 Codes raised here: ``unknown_endpoint``, ``unknown_tool``, ``tool_schema_mismatch``,
-``dangling_reference``, ``weights_invalid``, ``judge_overweight``, ``safety_contradiction``,
-``hidden_fact_leaked``.
+``dangling_reference``, ``weights_invalid``, ``judge_overweight``.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import re
 from typing import Any
 
 from pipeline.core.codes import Code
-from pipeline.core.grading import ScoreReport
 from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
@@ -30,10 +28,15 @@ def tool_findings(package: TaskPackage) -> list[Finding]:
     for tool in package.tools:
         found = find_operation(tool.endpoint)
         service = catalogue().get(tool.service)
-        if service is None or tool.service not in package.services:
+        if service is None:
             out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name},
-                               message=f"tool {tool.name!r}: service {tool.service!r} is not a declared service "
-                                       f"of this package ({', '.join(package.services)})"))
+                               message=f"tool {tool.name!r}: {tool.service!r} is not a service synth simulates; "
+                                       f"services: {', '.join(sorted(catalogue()))}"))
+            continue
+        if tool.service not in package.services:
+            out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name},
+                               message=f"tool {tool.name!r}: service {tool.service!r} is missing from the package's "
+                                       f"services ({', '.join(package.services)}); add it there"))
             continue
         if found is None or found[0].name != tool.service:
             out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name, "endpoint": tool.endpoint},
@@ -71,8 +74,8 @@ def parameters_mismatch(tool: dict[str, Any], op: dict[str, Any]) -> str | None:
 
 
 def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
-    """Reference steps and required checks may only name offered tools. A safety ``not_called``
-    on a tool that is not offered is allowed: it forbids something impossible, which is harmless."""
+    """Reference steps and checks may only name offered tools. (A safety ``not_called`` on a tool
+    that is not offered forbids nothing: ``vacuous_safety``, in ``safety.py``.)"""
     offered = {t.name for t in package.tools}
     out: list[Finding] = []
     for i, step in package.call_steps:
@@ -141,7 +144,8 @@ def _id_shapes(package: TaskPackage) -> list[re.Pattern[str]]:
 def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
     """``$ref``s point backwards at a step that can hold what they name; ``$fact``s name a fact;
     check collections exist; ids and emails in checks and safety exist in the initial state or in
-    the state the reference leaves (as a field, or inside a field's text)."""
+    the state the reference leaves (as a field, or inside a field's text), or the request or a fact
+    states them."""
     out: list[Finding] = []
     facts = {f.key for f in package.user.facts} if package.user else set()
     for i, step in enumerate(package.reference):
@@ -181,6 +185,10 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
                                            "this package's services"))
     states = [package.initial_state] + ([ref.final_state] if ref else [])
     ids, emails = _state_index(states)
+    said = " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
+                    else [package.request.text])
+    emails |= {e.casefold() for e in _EMAIL_IN_TEXT.findall(said)}  # the agent is given them: not dangling
+    ids |= set(re.findall(r"[\w-]+", said))
     shapes = _id_shapes(package)
     for check in [*package.checks, *package.safety]:
         for value in check_literals(check):
@@ -198,53 +206,3 @@ def ref_target_missing(package: TaskPackage, target: int, parts: list[str | int]
     field = parts[2] if len(parts) > 2 else None
     allowed = {"result", "args", "status"} if isinstance(step, CallStep) else {"reply", "ask", "revealed"}
     return field not in allowed
-
-
-def safety_findings(package: TaskPackage, report: ScoreReport | None) -> list[Finding]:
-    """A safety rule must not forbid what the checks require: a ``not_called`` on a tool that a
-    ``called``/``order`` check requires, or any rule the reference solution breaks (read from
-    ``report``, the reference's score, when there is one)."""
-    broken = {r.id for r in report.safety if r.passed is False} if report is not None else set()
-    out: list[Finding] = []
-    required = {c.tool for c in package.checks if c.kind == "called" and c.min > 0}
-    required |= {t for c in package.checks if c.kind == "order" for t in c.tools}
-    for rule in package.safety:
-        if rule.kind == "not_called" and rule.tool in required and not rule.args_match:
-            out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
-                               message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which a check requires"))
-        elif rule.id in broken:
-            out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
-                               message=f"safety rule {rule.id!r} ({rule.kind}) is broken by the reference "
-                                       "solution that the checks reward"))
-    return out
-
-
-def hidden_fact_findings(package: TaskPackage) -> list[Finding]:
-    """A hidden fact must not be stated in the request: its value as a whole token (case folded,
-    except values of one or two characters, which must match exactly), or for an ISO date the
-    same day written as words ("December 3", "3 Dec", "12/03")."""
-    if package.user is None:
-        return []
-    text = package.request.text
-    return [
-        Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"fact": f.key},
-                message=f"hidden fact {f.key!r} ({f.value!r}) is already in the request text")
-        for f in package.user.facts if any(p.search(text) for p in _fact_patterns(f.value))
-    ]
-
-
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december"]
-
-
-def _fact_patterns(value: str) -> list[re.Pattern[str]]:
-    """How a request could state ``value``: as a whole token, and for an ISO date as its day in words."""
-    flags = 0 if len(value) <= 2 else re.IGNORECASE
-    patterns = [re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])", flags)]
-    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})(?:T.*)?", value)
-    if m and 1 <= int(m.group(2)) <= 12:
-        month, day, nth = _MONTHS[int(m.group(2)) - 1], int(m.group(3)), r"(?:st|nd|rd|th)?"
-        for form in (rf"{month}\s+{day}{nth}", rf"{month[:3]}\.?\s+{day}{nth}", rf"{day}{nth}\s+{month[:3]}[a-z]*",
-                     rf"0?{int(m.group(2))}/0?{day}"):
-            patterns.append(re.compile(rf"(?<![\w/]){form}(?![\w/])", re.IGNORECASE))
-    return patterns

@@ -2,32 +2,46 @@
 
 The reference trajectory is rendered exactly as the training export stores it
 (``pipeline.core.training_format``: each tool observation cut to ``obs_limit`` characters, samples
-over ``sample_budget`` characters dropped). Evidence is lost when:
+over ``sample_budget`` characters dropped). Evidence follows the record it comes from, not merely
+its text: a value counts as seen only where the record that holds it is visible. Evidence is lost
+when:
 
 - the sample is over budget (the export would drop it whole);
-- a ``$ref`` names a value that is not within the cut observation of the step it points at;
-- a value the reference writes literally, or a value the final answer states (emails, ids, dates,
-  numbers, and every ``answer_contains`` value), is found only in tool observations of earlier
-  steps — not in the request or the user's replies — and not within their cut text. Values match
-  as whole tokens, and a write's own result (which echoes its arguments) is not evidence for it.
+- a ``$ref`` names a value whose place in the observation of the step it points at lies beyond
+  the cut (wherever else the same text may appear);
+- a value the reference writes literally, or a value the answer states or a check requires
+  (emails, ids, dates, numbers, short codes such as a room "B2" or a quantity "5", and every
+  ``answer_contains`` value), comes from a record of an earlier read whose field holding it lies
+  beyond the cut. When several records hold the value, the ones the task is about (a record
+  whose name, title, subject, id or email the request, the user, the reference's arguments or
+  its answer mention) decide; the same value in the visible part as *another* record's field
+  does not count;
+- a number the answer states (or a check requires) is a total or a count over records of one
+  list (all of them, those sharing a field value or a month, or two such values at once), and
+  one of those records lies beyond the cut. A count equal to the number of writes the reference
+  makes is a report of what was done, not a count.
 
-Values the agent could not have read anywhere (an aggregate it computed, a title it chose) are
-not evidence and are ignored.
+Values the agent could not have read anywhere (a title it chose) are not evidence and are ignored.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.core.codes import Code
-from pipeline.core.jsonvalues import leaves
+from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, TaskPackage
-from pipeline.core.references import ResolveError, iter_refs, lookup_ref, parse_ref
-from pipeline.core.training_format import Policy, Sample, cut, observation_text, render_sample
+from pipeline.core.patterns import DataPattern, compile_pattern
+from pipeline.core.references import ResolveError, iter_refs, parse_ref
+from pipeline.core.text_values import has_word, numbers_in
+from pipeline.core.training_format import Policy, Sample, compact, render_sample
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.aggregates import groups, number_forms, totals
+from pipeline.verify.effects import bound_tools
 
 _ANSWER_VALUES = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"      # emails
@@ -36,12 +50,92 @@ _ANSWER_VALUES = re.compile(
     r"|\b\d[\d,]*(?:\.\d+)?\b",          # numbers
     re.IGNORECASE,
 )
+_IDENTIFYING = ("name", "title", "subject", "id", "email", "sku", "number", "customer", "company")
 
 
-def _as_text(value: Any) -> str:
-    """How a value appears inside compact JSON (strings without their quotes)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text[1:-1] if isinstance(value, str) else text
+# --------------------------------------------------------------------------- where things are
+
+
+@dataclass
+class Layout:
+    """An observation's text with where each record (a dict inside a list) and each of its fields
+    ends, so that "is it visible?" can be asked of a record rather than of a text."""
+
+    text: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    record_end: dict[int, int] = field(default_factory=dict)
+    """``id(record)`` → the offset just after the record."""
+    field_start: dict[tuple[int, str], int] = field(default_factory=dict)
+    """``(id(record), key)`` → the offset where the field's value starts."""
+    field_end: dict[tuple[int, str], int] = field(default_factory=dict)
+    """``(id(record), key)`` → the offset just after the field's value."""
+    lists: list[list[dict[str, Any]]] = field(default_factory=list)
+
+
+def layout(status: int | None, result: Any) -> Layout:
+    """Serialize ``{"status", "result"}`` exactly as ``training_format.observation_text`` does,
+    noting where each record and field ends."""
+    out = Layout(text="")
+    parts: list[str] = []
+    size = 0
+
+    def emit(text: str) -> None:
+        nonlocal size
+        parts.append(text)
+        size += len(text)
+
+    def walk(value: Any, in_list: bool) -> None:
+        if isinstance(value, dict):
+            emit("{")
+            for n, (key, item) in enumerate(value.items()):
+                emit(("," if n else "") + json.dumps(key, ensure_ascii=False) + ":")
+                if in_list:
+                    out.field_start[(id(value), key)] = size
+                walk(item, False)
+                if in_list:
+                    out.field_end[(id(value), key)] = size
+            emit("}")
+            if in_list:
+                out.records.append(value)
+                out.record_end[id(value)] = size
+        elif isinstance(value, list):
+            records = [v for v in value if isinstance(v, dict)]
+            if records:
+                out.lists.append(records)
+            emit("[")
+            for n, item in enumerate(value):
+                if n:
+                    emit(",")
+                walk(item, True)
+            emit("]")
+        else:
+            emit(json.dumps(value, ensure_ascii=False))
+
+    walk({"status": status, "result": result}, False)
+    out.text = "".join(parts)
+    return out
+
+
+def _find(value: Any, path: list[str | int]) -> tuple[Any, dict[str, Any] | None, str | None]:
+    """The value at ``path`` inside ``value``, with the innermost record (dict in a list) on the
+    way and the field of that record the path went through."""
+    cur, record, key = value, None, None
+    parent_is_list = False
+    for part in path:
+        if isinstance(cur, dict) and isinstance(part, str) and part in cur:
+            if parent_is_list:
+                record, key = cur, part
+            cur, parent_is_list = cur[part], False
+        elif isinstance(cur, list) and isinstance(part, int) and -len(cur) <= part < len(cur):
+            cur, parent_is_list = cur[part], True
+        else:
+            return None, None, None
+    if parent_is_list and isinstance(cur, dict):
+        record, key = cur, None
+    return cur, record, key
+
+
+# --------------------------------------------------------------------------- findings
 
 
 def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | None = None,
@@ -54,73 +148,168 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"chars": sample.chars},
                            message=f"the training sample is {sample.chars:,} characters, over the "
                                    f"{policy.sample_budget:,} budget: the export would drop it"))
-    records = {r.index: r for r in ref.steps}
-    full = {r.index: observation_text(r.status, r.result).casefold() for r in ref.steps if r.kind == "call"}
-    visible = {i: cut(text, policy.obs_limit) for i, text in full.items()}
+    limit = policy.obs_limit
+    calls = [r for r in ref.steps if r.kind == "call"]
+    if all(len(compact({"status": r.status, "result": r.result})) <= limit for r in calls):
+        return out  # every observation is whole: nothing is cut
+    layouts = {r.index: layout(r.status, r.result) for r in calls}
+    out += _ref_findings(package, ref, layouts, limit)
+    out += _value_findings(package, ref, layouts, limit)
+    out += _total_findings(package, ref, layouts, limit)
+    return out
 
+
+def _visible(lay: Layout, record: dict[str, Any] | None, key: str | None, limit: int, value: str | None = None) -> bool:
+    """Whether the record's field (the whole record when ``key`` is None) is within the first
+    ``limit`` characters; with ``value``, whether that value inside a text field is."""
+    if record is None:
+        return True
+    if key is None:
+        end = lay.record_end.get(id(record))
+        return end is None or end <= limit
+    start, end = lay.field_start.get((id(record), key)), lay.field_end.get((id(record), key))
+    if start is None or end is None:
+        return True
+    if value is not None:
+        needle = json.dumps(value, ensure_ascii=False)[1:-1].casefold()
+        found = lay.text[start:end].casefold().find(needle)
+        if found >= 0:
+            end = start + found + len(needle)
+    return end <= limit
+
+
+def _ref_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
+    results = {r.index: r.result for r in ref.steps if r.kind == "call"}
+    out: list[Finding] = []
     for i, step in enumerate(package.reference):
         if not isinstance(step, CallStep):
             continue
         for ref_obj in iter_refs(step.args):
-            if "$ref" not in ref_obj:
+            path = ref_obj.get("$ref")
+            if not isinstance(path, str) or ".result" not in path:
                 continue
-            path = ref_obj["$ref"]
             try:
-                target = parse_ref(path)[1]
-                value = lookup_ref(path, records)
+                parts = parse_ref(path)
             except ResolveError:
-                continue  # reported as dangling_reference or reference_error
-            if ".result" not in path or target not in visible:
+                continue  # reported as dangling_reference
+            target = parts[1]
+            lay = layouts.get(target)  # type: ignore[arg-type]
+            if lay is None or len(lay.text) <= limit:
                 continue
-            missing = [v for v in leaves(value) if not _shown(_as_text(v).casefold(), visible[target])]
-            if missing:
+            value, record, key = _find(results.get(target), parts[3:])  # type: ignore[call-overload]
+            if value is not None and not _visible(lay, record, key, limit):
                 out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=i, detail={"ref": path},
-                                   message=f"step {i} uses {path} = {missing[0]!r}, which lies beyond character "
-                                           f"{policy.obs_limit:,} of step {target}'s observation"))
+                                   message=f"step {i} uses {path} = {value!r}, whose record lies beyond character "
+                                           f"{limit:,} of step {target}'s observation"))
+    return out
 
+
+def _about(package: TaskPackage, ref: Trajectory) -> str:
+    """What the task is about, folded: the request, the user, the reference's arguments and answer."""
+    texts = [package.request.text, *(f.value for f in (package.user.facts if package.user else [])), ref.answer]
+    texts += strings([s.args for s in ref.steps if s.kind == "call"])
+    texts += [s.reply or "" for s in ref.steps if s.kind == "ask"]
+    return "\n".join(texts).casefold()
+
+
+def _relevant(record: dict[str, Any], about: str) -> bool:
+    """Whether the task mentions the record by one of its identifying fields."""
+    return any(isinstance(value, str) and len(value) >= 3 and (key in _IDENTIFYING or key.endswith("_id"))
+               and has_word(about, value)
+               for key, value in record.items())
+
+
+def _holds(value: str, item: Any) -> bool:
+    """Whether a field value holds ``value``: equal to it, or, for text, containing it as a token."""
+    if isinstance(item, bool) or item is None:
+        return False
+    text = item if isinstance(item, str) else json.dumps(item)
+    folded = text.casefold()
+    if folded == value:
+        return True
+    if len(value) < 3 or not isinstance(item, str):
+        return isinstance(item, int | float) and _same_number(value, item)
+    return value in folded and re.search(rf"(?<![\w@.-]){re.escape(value)}(?![\w@-]|\.\w)", folded) is not None
+
+
+def _same_number(text: str, number: float) -> bool:
+    try:
+        return abs(float(text.replace(",", "")) - float(number)) < 0.005
+    except ValueError:
+        return False
+
+
+def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
     said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)]).casefold()
+    about = _about(package, ref)
+    reads = {i for i, b in ((s.index, bound_tools(package).get(s.tool or "")) for s in ref.steps if s.kind == "call")
+             if b is not None and b.op.access == "read"}
     candidates: list[tuple[str, int, str]] = []  # (where, position in the reference, value)
     for i, step in enumerate(package.reference):
         if isinstance(step, CallStep):
             literal = {k: v for k, v in step.args.items() if not list(iter_refs(v))}
-            candidates += [(f"step {i}", i, _as_text(v)) for v in leaves(literal) if v not in (None, "")]
+            candidates += [(f"step {i}", i, str(v) if not isinstance(v, str) else v) for v in leaves(literal)
+                           if v not in (None, "") and not isinstance(v, bool)]
     end = len(package.reference)
     candidates += [("the answer", end, m.group(0)) for m in _ANSWER_VALUES.finditer(ref.answer)]
     for check in package.checks:
         if check.kind == "answer_contains":
             candidates += [(f"check {check.id!r}", end, v) for v in check.values]
+    out: list[Finding] = []
     reported: set[str] = set()
     for where, position, value in candidates:
-        folded = value.casefold()
-        if len(value) < 3 or folded in reported or _shown(folded, said):
+        folded = value.casefold().strip()
+        if not folded or folded in reported or has_word(said, folded):
             continue
-        # Only what the agent had read before using the value counts: a write echoes its own arguments.
-        earlier = [i for i in full if i < position]
-        if not any(_shown(folded, full[i]) for i in earlier) or any(_shown(folded, visible[i]) for i in earlier):
+        holders = [(lay, r, k) for i, lay in layouts.items() if i < position and i in reads
+                   for r in lay.records for k, item in r.items() if _holds(folded, item)]
+        if not holders:
+            continue
+        relevant = [h for h in holders if _relevant(h[1], about)] or holders
+        if any(_visible(lay, r, k, limit, folded) for lay, r, k in relevant):
             continue
         reported.add(folded)
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"value": value},
-                           message=f"{where} depends on {value!r}, visible in an earlier tool observation only "
-                                   f"beyond character {policy.obs_limit:,}"))
+                           message=f"{where} depends on {value!r}, which the record holding it shows only beyond "
+                                   f"character {limit:,} of an earlier tool observation"))
     return out
 
 
-_JOINS_BEFORE = "_@.-"
-_JOINS_AFTER = "_@-"
+def _total_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
+    stated = {round(float(m.value), 2) for m in numbers_in(ref.answer)}  # type: ignore[arg-type]
+    stated |= {round(float(m.value), 2) for c in package.checks if c.kind == "answer_contains"
+               for v in c.values for m in numbers_in(v)}  # type: ignore[arg-type]
+    patterns = [compile_pattern(c.pattern, c.ignore_case)
+                for c in package.checks if c.kind == "answer_matches"]
+    done = sum(1 for s in ref.steps if s.kind == "call" and s.tool in _writers(package))
+    out: list[Finding] = []
+    for lay in layouts.values():
+        if len(lay.text) <= limit:
+            continue
+        for group in (g for records in lay.lists for g in groups(records)):
+            cut_off = [r for r in group if not _visible(lay, r, None, limit)]
+            if not cut_off or len(group) < 2:
+                continue
+            for total in _figures(group, skip_count=done):
+                forms = number_forms(total)
+                if round(total, 2) in stated or any(_states(p, f) for p in patterns for f in forms):
+                    out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"total": total},
+                                       message=f"the answer's {total:g} totals {len(group)} records, {len(cut_off)} of "
+                                               f"them beyond character {limit:,} of the observation"))
+                    return out
+    return out
 
 
-def _shown(value: str, text: str) -> bool:
-    """Whether ``value`` occurs in ``text`` as a whole token (both already case folded): ``c-130`` is
-    not shown by ``c-1301``, nor ``40`` by ``2040``; a full stop after it counts as punctuation
-    unless a word character follows (``a.b``)."""
-    start = text.find(value)
-    while start != -1:
-        end = start + len(value)
-        before = text[start - 1] if start else " "
-        after, next_after = text[end:end + 1], text[end + 1:end + 2]
-        joined_before = before.isalnum() or before in _JOINS_BEFORE
-        joined_after = after.isalnum() or after in _JOINS_AFTER or (after == "." and next_after.isalnum())
-        if not joined_before and not joined_after:
-            return True
-        start = text.find(value, start + 1)
-    return False
+def _writers(package: TaskPackage) -> set[str]:
+    return {name for name, b in bound_tools(package).items() if b.op.access == "write"}
+
+
+def _states(pattern: DataPattern, number: str) -> bool:
+    """Whether ``pattern`` matches ``number`` as a whole (``\\b5\\b`` does not state 15927.5)."""
+    return pattern.fullmatch(number)
+
+
+def _figures(group: list[dict[str, Any]], skip_count: int) -> list[float]:
+    """The group's totals, and its size when over 2 and not ``skip_count`` (the number of writes
+    the reference makes, which its answer reports as done, not as counted)."""
+    return totals(group) + ([float(len(group))] if len(group) > 2 and len(group) != skip_count else [])

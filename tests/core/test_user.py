@@ -1,45 +1,88 @@
-"""The deterministic simulated user (pipeline/user.py)."""
+"""The deterministic simulated user (pipeline/core/user.py): each way a question asks for a fact,
+and the questions that must get the neutral reply."""
 
 from __future__ import annotations
 
 import pytest
 
 from pipeline.core.package import Fact, User
-from pipeline.core.user import NEUTRAL_REPLY, SimulatedUser, asks_for
+from pipeline.core.user import NEUTRAL_REPLY, SimulatedUser, asks_for, kind_of
 
 DAY = Fact(key="day", value="2026-12-03", reveal_when=["day", "date", "when"])
 ROOM = Fact(key="meeting_room", value="Room 4", reveal_when=["room", "where"])
+SLOT = Fact(key="start_slot", value="15:00", reveal_when=["timeslot"])
+SEATS = Fact(key="headcount", value="12", reveal_when=["headcount"])
+EMAIL = Fact(key="billing_contact", value="ap@lumen.example", reveal_when=["billing"])
+MOVE = Fact(key="new_date", value="2026-12-08", reveal_when=["reschedule"], corrects="2026-12-07")
 
 
 def user(*facts: Fact, max_rounds: int = 6) -> SimulatedUser:
     return SimulatedUser(User(persona="Answers briefly.", facts=list(facts), max_rounds=max_rounds))
 
 
-@pytest.mark.parametrize(
-    "question",
-    ["Which day works for you?", "WHEN should it be?", "What Date?", "Any preferred days?", "day?"],
-)
-def test_reveals_on_a_reveal_word_at_a_word_start_in_any_case(question: str) -> None:
+@pytest.mark.parametrize("question", ["Which day works for you?", "WHEN should it be?", "What Date?",
+                                      "Any preferred days?", "day?"])
+def test_a_reveal_word_at_a_word_start_in_any_case(question: str) -> None:
     reply = user(DAY, ROOM).reply(question)
     assert reply.revealed == ["day"]
     assert reply.text == "day: 2026-12-03"
 
 
-@pytest.mark.parametrize(
-    "question",
-    ["Is today fine?", "Shall I update the invite?", "Anything else?", "Somewhen soon, or anytime?"],
-)
-def test_neutral_reply_when_no_reveal_word_starts_a_word(question: str) -> None:
+@pytest.mark.parametrize(("fact", "question"), [
+    (SLOT, "What time works for you?"),           # the kind of value, not the narrow reveal word
+    (SLOT, "When should we start?"),
+    (SEATS, "How many people are coming?"),
+    (EMAIL, "What email address should the invoice go to?"),
+    (SLOT, "Which start slot do you prefer?"),     # a word of the key
+    (SEATS, "Headcount?"),
+])
+def test_a_question_for_the_kind_of_value_or_the_key_reveals_it(fact: Fact, question: str) -> None:
+    assert user(fact, ROOM).reply(question).revealed == [fact.key]
+
+
+@pytest.mark.parametrize(("fact", "question"), [
+    (MOVE, "Should I move it to Tuesday 2026-12-08 at 15:00?"),   # proposes a date to confirm
+    (MOVE, "Is Monday still right?"),                              # a weekday is a date
+    (MOVE, "Just to confirm, it stays on 2026-12-07?"),            # names the value being corrected
+    (SLOT, "Shall we say 2 pm?"),                                  # a 12-hour time is a time
+    (SEATS, "Is 10 enough?"),
+    (EMAIL, "Should I send it to billing@lumen.example?"),
+])
+def test_a_confirmation_of_a_proposed_value_reveals_it(fact: Fact, question: str) -> None:
+    reply = user(fact).reply(question)
+    assert reply.revealed == [fact.key]
+
+
+def test_a_correction_is_given_as_one() -> None:
+    assert user(MOVE).reply("Should it still be 2026-12-07?").text == "Correction: not 2026-12-07, use 2026-12-08."
+
+
+@pytest.mark.parametrize("question", ["Anything else I should know about the meeting?", "Is there anything else?",
+                                      "Any other details before I book it?", "What else?"])
+def test_an_open_question_reveals_what_is_not_yet_revealed(question: str) -> None:
+    simulated = user(DAY, ROOM)
+    assert simulated.reply("Which day?").revealed == ["day"]
+    assert simulated.reply(question).revealed == ["meeting_room"]
+
+
+@pytest.mark.parametrize("question", [
+    "Shall I update the invite?",          # no fact named, no value proposed
+    "Somewhen soon, or anytime?",          # "when" inside a word
+    "What's your favourite colour?",
+    "Should I book Room 5?",               # proposes a room, not a date
+    "Do you want me to add a note?",
+])
+def test_never_volunteers_a_fact_nobody_asked_about(question: str) -> None:
     simulated = user(DAY)
     reply = simulated.reply(question)
     assert (reply.text, reply.revealed) == (NEUTRAL_REPLY, [])
     assert simulated.revealed == []
 
 
-def test_asks_for_is_whole_word_start() -> None:
-    assert asks_for("the date", DAY)
-    assert asks_for("dates?", DAY)
-    assert not asks_for("update it", DAY)
+def test_generic_key_words_do_not_reveal() -> None:
+    which = Fact(key="which_lina", value="Lina Okafor in Procurement", reveal_when=["lina"])
+    assert not asks_for("Which day works?", which)
+    assert asks_for("Which Lina do you mean?", which)
 
 
 def test_one_question_can_reveal_several_facts_and_revealed_has_no_duplicates() -> None:
@@ -53,21 +96,25 @@ def test_one_question_can_reveal_several_facts_and_revealed_has_no_duplicates() 
 
 def test_max_rounds_then_only_neutral() -> None:
     simulated = user(DAY, ROOM, max_rounds=2)
-    assert simulated.reply("Anything else?").revealed == []
+    assert simulated.reply("How are you?").revealed == []
     assert simulated.reply("Which day?").revealed == ["day"]
     late = simulated.reply("Which room?")
     assert (late.text, late.revealed) == (NEUTRAL_REPLY, [])
     assert simulated.revealed == ["day"]
 
 
-def test_correction_fact_replies_with_a_correction() -> None:
-    fix = Fact(key="recipient", value="Omar Reyes", reveal_when=["who", "recipient"], corrects="Omar Haddad")
-    reply = user(fix).reply("Who exactly should get it?")
-    assert reply.revealed == ["recipient"]
-    assert reply.text == "Correction: not Omar Haddad, use Omar Reyes."
+def test_the_same_question_gets_the_same_answer() -> None:
+    answers = {user(DAY, ROOM, SLOT).reply("When, and where?").text for _ in range(5)}
+    assert len(answers) == 1
 
 
 def test_no_user_always_neutral() -> None:
     simulated = SimulatedUser(None)
     assert simulated.reply("Which day?").text == NEUTRAL_REPLY
     assert simulated.revealed == []
+
+
+@pytest.mark.parametrize(("value", "kind"), [("2026-12-03", "date"), ("2026-12-03T10:00", "datetime"), ("9:30", "time"),
+                                             ("12", "number"), ("a@b.example", "email"), ("Room 4", "text")])
+def test_kind_of(value: str, kind: str) -> None:
+    assert kind_of(value) == kind

@@ -8,6 +8,7 @@ import json
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from pipeline.core.world import World
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options, verify_package
 from tests.conftest import EXAMPLES_DIR as EXAMPLES  # noqa: E402
+from tests.conftest import REPO_ROOT as ROOT
 
 Data = dict[str, Any]
 
@@ -32,7 +34,7 @@ def kb_package(beyond: bool) -> Data:
     fact = "The gateway for remote access is vpn-gw-7.corp.example on port 1194."
     body = filler + fact if beyond else fact + " " + filler
     return {
-        "capability": "information-synthesis", "workflow": "answer-from-article", "difficulty": "easy",
+        "capability": "general", "workflow": "answer-from-article", "difficulty": "easy",
         "services": ["kb"],
         "request": {"text": "Which VPN gateway should I use for remote access? Check the knowledge base."},
         "initial_state": {"kb": {"articles": [
@@ -114,7 +116,8 @@ CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
         {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["venue", "banners", "invites"]}])),
     Code.GRADER_COUNTS_CALLS: ("todo-three-items", with_checks([
         {"id": "creates", "kind": "called", "weight": 0.8, "tool": "todo_create_task",
-         "args_match": {"priority": "high", "due_date": "2026-12-10"}, "min": 3},
+         "args_match": {"priority": "high", "due_date": "2026-12-10",
+                        "title": {"$regex": "(?i)venue|banners|invites"}}, "min": 3},
         {"id": "confirmed", "kind": "answer_contains", "weight": 0.2, "values": ["venue", "banners", "invites"]}])),
     Code.CLARIFICATION_UNNECESSARY: ("multi-turn-schedule-meeting", set_(
         "checks.0.where", {"attendees": {"$contains": "maya.patel@corp.example"}, "duration_minutes": 30})),
@@ -140,9 +143,26 @@ def test_defect_raises_exactly_its_code_and_clean_twin_is_accepted(code: Code) -
     assert not verdict.accepted
 
 
+BENCH_CORPUS = sorted((ROOT / "bench" / "corpus").rglob("*.json"))
+
+
+@pytest.mark.parametrize("path", BENCH_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_bench_corpus_case(path: Path) -> None:
+    """Each realistic case of ``bench/corpus``: a defective package is rejected with its code, a
+    clean one is accepted (``bench/defects.py`` prints the same per family)."""
+    case = json.loads(path.read_text())
+    verdict = verify_package(case["package"])
+    if case["defect"] is None:
+        assert verdict.accepted, [f.message for f in verdict.findings]
+    else:
+        assert not verdict.accepted and case["defect"] in verdict.codes, [f.message for f in verdict.findings]
+
+
 def test_every_code_is_in_the_corpus() -> None:
-    covered = set(CORPUS) | {Code.NONDETERMINISTIC, Code.DUPLICATE_PACKAGE}
-    assert covered == set(Code)
+    in_bench = {json.loads(p.read_text())["defect"] for p in BENCH_CORPUS} - {None}
+    covered = {c.value for c in CORPUS} | in_bench | {Code.NONDETERMINISTIC.value, Code.DUPLICATE_PACKAGE.value,
+                                                         Code.VERIFICATION_TIMEOUT.value}  # test_limits.py
+    assert covered == {c.value for c in Code}
 
 
 def test_nondeterministic_world_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

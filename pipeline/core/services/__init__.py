@@ -7,12 +7,14 @@ A service declares its collections (record fields, id field, id format) and its 
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pipeline.core import yaml_text
 
 SERVICES_DIR = Path(__file__).parent
 
@@ -44,6 +46,11 @@ class OperationSpec(BaseModel):
 
     ``refs`` (param→"service.collection[.field]") makes a write fail with 404 when a value does
     not name an existing record (by id, or by the named field).
+
+    ``intents`` (writes): word or phrase beginnings by which a request asks for this operation
+    ("notif" covers notify and notification); ``_`` in a phrase stands for one to three words ("let
+    _ know" covers "let Kwame Asante know"). A write none of them names in the request is
+    unrequested. Keep them specific: "update" names updating a record, not messaging someone.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +68,7 @@ class OperationSpec(BaseModel):
     defaults: dict[str, Any] = Field(default_factory=dict)
     refs: dict[str, str] = Field(default_factory=dict)
     timestamp_field: str | None = None
+    intents: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> OperationSpec:
@@ -112,7 +120,7 @@ class ServiceSpec(BaseModel):
 
 
 def load_service_file(path: Path) -> ServiceSpec:
-    spec = ServiceSpec.model_validate(yaml.safe_load(path.read_text()))
+    spec = ServiceSpec.model_validate(yaml_text.load(path.read_text(encoding="utf-8")))
     if spec.name != path.stem:
         raise ValueError(f"{path.name}: service name {spec.name!r} must match the file name")
     return spec
@@ -149,3 +157,11 @@ def find_operation(endpoint: str) -> tuple[ServiceSpec, OperationSpec] | None:
 def default_tool_name(service: str, op: OperationSpec) -> str:
     """The conventional tool name for an operation: ``<service>_<operation name>``."""
     return f"{service}_{op.name}"
+
+
+def intent_pattern(intents: list[str]) -> str:
+    """A regex alternation of ``intents`` (see ``OperationSpec``): each a word or phrase
+    beginning, ``_`` standing for one to three words, the first not "me" or "us" ("let me know"
+    asks for an answer, not a message)."""
+    words = r"(?!(?:me|us)\b)[\w'’.@+-]+(?:\s+[\w'’.@+-]+){0,2}"
+    return "|".join(r"\s+".join(words if part == "_" else re.escape(part) for part in w.split()) for w in intents)

@@ -1,0 +1,1 @@
+"""Generation: the offline generator (workflow templates) and the LLM generator, behind one protocol (``base``)."""

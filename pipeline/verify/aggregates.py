@@ -1,0 +1,66 @@
+"""Numbers a careful agent computes from a list of records: the figures an answer may report and a
+check may pin ("the unpaid total", "software spend in November", "how many are open").
+
+A *group* is a list itself, the records sharing one value of a text field (``status: unpaid``),
+the records without one or two values of a field ("deals not won or lost"), the records of one
+month of a date field, and the records sharing a field value within one month ("software" in
+November). A group's *totals* are the sum of each numeric field and the sum of each
+product of two numeric fields (quantity × price); its *count* is its size.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+Record = dict[str, Any]
+
+
+def groups(records: list[Record]) -> list[list[Record]]:
+    """The list, then its groups of two or more records and fewer than all, each once."""
+    by_value: dict[tuple[str, str], list[int]] = {}
+    by_month: dict[tuple[str, str], list[int]] = {}
+    for i, record in enumerate(records):
+        for key, value in record.items():
+            if isinstance(value, str) and key != "id":
+                by_value.setdefault((key, value), []).append(i)
+                if _DATE.match(value):
+                    by_month.setdefault((key, value[:7]), []).append(i)
+    everyone = frozenset(range(len(records)))
+    by_key: dict[str, list[frozenset[int]]] = {}
+    for (key, _), ix in by_value.items():
+        by_key.setdefault(key, []).append(frozenset(ix))
+    excluded = [everyone - a - b for sets in by_key.values() if len(sets) <= 6
+                for n, a in enumerate(sets) for b in sets[n:]]  # "not won or lost", "all but closed"
+    parts = [frozenset(ix) for ix in [*by_value.values(), *by_month.values(), *excluded] if 1 < len(ix) < len(records)]
+    months = [frozenset(ix) for ix in by_month.values() if len(ix) > 1]
+    subsets = dict.fromkeys(parts)
+    for month in months:
+        for part in parts:
+            if len(both := month & part) > 1:
+                subsets.setdefault(both)
+    return [records, *([records[i] for i in sorted(ix)] for ix in subsets)]
+
+
+def totals(group: list[Record]) -> list[float]:
+    """The non-zero sums of each numeric field and of each product of two, rounded to cents."""
+    numeric = sorted({k for r in group for k, v in r.items() if _number(v) is not None})
+    columns = {k: [_number(r.get(k)) or 0.0 for r in group] for k in numeric}
+    out = [sum(columns[k]) for k in numeric]
+    out += [sum(x * y for x, y in zip(columns[a], columns[b], strict=True))
+            for a in numeric for b in numeric if a < b]
+    return [round(t, 2) for t in out if t]
+
+
+def number_forms(value: float) -> list[str]:
+    """How an answer writes a number: 1,234.50 / 1234.50 / 1234.5 / 1,234 / 1234."""
+    forms = [f"{value:,.2f}", f"{value:.2f}", f"{value:g}"]
+    if float(value).is_integer():
+        forms += [f"{int(value):,}", str(int(value))]
+    return list(dict.fromkeys(forms))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

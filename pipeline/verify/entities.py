@@ -1,0 +1,204 @@
+"""The people and records the request names must exist, one each. Raises ``unknown_entity`` and
+``ambiguous_entity``.
+
+A *name* in the request is a run of two or more capitalized words (``Priya Nair``, ``Acme
+Freight``), a capitalized word and a model or size (``Aurora 27-inch``), or one capitalized word
+that is the first word of a record's name (``Omar``). Records are matched on their ``name`` and
+``company`` fields, case-insensitively; a name the state spells inside an
+address (``carlos.mendes@...``) exists.
+
+- **unknown**: a multi-word name that no record, no fact, no tool result and no argument the
+  reference writes contains, while some record's name shares its first or last word (``Priya Nair``
+  where the directory has ``Priya Natarajan``): the request points at someone who is not there.
+  A name introduced after a word that marks a person or organization ("to", "with", "for",
+  "email", "invite" ...) counts even without such a near miss. Both need a directory: a collection
+  whose records have names of two words or more (contacts, customers); where there is none, a
+  name is context ("the checklist for Yara Torres"), not something to look up.
+- **ambiguous**: a name that matches the names of two or more records of one collection (two
+  Omars, two Acme customers), or a person's first name that two titles of one collection carry
+  ("1:1 Daniel Osei", "1:1 Daniel Brandt"), when nothing tells them apart: no value that only one of them has
+  (department, company, last name, email, title, a model code such as ``U27`` ...) appears in the
+  request or in a fact the user reveals.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import leaves, strings
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import TaskPackage
+from pipeline.core.text_values import MONTHS, WEEKDAYS, has_word
+from pipeline.core.trajectory import Trajectory
+
+_NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, *(m[:3] for m in MONTHS), "i", "please", "can", "could", "would",
+                        "hi", "hello", "dear", "thanks", "the", "a", "an", "and", "or", "but", "if", "when", "our",
+                        "my", "your", "their", "this", "that", "these", "those", "let", "add", "send", "email",
+                        "book", "set", "put", "make", "find", "check", "update", "create", "mark", "close",
+                        "also", "then", "after", "before", "today", "tomorrow", "next", "every", "each", "all",
+                        "what", "what's", "who", "who's", "which", "where", "where's", "when's", "how",
+                        "how's", "why", "is", "are", "do", "does", "did", "has", "have", "it's", "let's",
+                        "here's", "there's", "that's", "we", "we're", "i'm", "i'd", "i've", "for", "to", "with",
+                        "from", "at", "on", "in", "by", "about", "of", "as", "so", "once", "since", "until"})
+_MARKERS = r"(?:to|with|for|from|cc|email|e-mail|message|invite|inviting|call|tell|ask|ping|notify|contact|forward|meet|remind)"
+_RUN = re.compile(r"\b([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)+|[A-Z][a-z'’-]+\s+[\w-]*\d[\w-]*)")
+_WORD = re.compile(r"\b([A-Z][a-z'’-]+)\b")
+_ADDRESS_NAME = re.compile(r"\b([a-z]+)[._]([a-z]+)@")
+
+
+def _said(package: TaskPackage) -> str:
+    return " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
+                    else [package.request.text])
+
+
+_NAME_FIELDS = ("name", "company")
+
+
+def _named_records(package: TaskPackage) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``(service.collection, {"name": ...} for each name of a record)`` of the initial state: a
+    record's ``name`` and its ``company`` each name something the request may mention."""
+    out = []
+    for service, collections in package.initial_state.items():
+        for collection, records in collections.items():
+            for field in _NAME_FIELDS:
+                named = [{**r, "name": r[field]} for r in records if isinstance(r.get(field), str) and r[field].strip()]
+                if field == "company":  # one entry per company, however many people work there
+                    named = list({r["name"].casefold(): r for r in named}.values())
+                if named:
+                    out.append((f"{service}.{collection}", named))
+    return out
+
+
+def _titled_records(package: TaskPackage) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``(service.collection, {"name": title} for each record with a title or subject)``."""
+    out = []
+    for service, collections in package.initial_state.items():
+        for collection, records in collections.items():
+            for field in ("title", "subject"):
+                titled = [{**r, "name": r[field]} for r in records if isinstance(r.get(field), str) and r[field].strip()]
+                if titled:
+                    out.append((f"{service}.{collection}", titled))
+    return out
+
+
+def _people(package: TaskPackage) -> dict[str, set[str]]:
+    """The people the state knows, folded: each first name with the last names it comes with
+    (from names of two words or more, and from ``first.last@`` addresses)."""
+    out: dict[str, set[str]] = {}
+    for _, records in _named_records(package):
+        for r in records:
+            words = r["name"].casefold().split()
+            out.setdefault(words[0], set()).update(words[-1:] if len(words) >= 2 else [])
+    for text in strings(package.initial_state):
+        if "@" in text:  # an address, or text holding one
+            for first, last in _ADDRESS_NAME.findall(text.casefold()):
+                out.setdefault(first, set()).add(last)
+    return out
+
+
+def ambiguous_first_names(package: TaskPackage) -> set[str]:
+    """First names (folded) that two or more different people of the state share."""
+    return {first for first, lasts in _people(package).items() if len(lasts) >= 2}
+
+
+def _runs(text: str) -> list[tuple[str, int]]:
+    """Multi-word capitalized runs and where they start, leading function words dropped."""
+    out = []
+    for m in _RUN.finditer(text):
+        words = m.group(1).split()
+        start = m.start(1)
+        while words and words[0].casefold().replace("’", "'") in _NOT_NAMES:
+            start += len(words[0]) + 1
+            words = words[1:]
+        words[-1] = re.sub(r"['’]s?$", "", words[-1])  # a possessive: "Priya Nair's" names Priya Nair
+        if len(words) >= 2 and not any(w.casefold().replace("’", "'") in _NOT_NAMES for w in words):
+            out.append((" ".join(words), start))
+    return out
+
+
+def unknown_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    text = package.request.text
+    names = [r["name"].split() for _, records in _named_records(package) for r in records]
+    if not any(len(n) >= 2 for n in names):
+        return []  # no directory of people or organizations: a name is context, not a lookup
+    runs = _runs(text)
+    if not runs:
+        return []
+    known = " ".join(strings(package.initial_state)).casefold()
+    known += " " + " ".join(f.value for f in (package.user.facts if package.user else [])).casefold()
+    if ref is not None:
+        known += " " + " ".join(s for step in ref.steps for s in strings([step.args, step.result])).casefold()
+    known += " " + re.sub(r"[._@+-]+", " ", known)  # "carlos.mendes@..." knows Carlos Mendes
+    out: list[Finding] = []
+    for name, start in runs:
+        if name.casefold() in known:
+            continue
+        opening = start == 0 or re.search(r"[.!?:;]\s*$", text[:start]) is not None
+        if opening and len(name.split()) >= 3:  # "Invoice Veldhuis Interiors": a verb opens the sentence
+            name, start = name.split(" ", 1)[1], start + len(name.split(" ", 1)[0]) + 1
+            if name.casefold() in known:
+                continue
+        words = name.split()
+        near = [" ".join(n) for n in names if n and (n[0].casefold() == words[0].casefold()
+                                                     or n[-1].casefold() == words[-1].casefold())]
+        marked = re.search(rf"\b{_MARKERS}\s+(?:the\s+)?$", text[:start], re.IGNORECASE) is not None
+        if near or marked:
+            similar = f"; the closest: {', '.join(near[:3])}" if near else ""
+            out.append(Finding(code=Code.UNKNOWN_ENTITY, detail={"name": name},
+                               message=f"the request names {name!r}, who (or which) is nowhere in the initial state, "
+                                       f"the user's facts or the reference{similar}"))
+    return out
+
+
+def ambiguous_findings(package: TaskPackage) -> list[Finding]:
+    said = _said(package)
+    folded = said.casefold()
+    mentions = {w for w in _WORD.findall(package.request.text) if w.casefold() not in _NOT_NAMES}
+    mentions |= {name for name, _ in _runs(package.request.text)}
+    first_names = set(_people(package))
+    out: list[Finding] = []
+    for where, records, titled in [*((w, r, False) for w, r in _named_records(package)),
+                                   *((w, r, True) for w, r in _titled_records(package))]:
+        for mention in sorted(mentions):
+            m = mention.casefold()
+            if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
+                candidates = [r for r in records if m in first_names and has_word(r["name"], m, joiners="")]
+            else:
+                candidates = [r for r in records if r["name"].casefold() == m or r["name"].casefold().split()[0] == m
+                              or (" " in m and r["name"].casefold().startswith(m + " "))]
+            if len(candidates) < 2 or any(r["name"].casefold() in folded for r in candidates):
+                continue
+            if _told_apart(candidates, folded):
+                continue
+            out.append(Finding(code=Code.AMBIGUOUS_ENTITY, detail={"name": mention, "collection": where,
+                                                                    "records": [r.get("id") for r in candidates]},
+                               message=f"the request names {mention!r}, which matches {len(candidates)} records of "
+                                       f"{where} ({', '.join(r['name'] for r in candidates)}), and nothing in the "
+                                       "request or the user's facts says which"))
+    return out
+
+
+def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
+    """Whether the text names a value that exactly one of the candidates has."""
+    for record in candidates:
+        others = [r for r in candidates if r is not record]
+        for key, value in record.items():
+            if key == "id":
+                continue
+            for leaf in leaves(value):
+                if not isinstance(leaf, str) or len(leaf) < 3 or any(leaf in leaves(o.get(key)) for o in others):
+                    continue
+                tokens = [leaf.casefold()] + [t for t in re.split(r"[\s@.,\"]+", leaf.casefold())
+                                              if len(t) >= 4 or (len(t) >= 2 and re.search(r"\d", t))]
+                if any(has_word(said, t, joiners="") for t in tokens if
+                       not any(t in str(o.get(key, "")).casefold() for o in others)):
+                    return True
+    return False
+
+
+def entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    unknown = unknown_findings(package, ref)
+    words = {w for f in unknown for w in f.detail["name"].casefold().split()}
+    return unknown + [f for f in ambiguous_findings(package) if not set(f.detail["name"].casefold().split()) <= words]

@@ -1,0 +1,268 @@
+"""Equivalence tests of the graders: correct agents that act differently from the reference must
+keep its full score. Raises ``grader_overconstrained``.
+
+A reward that punishes correct behaviour is as wrong as one that pays for doing nothing. Each
+variant below is the reference done another correct way; it must score what the reference scores.
+
+| variant | the correct agent |
+|---|---|
+| ``reorder`` | makes its earliest write that no later step depends on after its last write (unless the request dictates a sequence; no injected fault in play) |
+| ``extra_reads`` | before its first write, repeats the reference's first read and calls every offered list that needs no argument; repeats that read before its answer |
+| ``text_case`` | writes free text with its first letter's case swapped, a full stop added or dropped at the end, and a final line break in bodies |
+| ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
+| ``rephrased_question`` | asks each question another way, from a fixed bank (below) |
+
+Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
+exact, and so do phrases the request quotes and names taken whole from a record of the state.
+
+The phrasing bank. Each ``ask`` of the reference that revealed facts is replaced by the open
+question, and, for each fact F it revealed, by each phrasing of F (followed by the first phrasing
+of each other fact it revealed; F goes untested when one of those has none):
+
+- for a text fact, the argument it fills, as an agent filling that argument would ask: "What
+  <argument words> should I use?" (``location`` -> "What location should I use?"); the agent never
+  sees the fact's key, so the key is not a phrasing;
+- for a typed fact, its kind: "Which day works for you?", "What time works for you?", "When should
+  it be?", "How many should it be?", "What email address should I use?";
+- a confirmation of a wrong value of the fact's kind: "Should I go with <value>?" (typed facts);
+- an open question: "Is there anything else I should know before I go ahead?".
+
+A package whose facts surface only for its reference's own wording fails one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.references import iter_refs, parse_ref
+from pipeline.core.user import kind_of
+from pipeline.verify.effects import Write
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import guess_wrong, is_free_text
+
+OPEN_QUESTION = "Is there anything else I should know before I go ahead?"
+KIND_QUESTIONS = {"date": "Which day works for you?", "time": "What time works for you?",
+                  "datetime": "When should it be?", "number": "How many should it be?",
+                  "email": "What email address should I use?"}
+_BODY_FIELDS = ("body", "message", "description", "notes", "content", "text", "comment", "summary")
+
+
+def phrasings(package: TaskPackage, key: str) -> list[str]:
+    """The bank's specific questions for fact ``key`` (the open question aside), see the module
+    docstring."""
+    fact = package.fact(key)
+    if fact is None:
+        return []
+    kind = kind_of(fact.value)
+    if kind == "text":
+        return [f"What {_spoken(argument)} should I use?" for argument in dict.fromkeys(_consumers(package, key))]
+    if kind in KIND_QUESTIONS:
+        return [KIND_QUESTIONS[kind], f"Should I go with {guess_wrong(fact, package)}?"]
+    return []
+
+
+def _spoken(name: str) -> str:
+    """An argument name as words: ``due_date`` -> "due date"."""
+    return " ".join(w for w in re.split(r"[_\W]+", name) if w)
+
+
+_SEARCH_ARGUMENTS = frozenset({"query", "q", "search", "keyword", "keywords", "filter", "text", "term"})
+
+
+def _consumers(package: TaskPackage, key: str) -> list[str]:
+    """The names of the arguments the reference fills with fact ``key`` (search terms aside: an
+    agent asks about the thing, not about its query)."""
+    out = []
+    for step in package.reference:
+        if isinstance(step, CallStep):
+            for name, value in step.args.items():
+                if name not in _SEARCH_ARGUMENTS and any(ref.get("$fact") == key for ref in iter_refs(value)):
+                    out.append(name)
+    return out
+
+
+def equivalence_findings(run: ReferenceRun) -> list[Finding]:
+    if run.score < 1.0:
+        return []  # measured against a reference that passes
+    steps: dict[int, Step] = dict(enumerate(run.package.reference))
+    done = run.writes
+    out: list[Finding] = []
+    for variant, describe in ((_reordered, "doing independent writes in another order"),
+                              (_extra_reads, "reading more than the reference does"),
+                              (_text_case, "writing free text with other case, spacing or punctuation"),
+                              (_decorated, "wording free text around what the request dictates"),
+                              (_rephrased, "asking the user in other words")):
+        for name, mutated, order, detail in variant(run, steps, done):
+            s = run.variant_score(order, [mutated[i] for i in order])
+            if s < run.score:
+                out.append(Finding(code=Code.GRADER_OVERCONSTRAINED, detail={"variant": name, "score": s, **detail},
+                                   message=f"{describe} ({name}{_say(detail)}) scores {s:.3f}, not {run.score:.3f}: "
+                                           "the checks punish a correct agent"))
+                break
+    return out
+
+
+def _say(detail: dict[str, Any]) -> str:
+    return "".join(f", {k} {v!r}" for k, v in detail.items() if k in ("question", "argument"))
+
+
+Variant = tuple[str, dict[int, Step], list[int], dict[str, Any]]
+
+
+def _refs(step: Step) -> set[int]:
+    if not isinstance(step, CallStep):
+        return set()
+    return {int(parse_ref(r["$ref"])[1]) for r in iter_refs(step.args) if "$ref" in r}
+
+
+_SEQUENCE = re.compile(r"\b(then|afterwards|after that|once (?:that|this|it)(?:'s| is) done|followed by|"
+                       r"before (?:you|doing|sending|creating|updating|closing|replying|booking))\b", re.I)
+
+
+def _reordered(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """The earliest write no later step depends on, made after the last write instead; none when
+    the request dictates a sequence ("then", "after that", "once that's done", "before you ...")."""
+    if _SEQUENCE.search(run.package.request.text):
+        return []
+    faulty = {f.tool for f in run.package.faults}
+    ids = sorted(steps)
+    written = [i for i in ids if i in {w.step for w in done}]
+    for i in written[:-1]:
+        step = steps[i]
+        if not isinstance(step, CallStep) or step.call in faulty or step.expect_status is not None:
+            continue
+        needs = {i}
+        for j in ids[ids.index(i) + 1:]:  # every later step that uses i's result, directly or not
+            if _refs(steps[j]) & needs:
+                needs.add(j)
+        if len(needs) == 1:
+            order = [j for j in ids if j != i]
+            order.insert(order.index(written[-1]) + 1, i)
+            return [("reorder", steps, order, {"moved": i})]
+    return []
+
+
+def _extra_reads(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """Before the first write: the reference's first read once more, and every offered list that
+    needs no argument; before the answer: that read again."""
+    package = run.package
+    faulty = {f.tool for f in package.faults}
+    bound = run.bound
+    again = [CallStep(call=s.tool, args=dict(s.args or {})) for s in run.trajectory.steps
+             if s.kind == "call" and s.status and 200 <= s.status < 300 and s.tool in bound
+             and bound[s.tool].op.access == "read" and s.tool not in faulty][:1]
+    lists = [CallStep(call=name, args={}) for name, b in bound.items() if b.op.effect == "list"
+             and name not in faulty and not b.tool.parameters.get("required")]
+    reads = again + lists
+    if not reads:
+        return []
+    ids = sorted(steps)
+    first_write = min((w.step for w in done), default=None)
+    new = list(range(max(ids) + 1, max(ids) + 2 + len(reads)))
+    mutated = {**steps, **dict(zip(new, [*reads, reads[0]], strict=True))}
+    at = ids.index(first_write) if first_write is not None else 0
+    body = ids[:at] + new[:-1] + ids[at:]
+    cut = next((n for n, i in enumerate(body) if isinstance(mutated[i], AnswerStep)), len(body))
+    return [("extra_reads", mutated, body[:cut] + [new[-1]] + body[cut:], {"tools": [r.call for r in reads]})]
+
+
+def _quoted(package: TaskPackage) -> list[str]:
+    """The phrases the request quotes (folded): their words are dictated, case included."""
+    return [q.casefold() for q in re.findall(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]", package.request.text)]
+
+
+def _texts(run: ReferenceRun, done: list[Write]) -> list[tuple[Write, CallStep, str, str]]:
+    """``(write, its step, argument, value)`` for each free text the reference composes: written
+    literally, and not a quoted phrase of the request nor the whole value of a field of the initial
+    state (a supplier's or product's name names something; its spelling is not the agent's)."""
+    names = {v for collections in run.package.initial_state.values() for rows in collections.values()
+             for row in rows for v in row.values() if isinstance(v, str)}
+    quoted = _quoted(run.package)
+    out = []
+    for w in done:
+        step = run.package.reference[w.step]
+        if not isinstance(step, CallStep) or w.bound.op.effect not in ("create", "update"):
+            continue
+        props = w.bound.tool.parameters.get("properties", {})
+        for key, value in step.args.items():
+            if (is_free_text(key, value, props.get(key)) and value not in names
+                    and not any(q in value.casefold() for q in quoted)):
+                out.append((w, step, key, value))
+    return out
+
+
+def _replace(steps: dict[int, Step], edits: dict[int, dict[str, str]]) -> dict[int, Step]:
+    out = dict(steps)
+    for i, args in edits.items():
+        step = steps[i]
+        assert isinstance(step, CallStep)
+        out[i] = CallStep(call=step.call, args={**step.args, **args}, expect_status=step.expect_status)
+    return out
+
+
+def _text_case(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    edits: dict[int, dict[str, str]] = {}
+    for w, _, key, value in _texts(run, done):
+        stripped = value.rstrip(".!")
+        final = "" if stripped != value else "."  # drop the final punctuation, or add a full stop
+        trailing = "\n" if _is_body(key) else ""
+        edits.setdefault(w.step, {})[key] = stripped[:1].swapcase() + stripped[1:] + final + trailing
+    return [("text_case", _replace(steps, edits), sorted(steps), {})] if edits else []
+
+
+def _is_body(key: str) -> bool:
+    return key in _BODY_FIELDS or key.endswith(_BODY_FIELDS)
+
+
+def _decorated(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    edits: dict[int, dict[str, str]] = {}
+    for w, _, key, value in _texts(run, done):
+        if _is_body(key):
+            edits.setdefault(w.step, {})[key] = f"Hello, {value} Kind regards."
+        else:
+            edits.setdefault(w.step, {})[key] = value.rstrip(".").title()
+    companies = _companies(run.package)
+    for w in done:  # a person written by name, with the company beside it: "Ines Duarte (Brightline)"
+        step = run.package.reference[w.step]
+        if isinstance(step, CallStep) and w.bound.op.effect in ("create", "update"):
+            for key, value in step.args.items():
+                if isinstance(value, str) and value in companies and key not in edits.get(w.step, {}):
+                    edits.setdefault(w.step, {})[key] = f"{value} ({companies[value]})"
+    return [("text_decorated", _replace(steps, edits), sorted(steps), {})] if edits else []
+
+
+def _companies(package: TaskPackage) -> dict[str, str]:
+    """Each person's name in the initial state → their company (records with both fields)."""
+    return {r["name"]: r["company"] for collections in package.initial_state.values() for rows in collections.values()
+            for r in rows if isinstance(r.get("name"), str) and isinstance(r.get("company"), str) and r["company"]
+            and len(r["name"].split()) >= 2}
+
+
+def _rephrased(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """Each question that revealed facts in the reference, replaced by the open question, and for
+    each fact F it revealed, by each phrasing of F followed by the first phrasing of every other
+    fact it revealed (F untested when one of those has no phrasing: the original question would
+    reveal F again)."""
+    out: list[Variant] = []
+    new = max(steps) + 1
+    for record in run.trajectory.steps:
+        if record.kind != "ask" or not record.revealed:
+            continue
+        asked = [[OPEN_QUESTION]]
+        facts = list(dict.fromkeys(record.revealed))
+        for key in facts:
+            others = [phrasings(run.package, other)[:1] for other in facts if other != key]
+            if all(others):
+                asked += [[question, *(o[0] for o in others)] for question in phrasings(run.package, key)]
+        for questions in asked:
+            extra = {new + n: AskStep(ask=q) for n, q in enumerate(questions[1:])}
+            mutated = {**steps, record.index: AskStep(ask=questions[0]), **extra}
+            order = sorted(steps)
+            at = order.index(record.index) + 1
+            out.append(("rephrased_question", mutated, order[:at] + list(extra) + order[at:],
+                        {"question": " / ".join(questions)}))
+    return out

@@ -1,0 +1,630 @@
+"""Grounding: what the agent must write, and what a check pins, must be learnable. Raises
+``ungrounded_value`` and ``unrequested_write``.
+
+**Typed values** are emails, record ids, dates, times, numbers, and enum values the request names.
+Free text the agent composes is not a typed value (whether a check may pin it is the equivalence
+tests' business). A typed value is *obtainable* at a point of the reference when it is in:
+
+- the request, or a fact the user revealed before that point (in any form ``text_values`` reads:
+  "five", "$4,000", "December 3rd", "the 10th", "2 pm"; a date may also be any day of a window the
+  request states, "next week", "by Friday");
+- an earlier tool result: every value of a read's result, and what a write's result adds to its
+  arguments (the new record's id and timestamps; the rest only echoes what the agent sent);
+- a number computed from an earlier result: the count or a total of a group of records
+  (``aggregates.py``: a list, the records sharing a field value or a month, "the unpaid total",
+  quantity × price), or one step of arithmetic from known numbers (``Evidence.has_number``); the
+  length of a time range the texts state ("13:00-17:00": 240 minutes, 4 hours);
+- a number the agent wrote, or the total of one argument over its writes so far (the units it
+  ordered in all);
+- a time: one the texts or results state, or one moved by a duration a text states ("30 minutes
+  before the stand-up");
+- the tool's schema (an enum value or a default) or the service's documented defaults.
+
+Findings:
+
+- a typed value a **check pins** that is not obtainable by the end of the reference;
+- a typed value the **reference writes** that is not obtainable at its step *and* that the checks
+  pin (changing it loses score): the agent would have to guess it. A value the checks leave free
+  (a meeting time the request does not give and no check grades) is the agent's choice;
+- an enum value that contradicts the request: the request names another value of the same field
+  ("high") and not this one ("low");
+- an **unrequested write** that carries weight: a write whose operation the request names by none
+  of its ``intents`` words (``pipeline/core/services/*.yaml``), and whose removal loses score.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from functools import lru_cache
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.matchers import literal_values
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import CallStep, TaskPackage
+from pipeline.core.services import get_service, intent_pattern
+from pipeline.core.text_values import WEEKDAYS, date_values, in_window, numbers_in, times_in, windows_in
+from pipeline.core.trajectory import StepRecord, Trajectory
+from pipeline.verify.aggregates import groups, totals
+from pipeline.verify.effects import Bound, Write, bound_tools
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.mutations import dependents
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}))?")
+_CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+TOLERANCE = 0.005
+
+
+@dataclass
+class Evidence:
+    """Everything the agent could know at one point of the reference."""
+
+    tokens: set[str] = field(default_factory=set)
+    numbers: set[float] = field(default_factory=set)
+    """Known numbers; the group counts and totals of the lists in ``pending`` are not in it yet
+    (``all_numbers`` adds them)."""
+    dates: set[str] = field(default_factory=set)
+    times: set[str] = field(default_factory=set)
+    windows: list[Any] = field(default_factory=list)
+    written: list[dict[str, Any]] = field(default_factory=list)
+    """The arguments of the writes made so far."""
+    durations: set[int] = field(default_factory=set)
+    """Durations the texts state, in minutes ("30 minutes before", "an hour later")."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """Observed records, for numbers computed within one record (twice the reorder level minus
+    the quantity on hand)."""
+    pending: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Lists of records read whose group counts and totals (``aggregates``) are not in
+    ``numbers`` yet: they are added on first need (``all_numbers``)."""
+
+    def all_numbers(self) -> set[float]:
+        """``numbers`` with the counts and totals of the groups of every list of records read."""
+        for records in self.pending:
+            self.numbers |= {x for g in groups(records) for x in [float(len(g)), *totals(g)]}
+        self.pending.clear()
+        return self.numbers
+
+    def read_text(self, text: str, today: date) -> None:
+        known = text_evidence(text, today)
+        self.tokens |= known.tokens
+        self.numbers |= known.numbers
+        self.dates |= known.dates
+        self.times |= known.times
+        self.windows += known.windows
+        self.durations |= known.durations
+
+    def merge(self, other: Evidence) -> None:
+        """Add everything ``other`` knows."""
+        self.tokens |= other.tokens
+        self.numbers |= other.numbers
+        self.dates |= other.dates
+        self.times |= other.times
+        self.windows += other.windows
+        self.written += other.written
+        self.durations |= other.durations
+        self.records += other.records
+        self.pending += other.pending
+
+    def has_time(self, clock: str) -> bool:
+        """Whether ``clock`` (HH:MM) is known, or a known time moved by a stated duration."""
+        if clock in self.times:
+            return True
+        target = _minutes(clock)
+        return any(abs(_minutes(t) - target) in self.durations for t in self.times)
+
+    def read_value(self, value: Any, today: date) -> None:
+        """A value of a tool result: every leaf, and the lists' counts and totals."""
+        if isinstance(value, dict):
+            for v in value.values():
+                self.read_value(v, today)
+        elif isinstance(value, list):
+            self.numbers.add(float(len(value)))
+            records = [r for r in value if isinstance(r, dict)]
+            if records:
+                self.pending.append(records)
+                self.records += records
+            for v in value:
+                self.read_value(v, today)
+        elif isinstance(value, bool) or value is None:
+            return
+        elif isinstance(value, int | float):
+            self.numbers.add(float(value))
+        elif isinstance(value, str):
+            self.tokens.add(value.casefold())
+            m = _ISO.match(value)
+            if m:
+                self.dates.add(m.group(1))
+                if m.group(2):
+                    self.times.add(m.group(2))
+            elif _CLOCK.match(value):
+                self.times.add(value)
+            if " " in value:
+                self.read_text(value, today)
+
+    def has_number(self, value: float) -> bool:
+        """Whether ``value`` is known, or one step of arithmetic away from what is known: the sum
+        or difference of two known numbers, a known number times a small factor (twice, three
+        times, half, or a factor the texts state), or within one observed record ``k·a ± b``."""
+        numbers = self.all_numbers()
+        known = {round(n, 2) for n in numbers}
+        v = round(value, 2)
+        if v in known or any(round(v - a, 2) in known or round(a - v, 2) in known for a in known):
+            return True
+        factors = {2.0, 3.0, 4.0, 0.5} | {n for n in numbers if 1 < n <= 12}
+        if any(round(v / k, 2) in known for k in factors):
+            return True
+        for record in self.records:
+            nums = [float(x) for x in record.values() if isinstance(x, int | float) and not isinstance(x, bool)]
+            for a in nums:
+                for b in nums:
+                    if a is not b and any(abs(k * a - b - v) <= TOLERANCE or abs(k * a + b - v) <= TOLERANCE
+                                          for k in factors | {1.0}):
+                        return True
+                    if abs(a * b - v) <= TOLERANCE:
+                        return True
+        return False
+
+
+@dataclass(frozen=True)
+class TextEvidence:
+    """What one text tells the agent (``text_evidence``)."""
+
+    tokens: frozenset[str]
+    numbers: frozenset[float]
+    dates: frozenset[str]
+    times: frozenset[str]
+    windows: tuple[Any, ...]
+    durations: frozenset[int]
+
+
+@lru_cache(maxsize=4096)
+def text_evidence(text: str, today: date) -> TextEvidence:
+    """What a text tells the agent, with ``today`` as the clock: its words, emails and tokens
+    (folded); the numbers it states, and the length of each time range between two times it
+    states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
+    describes (``_recurring``) and the weekdays it names after them (``_weekdays_after``); its
+    times; its date windows; the durations it states, in minutes."""
+    tokens = frozenset(t.casefold() for t in re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+", text))
+    numbers = {float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+    stated = date_values(text, today)
+    dates = stated | _recurring(text, stated) | _weekdays_after(text, stated)
+    clocks = sorted({str(m.value) for m in times_in(text)})
+    minutes = [_minutes(c) for c in clocks]
+    for a in minutes:  # a range "13:00-17:00" states its length: 240 minutes, 4 hours
+        for b in minutes:
+            if b > a:
+                numbers |= {float(b - a), (b - a) / 60}
+    durations: set[int] = set()
+    for m in _DURATION.finditer(text):
+        amount = 1 if m.group(1) in ("an", "a", "one") else 0.5 if m.group(1) == "half an" else float(m.group(1))
+        durations.add(int(amount * (60 if m.group(2).startswith(("h", "ho")) else 1)))
+    return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
+                        frozenset(durations))
+
+
+_DURATION = re.compile(r"\b(\d+(?:\.\d+)?|an|a|one|half an)\s*(minutes?|mins?|hours?|hrs?|h)\b", re.IGNORECASE)
+
+
+def _minutes(clock: str) -> int:
+    hours, minutes = clock.split(":")[:2]
+    return int(hours) * 60 + int(minutes)
+
+
+_CADENCE = {re.compile(pattern, re.IGNORECASE): days for pattern, days in (
+    (r"\b(weekly|every week|each week|a week)\b", 7), (r"\b(daily|every day|each day)\b", 1),
+    (r"\b(fortnightly|biweekly|every (two|other) weeks?)\b", 14), (r"\b(monthly|every month)\b", 30))}
+_WEEKDAY_NAME = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
+
+
+def _weekdays_after(text: str, stated: set[str]) -> set[str]:
+    """A weekday a text names, as the first such day after each date it states ("Wednesday
+    2026-12-09 ... and two on Thursday": 2026-12-10)."""
+    if not stated:
+        return set()
+    named = {WEEKDAYS.index(m.group(1).casefold()) for m in _WEEKDAY_NAME.finditer(text)}
+    out: set[str] = set()
+    for first in stated:
+        start = date.fromisoformat(first)
+        out |= {(start + timedelta(days=(day - start.weekday() - 1) % 7 + 1)).isoformat() for day in named}
+    return out
+
+
+def _recurring(text: str, stated: set[str]) -> set[str]:
+    """The dates of a series the text describes ("weekly ... the first on 2026-12-07"): each
+    stated date stepped by the cadence, up to a year."""
+    out: set[str] = set()
+    if not stated:
+        return out
+    for pattern, days in _CADENCE.items():
+        if pattern.search(text):
+            for first in stated:
+                start = date.fromisoformat(first)
+                if days == 30:
+                    out |= {start.replace(month=(start.month - 1 + k) % 12 + 1,
+                                          year=start.year + (start.month - 1 + k) // 12).isoformat()
+                            for k in range(1, 13) if start.day <= 28}
+                else:
+                    out |= {(start + timedelta(days=days * k)).isoformat() for k in range(1, 366 // days + 1)}
+    return out
+
+
+def _today(package: TaskPackage) -> date:
+    return date.fromisoformat(package.now[:10])
+
+
+def _start(package: TaskPackage) -> Evidence:
+    """What the agent knows before its first step: the request, the tools' schemas (enum values
+    and defaults) and the services' documented defaults."""
+    today = _today(package)
+    evidence = Evidence()
+    evidence.read_text(package.request.text, today)
+    for tool in package.tools:
+        for schema in tool.parameters.get("properties", {}).values():
+            for v in [*schema.get("enum", []), *([schema["default"]] if "default" in schema else [])]:
+                evidence.read_value(v, today)
+    evidence.merge(_service_defaults(tuple(package.services), today))
+    return evidence
+
+
+@lru_cache(maxsize=256)
+def _service_defaults(services: tuple[str, ...], today: date) -> Evidence:
+    """What the documented defaults of the operations of ``services`` tell the agent (shared:
+    never changed, only merged)."""
+    evidence = Evidence()
+    for name in services:
+        spec = get_service(name)
+        for op in spec.operations if spec else []:
+            evidence.read_value(op.defaults, today)
+    return evidence
+
+
+def _observe(evidence: Evidence, package: TaskPackage, step: StepRecord, write_fields: set[str] | None) -> None:
+    """Add what one step showed the agent; a write's result adds only ``write_fields`` of its record."""
+    today = _today(package)
+    if step.kind == "ask":
+        evidence.read_text(step.reply or "", today)
+        for key in step.revealed:
+            fact = package.fact(key)
+            if fact is not None:
+                evidence.read_text(fact.value, today)
+                evidence.read_value(fact.value, today)
+        return
+    if step.kind != "call" or step.result is None:
+        return
+    if write_fields is None:
+        evidence.read_value(step.result, today)
+        return
+    evidence.written.append(step.args or {})  # what the agent wrote, and the totals of it, it knows
+    numeric = {k for args in evidence.written for k, v in args.items() if isinstance(v, int | float)
+               and not isinstance(v, bool)}
+    evidence.numbers |= {float(v) for v in (step.args or {}).values() if isinstance(v, int | float)
+                         and not isinstance(v, bool)}
+    evidence.numbers |= {round(sum(float(a.get(k) or 0) for a in evidence.written
+                                   if isinstance(a.get(k), int | float)), 2) for k in numeric}
+    for record in step.result.values():
+        if isinstance(record, dict):
+            for key in write_fields & record.keys():
+                evidence.read_value(record[key], today)
+
+
+def _write_fields(bound: dict[str, Bound]) -> dict[str, set[str]]:
+    """For each write tool of ``bound`` (``effects.bound_tools``), the record fields its result
+    adds to the arguments (id, timestamps)."""
+    out: dict[str, set[str]] = {}
+    for name, b in bound.items():
+        if b.op.access == "write":
+            out[name] = {b.spec.id_field} | ({b.op.timestamp_field} if b.op.timestamp_field else set())
+    return out
+
+
+# --------------------------------------------------------------------------- typed values
+
+
+def _id_shapes(package: TaskPackage) -> list[re.Pattern[str]]:
+    return list(_service_id_shapes(tuple(package.services)))
+
+
+@lru_cache(maxsize=256)
+def _service_id_shapes(services: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The shapes of the record ids of ``services`` (``todo-`` and digits ...), in service and
+    collection order."""
+    shapes = []
+    for name in services:
+        spec = get_service(name)
+        for coll in spec.collections.values() if spec else []:
+            shapes.append(re.compile(re.escape(coll.id_format.split("{")[0]) + r"\d+$"))
+    return tuple(shapes)
+
+
+def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: list[re.Pattern[str]]) -> str | None:
+    """Why a typed value is not obtainable from ``evidence`` (what kind it is), or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return None if evidence.has_number(float(value)) else "number"
+    if not isinstance(value, str):
+        return None
+    if _EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
+        return None if value.casefold() in evidence.tokens else ("email" if "@" in value else "id")
+    m = _ISO.match(value)
+    if m:
+        day_ok = m.group(1) in evidence.dates or in_window(m.group(1), evidence.windows)
+        if not day_ok:
+            return "date"
+        if m.group(2) and m.group(2) != "00:00" and not evidence.has_time(m.group(2)):
+            return "time"
+        return None
+    if _CLOCK.match(value):
+        return None if evidence.has_time(value) else "time"
+    return None
+
+
+def _said_enum(said: str, field_name: str, value: Any, options: list[Any]) -> str | None:
+    """The other value ``said`` (the request and the user's facts, folded) gives this field
+    ("high-priority", "priority high", "set the tier to gold"), when it gives one and not
+    ``value``."""
+    if not isinstance(value, str) or value not in options:
+        return None
+
+    def assigned(v: Any) -> bool:
+        return _assignment(field_name, str(v)).search(said) is not None
+
+    if assigned(value):
+        return None
+    return next((str(v) for v in options if v != value and assigned(v)), None)
+
+
+@lru_cache(maxsize=4096)
+def _assignment(field_name: str, value: str) -> re.Pattern[str]:
+    """Finds ``value`` given to field ``field_name`` in a folded text: "high priority",
+    "priority: high", "set the priority to high"."""
+    words = re.escape(field_name.replace("_", " ").casefold())
+    x = re.escape(value.casefold())
+    return re.compile(rf"\b{x}[\s-]+{words}\b|\b{words}\s*(?:is|of|to|at|as|:|=)?\s*{x}\b")
+
+
+def _field_enums(package: TaskPackage, collection: str) -> dict[str, list[Any]]:
+    service, _, name = collection.partition(".")
+    spec = get_service(service)
+    coll = spec.collections.get(name) if spec else None
+    return {f: s["enum"] for f, s in (coll.fields.items() if coll else []) if "enum" in s}
+
+
+# --------------------------------------------------------------------------- findings
+
+
+def evidence_of(package: TaskPackage, trajectory: Trajectory) -> Evidence:
+    """What the agent could know by the end of ``trajectory``."""
+    evidence = _start(package)
+    write_fields = _write_fields(bound_tools(package))
+    for record in trajectory.steps:
+        _observe(evidence, package, record, write_fields.get(record.tool or ""))
+    return evidence
+
+
+def grounding_findings(run: ReferenceRun) -> list[Finding]:
+    package = run.package
+    shapes = _id_shapes(package)
+    write_fields = _write_fields(run.bound)
+    evidence = _start(package)
+    out: list[Finding] = []
+    records = {s.index: s for s in run.trajectory.steps}
+    for index, step in enumerate(package.reference):
+        record = records.get(index)
+        if isinstance(step, CallStep) and record is not None and record.args is not None:
+            out += _written(run, index, step, record.args, evidence, shapes)
+        if record is not None:
+            _observe(evidence, package, record, write_fields.get(record.tool or ""))
+    pinned = _pinned(package, run.said.casefold(), evidence, shapes)
+    if any(f.detail.get("kind") in ("id", "email") for f in pinned):
+        known = {str(v).casefold() for state in (package.initial_state, run.trajectory.final_state)
+                 for v in leaves(state) if isinstance(v, str)}
+        pinned = [f for f in pinned
+                  if f.detail.get("kind") not in ("id", "email") or str(f.detail.get("value")).casefold() in known]
+    out += pinned
+    out += _unrequested(run)  # an id or email no record has is a dangling_reference (static.py)
+    return out
+
+
+def _literal_leaves(value: Any, original: Any, path: str) -> list[tuple[str, Any]]:
+    """``(path, leaf)`` for the leaves of a resolved argument that the step wrote literally."""
+    if isinstance(original, dict) and ("$ref" in original or "$fact" in original):
+        if "$fact" in original and ("prefix" in original or "suffix" in original) and isinstance(value, str):
+            return [(path, value)]  # a fact with literal parts: the whole value is checked
+        return []
+    if isinstance(value, dict) and isinstance(original, dict):
+        return [leaf for k, v in value.items() for leaf in _literal_leaves(v, original.get(k), f"{path}.{k}")]
+    if isinstance(value, list) and isinstance(original, list) and len(value) == len(original):
+        return [leaf for n, (v, o) in enumerate(zip(value, original, strict=True))
+                for leaf in _literal_leaves(v, o, f"{path}[{n}]")]
+    return [(path, value)]
+
+
+def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, Any], evidence: Evidence,
+             shapes: list[re.Pattern[str]]) -> list[Finding]:
+    package = run.package
+    bound = run.bound.get(step.call)
+    if bound is None or bound.op.access != "write":
+        return []
+    said = run.said.casefold()
+    props = bound.tool.parameters.get("properties", {})
+    out: list[Finding] = []
+    for key, value in resolved.items():
+        original = step.args.get(key)
+        for path, leaf in _literal_leaves(value, original, key):
+            enum = (props.get(key, {}).get("items") or props.get(key, {})).get("enum") or []
+            other = _said_enum(said, key, leaf, enum)
+            if other is not None:
+                out.append(Finding(code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf},
+                                   message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
+                continue
+            kind = _missing(package, leaf, evidence, shapes)
+            if kind is not None and _pinned_by_checks(run, index, step, path, leaf):
+                out.append(Finding(
+                    code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": kind},
+                    message=f"step {index} writes the {kind} {path}={leaf!r}, which the checks require but the agent "
+                            "cannot learn: it is not in the request, a revealed fact, an earlier tool result or the "
+                            "tool's schema"))
+    return out
+
+
+def _pinned_by_checks(run: ReferenceRun, index: int, step: CallStep, path: str, value: Any) -> bool:
+    """Whether changing this written value (to a plausible other one) loses score."""
+    other: Any
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        other = value + 1
+    elif isinstance(value, str) and (m := _ISO.match(value)):
+        other = value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
+            else f"{value[:8]}{(int(value[8:10]) % 28) + 1:02d}{value[10:]}"
+    else:
+        other = f"other-{value}"
+    key = path.split(".")[0].split("[")[0]
+    if key != path:
+        return True  # a nested value: assume the checks pin it
+    steps = dict(enumerate(run.package.reference))
+    steps[index] = CallStep(call=step.call, args={**step.args, key: other}, expect_status=step.expect_status)
+    ids = sorted(steps)
+    return run.variant_score(ids, [steps[i] for i in ids]) < run.score
+
+
+def produced(check: Any) -> list[tuple[str, Any]]:
+    """``(field, matcher)`` of the values a check requires the agent to produce: what a created or
+    changed record must hold (``state_count.where`` unless it guards that nothing happened,
+    ``state_match.expect``), the arguments a required call must carry, the answer's values.
+    Selectors of existing records and forbidden values are not produced."""
+    if check.kind == "state_count" and not (check.op in ("==", "<=", "<") and check.value == 0):
+        return list(check.where.items())
+    if check.kind == "state_match":
+        return list(check.expect.items())
+    if check.kind == "called" and check.min > 0:
+        return list(check.args_match.items())
+    if check.kind == "answer_contains":
+        return [("answer", v) for v in check.values]
+    return []
+
+
+def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: list[re.Pattern[str]]) -> list[Finding]:
+    """``said``: the request and the user's facts, folded."""
+    out: list[Finding] = []
+    for check in package.checks:
+        enums = _field_enums(package, check.collection) if hasattr(check, "collection") else {}
+        for fname, matcher in produced(check):
+            other = _said_enum(said, fname, matcher, enums.get(fname, []))
+            if other is not None:
+                out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": matcher},
+                                   message=f"check {check.id!r} pins {fname}={matcher!r} where the request says "
+                                           f"{other!r}"))
+                continue
+            for value in _typed_tokens(matcher) if fname == "answer" else values_of(matcher):
+                if fname != "answer" and isinstance(value, int | float) and numbers_in(package.request.text):
+                    continue  # a number that differs from the ones the request states: consistency.py
+                kind = _missing(package, value, evidence, shapes)
+                if kind is not None:
+                    out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": value, "kind": kind},
+                                       message=f"check {check.id!r} pins the {kind} {value!r}, which the agent cannot "
+                                               "learn: it is not in the request, a revealed fact, a tool result or a "
+                                               "schema"))
+    return out
+
+
+def values_of(matcher: Any) -> list[Any]:
+    """The concrete values a matcher names, list values as their items."""
+    return [item for v in literal_values(matcher) for item in (v if isinstance(v, list) else [v])]
+
+
+def _typed_tokens(text: str) -> list[Any]:
+    """The typed values inside an answer value: emails, ISO dates and times, numbers."""
+    out: list[Any] = _EMAIL.findall(text)
+    out += [m.group(0) for m in re.finditer(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?", text)]
+    out += [float(m.value) for m in numbers_in(text) if m.kind != "word"]  # type: ignore[arg-type]
+    return out
+
+
+def _unrequested(run: ReferenceRun) -> list[Finding]:
+    """Writes of an operation the request names by none of its intents, in a package whose request
+    does name another of its write operations, and whose removal lowers the score."""
+    package = run.package
+    said = run.said.casefold()
+    done = run.writes
+
+    def requested(op: Any) -> bool:
+        return not op.intents or _intent_regex(tuple(op.intents)).search(said) is not None
+
+    unnamed = _unnamed_targets(package, done, said)
+    if not unnamed and (all(not requested(w.bound.op) for w in done) or all(requested(w.bound.op) for w in done)):
+        return []
+    out: list[Finding] = []
+    steps = dict(enumerate(package.reference))
+    for w in done:
+        if requested(w.bound.op) and w.step not in unnamed:
+            continue
+        dropped = dependents(package, w.step)
+        kept = {k: v for k, v in steps.items() if k not in dropped}
+        ids = sorted(kept)
+        s = run.variant_score(ids, [kept[i] for i in ids])
+        if s < run.score:
+            out.append(Finding(code=Code.UNREQUESTED_WRITE, step=w.step, detail={"tool": w.bound.tool.name, "score": s},
+                               message=f"step {w.step} ({w.bound.tool.name}) does what the request never asks for "
+                                       f"({unnamed[w.step] if w.step in unnamed else 'none of ' + ', '.join(w.bound.op.intents[:6]) + '…'})"
+                                       f", yet dropping it lowers the score to {s:.3f}: the checks reward an "
+                                       "unrequested action"))
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _intent_regex(intents: tuple[str, ...]) -> re.Pattern[str]:
+    """Finds, in a folded text, a word that begins one of ``intents`` (``intent_pattern``)."""
+    return re.compile(rf"\b(?:{intent_pattern(list(intents))})")
+
+
+def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict[int, str]:
+    """Writes of one tool aimed at several records, where the request names one record well (at
+    least half its name's words, two or more) and this one's target hardly (less than half as many
+    words as that one, and not its whole name):
+    "reorder the M8 hex bolts" does not ask for an order of M8 flat washers. By step, with what
+    it names."""
+    said_words = _name_words(said)
+    by_tool: dict[str, list[tuple[Write, str, int]]] = {}
+    for w in done:
+        for name in _targets(package, w):
+            overlap = 1000 if name.casefold() in said else len(_name_words(name) & said_words)
+            by_tool.setdefault(w.bound.tool.name, []).append((w, name, overlap))
+    out: dict[int, str] = {}
+    for aimed in by_tool.values():
+        best, named = max(((o, name) for _, name, o in aimed), default=(0, ""))
+        if best >= 2 and best * 2 >= len(_name_words(named)) and len({name for _, name, _ in aimed}) > 1:
+            out |= {w.step: f"aimed at {name!r}, which the request does not name" for w, name, o in aimed if o * 2 < best}
+    return out
+
+
+_FUNCTION_WORDS = frozenset({"the", "and", "for", "with", "from", "our", "your", "this", "that", "into", "onto"})
+
+
+def _name_words(text: str) -> set[str]:
+    """The words of a name, roughly stemmed ("bolts" and "bolt" alike), with model codes ("M8")."""
+    return {t.rstrip("s")[:6] for t in re.findall(r"[a-z0-9]+", text.casefold())
+            if (len(t) >= 3 or any(c.isdigit() for c in t)) and t not in _FUNCTION_WORDS}
+
+
+def _targets(package: TaskPackage, w: Write) -> list[str]:
+    """The names (or titles, subjects) of the records a write aims at: the record it changes, and
+    the records its arguments refer to."""
+    ids: list[tuple[str, Any]] = []
+    if w.bound.op.effect in ("update", "delete"):
+        ids.append((".".join(w.bound.collection), w.record_id))
+    for param, target in w.bound.op.refs.items():
+        value = (w.record or {}).get(w.bound.op.field_for(param))
+        ids.append((".".join(target.split(".")[:2]), value))
+    out = []
+    for collection, value in ids:
+        service, _, name = collection.partition(".")
+        for record in package.initial_state.get(service, {}).get(name, []):
+            if value is not None and record.get("id") == value:
+                out += [str(record[k]) for k in ("name", "title", "subject") if record.get(k)][:1]
+    return out

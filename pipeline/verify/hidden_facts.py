@@ -1,0 +1,94 @@
+"""Hidden facts must be hidden: readable nowhere but from the user. Raises ``hidden_fact_leaked``.
+
+A fact the simulated user reveals when asked is leaked when the agent could read it without asking:
+
+- **in the request**, in any form: the value as a whole token (values of one or two characters
+  must match exactly), or, for a date, the same day written another way ("December 3rd",
+  "3 Dec", "12/03", "the 3rd", "Thursday", "tomorrow"), for a time another way ("2 pm" for
+  14:00), for a number in words ("five"). A fact that ``corrects`` a value may have that old
+  value in the request; its new value may not appear;
+- **in the initial state or a tool result of the reference**: an email, id or other value of
+  six or more characters anywhere; a date, time or short value inside a text (a note saying
+  "prefers Thursday 2026-12-03"), not as a field of its own, where unrelated records hold dates
+  and times all the time. A result counts when the agent sees it before the user reveals the fact,
+  or from a call that does not carry the fact (a write echoing it does not leak it). The name of one
+  of several records sharing a first name (which Daniel) is a choice the user makes, not a leak.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import strings
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import Fact, TaskPackage
+from pipeline.core.text_values import date_values, has_word, numbers_in, times_in
+from pipeline.core.trajectory import Trajectory
+from pipeline.verify.entities import ambiguous_first_names
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d$")
+
+
+def _in_text(fact: Fact, text: str, today: date) -> bool:
+    """Whether ``text`` states the fact's value, in any form."""
+    value = fact.value
+    if has_word(text, value) and (len(value) > 2 or re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text)):
+        return True
+    if _ISO.match(value):
+        return value[:10] in date_values(text, today)
+    if _CLOCK.match(value):
+        return f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}" in {m.value for m in times_in(text)}
+    if re.fullmatch(r"-?\d+(\.\d+)?", value):
+        return float(value) in {float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+    return False
+
+
+def _leaks(fact: Fact, texts: list[str], today: date) -> bool:
+    """Whether the fact can be read in ``texts`` (the values of a state or of tool results)."""
+    value = fact.value
+    structured = bool(_ISO.match(value) or _CLOCK.match(value) or re.fullmatch(r"-?[\d.]+", value)) or len(value) < 6
+    for text in texts:
+        if not structured and value.casefold() in text.casefold():
+            return True
+        if structured and " " in text.strip() and text.strip() != value and _in_text(fact, text, today):
+            return True
+    return False
+
+
+def _candidate(package: TaskPackage, value: str) -> bool:
+    """Whether ``value`` names one of several people sharing a first name (which Daniel): which
+    of them is meant is what the user says, not something the state gives away."""
+    words = value.casefold().split()
+    return len(words) == 2 and words[0] in ambiguous_first_names(package)
+
+
+def _observed(ref: Trajectory, fact: Fact) -> list[str]:
+    """What the reference's tool results show that could hold the fact: every result before the
+    user reveals it, and later ones of calls whose arguments do not carry it (a write echoing
+    the fact just revealed shows the agent nothing new)."""
+    revealed_at = next((s.index for s in ref.steps if s.kind == "ask" and fact.key in s.revealed), len(ref.steps))
+    value = fact.value.casefold()
+    return strings([s.result for s in ref.steps if s.kind == "call" and
+                    (s.index < revealed_at or value not in " ".join(strings(s.args)).casefold())])
+
+
+def hidden_fact_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    if package.user is None:
+        return []
+    today = date.fromisoformat(package.now[:10])
+    state = strings(package.initial_state)
+    out: list[Finding] = []
+    for fact in package.user.facts:
+        seen = _observed(ref, fact) if ref is not None else []
+        where = ("the request" if _in_text(fact, package.request.text, today)
+                 else None if _candidate(package, fact.value)
+                 else "the initial state" if _leaks(fact, state, today)
+                 else "a tool result of the reference" if _leaks(fact, seen, today) else None)
+        if where is not None:
+            out.append(Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"fact": fact.key, "where": where},
+                               message=f"hidden fact {fact.key!r} ({fact.value!r}) can be read in {where}: the agent "
+                                       "need not ask for it"))
+    return out

@@ -1,0 +1,340 @@
+"""Wrong values a plausible agent would use: the raw material of the mutation tests.
+
+- ``alternatives``: for an argument the request grounds, the other values a careless agent would
+  write: the most confusable other record (same first name, same company, same department, an
+  adjacent date ...), a date a day later, a time an hour later, another enum value, a stated
+  number off by one or by a factor of ten (``five`` ordered as 50).
+- ``contradictions``: for free text whose content the request dictates (dates, numbers, times,
+  weekdays, verdicts such as "approved", quoted phrases, the request's own words), a text that
+  drops that content and one that says the opposite.
+- ``guess_wrong``: the value an agent that never asked would guess for a hidden fact.
+- ``stuffed_answer``: an answer listing every value of the initial state.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from functools import lru_cache
+from typing import Any
+
+from pipeline.core.jsonvalues import leaves, strings
+from pipeline.core.package import Fact, TaskPackage
+from pipeline.core.patterns import compile_pattern
+from pipeline.core.text_values import MONTHS, WEEKDAYS, date_values, has_word, numbers_in, times_in
+
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
+_DATETIME_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}T)(\d{2}):(\d{2})(.*)$")
+_IDENTITY_FIELDS = ("id", "email", "name")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
+_ID = re.compile(r"^[a-z]+-\d+$")
+GENERIC_TEXT = "Please disregard this message; nothing has changed."
+_NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+STOPWORDS = frozenset(
+    ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "please", "can", "could", "would", "you", "your", "my", "me", "i", "we", "our", "us", "they", "them", "their", "he", "she", "his", "her", "him", "do", "does", "did", "not", "no", "so", "if", "then", "than", "there", "here", "all", "any", "some", "each", "every", "about", "into", "over", "under", "up", "down", "out", "new", "also", "just", "only", "very", "more", "most", "next", "last", "same", "other", "own", "such", "what", "which", "who", "whom", "when", "where", "why", "how", "hi", "hello", "dear", "thanks", "thank", "regards", "best", "let", "know", "get", "make", "set", "put", "add", "send", "ask", "tell", "note"])
+ANTONYMS = {
+    "approved": "denied", "approve": "deny", "accepted": "declined", "accept": "decline", "confirmed": "cancelled",
+    "confirm": "cancel", "granted": "refused", "resolved": "unresolved", "paid": "unpaid", "yes": "no",
+    "will": "will not", "can": "cannot", "moved": "kept", "postponed": "kept", "rescheduled": "kept",
+    "cancelled": "confirmed", "canceled": "confirmed", "rejected": "approved", "declined": "accepted",
+    "denied": "approved", "completed": "not completed", "complete": "incomplete", "available": "unavailable",
+    "open": "closed", "closed": "open", "increase": "decrease", "increased": "decreased", "raise": "cut",
+    "raised": "cut", "higher": "lower", "lower": "higher", "earlier": "later", "later": "earlier",
+    "refund": "charge", "refunded": "charged", "on track": "delayed", "delayed": "on track", "shipped": "held",
+    "agreed": "rejected", "finished": "stalled", "done": "pending", "signed": "cancelled", "won": "lost",
+    "lost": "won", "ready": "not ready", "arrived": "delayed", "received": "missing", "passed": "failed",
+    "failed": "passed", "successful": "unsuccessful", "success": "failure", "fixed": "broken", "active": "inactive",
+}
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _shift_date(text: str, days: int) -> str | None:
+    m = _DATE.match(text)
+    if not m:
+        return None
+    try:
+        d = date.fromisoformat(m.group(1)) + timedelta(days=days)
+    except ValueError:
+        return None
+    return d.isoformat() + m.group(2)
+
+
+def _shift_time(text: str, hours: int) -> str | None:
+    m = _TIME.match(text)
+    if m:
+        return f"{(int(m.group(1)) + hours) % 24:02d}:{m.group(2)}"
+    m = _DATETIME_TIME.match(text)
+    if m:
+        return f"{m.group(1)}{(int(m.group(2)) + hours) % 24:02d}:{m.group(3)}{m.group(4)}"
+    return None
+
+
+def _similarity(a: dict[str, Any], b: dict[str, Any]) -> int:
+    """How easily a careless agent mistakes record ``b`` for ``a``: a shared first or last name
+    counts most, then shared values of other fields (company, department, dates, status ...)."""
+    score = 0
+    name_a, name_b = str(a.get("name", "")).split(), str(b.get("name", "")).split()
+    if name_a and name_b:
+        score += 4 * (name_a[0].casefold() == name_b[0].casefold())
+        score += 3 * (name_a[-1].casefold() == name_b[-1].casefold() and len(name_a) > 1)
+    for key, value in a.items():
+        if key in _IDENTITY_FIELDS or value in (None, "", [], {}):
+            continue
+        if b.get(key) == value:
+            score += 2
+        elif isinstance(value, str) and isinstance(b.get(key), str) and _adjacent(value, b[key]):
+            score += 1
+    email_a, email_b = str(a.get("email", "")), str(b.get("email", ""))
+    if "@" in email_a and "@" in email_b:
+        score += email_a.split("@")[1] == email_b.split("@")[1]
+    return score
+
+
+@lru_cache(maxsize=8192)
+def _adjacent(a: str, b: str) -> bool:
+    """Two dates a day apart, or two date-times on the same day."""
+    if _DATE.match(a) and _DATE.match(b):
+        return _shift_date(a[:10], 1) == b[:10] or _shift_date(b[:10], 1) == a[:10] or a[:10] == b[:10]
+    return False
+
+
+def confusable(package: TaskPackage, value: Any) -> list[Any]:
+    """For a value that identifies a record of the initial state (its id, email or name), the same
+    field of the other records of that collection, most confusable first; for an email address,
+    then every other address the state mentions, same domain first."""
+    out: list[Any] = []
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            for record in records:
+                for field in _IDENTITY_FIELDS:
+                    if record.get(field) != value:
+                        continue
+                    others = [r for r in records if r is not record and r.get(field) not in (None, value)]
+                    others.sort(key=lambda r: -_similarity(record, r))  # stable: ties keep state order
+                    out += [r[field] for r in others if r[field] not in out]
+    if isinstance(value, str) and _EMAIL.match(value):
+        domain = value.rpartition("@")[2]
+        others = sorted({e for e in strings(package.initial_state) if _EMAIL.match(e) and e != value and e not in out},
+                        key=lambda e: (e.rpartition("@")[2] != domain, e))
+        out += others  # addresses the state mentions anywhere: senders, attendees, recipients
+    return out
+
+
+def _said(package: TaskPackage) -> str:
+    """The request and the user's facts: everything the agent is told."""
+    return " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
+                    else [package.request.text])
+
+
+def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None) -> list[Any]:
+    """Other valid values a careless agent would write instead of ``value``, the most plausible
+    first, when the request (or a fact) grounds ``value``: a record of the state it identifies, a
+    date or time it states, an enum value it names, a number it states in any form. Empty for
+    values the agent chooses freely (they must not be pinned, so changing them proves nothing)."""
+    out: list[Any] = confusable(package, value)[:1]
+    if isinstance(value, bool):
+        return out
+    said = _said(package)
+    if isinstance(value, str):
+        today = date.fromisoformat(package.now[:10])
+        if value[:10] in date_values(said, today) and (variant := _shift_date(value, 1)):
+            out.append(variant)
+        clock = value[11:16] if _DATETIME_TIME.match(value) else value
+        if clock in {m.value for m in times_in(said)} and (variant := _shift_time(value, 1)):
+            out.append(variant)
+        enum = (schema or {}).get("enum") or []
+        if value in enum and has_word(said, value, joiners=""):
+            unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
+            out += (unsaid or [e for e in enum if e != value])[:1]
+        return out
+    if isinstance(value, int | float) and float(value) in {float(m.value) for m in numbers_in(said)}:  # type: ignore[arg-type]
+        for variant in (value + 1, value * 10):
+            out.append(round(variant, 2) if isinstance(variant, float) else variant)
+    return out
+
+
+def distinct_copy(package: TaskPackage, args: dict[str, Any], parameters: dict[str, Any],
+                  taken: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The arguments of one more item of the series ``taken`` (the items made with one tool),
+    modelled on ``args``: what is the same across the series stays; what varies gets a value no
+    item has (free text changed, a time an hour later or a date a day later, the most confusable
+    record no item names). None when nothing can be changed."""
+    props = parameters.get("properties", {})
+    varying = {k for k in args if len({_frozen(item.get(k)) for item in taken}) > 1} or set(args)
+    used = {_frozen(item.get(k)) for item in taken for k in varying}
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        new = value
+        if key not in varying:
+            pass
+        elif isinstance(value, str) and (is_free_text(key, value, props.get(key)) or key in ("title", "name", "subject")):
+            new = f"{value} (2)"
+        elif isinstance(value, str):
+            shifted = [v for v in (_shift_time(value, h) for h in (1, 2, 3)) if v and v not in used]
+            shifted += [v for v in (_shift_date(value, d) for d in (1, 2, 3)) if v and v not in used]
+            new = next(iter(shifted), None) or next((v for v in confusable(package, value) if v not in used), value)
+        elif isinstance(value, list):
+            new = [next((o for o in confusable(package, v) if _frozen(o) not in used), v) for v in value]
+        out[key] = new
+    return out if out != args else None
+
+
+def _frozen(value: Any) -> Any:
+    return repr(value) if isinstance(value, (list, dict)) else value
+
+
+def guess_wrong(fact: Fact, package: TaskPackage) -> str:
+    """The most plausible wrong value an agent would use without asking for ``fact``."""
+    if fact.corrects:
+        return fact.corrects
+    for variant in (_shift_date(fact.value, 1), _shift_time(fact.value, 1)):
+        if variant:
+            return variant
+    if re.fullmatch(r"-?\d+", fact.value):
+        return str(int(fact.value) + 1)
+    other = confusable(package, fact.value)
+    return str(other[0]) if other else f"unknown {fact.key.replace('_', ' ')}"
+
+
+# --------------------------------------------------------------------------- free text
+
+
+def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
+    """A string the agent composes: two words or more, not an id, email, phone number, date, time,
+    amount or enum value."""
+    schema = schema or {}
+    if not isinstance(value, str) or "enum" in schema or "pattern" in schema or schema.get("type") not in (None, "string"):
+        return False
+    if key.endswith(("_id", "id", "email", "to", "cc", "date", "start", "time")) or key in ("to", "from", "status"):
+        return False
+    stripped = value.strip()
+    return (len(_WORD_START.findall(stripped)) >= 2 and not _EMAIL.match(stripped)
+            and not _ID.match(stripped) and not _DATE.match(stripped))
+
+
+_WORD_START = re.compile(r"(?:^|\s)[^\W\d_]{2,}")
+_CONTENT_WORD = re.compile(r"[a-z][a-z'-]+[a-z]")
+_NAME_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+")
+_NAME_IN_SENTENCE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z'-]+)")
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """The words of a text (folded, three letters or more), stopwords aside."""
+    return frozenset(w for w in _CONTENT_WORD.findall(text.casefold()) if w not in STOPWORDS)
+
+
+@lru_cache(maxsize=4096)
+def _proper(text: str) -> frozenset[str]:
+    """Names in a text (folded): runs of two or more capitalized words anywhere, and single
+    capitalized words inside a sentence."""
+    out = {w.casefold() for run in _NAME_RUN.findall(text) for w in run.split()}
+    out |= {m.group(1).casefold() for m in _NAME_IN_SENTENCE.finditer(text)}
+    return frozenset(out)
+
+
+def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]:
+    """What the request (or a fact) dictates of a free text: the dates, times, numbers, weekdays,
+    months and verdict words ("approved", "moved") it shares with the request, a phrase the request
+    quotes, or the request's own words when the text is mostly made of them (names of people,
+    companies and products do not count for that: they say whom or what, not what to say).
+    ``addressee`` words (the record the text is written to) are never content. Empty when the
+    text is the agent's to compose."""
+    said = _said(package)
+    today = date.fromisoformat(package.now[:10])
+    out: list[str] = []
+    for a, b in ((date_values(said, today), date_values(value, today)),
+                 ({m.value for m in times_in(said)}, {m.value for m in times_in(value)}),
+                 ({m.value for m in numbers_in(said)}, {m.value for m in numbers_in(value)})):
+        out += [str(v) for v in a & b]
+    said_words, value_words = _words(said) - addressee, _words(value) - addressee
+    named = set(WEEKDAYS) | set(MONTHS) | {w for w in ANTONYMS if " " not in w}
+    out += sorted((said_words & value_words) & named)
+    out += [q for q in _QUOTED.findall(said) if q.casefold() in value.casefold()]
+    content = value_words - named - _proper(said)
+    shared = content & said_words
+    if len(shared) >= 2 and len(shared) * 2 >= len(content):
+        out += sorted(shared)
+    return out
+
+
+def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:
+    """What a wrong agent could write instead of ``texts`` (the free-text fields of one write) when
+    the request dictates their content: all of them replaced by a text that says nothing of it,
+    and each dictated one with its dates, times, weekdays, numbers and verdict words swapped for
+    others (when that changes it). Empty when nothing in ``texts`` is dictated."""
+    told = {key for key, value in texts.items() if dictated(package, value, addressee)}
+    if not told:
+        return []
+    out = [{key: GENERIC_TEXT for key in texts}]
+    swapped = {key: _swap(texts[key]) for key in told}
+    if any(swapped[key] != texts[key] for key in told):
+        out.append(swapped)
+    return out
+
+
+_MONTH_NAMES = "|".join(m[:3] for m in MONTHS)
+_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")
+_SWAP_ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
+_SWAP_DAY = re.compile(rf"\b((?:{_MONTH_NAMES})[a-z]*\.?\s+)(\d{{1,2}})\b|\b(\d{{1,2}})((?:st|nd|rd|th)?\s+(?:of\s+)?"
+                       rf"(?:{_MONTH_NAMES}))", re.IGNORECASE)
+_SWAP_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+_SWAP_WEEKDAY = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
+_SWAP_COUNT = re.compile(r"(?<![\d,.\w-])(\d+)(?=\s+[a-z]+s\b)")  # 129 units
+_SWAP_MONEY = re.compile(r"([$€£]\s?)(\d[\d,]*)")
+_SWAP_NUMBER_WORD = re.compile(r"\b(" + "|".join(w for w in _NUMBER_WORDS if w != "one") + r")\b", re.IGNORECASE)
+_SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), key=len, reverse=True)) + r")\b(?!['’])",
+                           re.IGNORECASE)
+
+
+def _swap(text: str) -> str:
+    out = _SWAP_ISO.sub(lambda m: _shift_date(m.group(1), 1) or m.group(1), text)
+    out = _SWAP_DAY.sub(lambda m: f"{m.group(1)}{int(m.group(2)) % 28 + 1}" if m.group(1)
+                        else f"{int(m.group(3)) % 28 + 1}{m.group(4)}", out)
+    out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}", out)
+    out = _SWAP_WEEKDAY.sub(lambda m: WEEKDAYS[(WEEKDAYS.index(m.group(1).casefold()) + 1) % 7].capitalize(), out)
+    out = _SWAP_COUNT.sub(lambda m: str(int(m.group(1)) + 1), out)
+    out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}", out)
+    out = _SWAP_NUMBER_WORD.sub(
+        lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)], out)
+    return _SWAP_VERDICT.sub(lambda m: ANTONYMS[m.group(1).casefold()], out)
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def has_wrong_candidates(package: TaskPackage) -> bool:
+    """Whether an answer check asks for a value found in a field of a record (all of it or a part:
+    the last digits of a phone number, an amount) while other records of that collection hold
+    other values in that field (the other phone numbers, amounts, names): then an answer listing everything contains wrong answers beside the right one."""
+    wanted = [v.casefold() for c in package.checks if c.kind == "answer_contains" for v in c.values]
+    patterns = [compile_pattern(c.pattern, c.ignore_case)
+                for c in package.checks if c.kind == "answer_matches"]
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            for record in records:
+                for field, value in record.items():
+                    if field == "id" or isinstance(value, bool) or value in (None, "") or isinstance(value, dict | list):
+                        continue
+                    texts = [str(value)] + ([f"{value:,.2f}"] if isinstance(value, int | float) else [])
+                    asked = any(w in t.casefold() for w in wanted for t in texts) or any(
+                        p.search(t) for p in patterns for t in texts)
+                    if asked and any(r is not record and r.get(field) not in (None, "", value) for r in records):
+                        return True
+    return False
+
+
+def stuffed_answer(package: TaskPackage) -> str:
+    """Every value of the initial state, as an answer (numbers also written as amounts)."""
+    values: list[str] = []
+    for leaf in leaves(package.initial_state):
+        if isinstance(leaf, bool) or leaf in (None, ""):
+            continue
+        forms = [str(leaf)]
+        if isinstance(leaf, int | float):
+            forms.append(f"{leaf:,.2f}")
+        values += [f for f in forms if f not in values]
+    return "; ".join(values)

@@ -1,0 +1,200 @@
+"""Safety rules must forbid something real, and nothing the task needs. Raises
+``safety_contradiction`` and ``vacuous_safety``.
+
+**Contradiction** (``safety_contradiction``): a rule forbids what the checks require (a
+``not_called`` on a tool a ``called``/``order`` check requires), the reference breaks a rule the
+checks reward, or the request itself asks for the forbidden action: it tells the agent, in a clause
+of its own and not negated ("Delete the duplicate", "Please email Ana"), to do what a
+``not_called`` rule forbids, by one of the operation's intent words (for a rule on some arguments
+only, by the verb of the value it forbids: "Close the ticket" for ``status: closed``), while the
+checks grade something else.
+
+**Vacuous** (``vacuous_safety``): a rule no plausible action can break:
+
+- ``not_called`` on a tool the package does not offer, or with ``args_match`` values that appear
+  nowhere the agent could take them from (request, facts, state, tool results, the tool's enums);
+- ``state_unchanged`` whose selection is empty in the initial state, or on a collection no
+  offered tool can write;
+- ``answer_excludes`` of values that appear nowhere the agent could take them from.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.grading import ScoreReport
+from pipeline.core.jsonvalues import strings
+from pipeline.core.matchers import compile_where, literal_values
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import CallStep, Step, TaskPackage
+from pipeline.core.services import intent_pattern
+from pipeline.core.trajectory import Trajectory
+from pipeline.verify.effects import Write, bound_tools, records_of
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.mutations import before_answer
+
+_NEGATION = re.compile(r"\b(don'?t|do not|never|no|not|without|except|avoid|instead of|rather than|keep|unless|if)\b",
+                       re.IGNORECASE)
+_CLAUSE = re.compile(r"[^.;:!?\n]+")
+
+
+def safety_findings(package: TaskPackage, report: ScoreReport | None, ref: Trajectory | None = None) -> list[Finding]:
+    return _contradictions(package, report) + vacuous_findings(package, ref)
+
+
+def _contradictions(package: TaskPackage, report: ScoreReport | None) -> list[Finding]:
+    broken = {r.id for r in report.safety if r.passed is False} if report is not None else set()
+    out: list[Finding] = []
+    required = {c.tool for c in package.checks if c.kind == "called" and c.min > 0}
+    required |= {t for c in package.checks if c.kind == "order" for t in c.tools}
+    tools = bound_tools(package)
+    for rule in package.safety:
+        if rule.kind == "not_called" and rule.tool in required and not rule.args_match:
+            out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
+                               message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which a check requires"))
+        elif rule.id in broken:
+            out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id,
+                               message=f"safety rule {rule.id!r} ({rule.kind}) is broken by the reference "
+                                       "solution that the checks reward"))
+        elif rule.kind == "not_called" and rule.tool in tools:
+            values = [v for m in rule.args_match.values() for v in literal_values(m) if isinstance(v, str)]
+            intents = [_stem(v) for v in values] if rule.args_match else tools[rule.tool].op.intents
+            asked = _asked_for(package.request.text, [w for w in intents if w])
+            if asked is not None:
+                out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id, detail={"clause": asked},
+                                   message=f"the request asks for what safety rule {rule.id!r} forbids "
+                                           f"({rule.tool}): {asked.strip()!r}; the checks grade something else"))
+    return out
+
+
+def _stem(word: str) -> str:
+    """A verb's stem from the value a rule forbids: "closed" -> "clos" (matches "Close")."""
+    return re.sub(r"(?:ed|d|ing|s)$", "", word.casefold().strip()) if len(word) >= 4 else ""
+
+
+def _asked_for(text: str, intents: list[str]) -> str | None:
+    """The clause of ``text`` that tells the agent, without negation, to do an operation named by
+    one of ``intents`` (its first word, or after "please", "and", "then", "also", "can you")."""
+    verbs = intent_pattern(intents)
+    if not verbs:
+        return None
+    lead = r"^\s*(?:(?:please|and|then|also|now|just|kindly|can you|could you|would you)\s+)*"
+    for clause in _CLAUSE.findall(text):
+        if re.search(lead + rf"(?:{verbs})\w*\b", clause, re.IGNORECASE) and not _NEGATION.search(clause):
+            return clause
+    return None
+
+
+def _visible(package: TaskPackage, ref: Trajectory | None) -> str:
+    """Everything an agent could read, folded: request, facts, state, tool results."""
+    texts = [package.request.text, *(f.value for f in (package.user.facts if package.user else []))]
+    texts += strings(package.initial_state)
+    if ref is not None:
+        texts += strings([s.result for s in ref.steps if s.kind == "call"])
+    return "\n".join(texts).casefold()
+
+
+def _choices(parameters: dict[str, Any]) -> set[Any]:
+    """The values a tool's schema offers: each argument's enum."""
+    return {v for schema in parameters.get("properties", {}).values() for v in schema.get("enum", [])}
+
+
+def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+    tools = bound_tools(package)
+    seen: list[str] = []  # _visible, once a rule needs it
+
+    def visible() -> str:
+        if not seen:
+            seen.append(_visible(package, ref))
+        return seen[0]
+
+    out: list[Finding] = []
+    for rule in package.safety:
+        why = None
+        if rule.kind == "not_called":
+            values = [v for m in rule.args_match.values() for v in literal_values(m) if isinstance(v, str)]
+            if rule.tool not in tools:
+                why = f"it forbids {rule.tool!r}, which the package does not offer"
+            elif values and not any(v.casefold() in visible() or v in _choices(tools[rule.tool].tool.parameters)
+                                    for v in values):
+                why = f"its arguments ({', '.join(values)}) appear nowhere an agent could take them from"
+        elif rule.kind == "state_unchanged":
+            service, _, name = rule.collection.partition(".")
+            where = compile_where(rule.where)
+            selected = [r for r in records_of(package.initial_state, (service, name))
+                        if where(r) and (rule.record_id is None or r.get("id") == rule.record_id)]
+            whole = not rule.where and rule.record_id is None
+            writers = [b for b in tools.values() if b.collection == (service, name) and b.op.access == "write"
+                       and (whole or b.op.effect != "create")]
+            if not selected and not whole:
+                why = f"its selection matches no record of {rule.collection} in the initial state"
+            elif not writers:
+                why = f"no offered tool can change {rule.collection}"
+        elif rule.kind == "answer_excludes" and not any(v.casefold() in visible() for v in rule.values):
+            why = f"none of {rule.values} appears anywhere an agent could read it"
+        if why is not None:
+            out.append(Finding(code=Code.VACUOUS_SAFETY, check=rule.id, detail={"kind": rule.kind},
+                               message=f"safety rule {rule.id!r} forbids nothing: {why}"))
+    return out
+
+
+def tempted(run: ReferenceRun, rule: Any) -> bool:
+    """Whether something in the task leads an agent toward breaking ``rule``.
+
+    - ``not_called``: a text the agent reads commands the forbidden operation (an injected "...
+      and forward every invoice to ...", "Please refund the customer"), the request warns against
+      it ("Don't send it"), or the reference writes with that tool or on that collection;
+    - ``state_unchanged``: the request tells it to do an operation that can change the protected
+      records, or the reference's own update or delete on that collection, aimed at a protected
+      record, would change it (deleting the pinned note beside the obsolete ones; marking an
+      already-read email read changes nothing, and tempts nothing); a rule on a whole collection,
+      whenever the reference writes on it;
+    - ``answer_excludes``: the values are in what the reference reads.
+    """
+    package, ref = run.package, run.trajectory
+    tools = run.bound
+    done = run.writes
+    if rule.kind == "not_called":
+        bound = tools.get(rule.tool)
+        if bound is None:
+            return False
+        texts = [package.request.text, *strings(package.initial_state), *strings([s.result for s in ref.steps])]
+        verbs = intent_pattern(bound.op.intents)
+        commanded = re.compile(rf"\b(?:{verbs})\w*\s+(?:every|all|this|that|these|those|the|it|them|a|an|your|my|our|"
+                               rf"his|her|their|to|me|us)\b", re.IGNORECASE)
+        warned = any(_NEGATION.search(c) and re.search(rf"\b(?:{verbs})", c, re.IGNORECASE)
+                     for c in _CLAUSE.findall(package.request.text))
+        return (warned or any(w.bound.tool.name == rule.tool or w.bound.collection == bound.collection for w in done)
+                or any(commanded.search(text) for text in texts))
+    if rule.kind == "state_unchanged":
+        target = tuple(rule.collection.split(".", 1))
+        writers = [b for b in tools.values() if b.collection == target and b.op.access == "write"]
+        if any(_asked_for(package.request.text, b.op.intents) for b in writers if b.op.intents):
+            return True
+        if not rule.where and rule.record_id is None:
+            return any(w.bound.collection == target for w in done)
+        return _reference_would_change(run, rule, [w for w in done if w.bound.collection == target])
+    if rule.kind == "answer_excludes":
+        seen = " ".join(strings([s.result for s in ref.steps if s.kind == "call"])).casefold()
+        return any(v.casefold() in seen for v in rule.values)
+    return False
+
+
+def _reference_would_change(run: ReferenceRun, rule: Any, done: list[Write]) -> bool:
+    """Whether one of the reference's updates or deletes, aimed at a record ``rule`` protects
+    instead, changes it."""
+    service, _, name = rule.collection.partition(".")
+    where = compile_where(rule.where)
+    protected = [r for r in records_of(run.package.initial_state, (service, name))
+                 if where(r) and (rule.record_id is None or r.get("id") == rule.record_id)]
+    args = {s.index: s.args or {} for s in run.trajectory.steps}
+    calls: list[Step] = [CallStep(call=w.bound.tool.name, args={**args[w.step], w.bound.op.id_param: r[w.bound.spec.id_field]})
+                         for w in done if w.bound.op.effect in ("update", "delete") for r in protected]
+    if not calls:
+        return False
+    mutated, order = before_answer(dict(enumerate(run.package.reference)), calls)
+    final = run.run(order, [mutated[i] for i in order]).final_state
+    after = {r.get("id"): r for r in records_of(final, (service, name))}
+    return any(after.get(r.get("id")) != r for r in protected)

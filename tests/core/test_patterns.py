@@ -1,0 +1,54 @@
+"""Data patterns run on RE2: linear time, the common look-arounds rewritten, the rest refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.core.patterns import PatternError, compile_pattern
+from pipeline.verify.verifier import verify_package
+
+
+def test_catastrophic_patterns_answer_at_once() -> None:
+    assert not compile_pattern(r"(a+)+$").search("a" * 5000 + "!")
+    assert not compile_pattern(r"^(\w+\s?)*$").search("Book the venue " + "aaaaaaaaaa " * 3000 + "!")
+
+
+@pytest.mark.parametrize(("pattern", "text", "found"), [
+    (r"(?s)^(?=.*trunk)(?=.*native).*allowed", "Trunk port,\nnative VLAN, allowed list", True),
+    (r"(?s)^(?=.*trunk)(?=.*native).*allowed", "trunk port, allowed list", False),
+    (r"^(?=[\s\S]*\bsigned\b)(?![\s\S]*\bnot signed\b)", "The contract is signed.", True),
+    (r"^(?=[\s\S]*\bsigned\b)(?![\s\S]*\bnot signed\b)", "It is not signed yet, signed soon", False),
+    (r"(?<![\d.])72(?!\d)", "order 72 units", True),
+    (r"(?<![\d.])72(?!\d)", "order 172 units", False),
+    (r"(?<![\d.])72(?!\d)", "version 1.72", False),
+    (r"(?<!\w)Omar(?!\w)", "Omar", True),
+])
+def test_supported_look_arounds_mean_what_they_say(pattern: str, text: str, found: bool) -> None:
+    assert compile_pattern(pattern, ignore_case=True).search(text) is found
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"(?<!not )approved", r"x(?=y)", r"(?<=\$)\d+"])
+def test_other_look_arounds_and_back_references_are_refused_with_advice(pattern: str) -> None:
+    with pytest.raises(PatternError, match="RE2 cannot run .* linear time"):
+        compile_pattern(pattern)
+
+
+def test_fullmatch_needs_the_whole_text() -> None:
+    assert compile_pattern(r"1,?284\.50?").fullmatch("1,284.50")
+    assert not compile_pattern(r"\b5\b").fullmatch("15927.5")
+
+
+def test_a_package_with_a_pattern_re2_cannot_run_is_schema_invalid(example_doc) -> None:
+    doc = example_doc("todo-three-items")
+    doc["checks"][0]["where"] = {"title": {"$regex": r"(venue)\1"}}
+    verdict = verify_package(doc)
+    assert verdict.codes == ["schema_invalid"] and "RE2 cannot run" in verdict.findings[0].message
+
+
+def test_a_catastrophic_pattern_in_a_package_is_just_a_failing_check(example_doc) -> None:
+    doc = example_doc("todo-three-items")
+    doc["checks"][0]["weight"] = round(doc["checks"][0]["weight"] - 0.1, 6)
+    doc["checks"].append({"id": "bomb", "kind": "answer_matches", "weight": 0.1, "pattern": "(a+)+$"})
+    doc["reference"][-1]["answer"] += " " + "a" * 60 + "!"
+    verdict = verify_package(doc)
+    assert "reference_not_full_score" in verdict.codes and "bomb" in verdict.findings[0].message

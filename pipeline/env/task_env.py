@@ -10,6 +10,7 @@ the verifier's score: ``Grader.score`` of the same trajectory. See ``docs/enviro
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -20,6 +21,7 @@ from pipeline.core.jsonvalues import clone
 from pipeline.core.package import TaskPackage
 from pipeline.core.training_format import tool_schemas
 from pipeline.core.trajectory import StepRecord, Trajectory
+from pipeline.core.user import UserModel
 from pipeline.core.world import World
 
 DEFAULT_MAX_STEPS = 50
@@ -63,18 +65,25 @@ class TaskEnv:
     An episode ends (``done``) after an ``answer`` action or after ``max_steps`` steps of any kind,
     whichever comes first; stepping a finished episode raises ``RuntimeError``. ``judge`` rates
     ``judge`` checks when given; without it they are left out of the score, as in verification.
+    ``user`` makes the user of each episode (``pipeline.env.llm_user.llm_users(model)`` has a
+    model play it); without it, the deterministic simulated user verification uses answers.
     """
 
     def __init__(self, package: TaskPackage, max_steps: int = DEFAULT_MAX_STEPS,
-                 judge: JudgeFn | None = None) -> None:
+                 judge: JudgeFn | None = None, user: Callable[[TaskPackage], UserModel] | None = None) -> None:
         if max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, got {max_steps}")
         self.package = package
         self.max_steps = max_steps
         self.grader = Grader(package, judge)
         self.tools = tool_schemas(package)
-        self.episode = Episode(package)
+        self.user_factory = user
+        self.episode = self._episode()
         self._started = False
+
+    def _episode(self, world: World | None = None) -> Episode:
+        user = self.user_factory(self.package) if self.user_factory is not None else None
+        return Episode(self.package, world, user)
 
     @property
     def world(self) -> World:
@@ -87,7 +96,7 @@ class TaskEnv:
 
     def reset(self) -> Observation:
         """Start a new episode from the initial state and return the request and the tools."""
-        self.episode = Episode(self.package, self.episode.world)
+        self.episode = self._episode(self.episode.world)
         self.episode.world.reset()
         self._started = True
         return Observation(kind="request", text=self.package.request.text, tools=clone(self.tools))

@@ -15,7 +15,7 @@ class Attempt(BaseModel):
     """One request for a package: slot ``slot`` of a run, try number ``attempt`` (1-based).
 
     For a repair (attempt > 1) ``parent`` is the rejected package and ``findings`` why it was
-    rejected.
+    rejected; after a reply that was no valid package, ``invalid`` is why and ``raw`` the reply.
     """
 
     capability: str
@@ -25,6 +25,8 @@ class Attempt(BaseModel):
     attempt: int = 1
     parent: TaskPackage | None = None
     findings: list[Finding] = Field(default_factory=list)
+    invalid: Failure | None = None
+    raw: str | None = None
 
     @property
     def item_seed(self) -> int:

@@ -21,6 +21,14 @@ Retries are ours (the SDK's are off): 429, 5xx, timeouts and connection errors a
 exponential backoff and full jitter, a ``Retry-After`` header (capped) replacing the backoff; at most
 ``max_attempts`` requests and ``Backoff.max_total_wait`` seconds of waiting. Every HTTP request,
 retries included, is one ``LLMCall``. The API key never appears in what this module returns or logs.
+Retries are logged as a summary: the first at once, then one line per ``RETRY_LOG_EVERY_S`` seconds.
+
+A server that cannot serve the run at all is not a failed attempt: ``check()`` asks it once before
+a run, and ``generate`` raises ``ServerUnusable`` (a ``UserError`` naming the URL and what to
+check) when it cannot be reached (connection refused, no such host) or answers 401, 403 or 404
+(the key refused, no such model or path), during the check or any request, or when
+``max_attempts`` requests in a row, across all attempts in flight, got no answer at all (connection
+errors, not timeouts). Nothing of such an attempt is returned, so nothing of it is recorded.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import logging
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -45,10 +54,12 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_random_exponential
 
 from pipeline.core.errors import UserError, first_validation_error
+from pipeline.core.jsonvalues import ShapeError, parse_json
 from pipeline.core.outcomes import Failure, FailureCode, LLMCall
 from pipeline.core.package import Provenance, TaskPackage
 from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.prompting import PromptError, messages_for
+from pipeline.generate.tools import bound_to_catalogue
 from pipeline.taxonomy.capabilities import Capability, taxonomy
 
 logger = logging.getLogger(__name__)
@@ -57,6 +68,10 @@ OFFLINE = "offline"
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
 MAX_ERROR_CHARS = 500
+CHECK_TIMEOUT_S = 10.0
+"""How long ``LLMGenerator.check`` waits for the server's answer."""
+RETRY_LOG_EVERY_S = 10.0
+"""After the first retry warning, retries are summarised in one line per this many seconds."""
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*)\n\s*```\s*$", re.DOTALL)
 
 
@@ -77,7 +92,8 @@ class Backoff:
 
 
 class TaskPackageOutput(TaskPackage):
-    """The format ``parse()`` sends: ``TaskPackage`` itself, its JSON Schema built once.
+    """The format ``parse()`` sends: ``TaskPackage`` itself, its JSON Schema built once, without
+    annotations (``_bare``).
 
     pydantic rebuilds a schema on every ``model_json_schema()`` call (about 15 ms for this model)
     and ``parse()`` asks for it on every request, which alone would hold a generator's event loop
@@ -95,7 +111,43 @@ class TaskPackageOutput(TaskPackage):
 
 @cache
 def _package_schema_json() -> str:
-    return json.dumps(TaskPackage.model_json_schema())
+    return json.dumps(output_schema(), separators=(",", ":"))
+
+
+def output_schema() -> dict[str, Any]:
+    """The JSON Schema a model's reply is decoded against: ``TaskPackage`` without the fields the
+    pipeline sets (``id``, ``provenance``, ``has_reference``), without annotations, and with each
+    check or safety rule an open object of a known ``kind`` (the brief states each kind's fields;
+    validation of the reply names any mistake, and the repair prompt shows it)."""
+    schema = _bare(TaskPackage.model_json_schema())
+    for name in ("id", "provenance", "has_reference"):
+        schema["properties"].pop(name, None)
+    schema["required"] = [r for r in schema.get("required", []) if r in schema["properties"]]
+    for name in ("checks", "safety"):
+        union = schema["properties"][name]["items"]
+        kinds = sorted(union.get("discriminator", {}).get("mapping", {}))
+        schema["properties"][name]["items"] = {
+            "type": "object", "additionalProperties": True, "required": ["kind"],
+            "properties": {"id": {"type": "string"}, "kind": {"enum": kinds}, "weight": {"type": "number"}}}
+    used = set(re.findall(r'"#/\$defs/(\w+)"', json.dumps(schema)))
+    while True:  # keep the definitions still referenced, directly or through another definition
+        grown = used | {d for name in used for d in re.findall(r'"#/\$defs/(\w+)"', json.dumps(schema["$defs"][name]))}
+        if grown == used:
+            break
+        used = grown
+    schema["$defs"] = {k: v for k, v in schema["$defs"].items() if k in used}
+    return schema
+
+
+def _bare(schema: Any) -> Any:
+    """A JSON Schema without its ``title`` and ``description`` annotations: they constrain nothing,
+    and the system prompt already explains every field (a third of the schema's size)."""
+    if isinstance(schema, dict):
+        return {k: _bare(v) for k, v in schema.items()
+                if k not in ("title", "description") or not isinstance(v, str)}
+    if isinstance(schema, list):
+        return [_bare(v) for v in schema]
+    return schema
 
 
 # --------------------------------------------------------------------------- classification
@@ -177,10 +229,12 @@ def interpret(body: Any) -> Outcome:
         return _failed(FailureCode.MALFORMED_OUTPUT, f"the model refused: {str(message['refusal'])[:200]}")
     fenced = _FENCE.match(content)
     try:
-        data = json.loads(fenced.group(1) if fenced else content)
+        data = parse_json(fenced.group(1) if fenced else content)
     except json.JSONDecodeError as exc:
         return _failed(FailureCode.MALFORMED_OUTPUT,
                        f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", content)
+    except ShapeError as exc:
+        return _failed(FailureCode.SCHEMA_INVALID, f"the reply is JSON {exc}", content)
     if not isinstance(data, dict):
         return _failed(FailureCode.MALFORMED_OUTPUT, f"expected a JSON object, got {type(data).__name__}", content)
     try:
@@ -197,6 +251,48 @@ def usage_of(body: Any) -> tuple[int, int]:
         return 0, 0
     prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
     return (prompt if isinstance(prompt, int) else 0), (completion if isinstance(completion, int) else 0)
+
+
+class ServerUnusable(UserError):
+    """The model server cannot serve any request: unreachable, the key refused, or no such model.
+    Retrying cannot help, so a run stops (and can be resumed) instead of recording failures."""
+
+
+def _unreachable(exc: openai.APIConnectionError) -> str:
+    """Why a connection failed, in a few words: the innermost OS error behind it (``Connection
+    refused``, ``Name or service not known``), else the error's own text."""
+    reason, seen, depth = str(exc), exc.__cause__ or exc.__context__, 0
+    while seen is not None and depth < 20:
+        errno = getattr(seen, "errno", None)
+        if isinstance(seen, OSError) and isinstance(errno, int):
+            reason = os.strerror(errno) if errno > 0 else (seen.strerror or str(seen))
+        seen, depth = seen.__cause__ or seen.__context__, depth + 1
+    return reason.strip()[:200]
+
+
+class _RetryLog:
+    """Retry warnings for one generator, summarised: the first retry is logged at once, later ones
+    in one line per ``every`` seconds counting the retries since the last line by status."""
+
+    def __init__(self, model: str, every: float = RETRY_LOG_EVERY_S) -> None:
+        self.model, self.every = model, every
+        self.pending: Counter[str] = Counter()
+        self.next_at = 0.0
+
+    def retry(self, status: str, wait: float) -> None:
+        self.pending[status] += 1
+        now = time.monotonic()
+        if now < self.next_at:
+            return
+        count = sum(self.pending.values())
+        if count == 1:
+            logger.warning("%s: a request failed (%s), retrying in %.1fs", self.model, status, wait)
+        else:
+            statuses = ", ".join(f"{name} x{n}" for name, n in self.pending.most_common())
+            logger.warning("%s: %d failed requests retried in the last %.0fs (%s)", self.model, count,
+                           self.every, statuses)
+        self.pending.clear()
+        self.next_at = now + self.every
 
 
 # --------------------------------------------------------------------------- retry policy
@@ -256,6 +352,8 @@ class LLMGenerator:
         self.structured_output = True
         self._capabilities = capabilities
         self._client = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self._retry_log = _RetryLog(model)
+        self._silent_failures = 0  # requests in a row that got no answer at all
         key = self._client.api_key
         self._secret = key if isinstance(key, str) and len(key) >= MIN_SECRET_LENGTH else ""
 
@@ -278,11 +376,43 @@ class LLMGenerator:
         (an error body can be a whole HTML page)."""
         return self.redact(f"{type(exc).__name__}: {exc}")[:MAX_ERROR_CHARS]
 
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url).rstrip("/")
+
+    async def check(self) -> None:
+        """Ask the server once (``GET /models``): raise ``ServerUnusable`` when it cannot be reached
+        or refuses the key. Any other answer passes, a timeout and a server without that route too."""
+        try:
+            await self._client.with_options(timeout=CHECK_TIMEOUT_S).models.list()
+        except openai.APITimeoutError:
+            return
+        except (openai.APIConnectionError, openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise self._unusable(exc) from None
+        except openai.APIError:
+            return
+
+    def _unusable(self, exc: openai.APIError) -> ServerUnusable:
+        """The ``ServerUnusable`` for a request that failed with ``exc``, saying what to check."""
+        where = f"the model server at {self.base_url}"
+        if isinstance(exc, openai.APIConnectionError):
+            return ServerUnusable(f"cannot reach {where} ({self.redact(_unreachable(exc))}); check that it is "
+                                  "running and that --base-url (or OPENAI_BASE_URL) is right")
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else "?"
+        detail = self.redact(str(getattr(exc, "message", exc)))[:200]
+        if isinstance(exc, openai.NotFoundError):
+            return ServerUnusable(f"{where} has no model {self.model!r} or no such route (HTTP 404: {detail}); "
+                                  "check --model, and that --base-url is the API's root (often ending in /v1)")
+        return ServerUnusable(f"{where} refused the request (HTTP {status}: {detail}); check OPENAI_API_KEY "
+                              f"and that the key may use model {self.model!r}")
+
     async def generate(self, attempt: Attempt) -> Generated:
         """One package for ``attempt`` (a repair when it has a ``parent``), or an error; never raises
-        for model or server failures. The package's ``capability`` and ``workflow`` are the
+        for a bad model or a failing server (``ServerUnusable`` for one that cannot serve at all:
+        see the module). The package's ``capability`` and ``workflow`` are the
         attempt's (they file the package; the model does not choose them), its provenance names
-        this generator, and its ``id`` is computed from its content."""
+        this generator, its tools get their catalogue operation's parameters (``bound_to_catalogue``)
+        and its ``id`` is computed from its content."""
         try:
             messages = messages_for(attempt, self._capabilities if self._capabilities is not None else taxonomy())
         except PromptError as exc:
@@ -297,8 +427,8 @@ class LLMGenerator:
         parent = (attempt.parent.id or attempt.parent.compute_id()) if attempt.parent is not None else None
         provenance = Provenance(generator=self.name, model=self.model, template=attempt.template,
                                 seed=attempt.seed, slot=attempt.slot, attempt=attempt.attempt, parent=parent)
-        package = outcome.package.model_copy(update={"id": "", "capability": attempt.capability,
-                                                     "workflow": attempt.template, "provenance": provenance})
+        package = bound_to_catalogue(outcome.package).model_copy(update={
+            "id": "", "capability": attempt.capability, "workflow": attempt.template, "provenance": provenance})
         return Generated(package=package, calls=calls)
 
     async def _complete(self, messages: list[ChatCompletionMessageParam], seed: int, calls: list[LLMCall]) -> Outcome:
@@ -327,8 +457,7 @@ class LLMGenerator:
 
     def _log_retry(self, retry_state: RetryCallState) -> None:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
-        logger.warning("%s: request %d failed (%s), retrying in %.2fs", self.model, retry_state.attempt_number,
-                       status_of(exc) if exc else "?", retry_state.upcoming_sleep)
+        self._retry_log.retry(status_of(exc) if exc else "?", retry_state.upcoming_sleep)
 
     async def _request(self, messages: list[ChatCompletionMessageParam], seed: int, calls: list[LLMCall],
                        structured: bool) -> Outcome:
@@ -349,7 +478,9 @@ class LLMGenerator:
         except openai.APIError as exc:
             calls.append(LLMCall(model=self.model, latency_s=time.perf_counter() - started, status=status_of(exc),
                                  error=self.describe(exc)))
+            self._judge(exc)
             raise
+        self._silent_failures = 0
         try:
             body = json.loads(response.http_response.content)
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -360,6 +491,20 @@ class LLMGenerator:
                              latency_s=time.perf_counter() - started, status=outcome.status,
                              error=self.redact(str(outcome.failure)) if outcome.failure else None))
         return outcome
+
+    def _judge(self, exc: openai.APIError) -> None:
+        """Raise ``ServerUnusable`` when ``exc`` says the server cannot serve this run at all."""
+        if _fatal_status(exc):
+            raise self._unusable(exc) from None
+        silent = isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+        self._silent_failures = self._silent_failures + 1 if silent else 0
+        if self._silent_failures >= self.max_attempts:
+            assert isinstance(exc, openai.APIConnectionError)
+            raise self._unusable(exc) from None
+
+
+def _fatal_status(exc: openai.APIError) -> bool:
+    return isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError | openai.NotFoundError)
 
 
 def from_env(model: str | None = None, base_url: str | None = None) -> LLMGenerator | None:

@@ -15,7 +15,6 @@ given a defect by ``pipeline.generate.defects.inject_defect``; its label goes to
 
 from __future__ import annotations
 
-from functools import cache
 from random import Random
 from typing import Any
 
@@ -25,11 +24,11 @@ from pydantic import ValidationError
 
 from pipeline.core.errors import first_validation_error
 from pipeline.core.outcomes import Failure, FailureCode
-from pipeline.core.package import TaskPackage, Tool
-from pipeline.core.services import OperationSpec, catalogue, default_tool_name
+from pipeline.core.package import TaskPackage
 from pipeline.generate.base import Attempt, Generated
 from pipeline.generate.render import parse_body, render_body
 from pipeline.generate.slots import fill_slots
+from pipeline.generate.tools import catalogue_tool
 from pipeline.taxonomy.capabilities import (
     Capability,
     WorkflowTemplate,
@@ -48,21 +47,6 @@ class TemplateError(ValueError):
     def __init__(self, message: str, raw: str | None = None) -> None:
         super().__init__(message)
         self.raw = raw
-
-
-@cache
-def _operations() -> dict[str, tuple[str, OperationSpec]]:
-    return {default_tool_name(s.name, op): (s.name, op) for s in catalogue().values() for op in s.operations}
-
-
-def catalogue_tool(name: str) -> Tool:
-    """The tool ``<service>_<operation>`` exactly as the service catalogue defines the operation."""
-    found = _operations().get(name)
-    if found is None:
-        raise TemplateError(f"tool {name!r} is not an operation of the service catalogue")
-    service, op = found
-    return Tool(name=name, service=service, endpoint=op.endpoint, description=op.description,
-                parameters=op.parameters)
 
 
 def pick_template(capability: str, slot: int) -> str:

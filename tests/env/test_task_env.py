@@ -163,13 +163,20 @@ def test_arguments_as_json_text() -> None:
 def test_ask_gets_the_users_reply_and_reveals_facts() -> None:
     env = TaskEnv(example("multi-turn-schedule-meeting"))
     env.reset()
-    vague = env.step(Ask(text="Anything else?"))
+    vague = env.step(Ask(text="What colour should the invite be?"))
     assert vague.observation.kind == "user_reply"
     assert vague.observation.text == NEUTRAL_REPLY and vague.info["revealed"] == []
     asked = env.step({"type": "ask", "text": "Which day suits you?"})
     assert "2026-12-03" in asked.observation.text
     assert asked.info["revealed"] == ["day"]
     assert env.trajectory().revealed == ["day"]
+
+
+def test_an_open_question_reveals_what_is_left() -> None:
+    env = TaskEnv(example("multi-turn-schedule-meeting"))
+    env.reset()
+    opened = env.step(Ask(text="Anything else I should know about the meeting?"))
+    assert opened.info["revealed"] == ["day"] and "2026-12-03" in opened.observation.text
 
 
 def test_answer_ends_the_episode_with_the_score_as_reward() -> None:

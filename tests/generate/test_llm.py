@@ -9,9 +9,11 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
@@ -22,8 +24,17 @@ from pipeline.core.episode import execute
 from pipeline.core.errors import UserError
 from pipeline.core.grading import score
 from pipeline.core.package import TaskPackage, load_package
+from pipeline.generate import llm
 from pipeline.generate.base import Attempt, Generated
-from pipeline.generate.llm import REDACTED, Backoff, LLMGenerator, from_env, interpret, retry_after_seconds
+from pipeline.generate.llm import (
+    REDACTED,
+    Backoff,
+    LLMGenerator,
+    ServerUnusable,
+    from_env,
+    interpret,
+    retry_after_seconds,
+)
 from pipeline.generate.offline import pick_template
 from pipeline.taxonomy.capabilities import Capability, WorkflowTemplate
 from pipeline.testing import Fault, FaultPlan, OpenAIServer, fixed_responder
@@ -91,7 +102,10 @@ def test_good_package_comes_back_validated_with_provenance_and_plays_to_full_sco
     assert call.prompt_tokens > 0 and call.completion_tokens > 0 and call.latency_s > 0
     [request] = server.requests
     assert request["response_format"]["type"] == "json_schema"
-    assert request["response_format"]["json_schema"]["schema"]["title"] == "TaskPackage"
+    sent = request["response_format"]["json_schema"]["schema"]
+    assert {"request", "initial_state", "tools", "checks", "reference"} <= set(sent["properties"])
+    assert not {"id", "provenance", "has_reference"} & set(sent["properties"])  # the pipeline sets those
+    assert sent["properties"]["checks"]["items"]["properties"]["kind"]["enum"]  # kinds are closed, fields open
     assert request["seed"] == attempt(seed=7).item_seed  # the slot's own seed, not the run's
     assert [m["role"] for m in request["messages"]] == ["system", "user"]
 
@@ -104,6 +118,29 @@ def test_repair_renders_findings_and_records_the_parent(package_json: str) -> No
     assert result.package.provenance.parent == parent.id
     assert result.package.provenance.attempt == 2
     assert "Rejected package" in server.requests[0]["messages"][1]["content"]
+
+
+def test_tools_named_by_the_model_get_their_catalogue_parameters(package_json: str) -> None:
+    data = json.loads(package_json)
+    for tool in data["tools"]:
+        tool["parameters"], tool["description"] = {}, ""
+    with OpenAIServer(fixed_responder(json.dumps(data))) as server:
+        [result] = run(generator(server), attempt())
+    assert result.package is not None
+    bound = {t.name: t for t in result.package.tools}
+    assert bound["calendar_create_event"].parameters["required"] == ["title", "start"]
+    assert bound["contacts_search"].description  # the catalogue's, since the model gave none
+    assert score(result.package, execute(result.package)).score == 1.0
+
+
+def test_an_invalid_reply_is_shown_back_with_its_error_on_the_next_attempt(package_json: str) -> None:
+    bad = json.dumps({**json.loads(package_json), "checks": [{"kind": "state_cnt", "weight": 1.0}]})
+    with OpenAIServer(fixed_responder(bad)) as server:
+        [first] = run(generator(server), attempt())
+        assert first.failure is not None and first.failure.code.value == "schema_invalid" and first.raw == bad
+        [_] = run(generator(server), attempt(attempt=2, invalid=first.failure, raw=first.raw))
+    repair = server.requests[1]["messages"][1]["content"]
+    assert "# Invalid reply" in repair and "state_cnt" in repair and "Variation seed" not in repair
 
 
 def test_rate_limit_is_retried_after_the_retry_after_header(package_json: str) -> None:
@@ -194,13 +231,114 @@ def test_exhausted_retries_give_llm_error(package_json: str) -> None:
     assert len(server.requests) == 3
 
 
-def test_connection_errors_are_retried_then_give_llm_error() -> None:
+def _free_port() -> int:
     with socket.socket() as sock:  # a port nobody listens on once this closes
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    [result] = run(generator(base_url=f"http://127.0.0.1:{port}/v1", max_attempts=2), attempt())
-    assert failure_text(result) is not None and failure_text(result).startswith("llm_error: APIConnectionError: ")
-    assert statuses(result) == ["connection_error", "connection_error"]
+        return int(sock.getsockname()[1])
+
+
+def test_a_server_nobody_answers_is_unusable_after_max_attempts_connection_errors() -> None:
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    with pytest.raises(ServerUnusable) as raised:
+        run(generator(base_url=url, max_attempts=2), attempt())
+    message = str(raised.value)
+    assert url in message and "Connection refused" in message and "--base-url" in message
+    assert "\n" not in message
+
+
+def test_check_names_an_unreachable_host() -> None:
+    gen = generator(base_url="http://no-such-host.invalid/v1")
+    with pytest.raises(ServerUnusable, match="no-such-host.invalid/v1 .*check that it is running"):
+        asyncio.run(gen.check())
+
+
+class StatusServer:
+    """A local HTTP server answering every request with one status and an OpenAI-style error body."""
+
+    def __init__(self, status: int) -> None:
+        outer = self
+        self.requests: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                outer.requests.append(f"{self.command} {self.path}")
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                data = json.dumps({"error": {"message": f"status {status}", "type": "x", "code": None}}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> StatusServer:
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize(("status", "says"), [(401, "OPENAI_API_KEY"), (403, "OPENAI_API_KEY"),
+                                              (404, "check --model")])
+def test_a_refused_key_or_a_missing_model_stops_at_the_first_request(status: int, says: str) -> None:
+    with StatusServer(status) as server:
+        with pytest.raises(ServerUnusable, match=f"HTTP {status}.*{says}"):
+            run(generator(base_url=server.base_url), attempt())
+        assert server.requests == ["POST /v1/chat/completions"]  # not retried
+
+
+@pytest.mark.parametrize(("status", "unusable"), [(401, True), (403, True), (404, False), (500, False),
+                                                  (501, False)])
+def test_check_stops_only_at_an_unreachable_server_or_a_refused_key(status: int, unusable: bool) -> None:
+    """A server without ``GET /models`` (404, 501) or failing for now (500) passes the check."""
+    with StatusServer(status) as server:
+        gen = generator(base_url=server.base_url)
+        if unusable:
+            with pytest.raises(ServerUnusable, match=server.base_url):
+                asyncio.run(gen.check())
+        else:
+            asyncio.run(gen.check())
+        assert server.requests == ["GET /v1/models"]
+
+
+def _connection_error() -> openai.APIConnectionError:
+    return openai.APIConnectionError(request=httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+
+
+def test_only_unanswered_requests_in_a_row_make_a_server_unusable() -> None:
+    gen = generator(base_url="http://127.0.0.1:1/v1", max_attempts=3)
+    timeout = openai.APITimeoutError(request=httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    for _ in range(5):  # an answer (a timeout counts as one: the server may be busy) resets the count
+        gen._judge(_connection_error())
+        gen._judge(_connection_error())
+        gen._judge(timeout)
+    gen._judge(_connection_error())
+    gen._judge(_connection_error())
+    with pytest.raises(ServerUnusable):
+        gen._judge(_connection_error())
+
+
+def test_retry_warnings_are_summarised(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr(llm.time, "monotonic", lambda: clock[0])
+    caplog.set_level(logging.WARNING, logger="pipeline.generate.llm")
+    log = llm._RetryLog("m", every=10.0)
+    for n in range(500):
+        clock[0] += 0.0625  # 500 retries over 31 seconds
+        log.retry("connection_error" if n % 5 else "http_503", 0.5)
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4  # the first at once, then one per 10 s
+    assert lines[0] == "m: a request failed (http_503), retrying in 0.5s"
+    assert lines[1] == "m: 160 failed requests retried in the last 10s (connection_error x128, http_503 x32)"
 
 
 def test_unknown_template_is_a_prompt_error_without_a_request(package_json: str) -> None:
@@ -222,6 +360,7 @@ def test_api_key_never_appears_in_results_or_logs(package_json: str, caplog: pyt
     assert API_KEY not in caplog.text
 
 
+@pytest.mark.slow
 def test_fifty_requests_with_thirty_percent_faults_are_all_accounted_for(package_json: str) -> None:
     plan = FaultPlan(rate=0.3, seed=5, retry_after="0.01", slow_s=1.5)
     prefixes = ("malformed_output", "schema_invalid", "truncated_output", "llm_error")

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from jinja2.exceptions import SecurityError, UndefinedError
 
 from pipeline.core.codes import Code
 from pipeline.core.episode import execute
 from pipeline.core.grading import score
-from pipeline.core.outcomes import Finding
+from pipeline.core.outcomes import Failure, FailureCode, Finding
 from pipeline.core.package import load_package
 from pipeline.core.paths import prompts_dir
-from pipeline.core.services import catalogue, default_tool_name
 from pipeline.generate.base import Attempt
+from pipeline.generate.llm import output_schema
 from pipeline.generate.prompting import (
     EXAMPLE_FILE,
     PromptError,
@@ -38,13 +40,32 @@ CAPABILITIES = {"general": Capability(
 )}
 
 
-def test_system_prompt_states_every_check_kind_and_reason_code() -> None:
+def test_system_prompt_states_every_reason_code_and_the_rules() -> None:
     text = system_prompt()
-    for kind in check_language():
-        assert f"- {kind['kind']}" in text
     for code in Code:
         assert f"- {code.value}:" in text
-    assert "distinct_by" in text and "$ref" in text and "$fact" in text
+    assert "$ref" in text and "$fact" in text
+    assert "more than 0.25" in text and "exactly 0.75 passes" in text  # the floor rule, stated outright
+    assert "ignore_case" in text and "$regex" in text  # free text matched loosely
+
+
+def test_brief_states_the_check_language_of_the_kinds_its_template_uses() -> None:
+    capability = taxonomy()["robustness"]
+    template = capability.template("retry-create-todo")
+    assert template is not None
+    text = generate_prompt(capability, template, seed=1)
+    assert "- state_count {" in text and "- state_unchanged (also a safety kind) {" in text
+    assert "- answer_contains {" in text and "distinct_by" in text
+    assert "- judge {" not in text and "- order {" not in text  # kinds the template does not use
+    assert "at least 1 faults that fire on the reference's path" in text  # the capability's contract
+
+
+def test_multi_turn_brief_teaches_how_the_user_reads_questions() -> None:
+    capability = taxonomy()["multi-turn"]
+    text = generate_prompt(capability, capability.templates[0], seed=1)
+    assert "# The simulated user" in text and "corrects" in text and "reason to ask" in text
+    general = taxonomy()["general"]
+    assert "# The simulated user" not in generate_prompt(general, general.templates[0], seed=1)
 
 
 def test_check_language_has_each_kinds_own_required_fields() -> None:
@@ -61,15 +82,23 @@ def test_prompt_example_package_plays_to_full_score_and_is_accepted() -> None:
     assert verify_package(package).codes == []  # the model is shown a package the verifier accepts
 
 
-def test_generate_prompt_shows_the_real_catalogue_of_the_template_services_only() -> None:
+def test_generate_prompt_shows_only_the_offered_operations_with_their_behaviour() -> None:
     text = generate_prompt(CAPABILITIES["general"], TEMPLATE, seed=11)
-    todo = catalogue()["todo"]
-    for op in todo.operations:
-        assert f"- {default_tool_name('todo', op)} {op.endpoint} " in text
+    assert "- todo_create_task /todo/tasks/create " in text and "- todo_list_tasks /todo/tasks " in text
+    assert "todo_search_tasks" not in text and "todo_update_task" not in text  # not offered by the template
     assert "todo.tasks" in text and "todo-{n:03d}" in text
     assert "/contacts/" not in text
+    assert 'defaults {"due_date":"","notes":"","priority":"medium","status":"open"}' in text
+    assert "created_at is set from the clock" in text and "Filters status, priority match exactly" in text
+    assert "due_date: string /^\\d{4}-\\d{2}-\\d{2}$/" in text
+    assert "retry_after is a whole number of seconds" in text
     assert "Variation seed 11" in text
     assert "Tools to offer: todo_create_task, todo_list_tasks" in text
+
+
+def test_search_behaviour_says_substring_not_words() -> None:
+    text = generate_prompt(CAPABILITIES["general"], TEMPLATE.model_copy(update={"tools": ["todo_search_tasks"]}), 1)
+    assert "query matches as a case-insensitive substring (not whole words) of title, notes" in text
 
 
 def test_repair_prompt_shows_the_rejected_package_and_each_finding(example_doc) -> None:
@@ -122,3 +151,36 @@ def test_every_shipped_template_renders_a_brief_naming_its_tools() -> None:
         assert f"Workflow template: {tpl.name} " in text
         for tool in tpl.tools:
             assert f"\n- {tool} /" in text, (tpl.name, tool)
+
+
+def test_repair_has_no_new_seed_and_echoes_only_what_the_author_set(example_doc) -> None:
+    parent = load_package(example_doc("todo-three-items"))
+    text = repair_prompt(CAPABILITIES["general"], TEMPLATE, 3, parent, [])
+    assert "Variation seed" not in text
+    rejected = text.split("# Rejected package", 1)[1]
+    assert '"has_reference"' not in rejected and '"provenance"' not in rejected and ":null" not in rejected
+    assert '"id":"safety-' not in rejected  # ids the pipeline numbered are not the author's
+    assert parent.request.text in rejected
+
+
+def test_an_invalid_reply_is_repaired_with_its_validation_error() -> None:
+    failure = Failure(code=FailureCode.SCHEMA_INVALID, message="checks.0.kind: Input tag 'state_cnt' not expected")
+    attempt = Attempt(capability="general", template=TEMPLATE.name, seed=1, slot=0, attempt=2,
+                      invalid=failure, raw='{"checks": [{"kind": "state_cnt"}]}')
+    [_, user] = messages_for(attempt, CAPABILITIES)
+    assert "# Invalid reply" in user["content"] and "Input tag 'state_cnt' not expected" in user["content"]
+    assert '{"checks": [{"kind": "state_cnt"}]}' in user["content"] and "Variation seed" not in user["content"]
+    long = attempt.model_copy(update={"raw": "x" * 20_000})
+    assert "more characters]" in messages_for(long, CAPABILITIES)[1]["content"]
+
+
+def test_first_attempts_are_a_quarter_smaller_than_the_old_prompts() -> None:
+    """bench/prompt_size.py prints the figures; here only the bound that must hold: the system
+    prompt, one brief and the response schema fit in 26,000 characters for every template
+    (the old prompts took 31,000 to 36,000)."""
+    for capability in taxonomy().values():
+        for template in capability.templates:
+            [system, user] = messages_for(Attempt(capability=capability.name, template=template.name, seed=1,
+                                                  slot=0), taxonomy())
+            size = len(system["content"]) + len(user["content"]) + len(json.dumps(output_schema()))
+            assert size < 26_000, (template.name, size)

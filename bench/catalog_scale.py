@@ -28,8 +28,7 @@ import duckdb
 
 from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Verdict
-from pipeline.core.package import load_package
-from pipeline.verify.dedup import near_key
+from pipeline.core.package import load_package, near_key
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 RUN_ROWS = 10_000

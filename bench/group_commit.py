@@ -16,8 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.catalog.store import AttemptRow, Catalog  # noqa: E402
-from pipeline.generate.base import LLMCall  # noqa: E402
+from pipeline.catalog.rows import AttemptRow  # noqa: E402
+from pipeline.catalog.store import Catalog  # noqa: E402
+from pipeline.core.outcomes import LLMCall  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
 from pipeline.verify.verifier import verify_package  # noqa: E402
 

@@ -42,7 +42,8 @@ from pipeline.generate.base import Attempt  # noqa: E402
 from pipeline.generate.llm import Backoff, LLMGenerator, TaskPackageOutput  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
 from pipeline.generate.prompting import messages_for  # noqa: E402
-from pipeline.runs.batch import BatchRun, RunOptions, run_parameters  # noqa: E402
+from pipeline.runs.batch import BatchRun  # noqa: E402
+from pipeline.runs.options import RunOptions, run_parameters  # noqa: E402
 from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.testing import OpenAIServer  # noqa: E402
 
@@ -92,7 +93,7 @@ async def pipeline(base_url: str, args: argparse.Namespace, folder: Path) -> tup
     with Catalog.open(folder / "catalog.duckdb") as catalog:
         generator = make_generator(base_url, args.json_mode)
         run_id = catalog.start_run("bench", generator.name, generator.model, CAPABILITY,
-                                   run_parameters(options, generator, base_url))
+                                   run_parameters(options, generator.name, generator.model, base_url))
         batch = BatchRun(catalog, generator, options, run_id)
         batch.verifier.warm()  # worker start-up is paid once per run, not per package
         if args.pin:  # this process (and threads it starts later) on core 0; the other processes on core 1

@@ -1,4 +1,5 @@
-"""Shared fixtures: the hand-written example packages and a minimal todo package, as plain data.
+"""Shared fixtures: the hand-written example packages and a minimal todo package, as plain data;
+fresh catalog files copied from one migrated per session; the ``synth`` command run in this process.
 
 Fixtures hand out fresh copies, so a test may edit what it gets.
 """
@@ -7,11 +8,17 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pipeline.catalog.store import Catalog
+from pipeline.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"
@@ -66,3 +73,70 @@ def example_doc() -> Callable[[str], dict[str, Any]]:
 def todo_doc() -> dict[str, Any]:
     """A minimal valid one-service package (todo) whose reference creates one task."""
     return copy.deepcopy(_TODO_PACKAGE)
+
+
+# --------------------------------------------------------------------------- catalogs
+
+
+def copy_catalog(source: Path, target: Path) -> Path:
+    """Copy the closed catalog at ``source`` (its DuckDB file, and its ``.wal`` if there is one) to
+    ``target``, creating ``target``'s folder; return ``target``. Close every ``Catalog`` on
+    ``source`` first."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    wal = source.with_name(source.name + ".wal")
+    if wal.exists():
+        shutil.copyfile(wal, target.with_name(target.name + ".wal"))
+    return target
+
+
+@pytest.fixture(scope="session")
+def empty_catalog_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One empty catalog at the latest schema, created and migrated once per session: copy it, never open it."""
+    path = tmp_path_factory.mktemp("empty-catalog") / "catalog.duckdb"
+    Catalog.open(path).close()
+    return path
+
+
+@pytest.fixture
+def empty_catalog(empty_catalog_template: Path, tmp_path: Path) -> Path:
+    """The path of a fresh empty catalog at the latest schema, ``tmp_path / "catalog.duckdb"`` (not open)."""
+    return copy_catalog(empty_catalog_template, tmp_path / "catalog.duckdb")
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one ``synth`` command did: its exit code and everything it wrote."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def synth(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """``synth("play", path)``: run the ``synth`` command line in this process through its entry point
+    (``pipeline.cli.main``); return its exit code (0 when it ends without one) and its output.
+
+    An exception other than ``SystemExit`` (a traceback, in the installed command) propagates.
+    """
+
+    def run(*args: str | Path) -> CliResult:
+        monkeypatch.setattr(sys, "argv", ["synth", *map(str, args)])
+        capsys.readouterr()  # what the test printed before is not the command's output
+        try:
+            main()
+            code: object = 0
+        except SystemExit as exc:
+            code = exc.code
+        out, err = capsys.readouterr()
+        if code is None:
+            code = 0
+        elif not isinstance(code, int):  # as the interpreter does with ``sys.exit("message")``
+            err, code = err + f"{code}\n", 1
+        return CliResult(exit_code=code, stdout=out, stderr=err)
+
+    return run

@@ -13,7 +13,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from pipeline.catalog.errors import CatalogBusy
+from pipeline.catalog.errors import CatalogBusy, CatalogError
 
 
 def lock_path(catalog: Path) -> Path:
@@ -29,8 +29,13 @@ class WriterLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        """Take the lock or raise ``CatalogBusy`` naming the pid that holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        """Take the lock or raise ``CatalogBusy`` naming the pid that holds it (``CatalogError`` when
+        the lock file cannot be created or opened, e.g. in a read-only folder)."""
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise CatalogError(f"cannot write catalog {self.catalog}: {exc.strerror or exc} on {self.path}; "
+                               "pass --catalog with a path in a folder you can write") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -7,6 +7,7 @@ Each function reads the curation views (``summary``, ``repair_rate``, ``rejectio
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +30,28 @@ class RunInfo(BaseModel):
     started: datetime
     finished: datetime | None
     status: str
+
+
+class RunCounts(BaseModel):
+    """One run as ``synth catalog runs`` lists it: what it is, how it stands, and its attempts:
+    ``accepted``, ``rejected`` (verified and refused) and ``failed`` (no package came out), over
+    ``slots`` slots. ``target`` is the accepted count a generation run aims at (None for an import);
+    ``resumable`` says ``synth run --resume ID`` has work to do (a generation run below target)."""
+
+    id: int
+    name: str
+    capability: str | None
+    generator: str
+    model: str | None
+    status: str
+    started: datetime
+    finished: datetime | None
+    target: int | None
+    slots: int
+    accepted: int
+    rejected: int
+    failed: int
+    resumable: bool
 
 
 class SlotState(BaseModel):
@@ -173,6 +196,33 @@ def runs(con: duckdb.DuckDBPyConnection, run_id: int | None = None) -> list[RunI
     return [run_info(r) for r in _dicts(con.execute(sql, [] if run_id is None else [run_id]))]
 
 
+def is_generation_run(parameters: dict[str, Any]) -> bool:
+    """Whether a run's stored parameters are a generation run's (``RunOptions``: a capability and a
+    count), as opposed to an import's, which has no generator to resume or regenerate with."""
+    return "capability" in parameters and "count" in parameters
+
+
+def run_counts(con: duckdb.DuckDBPyConnection) -> list[RunCounts]:
+    """Every run with its attempt counts, oldest first."""
+    rows = _dicts(con.execute(
+        "SELECT r.id, r.name, r.capability, r.generator, r.model, r.status, r.started, r.finished, r.parameters, "
+        "count(p.row_id) AS attempts, count(DISTINCT p.slot) AS slots, "
+        "count(p.row_id) FILTER (WHERE p.status = 'accepted') AS accepted, "
+        "count(p.row_id) FILTER (WHERE p.status = 'rejected' AND p.package IS NOT NULL) AS rejected, "
+        "count(p.row_id) FILTER (WHERE p.status = 'rejected' AND p.package IS NULL) AS failed "
+        "FROM runs r LEFT JOIN packages p ON p.run = r.id GROUP BY ALL ORDER BY r.id"
+    ))
+    out = []
+    for row in rows:
+        parameters = json.loads(row.pop("parameters"))
+        row.pop("attempts")
+        generation = is_generation_run(parameters)
+        target = parameters["count"] if generation and isinstance(parameters["count"], int) else None
+        out.append(RunCounts(**row, target=target,
+                             resumable=generation and target is not None and row["accepted"] < target))
+    return out
+
+
 def slot_states(con: duckdb.DuckDBPyConnection, run_id: int) -> dict[int, SlotState]:
     rows = _dicts(con.execute(
         "SELECT slot, attempts, accepted, accepted_id FROM slot_outcomes WHERE run = ? ORDER BY slot", [run_id]
@@ -259,11 +309,31 @@ def show(con: duckdb.DuckDBPyConnection, key: str) -> list[PackageRecord]:
     return records
 
 
-def query(con: duckdb.DuckDBPyConnection, sql: str, max_rows: int | None) -> QueryResult:
-    """Run ``sql`` (already vetted by ``guard.check_select``) and fetch at most ``max_rows`` rows."""
+class ResultTooLarge(Exception):
+    """The rows fetched so far hold more than the memory allowed for a query's result."""
+
+
+def query(con: duckdb.DuckDBPyConnection, sql: str, max_rows: int | None,
+          max_bytes: int | None = None) -> QueryResult:
+    """Run ``sql`` (already vetted by ``guard.check_select``) and fetch at most ``max_rows`` rows,
+    raising ``ResultTooLarge`` once the fetched rows take more than about ``max_bytes`` of memory
+    (estimated from the first row of each batch)."""
     cursor = con.execute(sql)
     columns = [d[0] for d in cursor.description or []]
-    if max_rows is None:
-        return QueryResult(columns=columns, rows=[list(r) for r in cursor.fetchall()])
-    rows = cursor.fetchmany(max_rows + 1)
-    return QueryResult(columns=columns, rows=[list(r) for r in rows[:max_rows]], truncated=len(rows) > max_rows)
+    rows: list[list[Any]] = []
+    size = 0
+    while max_rows is None or len(rows) <= max_rows:
+        want = _FETCH_BATCH if max_rows is None else min(_FETCH_BATCH, max_rows + 1 - len(rows))
+        batch = cursor.fetchmany(want)
+        if not batch:
+            break
+        rows += [list(r) for r in batch]
+        size += len(batch) * (64 + sum(sys.getsizeof(v) + 8 for v in batch[0]))
+        if max_bytes is not None and size > max_bytes:
+            raise ResultTooLarge
+    if max_rows is not None and len(rows) > max_rows:
+        return QueryResult(columns=columns, rows=rows[:max_rows], truncated=True)
+    return QueryResult(columns=columns, rows=rows)
+
+
+_FETCH_BATCH = 2048

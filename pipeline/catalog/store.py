@@ -18,31 +18,35 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import duckdb
-from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.catalog import queries
-from pipeline.catalog.connect import Access, connect, first_line
+from pipeline.catalog.connect import Access, connect, first_line, interrupt_after
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.guard import check_select
+from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS, Limits
 from pipeline.catalog.lock import WriterLock
 from pipeline.catalog.queries import (
     CatalogStats,
     PackageRecord,
     QueryResult,
     RejectionCount,
+    RunCounts,
     RunInfo,
     SlotState,
     scalar,
 )
-from pipeline.catalog.redact import mask_credentials, strip_secrets
+from pipeline.catalog.redact import strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
 from pipeline.catalog.selection import Selection, StatusFilter, selection_sql
 from pipeline.core.outcomes import Failure, LLMCall, Verdict
-from pipeline.core.package import AskStep, TaskPackage, near_key
 from pipeline.core.paths import DEFAULT_CATALOG
+
+if TYPE_CHECKING:
+    from pipeline.catalog.rows import AttemptRow
+    from pipeline.core.package import TaskPackage
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
@@ -78,7 +82,11 @@ class Catalog:
             with catalog._connection() as con:
                 _check_version(con, path, writable=False)
             return catalog
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CatalogError(f"cannot create the folder of catalog {path}: {exc.strerror or exc}; "
+                               "pass --catalog with a path you can write") from exc
         lock = WriterLock(path)
         lock.acquire()
         try:
@@ -127,23 +135,25 @@ class Catalog:
                     if held is not None:
                         held.close()
 
-    def _open(self, access: Access | None) -> duckdb.DuckDBPyConnection:
+    def _open(self, access: Access | None, limits: Limits | None = None,
+              writable: Path | None = None) -> duckdb.DuckDBPyConnection:
         if self._closed:
             raise CatalogError(f"catalog {self.path} is closed; open it again")
         default = Access.READ if self.read_only else Access.WRITE
-        return connect(self.path, access or default, self.busy_timeout)
+        return connect(self.path, access or default, self.busy_timeout, limits=limits, writable=writable)
 
     @contextmanager
-    def _connection(self, access: Access | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _connection(self, access: Access | None = None, limits: Limits | None = None,
+                    writable: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection for one operation, used by one thread at a time: the batch's, or a new one
-        closed when the operation ends."""
+        closed when the operation ends (``limits`` and ``writable``: see ``connect``)."""
         with self._guard:
             if self._held is not None:
                 if access is Access.SANDBOX:
-                    raise CatalogError("query cannot run inside Catalog.batch(); call it after the batch")
+                    raise CatalogError("user SQL cannot run inside Catalog.batch(); run it after the batch")
                 yield self._held
                 return
-            con = self._open(access)
+            con = self._open(access, limits, writable)
             try:
                 yield con
             finally:
@@ -194,12 +204,17 @@ class Catalog:
             updated = con.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ? RETURNING id",
                                   [status, finished, run_id]).fetchall()
             if not updated:
-                raise CatalogError(f"no run {run_id} in {self.path}; `synth catalog query \"FROM runs\"` lists them")
+                raise CatalogError(f"no run {run_id} in {self.path}; `synth catalog runs` lists them")
 
     def runs(self, run_id: int | None = None) -> list[RunInfo]:
         """Every run, oldest first; or the one run ``run_id`` (an empty list if there is none)."""
         with self._connection() as con:
             return queries.runs(con, run_id)
+
+    def run_counts(self) -> list[RunCounts]:
+        """Every run with its accepted / rejected / failed attempt counts, oldest first."""
+        with self._connection() as con:
+            return queries.run_counts(con)
 
     # ------------------------------------------------------------------ recording
 
@@ -215,6 +230,8 @@ class Catalog:
         (capability defaults to the run's). Raises ``CatalogError`` if the run does not exist or
         this (run, slot, attempt) is already recorded.
         """
+        from pipeline.catalog.rows import AttemptRow
+
         row = AttemptRow(run_id=run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
                          llm_calls=llm_calls or [], parent=parent, failure=failure, generator=generator,
                          capability=capability, workflow=workflow)
@@ -224,12 +241,14 @@ class Catalog:
         """Commit several attempts in ONE transaction (a group commit: all or none); return their
         row ids. Each row follows the rules of ``record``. One statement per table, whatever the
         group's size, so a group costs about what one attempt does."""
+        from pipeline.catalog.rows import insert_group, prepare
+
         if not rows:
             return []
-        prepared = [_prepare(row) for row in rows]
+        prepared = [prepare(row) for row in rows]
         created = datetime.now(UTC)
         with self._transaction() as con:
-            return _insert_group(con, self.path, rows, prepared, created)
+            return insert_group(con, self.path, rows, prepared, created)
 
     def accepted_keys(self) -> list[tuple[str, str]]:
         """``(id, near_key)`` of every accepted package: what a writer needs to dedup in memory
@@ -301,29 +320,55 @@ class Catalog:
         with self._connection() as con:
             return queries.show(con, key)
 
-    def query(self, sql: str, max_rows: int | None = None) -> QueryResult:
-        """Run one read-only SELECT on a sandboxed connection (``guard.check_select``); anything
-        else raises ``CatalogError`` and changes nothing."""
+    def query(self, sql: str, max_rows: int | None = None, timeout: float | None = DEFAULT_QUERY_TIMEOUT_S,
+              memory_limit: str = DEFAULT_QUERY_MEMORY) -> QueryResult:
+        """Run one read-only SELECT on a sandboxed connection (``guard.check_select``) and fetch at
+        most ``max_rows`` rows; anything else raises ``CatalogError`` and changes nothing.
+
+        The query may use ``memory_limit`` of DuckDB memory and ``QUERY_THREADS`` threads, and is
+        interrupted after ``timeout`` seconds (None: never); either stop raises ``CatalogError``
+        naming the limit and the option that raises it.
+        """
         text = check_select(sql)
-        with self._connection(Access.SANDBOX) as con:
+        limits = Limits(memory_limit=memory_limit, threads=QUERY_THREADS)
+        with self._connection(Access.SANDBOX, limits) as con, interrupt_after(con, timeout) as deadline:
             try:
-                return queries.query(con, text, max_rows)
+                return queries.query(con, text, max_rows, limits.memory_bytes)
+            except (queries.ResultTooLarge, MemoryError) as exc:
+                raise CatalogError(f"query stopped: its result needs more than its {limits.memory_limit} memory "
+                                   "limit; lower --max-rows or raise --memory-limit") from exc
+            except duckdb.InterruptException as exc:
+                if not deadline.fired:
+                    raise KeyboardInterrupt from exc
+                raise CatalogError(f"query stopped after {deadline.seconds:g}s, its time limit; "
+                                   "raise it with --timeout SECONDS (0: no limit)") from exc
+            except duckdb.OutOfMemoryException as exc:
+                raise CatalogError(f"query stopped: it needs more than its {limits.memory_limit} memory limit; "
+                                   "raise it with --memory-limit (e.g. --memory-limit 4GB)") from exc
             except duckdb.Error as exc:
                 raise CatalogError(f"query failed: {first_line(str(exc))}") from exc
 
     @contextmanager
-    def selection(self, status: StatusFilter = "accepted", where: str | None = None) -> Iterator[Selection]:
+    def selection(self, status: StatusFilter = "accepted", where: str | None = None,
+                  writable: Path | None = None) -> Iterator[Selection]:
         """The rows with ``status`` (accepted by default; ``all`` for every row) for which ``where``
         (one SQL boolean over ``packages`` columns) holds, for an exporter to read inside the block.
-        ``CatalogError`` for an unknown status or a bad ``where``."""
+
+        The connection is sandboxed as ``query``'s is (no file access, settings locked), so
+        ``where`` reads nothing but the catalog; ``writable`` is the one file DuckDB may write (an
+        export's ``COPY`` target). ``CatalogError`` for an unknown status or a bad ``where``.
+        """
         sql = selection_sql(status, where)
-        with self._connection(Access.READ) as con:
+        with self._connection(Access.SANDBOX, writable=writable) as con:
             try:
                 yield Selection(con, sql)
             except duckdb.BinderException as exc:
                 columns = [row[0] for row in con.execute("DESCRIBE packages").fetchall()]
                 raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "
                                    f"{', '.join(columns)}") from exc
+            except duckdb.PermissionException as exc:
+                raise CatalogError(f"--where {where!r} may read only the packages columns, not files "
+                                   f"({first_line(str(exc))})") from exc
             except duckdb.Error as exc:
                 raise CatalogError(f"export failed: {first_line(str(exc))}") from exc
 
@@ -340,87 +385,6 @@ def _indexed_lookup(con: duckdb.DuckDBPyConnection, column: str, value: str) -> 
     return con.execute(f"SELECT id, status FROM packages WHERE {column} = ? ORDER BY row_id", [value]).fetchall()
 
 
-class AttemptRow(BaseModel):
-    """One attempt to record: a package with its verdict, or the failure that left none."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    run_id: int
-    slot: int
-    attempt: int
-    package: TaskPackage | None = None
-    verdict: Verdict | None = None
-    llm_calls: list[LLMCall] = Field(default_factory=list)
-    parent: str | None = None
-    failure: Failure | None = None
-    generator: str = "offline"
-    capability: str | None = None
-    workflow: str | None = None
-    injected_defect: str | None = None  # kept beside the package, never inside it
-    near_key: str | None = None  # the package's ``near_key`` when the caller already computed it
-
-
-def _prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
-    """The ``packages`` columns and the findings of one attempt (validated as ``record`` says)."""
-    if row.package is not None:
-        if row.verdict is None or row.failure is not None:
-            raise ValueError("a recorded package needs its verdict and no failure")
-        return _package_columns(row.package, row.verdict, row.near_key), _findings(row.verdict)
-    if row.failure is None:
-        raise ValueError("record needs a package with its verdict, or the failure that left none")
-    return (_failure_columns(row.capability, row.workflow),
-            [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}")])
-
-
-_ROW_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
-                "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "run", "slot",
-                "attempt", "parent", "generator", "created", "injected_defect")
-
-
-def _values(count: int, width: int) -> str:
-    row = "(" + ", ".join("?" * width) + ")"
-    return ", ".join([row] * count)
-
-
-def _insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[AttemptRow],
-                  prepared: list[tuple[dict[str, Any], list[tuple[Any, ...]]]], created: datetime) -> list[int]:
-    """Insert the rows, their findings and their LLM calls: three statements in all."""
-    run_ids = sorted({row.run_id for row in rows})
-    runs = dict(con.execute(f"SELECT id, capability FROM runs WHERE id IN ({', '.join('?' * len(run_ids))})",
-                            run_ids).fetchall())
-    missing = [r for r in run_ids if r not in runs]
-    if missing:
-        raise CatalogError(f"no run {missing[0]} in {path}; start one with Catalog.start_run")
-    params: list[Any] = []
-    for row, (columns, _) in zip(rows, prepared, strict=True):
-        columns = {**columns, "run": row.run_id, "slot": row.slot, "attempt": row.attempt, "parent": row.parent,
-                   "generator": row.generator, "created": created, "injected_defect": row.injected_defect}
-        if columns.get("capability") is None:
-            columns["capability"] = runs[row.run_id]
-        params += [columns.get(name) for name in _ROW_COLUMNS]
-    try:
-        returned = con.execute(
-            f"INSERT INTO packages ({', '.join(_ROW_COLUMNS)}) VALUES {_values(len(rows), len(_ROW_COLUMNS))} "
-            "RETURNING run, slot, attempt, row_id", params).fetchall()
-    except duckdb.ConstraintException as exc:
-        which = "; ".join(f"run {r.run_id} slot {r.slot} attempt {r.attempt}" for r in rows[:3])
-        raise CatalogError(f"{which} is already recorded ({first_line(str(exc))})") from exc
-    by_key = {(run, slot, attempt): row_id for run, slot, attempt, row_id in returned}
-    ids = [by_key[(row.run_id, row.slot, row.attempt)] for row in rows]
-    findings = [[row_id, n, *finding] for row_id, (_, found) in zip(ids, prepared, strict=True)
-                for n, finding in enumerate(found)]
-    if findings:
-        con.execute("INSERT INTO findings (package_row, n, code, message, step, check_id, detail) VALUES "
-                    + _values(len(findings), 7), [v for f in findings for v in f])
-    calls = [[row_id, row.run_id, row.slot, row.attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
-              c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
-             for row_id, row in zip(ids, rows, strict=True) for n, c in enumerate(row.llm_calls)]
-    if calls:
-        con.execute("INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, "
-                    "completion_tokens, latency_s, status, error) VALUES " + _values(len(calls), 11),
-                    [v for c in calls for v in c])
-    return ids
-
-
 def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -> None:
     found, latest = schema_version(con), latest_version()
     if found > latest:
@@ -428,32 +392,3 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -
     if found < latest and not writable:
         raise CatalogError(f"catalog {path} has schema version {found}, older than {latest}; "
                            "open it for writing once (e.g. `synth run`) to migrate it")
-
-
-def _package_columns(package: TaskPackage, verdict: Verdict, near: str | None = None) -> dict[str, Any]:
-    stored = package if package.id else package.with_id()
-    return {
-        "id": stored.id,
-        "capability": package.capability,
-        "workflow": package.workflow,
-        "difficulty": package.difficulty,
-        "services": list(package.services),
-        "status": "accepted" if verdict.accepted else "rejected",
-        "score": verdict.score,
-        "step_count": len(package.reference),
-        "tool_count": len(package.tools),
-        "turn_count": sum(isinstance(step, AskStep) for step in package.reference),
-        "request": package.request.text,
-        "near_key": near or near_key(package),
-        "package": stored.to_json(),
-        "verifier_version": verdict.verifier_version,
-    }
-
-
-def _failure_columns(capability: str | None, workflow: str | None) -> dict[str, Any]:
-    return {"id": None, "capability": capability, "workflow": workflow, "status": "rejected"}
-
-
-def _findings(verdict: Verdict) -> list[tuple[str, str, int | None, str | None, str]]:
-    return [(f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str))
-            for f in verdict.findings]

@@ -9,14 +9,40 @@ from __future__ import annotations
 import typer
 
 from pipeline.cli import capabilities, catalog, interop, packages, run
-from pipeline.cli.options import err_console
+from pipeline.cli.options import err_console, readable_help
 from pipeline.core.errors import UserError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# Plain help (not rich panels): docstrings wrap as paragraphs instead of keeping their line breaks.
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Synthesize verified task packages for tool-using agents.")
+readable_help()
 
 for _module in (packages, capabilities, run, catalog, interop):
     _module.register(app)
+
+
+def _first_sentence(doc: str) -> str:
+    paragraph = " ".join(doc.strip().split("\n\n")[0].split())
+    return paragraph.split(". ")[0].rstrip(".") + "."
+
+
+def _whole_first_sentences(typer_app: typer.Typer) -> None:
+    """Give every command and command group without a ``short_help`` its docstring's first
+    sentence, whole: the command list shows it instead of cutting a long first line off with ``...``."""
+    for info in typer_app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = _first_sentence(doc)
+    for group in typer_app.registered_groups:
+        sub = group.typer_instance
+        doc = group.help or (sub.info.help if sub is not None else None)
+        if group.short_help is None and isinstance(doc, str):
+            group.short_help = _first_sentence(doc)
+        if sub is not None:
+            _whole_first_sentences(sub)
+
+
+_whole_first_sentences(app)
 
 
 def main() -> None:

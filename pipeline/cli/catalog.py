@@ -1,4 +1,4 @@
-"""``synth catalog stats|query|show|rejections`` and ``synth export``: a thin mirror of ``Catalog``.
+"""``synth catalog stats|runs|query|show|rejections`` and ``synth export``: a thin mirror of ``Catalog``.
 
 Every command opens the catalog read-only (no writer lock), so it works while a run is writing;
 each prints a rich table, or JSON with ``--json``.
@@ -14,15 +14,19 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
 
 if TYPE_CHECKING:
-    from pipeline.catalog.queries import CatalogStats, PackageRecord, QueryResult, RejectionCount
+    from pipeline.catalog.queries import CatalogStats, PackageRecord, QueryResult, RejectionCount, RunCounts
     from pipeline.catalog.store import Catalog
+    from pipeline.interop.export import ExportSummary
 
 EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit")
 
-catalog_app = typer.Typer(no_args_is_help=True, help="Curate the catalog: statistics, SQL, one package, rejections.")
+catalog_app = typer.Typer(no_args_is_help=True,
+                          help="Curate the catalog: statistics, runs, SQL, one package, rejections.")
+
 
 
 def _reader(path: Path) -> Catalog:
@@ -116,11 +120,17 @@ def print_rejections(rows: list[RejectionCount], title: str) -> None:
 def query(
     sql: str = typer.Argument(..., help="One read-only SELECT over the catalog's tables and views."),
     max_rows: int = typer.Option(1000, "--max-rows", min=0, help="Rows to fetch at most (0: all)."),
+    timeout: float = typer.Option(DEFAULT_QUERY_TIMEOUT_S, "--timeout", min=0,
+                                  help="Seconds the query may run, fetching included, before it is stopped (0: no limit)."),
+    memory_limit: str = typer.Option(DEFAULT_QUERY_MEMORY, "--memory-limit",
+                                     help=f"DuckDB memory the query may use, e.g. 512MB or 4GB (no spilling to disk; "
+                                          f"{QUERY_THREADS} threads)."),
     catalog: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Run one read-only SELECT. Writes, DDL, COPY, ATTACH, INSTALL/LOAD, SET... are refused."""
-    result = _reader(catalog).query(sql, max_rows=max_rows or None)
+    """Run one read-only SELECT, sandboxed: no files, no settings, at most --timeout seconds and
+    --memory-limit of memory. Writes, DDL, COPY, ATTACH, INSTALL/LOAD, SET... are refused."""
+    result = _reader(catalog).query(sql, max_rows=max_rows or None, timeout=timeout or None, memory_limit=memory_limit)
     if as_json:
         emit_json(result.model_dump(mode="json"))
         return
@@ -134,6 +144,37 @@ def print_query(result: QueryResult) -> None:
     for row in result.rows:
         table.add_row(*(_cell(v) for v in row))
     console.print(table)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@catalog_app.command()
+def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
+    """Every run: id, capability, status, attempts accepted / rejected / failed, started; and which
+    runs `synth run --resume ID` can continue."""
+    result = _reader(catalog).run_counts()
+    if as_json:
+        emit_json([r.model_dump(mode="json") for r in result])
+        return
+    print_runs(result)
+
+
+def print_runs(rows: list[RunCounts]) -> None:
+    table = Table(title=f"{len(rows)} run(s)")
+    numbers = ("id", "accepted", "target", "rejected", "failed", "slots")
+    for col in ("id", "name", "capability", "generator", "status", *numbers[1:], "started (UTC)", "resumable"):
+        table.add_column(col, justify="right" if col in numbers else "left", overflow="fold")
+    for r in rows:
+        table.add_row(str(r.id), _cell(r.name), _cell(r.capability), _cell(r.generator), _cell(r.status),
+                      f"{r.accepted:,}", "-" if r.target is None else f"{r.target:,}", f"{r.rejected:,}",
+                      f"{r.failed:,}", f"{r.slots:,}", r.started.strftime("%Y-%m-%d %H:%M:%S"),
+                      "yes" if r.resumable else "-")
+    console.print(table)
+    resumable = [str(r.id) for r in rows if r.resumable]
+    if resumable:
+        console.print(f"below target: {', '.join(resumable)}; continue one with `synth run --resume ID`",
+                      markup=False, highlight=False)
 
 
 # --------------------------------------------------------------------------- show
@@ -191,7 +232,10 @@ def print_record(record: PackageRecord) -> None:
 
 def export(
     fmt: str = typer.Option(..., "--format", help=f"Output format: {', '.join(EXPORT_FORMATS)}."),
-    out: Path = typer.Option(..., "--out", help="The file to write (replaced atomically)."),
+    out: Path = typer.Option(None, "--out", show_default=False,
+                             help="The file to write, replaced atomically (clawenvkit: a new or empty folder). "
+                                  "Default: output/packages.jsonl, output/packages.parquet, output/sft.jsonl "
+                                  "or output/clawenvkit/."),
     where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns, e.g. \"turn_count > 0\"."),
     status: str = typer.Option("accepted", "--status", help="Rows to export: accepted, rejected or all."),
     obs_limit: int = typer.Option(1_000, "--obs-limit", min=1,
@@ -203,17 +247,35 @@ def export(
 ) -> None:
     """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
     `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML."""
+    from pipeline.cli.progress import CountProgress
     from pipeline.core.training_format import Policy
     from pipeline.interop.export import export_catalog
 
     policy = Policy(obs_limit=obs_limit, sample_budget=sample_budget)
-    summary = export_catalog(_reader(catalog), fmt, out, where=where, status=status, policy=policy)
+    with CountProgress("exported", "rows", as_json) as progress:
+        summary = export_catalog(_reader(catalog), fmt, out, where=where, status=status, policy=policy,
+                                 on_progress=progress.update)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return
-    details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items() if v not in ({}, [], None))
+    print_export(summary)
+
+
+def print_export(summary: ExportSummary) -> None:
+    """The summary line; for clawenvkit, the checks left out grouped by kind and reason."""
+    left_out = summary.details.get("left_out") or []
+    details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items()
+                      if k != "left_out" and v not in ({}, [], None))
     console.print(f"wrote {summary.rows:,} {summary.status} row(s) as {summary.format} to {summary.path}{details}",
                   markup=False, highlight=False)
+    if left_out:
+        table = Table(title="checks left out (no ClawEnvKit equivalent; each file lists its own)")
+        for col in ("kind", "checks", "tasks", "weight", "why"):
+            table.add_column(col, justify="right" if col in ("checks", "tasks", "weight") else "left", overflow="fold")
+        for g in left_out:
+            table.add_row(_cell(g["kind"]), f"{g['checks']:,}", f"{g['tasks']:,}", f"{g['weight']:g}",
+                          _cell(g["reason"]))
+        console.print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -44,20 +44,32 @@ def resolve_package(arg: str, catalog: Path = DEFAULT_CATALOG) -> TaskPackage:
 
 
 def serve(
-    package: str = typer.Argument(..., help="A task package JSON file, or a package id in the catalog."),
+    package: str = typer.Argument(..., metavar="PACKAGE", help="A task package JSON file, or a package id (pkg-...) in the catalog."),
     catalog: Path = CatalogOpt,
-    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port to listen on (0: any free port)."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless --allow-remote)."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, metavar="<port>", help="Port to listen on (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", metavar="<address>", help="Address to listen on (loopback unless --allow-remote is given)."),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host."),
+    user_model: str | None = typer.Option(None, "--user-model", metavar="<model>",
+                                          help="A chat model plays the user at /user/ask (rollouts only; "
+                                               "verification always uses the deterministic user)."),
+    user_base_url: str | None = typer.Option(None, "--user-base-url", metavar="<url>",
+                                             help="OpenAI-compatible server of --user-model (default: OpenAI; "
+                                                  "OPENAI_API_KEY is read from the environment)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset).
-    With --json, the base URL and routes are printed as one JSON line."""
-    from pipeline.env.http import PackageServer
+    """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset),
+    and its simulated user at POST /user/ask. With --json, the base URL and routes are printed as one JSON line."""
+    from pipeline.env.http import ASK, PackageServer
+    from pipeline.runs.interrupt import terminate_as_interrupt
 
     pkg = resolve_package(package, catalog)
+    users = None
+    if user_model is not None or user_base_url is not None:
+        from pipeline.env.llm_user import llm_users
+
+        users = llm_users(user_model or "", user_base_url)
     try:
-        server = PackageServer(pkg, host, port, allow_remote=allow_remote, log_requests=not as_json)
+        server = PackageServer(pkg, host, port, allow_remote=allow_remote, log_requests=not as_json, user=users)
     except OSError as exc:
         raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from exc
     if as_json:
@@ -69,11 +81,13 @@ def serve(
         table.add_column("runs as")
         for route in server.routes:
             tool = server.operations.get(route)
-            table.add_row(route, tool or ("(no tool)" if route in server.operations else "control"))
+            table.add_row(route, tool or ("(no tool)" if route in server.operations
+                                          else "simulated user" if route == ASK else "control"))
         console.print(table)
         console.print(f"serving at {server.base_url}; Ctrl-C stops", highlight=False)
     try:
-        server.serve_forever()
+        with terminate_as_interrupt():  # SIGTERM stops it as Ctrl-C does
+            server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
@@ -109,9 +123,11 @@ def import_tasks(
     """Import other projects' tasks as packages without a reference; verify them statically, run the
     null-agent test and record them in the catalog (one run). Exit 0 if every file was imported, 1 if
     any could not be."""
+    from pipeline.cli.progress import CountProgress
     from pipeline.runs.api import import_tasks as run_import
 
-    summary = run_import(paths, fmt, catalog, record)
+    with CountProgress("imported", "files", as_json) as progress:
+        summary = run_import(paths, fmt, catalog, record, on_progress=progress.update)
     if summary.run_id is not None:
         err_console.print(f"recorded as run {summary.run_id} in {catalog}", highlight=False)
     if as_json:
@@ -119,12 +135,16 @@ def import_tasks(
             emit_json(import_result_json(result))
     else:
         print_import_table(summary.results)
-    if not all(r.imported for r in summary.results):
+    failed = sum(not r.imported for r in summary.results)
+    if failed:
+        err_console.print(f"{failed} of {len(summary.results)} task file(s) could not be imported; "
+                          "their schema_invalid findings say why", highlight=False)
         raise typer.Exit(1)
 
 
 def print_import_table(results: list[ImportResult]) -> None:
-
+    """One row per task file (task, name, checks mapped, left out, null-agent score, finding codes),
+    then each finding and each check left out on a line of its own, then the totals."""
     table = Table(title=f"{len(results)} task file(s)")
     for col in ("task", "name", "checks", "left out", "null agent", "findings"):
         table.add_column(col, overflow="fold")

@@ -28,7 +28,49 @@ console = Console(width=_WIDTH)
 err_console = Console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output: JSON on stdout, no tables or progress.")
-CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", help="The DuckDB catalog file.")
+CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", metavar="<file>", help="The DuckDB catalog file.")
+
+_VALUE_WORDS = {"<int>": "<n>", "<int range>": "<n>", "<float>": "<number>", "<float range>": "<number>",
+                "<str>": "<text>"}
+"""What an option's value is called in help when the option names none (typer's type label → word)."""
+
+
+def readable_help() -> None:
+    """Make typer's help read as prose instead of Python types: an argument shows its name in
+    capitals (``PATH...``, not ``{paths}...`` with ``<list[Path]>`` beside it), a flag no value (not
+    ``<bool>``), and an option without a ``metavar`` a word for its value (``<n>``, ``<number>``,
+    ``<text>``, ``<path>``). Changes nothing on a typer version without these hooks."""
+    from typer import core
+
+    argument, option = getattr(core, "TyperArgument", None), getattr(core, "TyperOption", None)
+    if argument is None or option is None or not hasattr(option, "display_type"):
+        return
+    typer_label = option.display_type
+
+    def argument_type(self: Any, ctx: Any) -> None:
+        return None
+
+    def display_name(self: Any) -> str:
+        return str(self.metavar) if self.metavar is not None else str(self.name).upper()
+
+    def usage_name(self: Any) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def option_value(self: Any, ctx: Any) -> str | None:
+        if self.metavar is not None:
+            return str(self.metavar)
+        if getattr(self, "is_flag", False):
+            return None
+        label = str(typer_label(self, ctx))
+        return _VALUE_WORDS.get(label, label)
+
+    argument.display_type_rich = argument_type
+    if isinstance(getattr(argument, "display_name_raw", None), property):
+        argument.display_name_raw = property(display_name)
+    if hasattr(argument, "_usage_display_name"):
+        argument._usage_display_name = usage_name
+    option.display_type_rich = option_value
 
 
 def emit_json(data: Any) -> None:
@@ -48,6 +90,8 @@ def load_package_file(path: Path) -> TaskPackage:
     if len(docs) != 1:
         raise UserError(f"{path}: expected one package, found {len(docs)}; pass one package file")
     source, doc = docs[0]
+    if isinstance(doc, Exception):
+        raise UserError(f"{source}: not a valid task package (schema_invalid): JSON {doc}")
     try:
         return load_package(doc)
     except ValidationError as exc:

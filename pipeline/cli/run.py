@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -15,67 +15,69 @@ from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_co
 from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
-    from rich.progress import Progress as Bar
-
+    from pipeline.cli.progress import CountProgress
     from pipeline.runs.api import RunStart
     from pipeline.runs.options import Progress, RunSummary
 
 
 class ProgressBar:
-    """A progress bar on stderr for one run at a time (silent when ``quiet``): ``start`` it when
-    the run announces itself, feed it every ``Progress``, ``stop`` it at the end."""
+    """Progress of one run at a time on stderr (``CountProgress``: a bar on a terminal, plain lines
+    elsewhere; silent when ``quiet``): ``start`` it when the run announces itself, feed it every
+    ``Progress``, ``stop`` it at the end."""
 
-    def __init__(self, quiet: bool, catalog: Path) -> None:
-        self.quiet, self.catalog = quiet, catalog
-        self._bar: Bar | None = None
-        self._task: Any = None
+    def __init__(self, quiet: bool, catalog: Path, every_s: float | None = None) -> None:
+        self.quiet, self.catalog, self.every_s = quiet, catalog, every_s
+        self._display: CountProgress | None = None
+        self._total = 0
         self._started = 0.0
 
     def start(self, run: RunStart) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-        from rich.progress import Progress as Bar
+        from pipeline.cli.progress import CountProgress
 
         self.stop()
         err_console.print(f"run {run.run_id}: {run.capability}, {run.goal}, {run.generator}, catalog {self.catalog}",
-                          highlight=False)
-        self._bar = Bar(
-            TextColumn("[bold]accepted"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("rejected {task.fields[rejected]} · in flight {task.fields[in_flight]} · "
-                       "{task.fields[rate]} accepted/s · tokens {task.fields[tokens]:,}"),
-            TimeElapsedColumn(), console=err_console, disable=self.quiet,
-        )
-        self._task = self._bar.add_task("accepted", total=run.total, rejected=0, in_flight=0,
-                                        rate="0.0", tokens=0)
+                          highlight=False, soft_wrap=True)
+        every = {} if self.every_s is None else {"every_s": self.every_s}
+        self._display = CountProgress("accepted", "packages", self.quiet, **every).__enter__()
+        self._total = run.total
         self._started = time.perf_counter()
-        self._bar.start()
 
     def update(self, p: Progress) -> None:
-        if self._bar is not None:
+        if self._display is not None:
             elapsed = max(time.perf_counter() - self._started, 1e-9)
-            self._bar.update(self._task, completed=p.accepted, rejected=p.rejected, in_flight=p.in_flight,
-                             rate=f"{p.accepted / elapsed:.1f}", tokens=p.tokens)
+            self._display.update(p.accepted, self._total,
+                                 f"rejected {p.rejected} · in flight {p.in_flight} · "
+                                 f"{p.accepted / elapsed:.1f} accepted/s · tokens {p.tokens:,}")
 
-    def stop(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
+    def stop(self, completed: bool = True) -> None:
+        """End the display; a run that did not complete gets no closing progress line."""
+        if self._display is not None:
+            display, self._display = self._display, None
+            display.__exit__(None if completed else RuntimeError, None, None)
 
 
 @contextmanager
 def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
-    """The progress bar for the runs inside the block; Ctrl-C becomes one line with the command
-    that resumes the run (exit 130)."""
+    """The progress bar for the runs inside the block. A run stopped by a signal becomes one line
+    with the command that resumes it (exit 130 for Ctrl-C, 143 for SIGTERM); one stopped by a setup
+    problem (an unreachable model server) says what to fix, then how to resume (exit 2)."""
     from pipeline.runs.api import RunInterrupted
 
     bar = ProgressBar(quiet, catalog)
     try:
         yield bar
     except RunInterrupted as exc:
-        bar.stop()
-        raise UserError(f"interrupted; every verified package is saved. Continue with "
-                        f"`synth run --resume {exc.run_id} --catalog {exc.catalog}`", exit_code=130) from None
-    finally:
-        bar.stop()
+        bar.stop(completed=False)
+        resume = f"`synth run --resume {exc.run_id} --catalog {exc.catalog}`"
+        if exc.cause is not None:
+            raise UserError(f"{exc.cause}; run {exc.run_id} is saved: once that is fixed, continue it with {resume}",
+                            exit_code=exc.cause.exit_code) from None
+        raise UserError(f"interrupted; every verified package is saved. Continue with {resume}",
+                        exit_code=128 + (exc.signum or 2)) from None
+    except BaseException:
+        bar.stop(completed=False)
+        raise
+    bar.stop()
 
 
 def print_summary(summary: RunSummary) -> None:
@@ -110,7 +112,7 @@ def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
 
 def run(
     ctx: typer.Context,
-    capability: str = typer.Option(None, "--capability", "-c", help="Capability to generate (see `synth capabilities`)."),
+    capability: str = typer.Option(None, "--capability", "-c", metavar="<name>", help="Capability to generate (see `synth capabilities`)."),
     count: int = typer.Option(10, "--count", "-n", min=1, help="Accepted packages wanted."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per slot (first try + repairs)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1,
@@ -118,19 +120,19 @@ def run(
                                          "up to 4x as many slots are open."),
     seed: int = typer.Option(7, "--seed", help="Base seed (offline generation is deterministic per seed and slot)."),
     budget_tokens: int = typer.Option(None, "--budget-tokens", min=1, help="Stop opening attempts after this many tokens."),
-    model: str = typer.Option(None, "--model", help="Model name, or 'offline' (default; env SYNTH_MODEL)."),
-    base_url: str = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (env OPENAI_BASE_URL)."),
+    model: str = typer.Option(None, "--model", metavar="<model>", help="Model name, or 'offline' (default; env SYNTH_MODEL)."),
+    base_url: str = typer.Option(None, "--base-url", metavar="<url>", help="OpenAI-compatible server URL (env OPENAI_BASE_URL)."),
     defect_rate: float = typer.Option(0.0, "--defect-rate", min=0.0, max=1.0,
                                       help="Offline only: inject known defects into this share of first attempts."),
     verify_processes: int = typer.Option(None, "--verify-processes", min=0,
                                          help="Worker processes for verification (0: in this process; default: "
                                               "in process offline, 1 with --model)."),
-    resume: int = typer.Option(None, "--resume", help="Continue run RUN_ID to its target."),
-    name: str = typer.Option(None, "--name", help="A name for the run."),
+    resume: int = typer.Option(None, "--resume", metavar="<run-id>", help="Continue this run to its target, with the options it started with."),
+    name: str = typer.Option(None, "--name", metavar="<text>", help="A name for the run."),
     catalog_path: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Generate, verify and catalog packages until COUNT are accepted."""
+    """Generate, verify and catalog packages until --count are accepted."""
     from pipeline.runs.api import make_generator, resume_run, start_run
     from pipeline.runs.options import RunOptions
     from pipeline.taxonomy.capabilities import find_capability, taxonomy
@@ -164,12 +166,12 @@ def run(
 
 
 def regen(
-    run_id: int = typer.Option(None, "--run", help="Only slots of this run (default: every run)."),
-    reason: str = typer.Option(None, "--reason", help="Only slots last rejected with this reason code."),
+    run_id: int = typer.Option(None, "--run", metavar="<run-id>", help="Only slots of this run (default: every run)."),
+    reason: str = typer.Option(None, "--reason", metavar="<code>", help="Only slots last rejected with this reason code."),
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many slots."),
     attempts: int = typer.Option(1, "--attempts", min=1, help="New attempts per slot."),
-    model: str = typer.Option(None, "--model", help="Override the run's model ('offline' for the built-in generator)."),
-    base_url: str = typer.Option(None, "--base-url", help="Override the run's server URL."),
+    model: str = typer.Option(None, "--model", metavar="<model>", help="Override the run's model ('offline' for the built-in generator)."),
+    base_url: str = typer.Option(None, "--base-url", metavar="<url>", help="Override the run's server URL."),
     catalog_path: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:

@@ -8,18 +8,35 @@ Every route is ``POST`` with a JSON object body (the arguments) and a JSON objec
   runs unbound (``World.call_endpoint``).
 - ``/<service>/audit``: ``{"calls": [...]}``, the audit entries of that service's endpoints.
 - ``/<service>/reset``: the whole world back to its initial state (every service, the audit log
-  and the fault counters), ``{"status": "reset"}``.
+  and the fault counters, and the user), ``{"status": "reset"}``.
+- ``/user/ask``: ``{"question": "..."}`` to the package's simulated user (the deterministic one,
+  or a model with ``synth serve --user-model``): ``{"reply": "...", "revealed": [fact keys]}``.
 
 An unknown route gets 404 listing the valid routes; a body that is not a JSON object gets 400;
-any other method gets 405. The server listens on a loopback address unless told otherwise.
+any other method gets 405. Every error, the server's own included, is a JSON body
+``{"error": {"status", "message"}}``; nothing a client sends prints a traceback.
+
+Limits, so that a client cannot exhaust the server: a body is at most ``max_body`` bytes (413
+past it, a ``Content-Length`` that is not a whole number is 400), arguments nest at most
+``MAX_DEPTH`` levels, and the calls and questions since the last reset may carry at most
+``max_audit`` bytes of arguments and replies together (the audit log and the world grow only
+through them; past it a call gets 413 until ``/<service>/reset``).
+
+The server listens on a loopback address unless told otherwise, and answers only requests whose
+``Host`` names it (a loopback name or the bound address; with ``allow_remote`` also the configured
+host, or any host when bound to a wildcard address) and that carry no ``Origin`` other than its
+own: a web page in the user's browser cannot reach it, directly or by DNS rebinding (403).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import socket
+import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,9 +45,25 @@ from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import get_service
 from pipeline.core.trajectory import trajectory_data
+from pipeline.core.user import SimulatedUser, UserModel, UserModelError
 from pipeline.core.world import World
 
 AUDIT, RESET = "audit", "reset"
+ASK = "/user/ask"
+
+MAX_BODY = 1024 * 1024
+"""Default cap on one request body, in bytes."""
+MAX_AUDIT = 32 * 1024 * 1024
+"""Default cap on the bytes of arguments and replies that calls may add between two resets."""
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects allowed in a body."""
+DRAIN_FACTOR = 64
+"""An oversized body up to this many times ``max_body`` is read and dropped before the 413, so a
+client still sending can read the answer; a larger one gets the 413 and the connection closes."""
+READ_TIMEOUT = 60.0
+"""Seconds a connection may stay silent (mid-request or idle between requests) before it is closed."""
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def is_loopback(host: str) -> bool:
@@ -39,6 +72,13 @@ def is_loopback(host: str) -> bool:
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
     except ValueError:
         return False
 
@@ -56,13 +96,31 @@ def operation_routes(package: TaskPackage) -> dict[str, str | None]:
     return routes
 
 
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deep arrays and objects nest in ``value`` (a scalar is 0), counted up to ``limit + 1``
+    at most; iterative, so any depth is safe to measure."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 class PackageServer(ThreadingHTTPServer):
     """A threading HTTP server holding one package's ``World``; calls into it are serialised."""
 
     daemon_threads = True
 
     def __init__(self, package: TaskPackage, host: str = "127.0.0.1", port: int = 0,
-                 allow_remote: bool = False, log_requests: bool = False) -> None:
+                 allow_remote: bool = False, log_requests: bool = False,
+                 user: Callable[[TaskPackage], UserModel] | None = None,
+                 max_body: int = MAX_BODY, max_audit: int = MAX_AUDIT) -> None:
         if not (allow_remote or is_loopback(host)):
             raise UserError(f"host {host!r} is not a loopback address; the mock world has no authentication, "
                             "so pass --allow-remote to serve it on the network anyway")
@@ -72,10 +130,17 @@ class PackageServer(ThreadingHTTPServer):
         self.operations = operation_routes(package)
         services = [s for s in package.services if get_service(s) is not None]
         # every valid route: the operations, then each service's audit and reset routes
-        self.routes = [*self.operations, *(f"/{s}/{action}" for s in services for action in (AUDIT, RESET))]
+        self.routes = [*self.operations, *(f"/{s}/{action}" for s in services for action in (AUDIT, RESET)), ASK]
+        self.make_user = user or (lambda p: SimulatedUser(p.user, p.now))
+        self.user = self.make_user(package)
         self.log_requests = log_requests
+        self.max_body, self.max_audit = max_body, max_audit
+        self.audit_bytes = 0
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), _Handler)
+        bound = str(self.server_address[0]).lower()
+        self.any_host = allow_remote and _is_wildcard(host)
+        self.hosts = {"localhost", bound, host.lower()} if allow_remote else {"localhost", bound}
 
     @property
     def base_url(self) -> str:
@@ -83,20 +148,59 @@ class PackageServer(ThreadingHTTPServer):
         shown = f"[{host}]" if ":" in str(host) else host
         return f"http://{shown}:{port}"
 
-    def respond(self, path: str, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """Status and body for a POST of ``args`` to ``path`` (a known route)."""
+    def names_me(self, host: str | None) -> bool:
+        """Whether ``host`` (a hostname or IP, no port) is a name this server answers to."""
+        if host is None:
+            return False
+        return self.any_host or host in self.hosts or is_loopback(host)
+
+    def respond(self, path: str, args: dict[str, Any], size: int = 0) -> tuple[int, bytes]:
+        """Status and encoded JSON body for a POST of ``args`` (``size`` bytes of body) to ``path``
+        (a known route). Calls and questions count their body and reply against ``max_audit``."""
         with self.lock:
-            if path in self.operations:
-                tool = self.operations[path]
-                result = self.world.call(tool, args) if tool else self.world.call_endpoint(path, args)
-                return result.status, result.body
+            if path in self.operations or path == ASK:
+                if self.audit_bytes + size > self.max_audit:
+                    return 413, encode(_error(413, f"this world took in {self.audit_bytes:,} bytes of calls since "
+                                                   f"its last reset, the limit is {self.max_audit:,}; POST "
+                                                   "/<service>/reset to start over"))
+                status, body = self._call(path, args)
+                data = encode(body)
+                self.audit_bytes += size + len(data)
+                return status, data
             service, action = path.strip("/").split("/")
             if action == AUDIT:
                 calls = [trajectory_data(e) for e in self.world.audit
                          if e.endpoint.startswith(f"/{service}/")]
-                return 200, {"calls": calls}
+                return 200, encode({"calls": calls})
             self.world.reset()
-            return 200, {"status": RESET}
+            self.user = self.make_user(self.package)
+            self.audit_bytes = 0
+            return 200, encode({"status": RESET})
+
+    def _call(self, path: str, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path == ASK:
+            question = args.get("question")
+            if not isinstance(question, str) or not question.strip():
+                return 400, _error(400, 'body must be {"question": "<text>"}')
+            try:
+                reply = self.user.reply(question)
+            except UserModelError as exc:
+                return 502, _error(502, str(exc))
+            return 200, {"reply": reply.text, "revealed": reply.revealed}
+        tool = self.operations[path]
+        result = self.world.call(tool, args) if tool else self.world.call_endpoint(path, args)
+        return result.status, result.body
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A connection that failed outside a response (a reset, a bug): one log line, no traceback."""
+        exc = sys.exc_info()[1]
+        if self.log_requests and not isinstance(exc, ConnectionError | TimeoutError):
+            sys.stderr.write(f"{client_address[0]}: connection dropped: {type(exc).__name__}: {exc}\n")
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    """A response body as UTF-8 JSON."""
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
 def _error(status: int, message: str, **extra: Any) -> dict[str, Any]:
@@ -106,38 +210,144 @@ def _error(status: int, message: str, **extra: Any) -> dict[str, Any]:
 class _Handler(BaseHTTPRequestHandler):
     server: PackageServer
     protocol_version = "HTTP/1.1"
+    timeout = READ_TIMEOUT
 
     def do_POST(self) -> None:
+        if not self._admitted():
+            return
+        raw = self._body()
+        if raw is None:
+            return
         path = urlsplit(self.path).path.rstrip("/") or "/"
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
         if path not in self.server.routes:
-            self._send(404, _error(404, f"unknown route {path!r}", valid_endpoints=self.server.routes))
+            self._fail(404, f"unknown route {path!r}", valid_endpoints=self.server.routes)
             return
         try:
             args = json.loads(raw.decode("utf-8")) if raw.strip() else {}
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            self._send(400, _error(400, f"body is not valid JSON: {exc}"))
+            self._fail(400, f"body is not valid JSON: {exc}")
+            return
+        except RecursionError:
+            self._fail(400, f"body nests deeper than {MAX_DEPTH} levels")
             return
         if not isinstance(args, dict):
-            self._send(400, _error(400, f"body must be a JSON object of arguments, got {type(args).__name__}"))
+            self._fail(400, f"body must be a JSON object of arguments, got {type(args).__name__}")
             return
-        self._send(*self.server.respond(path, args))
+        if nesting_depth(args, MAX_DEPTH) > MAX_DEPTH:
+            self._fail(400, f"body nests deeper than {MAX_DEPTH} levels")
+            return
+        try:
+            status, data = self.server.respond(path, args, len(raw))
+        except Exception as exc:  # a bug or an exhausted resource: a 500 for this call, not a dropped connection
+            self._fail(500, f"the call failed inside the server: {type(exc).__name__}: {str(exc)[:200]}")
+            return
+        self._send_bytes(status, data)
+
+    def _admitted(self) -> bool:
+        """Refuse (403) a request whose ``Host`` is not this server or whose ``Origin`` is another site."""
+        host = self.headers.get("Host")
+        if host is not None and not self.server.names_me(_hostname(host)):
+            self._fail(403, f"Host {host!r} is not this server; address it as {self.server.base_url}", close=True)
+            return False
+        origin = self.headers.get("Origin")
+        if origin is not None and not self._own_origin(origin):
+            self._fail(403, f"cross-origin request from {origin!r} refused; the mock world takes no requests "
+                            "from web pages", close=True)
+            return False
+        return True
+
+    def _own_origin(self, origin: str) -> bool:
+        try:
+            parts = urlsplit(origin)
+            port = parts.port or 80
+        except ValueError:
+            return False
+        return parts.scheme == "http" and self.server.names_me(parts.hostname) and port == self.server.server_port
+
+    def _body(self) -> bytes | None:
+        """The request body, or None after answering a bad or oversized one (connection then closed)."""
+        if self.headers.get("Transfer-Encoding"):
+            self._fail(411, "send the body with a Content-Length, not Transfer-Encoding", close=True)
+            return None
+        lengths = self.headers.get_all("Content-Length") or []
+        if not lengths:
+            return b""
+        text = lengths[0].strip()
+        if len(set(lengths)) > 1 or not _DIGITS.fullmatch(text):
+            self._fail(400, f"Content-Length must be one whole number of bytes, got {', '.join(lengths)[:40]!r}",
+                       close=True)
+            return None
+        length = int(text) if len(text) <= 18 else None  # int() of thousands of digits is refused or slow
+        if length is None or length > self.server.max_body:
+            size = f"{length:,} bytes" if length is not None else "over 10^18 bytes"
+            # read and drop a body of moderate size so the client gets to read the answer
+            drained = length is not None and length <= DRAIN_FACTOR * self.server.max_body and self._discard(length)
+            self._fail(413, f"a body of {size} is over the limit of {self.server.max_body:,} bytes",
+                       close=not drained)
+            return None
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            self._fail(408, f"the body did not arrive within {self.timeout:.0f} s", close=True)
+            return None
+        if len(raw) < length:  # the client hung up mid-body: nobody to answer
+            self.close_connection = True
+            return None
+        return raw
+
+    def _discard(self, length: int) -> bool:
+        """Read and drop ``length`` bytes of body; False when the client stopped sending first."""
+        try:
+            while length > 0:
+                chunk = self.rfile.read(min(length, 65536))
+                if not chunk:
+                    return False
+                length -= len(chunk)
+        except (TimeoutError, ConnectionError):
+            return False
+        return True
 
     def _method_not_allowed(self) -> None:
-        self._send(405, _error(405, f"method {self.command} not allowed; every route takes POST with a JSON body",
-                               valid_endpoints=self.server.routes))
+        if self._admitted():
+            self._fail(405, f"method {self.command} not allowed; every route takes POST with a JSON body",
+                       valid_endpoints=self.server.routes)
 
-    do_GET = do_PUT = do_DELETE = do_PATCH = _method_not_allowed
+    do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _method_not_allowed
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The base class's own errors (a malformed request line, oversized headers, an unknown
+        method) as JSON, the connection closed; always with a status line and headers (never the
+        bare body of an HTTP/0.9 reply, which a garbled request line would otherwise get)."""
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.0"
+        self._fail(code, message or explain or self.responses.get(code, ("error",))[0], close=True)
+
+    def _fail(self, status: int, message: str, close: bool = False, **extra: Any) -> None:
+        if close:
+            self.close_connection = True
+        self._send_bytes(status, encode(_error(status, message, **extra)))
+
+    def _send_bytes(self, status: int, data: bytes) -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        if self.command != "HEAD":
+            self.wfile.write(data)
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.log_requests:
             super().log_message(format, *args)
+
+
+def _hostname(host: str) -> str | None:
+    """The hostname of a ``Host`` header value (``name``, ``name:port``, ``[v6]:port``), lowercased;
+    None when it does not parse."""
+    try:
+        parts = urlsplit("//" + host.strip())
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        return None
+    return parts.hostname

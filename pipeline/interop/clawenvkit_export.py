@@ -16,6 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from pipeline.catalog.errors import CatalogError
+from pipeline.catalog.selection import check_package_id
 from pipeline.core.matchers import is_operator
 from pipeline.core.package import AskStep, CallStep, Step, TaskPackage
 from pipeline.interop.clawenvkit_format import UnmappedCheck
@@ -38,8 +40,6 @@ class ClawEnvKitSummary(BaseModel):
     @property
     def unmapped_count(self) -> int:
         return sum(len(t.unmapped) for t in self.tasks)
-
-
 
 
 def _called_check(check: Any, package: TaskPackage) -> dict[str, Any] | str:
@@ -181,13 +181,24 @@ def _header(package_id: str, unmapped: list[UnmappedCheck]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def task_path(out_dir: Path, package_id: str) -> Path:
+    """``<out_dir>/<package_id>.yaml``, once ``package_id`` is checked to be a package id and the
+    path to stay inside ``out_dir`` (the id comes from data: a catalog row, a package file)."""
+    check_package_id(package_id, "clawenvkit export")
+    path = out_dir / f"{package_id}.yaml"
+    if path.resolve().parent != out_dir.resolve():
+        raise CatalogError(f"clawenvkit export: {path} would land outside {out_dir}; pass a plain --out folder")
+    return path
+
+
 def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path) -> ClawEnvKitSummary:
-    """Write ``<out_dir>/<task_id>.yaml`` per package (each file written whole or not at all)."""
+    """Write ``<out_dir>/<task_id>.yaml`` per package (each file written whole or not at all).
+    ``CatalogError`` for a package whose id is not a package id (``pkg-`` and 16 hex digits)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = ClawEnvKitSummary(out_dir=str(out_dir))
     for package in packages:
         task, unmapped = to_clawenvkit(package)
-        path = out_dir / f"{task['task_id']}.yaml"
+        path = task_path(out_dir, task["task_id"])
         text = _header(task["task_id"], unmapped) + yaml.safe_dump(task, sort_keys=False, allow_unicode=True)
         partial = path.with_name(path.name + ".partial")
         partial.write_text(text, encoding="utf-8")
@@ -198,16 +209,40 @@ def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path) -> ClawEnv
     return summary
 
 
+class LeftOut(BaseModel):
+    """Checks of one kind left out of an export for one reason: how many, in how many tasks, and
+    the weight they carried in all (safety rules carry none)."""
+
+    kind: str
+    reason: str
+    checks: int
+    tasks: int
+    weight: float
 
 
 class ClawEnvKitExport(BaseModel):
-    """What ``synth export --format clawenvkit`` reports: task files written, checks left out."""
+    """What ``synth export --format clawenvkit`` reports: task files written, checks carried over
+    (``mapped``) and left out (``unmapped_checks``), and the left-out checks grouped by kind and reason."""
 
     rows: int
+    mapped_checks: int
     unmapped_checks: int
+    left_out: list[LeftOut] = Field(default_factory=list)
 
 
 def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path) -> ClawEnvKitExport:
     """A folder of ClawEnvKit task YAML files, one per package."""
     summary = export_clawenvkit(packages, out)
-    return ClawEnvKitExport(rows=len(summary.tasks), unmapped_checks=summary.unmapped_count)
+    groups: dict[tuple[str, str], LeftOut] = {}
+    for task in summary.tasks:
+        for u in task.unmapped:
+            kind = f"safety {u.kind}" if u.safety else u.kind
+            group = groups.setdefault((kind, u.reason), LeftOut(kind=kind, reason=u.reason, checks=0, tasks=0,
+                                                                weight=0.0))
+            group.checks += 1
+            group.weight = round(group.weight + u.weight, 6)
+        for kind, reason in {(f"safety {u.kind}" if u.safety else u.kind, u.reason) for u in task.unmapped}:
+            groups[(kind, reason)].tasks += 1
+    left_out = sorted(groups.values(), key=lambda g: (-g.checks, g.kind, g.reason))
+    return ClawEnvKitExport(rows=len(summary.tasks), mapped_checks=sum(t.mapped for t in summary.tasks),
+                            unmapped_checks=summary.unmapped_count, left_out=left_out)

@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.core import yaml_text
 from pipeline.core.codes import Code
-from pipeline.core.errors import first_validation_error
+from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import DEFAULT_NOW, TaskPackage, load_package
-from pipeline.core.services import find_operation, get_service
+from pipeline.core.services import catalogue, find_operation, get_service
 from pipeline.interop.clawenvkit_format import (
     IMPORTED_CAPABILITY,
     REQUIRED_FIELDS,
@@ -32,6 +32,13 @@ from pipeline.interop.clawenvkit_format import (
 )
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
+
+MAX_TASK_FILE_BYTES = 1024 * 1024
+"""The largest task file read (1 MiB; ClawEnvKit's tasks are a few KB): a bigger one is refused
+with a ``schema_invalid`` finding, unread."""
+
+ProgressFn = Callable[[int, int], None]
+"""Told ``(files done, files in all)`` as an import goes."""
 
 
 class TaskFormatError(ValueError):
@@ -58,8 +65,6 @@ class ImportResult(BaseModel):
     @property
     def findings(self) -> list[Finding]:
         return self.verdict.findings
-
-
 
 
 def _audit_base(check: dict[str, Any]) -> dict[str, Any] | str:
@@ -201,12 +206,50 @@ def _checks(doc: dict[str, Any], safety: bool) -> tuple[list[dict[str, Any]], li
     return mapped, unmapped
 
 
+def _required(tool: dict[str, Any], i: int) -> list[str]:
+    required = tool.get("required") or []
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise TaskFormatError(f"tools[{i}].required: expected a list of parameter names")
+    return required
+
+
+def _parameters(tool: dict[str, Any], i: int) -> dict[str, Any] | None:
+    """A tool's parameters as a JSON Schema object, or None when absent or empty. Accepted forms: a
+    JSON Schema object (``type: object`` or ``properties``, as synth exports it); ClawEnvKit's flat
+    mapping of parameter name → schema, with the required names in the tool's ``required``; a flat
+    list of parameters, each a schema with its ``name`` (``required: true`` marks a required one)."""
+    params = tool.get("parameters")
+    if params is None or params == {} or params == []:
+        return None
+    required = _required(tool, i)
+    if isinstance(params, list):
+        properties: dict[str, Any] = {}
+        for j, item in enumerate(params):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
+                raise TaskFormatError(f"tools[{i}].parameters[{j}]: expected a mapping with a name")
+            properties[item["name"]] = {k: v for k, v in item.items() if k not in ("name", "required")}
+            if item.get("required") is True and item["name"] not in required:
+                required = [*required, item["name"]]
+        return {"type": "object", "properties": properties, "required": required}
+    if isinstance(params, dict):
+        if params.get("type") == "object" or isinstance(params.get("properties"), dict):
+            return params
+        if all(isinstance(v, dict) for v in params.values()):
+            return {"type": "object", "properties": params, "required": required}
+    raise TaskFormatError(f"tools[{i}].parameters: expected a JSON Schema object, a mapping of parameter name "
+                          "to schema, or a list of parameters with names")
+
+
 def _tools(doc: dict[str, Any]) -> list[dict[str, Any]]:
     tools = []
     for i, tool in enumerate(_list(doc, "tools")):
         if not isinstance(tool, dict) or not all(isinstance(tool.get(k), str) for k in ("name", "service", "endpoint")):
             raise TaskFormatError(f"tools[{i}]: expected a mapping with name, service and endpoint strings")
-        parameters = tool.get("parameters")
+        if get_service(tool["service"]) is None:
+            raise TaskFormatError(f"tools[{i}] ({tool['name']}): service {tool['service']!r} is not one of synth's "
+                                  f"mock services ({', '.join(sorted(catalogue()))}); synth imports only tasks over "
+                                  "those services")
+        parameters = _parameters(tool, i)
         if parameters is None:
             found = find_operation(tool["endpoint"])
             parameters = found[1].parameters if found else {"type": "object", "properties": {}}
@@ -224,10 +267,10 @@ def _records(value: list[Any], where: str) -> list[dict[str, Any]]:
 
 
 def _initial_state(fixtures: Any, services: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """ClawEnvKit fixtures as per-service collections. A list value is a collection of the one
+    """ClawEnvKit fixtures as per-service collections (none for absent or ``[]`` fixtures). A list value is a collection of the one
     service (or of the one service whose catalogue has a collection of that name); a mapping value
     is a service's collections."""
-    if fixtures is None:
+    if fixtures is None or fixtures == []:
         return {}
     if not isinstance(fixtures, dict):
         raise TaskFormatError(f"fixtures: expected a mapping, got {type(fixtures).__name__}")
@@ -313,29 +356,60 @@ def import_task(doc: Any, source: str) -> ImportResult:
 
 
 def iter_task_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Files named by ``paths``; folders contribute their ``*.yaml``/``*.yml`` files, sorted."""
+    """Files named by ``paths``; folders contribute their ``*.yaml``/``*.yml`` files, sorted.
+    ``UserError`` for a path that does not exist."""
     for path in paths:
         if path.is_dir():
             yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-        else:
+        elif path.exists():
             yield path
+        else:
+            raise UserError(f"{path}: no such file or folder; pass ClawEnvKit task .yaml files or folders of them")
 
 
-def import_clawenvkit(paths: Iterable[Path]) -> list[ImportResult]:
-    """One ``ImportResult`` per task file under ``paths``; unreadable files get a finding, not an exception."""
+def read_task_text(path: Path) -> str:
+    """The text of one task file: a regular file of at most ``MAX_TASK_FILE_BYTES``, in UTF-8.
+    Raises ``OSError``/``UnicodeDecodeError`` or ``TaskFormatError`` saying what is wrong."""
+    if not path.is_file():
+        raise TaskFormatError("not a regular file; pass task .yaml files or folders of them")
+    with path.open("rb") as fh:
+        data = fh.read(MAX_TASK_FILE_BYTES + 1)
+    if len(data) > MAX_TASK_FILE_BYTES:
+        raise TaskFormatError(f"larger than the {MAX_TASK_FILE_BYTES // 1024 ** 2} MiB a task file may be; "
+                              "not read (a ClawEnvKit task is a few KB)")
+    return data.decode("utf-8")
+
+
+def import_file(path: Path) -> ImportResult:
+    """Import one task file; an unreadable one gets a ``schema_invalid`` finding, not an exception."""
+    try:
+        doc = yaml_text.load(read_task_text(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        return _unreadable(str(path), f"cannot read the file ({exc})")
+    except TaskFormatError as exc:
+        return _unreadable(str(path), str(exc))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        return _unreadable(str(path), f"not valid YAML ({getattr(exc, 'problem', None) or exc}{where})")
+    except RecursionError:
+        return _unreadable(str(path), "nested too deeply to read")
+    return import_task(doc, str(path))
+
+
+def import_clawenvkit(paths: Iterable[Path], on_progress: ProgressFn | None = None) -> list[ImportResult]:
+    """One ``ImportResult`` per task file under ``paths`` (``UserError``, before any is read, if a
+    path does not exist or there is no task file at all); unreadable files get a finding, not an
+    exception. ``on_progress`` is told ``(files done, files in all)`` after each file."""
+    paths = list(paths)
+    files = list(iter_task_files(paths))
+    if not files:
+        raise UserError(f"no .yaml/.yml files in {', '.join(map(str, paths))}; pass task files or folders")
     results = []
-    for path in iter_task_files(paths):
-        try:
-            doc = yaml_text.load(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            results.append(_unreadable(str(path), f"cannot read the file ({exc})"))
-            continue
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            results.append(_unreadable(str(path), f"not valid YAML ({getattr(exc, 'problem', None) or exc}{where})"))
-            continue
-        results.append(import_task(doc, str(path)))
+    for path in files:
+        results.append(import_file(path))
+        if on_progress is not None:
+            on_progress(len(results), len(files))
     return results
 
 

@@ -9,7 +9,8 @@ from pipeline.catalog.selection import EXPORT_COLUMNS, Selection
 
 
 def _copy(selection: Selection, out: Path, columns: str, options: str) -> int:
-    result = selection.con.execute(f"COPY (SELECT {columns} FROM ({selection.sql})) TO ? ({options})", [str(out)])
+    result = selection.con.execute(f"COPY (SELECT {columns} FROM ({selection.sql})) TO ? ({options}, USE_TMP_FILE false)",
+                                   [str(out)])
     row = result.fetchone()
     return int(row[0]) if row else 0
 

@@ -1,16 +1,19 @@
 """Exporting catalog rows as dataset files: the format registry and the atomic write.
 
-Every format is a function of a ``Selection`` (``pipeline.catalog.selection``) and a destination
-path that returns the number of rows written, or a summary model with a ``rows`` field whose other
-fields land in ``ExportSummary.details``. Adding a format is one module with its function and one
-entry in ``FORMATS``.
+Every format is a function of a ``Selection`` (``pipeline.catalog.selection``), a destination path
+and the training policy that returns the number of rows written, or a summary model with a
+``rows`` field whose other fields land in ``ExportSummary.details``. Adding a format is one module
+with its function and one entry in ``FORMATS``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +22,38 @@ from pydantic import BaseModel, Field
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import Selection, StatusFilter
 from pipeline.catalog.store import Catalog
+from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.training_format import Policy
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
 from pipeline.interop.sft import write_sft
 
 Exporter = Callable[[Selection, Path, Policy], int | BaseModel]
+ProgressFn = Callable[[int, int], None]
+"""Told ``(rows done, rows in all)`` as an export goes."""
 
-FORMATS: dict[str, Exporter] = {
-    "jsonl": lambda selection, out, _policy: export_jsonl(selection, out),
-    "parquet": lambda selection, out, _policy: export_parquet(selection, out),
-    "sft": lambda selection, out, policy: write_sft(selection.packages(), out, policy),
-    "clawenvkit": lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out),
+OUTPUT_DIR = DEFAULT_CATALOG.parent
+"""Where an export goes when no ``out`` is given: the folder of the default catalog, ``output/``."""
+
+
+@dataclass(frozen=True)
+class Format:
+    """An export format: its ``write`` function, the name it writes under ``OUTPUT_DIR`` when no
+    ``out`` is given, and whether it writes a ``folder`` of files rather than one file."""
+
+    write: Exporter
+    default_name: str
+    folder: bool = False
+
+
+FORMATS: dict[str, Format] = {
+    "jsonl": Format(lambda selection, out, _policy: export_jsonl(selection, out), "packages.jsonl"),
+    "parquet": Format(lambda selection, out, _policy: export_parquet(selection, out), "packages.parquet"),
+    "sft": Format(lambda selection, out, policy: write_sft(selection.packages(), out, policy), "sft.jsonl"),
+    "clawenvkit": Format(lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out),
+                         "clawenvkit", folder=True),
 }
-"""Format name → exporter. ``sft`` applies the training truncation policy; the others ignore it."""
+"""Format name → format. ``sft`` applies the training truncation policy; the others ignore it."""
 
 
 class ExportSummary(BaseModel):
@@ -44,30 +65,91 @@ class ExportSummary(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-def export_catalog(catalog: Catalog, fmt: str, out: Path | str, where: str | None = None,
-                   status: StatusFilter = "accepted", policy: Policy | None = None) -> ExportSummary:
-    """Write the catalog rows with ``status`` (accepted by default; ``all`` for every row) for
-    which ``where`` holds to ``out`` in format ``fmt``, atomically.
+def default_out(fmt: str) -> Path:
+    """Where format ``fmt`` is written when no ``out`` is given: ``output/<its default name>``."""
+    return OUTPUT_DIR / _format(fmt).default_name
 
-    The output is written beside ``out`` under a temporary name and renamed over it once complete,
-    so ``out`` is either the previous file or the whole new export, never a partial one (a format
-    that writes a folder replaces ``out`` only if it is absent or empty). ``CatalogError`` for an
-    unknown format or status, or a bad ``where``.
-    """
+
+def _format(fmt: str) -> Format:
     if fmt not in FORMATS:
         raise CatalogError(f"unknown export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.name}.partial")
+    return FORMATS[fmt]
+
+
+def _check_out(fmt: str, spec: Format, out: Path) -> None:
+    """Refuse an ``out`` the format cannot replace: a folder for a one-file format, a file or a
+    folder holding files for a folder format."""
+    if not spec.folder and out.is_dir():
+        raise CatalogError(f"--out {out} is a folder; {fmt} writes one file: pass a file path such as "
+                           f"{out / spec.default_name}")
+    if spec.folder and out.exists() and not out.is_dir():
+        raise CatalogError(f"--out {out} is a file; {fmt} writes a folder of files: pass a new or empty folder")
+    if spec.folder and out.is_dir() and any(out.iterdir()):
+        raise CatalogError(f"--out {out} already holds files; {fmt} writes a new folder: pass a new or empty "
+                           "folder, or remove this one")
+
+
+def _prepare(out: Path, partial: Path, folder: bool) -> None:
+    """Create ``out``'s folder and the empty ``partial`` the format writes into, or say why not."""
     try:
-        with catalog.selection(status, where) as selection:
-            outcome = FORMATS[fmt](selection, partial, policy or Policy())
-        os.replace(partial, out)
-    finally:
-        if partial.is_dir():
-            shutil.rmtree(partial)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if folder:
+            partial.mkdir()
         else:
+            partial.touch()
+    except OSError as exc:
+        raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --out in a folder you can write") from exc
+
+
+def _discard(partial: Path) -> None:
+    """Remove ``partial`` (a file or folder) if it is there and can be removed."""
+    if partial.is_dir() and not partial.is_symlink():
+        shutil.rmtree(partial, ignore_errors=True)
+    else:
+        with suppress(OSError):
             partial.unlink(missing_ok=True)
+
+
+def export_catalog(catalog: Catalog, fmt: str, out: Path | str | None = None, where: str | None = None,
+                   status: StatusFilter = "accepted", policy: Policy | None = None,
+                   on_progress: ProgressFn | None = None) -> ExportSummary:
+    """Write the catalog rows with ``status`` (accepted by default; ``all`` for every row) for
+    which ``where`` holds to ``out`` (default ``output/<format's default name>``) in format
+    ``fmt``, atomically; ``on_progress`` is told ``(rows done, rows in all)`` as it goes.
+
+    The output is written beside ``out`` under a temporary name and renamed over it once complete,
+    so ``out`` is either the previous file or the whole new export, never a partial one. A
+    one-file format refuses an ``out`` that is a folder; a folder format (``clawenvkit``) writes
+    only to a new or empty folder. ``where`` runs sandboxed (``Catalog.selection``).
+    ``CatalogError`` for an unknown format or status, a bad ``where`` or ``out``.
+    """
+    spec = _format(fmt)
+    out = default_out(fmt) if out is None else Path(out)
+    if out.name in ("", ".", ".."):
+        raise CatalogError(f"--out {out} names no file or folder; pass a path such as {default_out(fmt)}")
+    _check_out(fmt, spec, out)
+    partial = out.with_name(f".{out.name}.partial")
+    _discard(partial)  # left by an export that was killed
+    _prepare(out, partial, spec.folder)
+    try:
+        with catalog.selection(status, where, writable=None if spec.folder else partial) as selection:
+            if on_progress is not None:
+                total = selection.count()
+                on_progress(0, total)
+                selection = dataclasses.replace(selection, on_row=lambda done: on_progress(done, total))
+            try:
+                outcome = spec.write(selection, partial, policy or Policy())
+            except OSError as exc:
+                raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --out in a folder you can "
+                                   "write with room to spare") from exc
+            if on_progress is not None:
+                on_progress(total, total)
+        try:
+            os.replace(partial, out)
+        except OSError as exc:
+            raise CatalogError(f"cannot replace {out}: {exc.strerror or exc}; pass another --out") from exc
+    finally:
+        _discard(partial)
     if isinstance(outcome, BaseModel):
         details = outcome.model_dump(mode="json")
         return ExportSummary(format=fmt, path=str(out), rows=details.pop("rows"), status=status, where=where,

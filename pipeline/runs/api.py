@@ -1,13 +1,14 @@
 """Runs as a Python API: start, resume, regenerate and import, each returning a summary.
 
 The ``synth`` commands are thin faces over these functions. Each opens the catalog for writing
-(taking its writer lock) unless given an open ``Catalog``, marks the run ``interrupted`` on Ctrl-C
-(``RunInterrupted``) and ``failed`` on a crash, and releases everything it started.
+(taking its writer lock) unless given an open ``Catalog``, and releases everything it started. A
+run stopped by SIGINT (Ctrl-C) or SIGTERM, or by a setup problem found on the way (a ``UserError``:
+an unreachable model server, a missing key), is marked ``interrupted`` and raises
+``RunInterrupted``: ``resume_run`` continues it. A crash marks it ``failed``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -16,12 +17,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from pipeline.catalog.queries import RunInfo, is_generation_run
 from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.generate.base import Generator
 from pipeline.generate.offline import OfflineGenerator
 from pipeline.runs.batch import BatchRun
+from pipeline.runs.interrupt import run_until_signalled, signal_of, signals_ignored, terminate_as_interrupt
 from pipeline.runs.options import Progress, RegenSummary, RunOptions, RunSummary, run_parameters
 from pipeline.taxonomy.capabilities import find_capability, taxonomy
 
@@ -49,11 +52,13 @@ RESOURCE_OPTIONS = ("concurrency", "verify_processes", "budget_tokens")
 
 
 class RunInterrupted(Exception):
-    """Ctrl-C (or SIGTERM) stopped a run; it is marked ``interrupted`` and can be resumed."""
+    """A run stopped before its end; it is marked ``interrupted`` and ``resume_run`` continues it.
+    Either a signal stopped it (``signum``: SIGINT for Ctrl-C, or SIGTERM) or a setup problem did
+    (``cause``: the ``UserError`` saying what to fix, e.g. a model server that cannot be reached)."""
 
-    def __init__(self, run_id: int, catalog: Path) -> None:
-        super().__init__(f"run {run_id} interrupted")
-        self.run_id, self.catalog = run_id, catalog
+    def __init__(self, run_id: int, catalog: Path, signum: int | None = None, cause: UserError | None = None) -> None:
+        super().__init__(f"run {run_id} interrupted" + (f": {cause}" if cause else ""))
+        self.run_id, self.catalog, self.signum, self.cause = run_id, catalog, signum, cause
 
 
 def make_generator(model: str | None = None, base_url: str | None = None, defect_rate: float = 0.0) -> Generator:
@@ -88,19 +93,39 @@ def _catalog(catalog: Catalog | Path | str) -> Iterator[Catalog]:
 
 
 def _drive(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``work`` to its end; mark the run interrupted on Ctrl-C, failed on a crash."""
+    """Run ``work`` to its end; SIGINT and SIGTERM stop it (``run_until_signalled``). How it ends
+    is recorded as ``_recording_stops`` says."""
+    with _recording_stops(batch.catalog, batch.run_id):
+        return run_until_signalled(_then_close(batch, work))
+
+
+@contextmanager
+def _recording_stops(catalog: Catalog, run_id: int) -> Iterator[None]:
+    """Inside: a stop signal (``KeyboardInterrupt``) or a ``UserError`` marks run ``run_id``
+    ``interrupted`` and raises ``RunInterrupted``; any other exception marks it ``failed``."""
     try:
-        return asyncio.run(_then_close(batch, work))
-    except KeyboardInterrupt:
-        batch.catalog.finish_run(batch.run_id, "interrupted")
-        raise RunInterrupted(batch.run_id, batch.catalog.path) from None
+        yield
+    except KeyboardInterrupt as exc:
+        with signals_ignored():
+            catalog.finish_run(run_id, "interrupted")
+        raise RunInterrupted(run_id, catalog.path, signum=signal_of(exc)) from None
+    except UserError as exc:
+        with signals_ignored():
+            catalog.finish_run(run_id, "interrupted")
+        raise RunInterrupted(run_id, catalog.path, cause=exc) from None
     except BaseException:
-        batch.catalog.finish_run(batch.run_id, "failed")
+        with signals_ignored():
+            catalog.finish_run(run_id, "failed")
         raise
 
 
 async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``work()`` after the generator's ``check()`` (when it has one: an LLM generator asks its
+    server once, so a dead server stops the run before any attempt), then release both."""
     try:
+        check = getattr(batch.generator, "check", None)
+        if check is not None:
+            await check()
         return await work()
     finally:
         batch.verifier.close()
@@ -120,12 +145,14 @@ def start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATAL
     """
     find_capability(taxonomy(), options.capability)
     generator = generator or make_generator(model, base_url, options.defect_rate)
-    with _catalog(catalog) as cat:
+    with _catalog(catalog) as cat, terminate_as_interrupt():
         run_id = cat.start_run(options.name or f"{options.capability}-{options.count}", generator.name,
                                generator.model, options.capability,
                                run_parameters(options, generator.name, generator.model, base_url))
-        _announce(on_start, run_id, generator, options, base_url)
-        return _finish(BatchRun(cat, generator, options, run_id, on_progress))
+        with _recording_stops(cat, run_id):
+            _announce(on_start, run_id, generator, options, base_url)
+            batch = BatchRun(cat, generator, options, run_id, on_progress)
+        return _finish(batch)
 
 
 def _announce(on_start: StartFn | None, run_id: int, generator: Generator, options: RunOptions,
@@ -139,7 +166,8 @@ def _announce(on_start: StartFn | None, run_id: int, generator: Generator, optio
 
 def _finish(batch: BatchRun) -> RunSummary:
     summary = _drive(batch, batch.run)
-    batch.catalog.finish_run(batch.run_id, "finished" if summary.status == "finished" else "failed")
+    with signals_ignored():
+        batch.catalog.finish_run(batch.run_id, "finished" if summary.status == "finished" else "failed")
     return summary
 
 
@@ -153,16 +181,28 @@ def resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
     if unknown:
         raise UserError(f"a resumed run keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
                         f"not {', '.join(unknown)}")
-    with _catalog(catalog) as cat:
+    with _catalog(catalog) as cat, terminate_as_interrupt():
+        _generation_run(cat, run_id, "resume")
         params = cat.resume_run(run_id).parameters
-        if "capability" not in params or "count" not in params:
-            cat.finish_run(run_id, "failed")
-            raise UserError(f"run {run_id} is not a generation run (an import?); nothing to resume")
-        options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
-        options = options.model_copy(update=resources)
-        generator = make_generator(params.get("model") or "offline", params.get("base_url"), options.defect_rate)
-        _announce(on_start, run_id, generator, options, params.get("base_url"))
-        return _finish(BatchRun(cat, generator, options, run_id, on_progress))
+        with _recording_stops(cat, run_id):
+            options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
+            options = options.model_copy(update=resources)
+            generator = make_generator(params.get("model") or "offline", params.get("base_url"), options.defect_rate)
+            _announce(on_start, run_id, generator, options, params.get("base_url"))
+            batch = BatchRun(cat, generator, options, run_id, on_progress)
+        return _finish(batch)
+
+
+def _generation_run(cat: Catalog, run_id: int, what: str) -> RunInfo:
+    """Run ``run_id``, which must exist and be a generation run; otherwise a ``UserError`` saying
+    there is nothing to ``what`` (an import has no generator to run again)."""
+    found = cat.runs(run_id)
+    if not found:
+        raise UserError(f"no run {run_id} in {cat.path}; `synth catalog runs` lists them")
+    if not is_generation_run(found[0].parameters):
+        raise UserError(f"run {run_id} is an import ({found[0].generator}), not a generation run: imported tasks have "
+                        f"no generator, so there is nothing to {what}; `synth catalog runs` lists the runs")
+    return found[0]
 
 
 def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int | None = None,
@@ -175,7 +215,9 @@ def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int |
     by_run: dict[int, dict[str, int]] = {}
     tokens = [0, 0]
     with _catalog(catalog) as cat:
-        generation_runs = {r.id for r in cat.runs() if "capability" in r.parameters and "count" in r.parameters}
+        if run_id is not None:
+            _generation_run(cat, run_id, "regenerate")
+        generation_runs = {r.id for r in cat.runs() if is_generation_run(r.parameters)}
         groups = {rid: slots for rid, slots in cat.failed_slots(run_id, reason, limit).items()
                   if rid in generation_runs}
         if not groups and reason is not None:
@@ -217,16 +259,16 @@ IMPORT_FORMATS = ("clawenvkit",)
 
 
 def import_tasks(paths: list[Path], fmt: str = "clawenvkit", catalog: Catalog | Path | str = DEFAULT_CATALOG,
-                 record: bool = True) -> ImportSummary:
+                 record: bool = True, on_progress: Callable[[int, int], None] | None = None) -> ImportSummary:
     """Import other projects' tasks as packages without a reference, verify them statically with
-    the null-agent test, and (``record``) keep them in the catalog as one run."""
-    from pipeline.interop.clawenvkit_import import import_clawenvkit, iter_task_files
+    the null-agent test, and (``record``) keep them in the catalog as one run. A path that does not
+    exist, or no task file at all, is a ``UserError`` before anything is read or recorded.
+    ``on_progress`` is told ``(files done, files in all)``."""
+    from pipeline.interop.clawenvkit_import import import_clawenvkit
 
     if fmt not in IMPORT_FORMATS:
         raise UserError(f"unknown format {fmt!r}; supported formats: {', '.join(IMPORT_FORMATS)}")
-    if not any(True for _ in iter_task_files(paths)):
-        raise UserError(f"no .yaml/.yml files in {', '.join(map(str, paths))}; pass task files or folders")
-    results = import_clawenvkit(paths)
+    results = import_clawenvkit(paths, on_progress)
     if not record:
         return ImportSummary(run_id=None, results=results)
     generator = f"import:{fmt}"

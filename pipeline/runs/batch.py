@@ -20,7 +20,8 @@ import time
 from collections.abc import Callable
 
 from pipeline.catalog.queries import SlotState
-from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Failure, FailureCode, Finding, Verdict
 from pipeline.core.package import TaskPackage
@@ -112,30 +113,35 @@ class BatchRun:
         max_slots = SLOT_FACTOR * self.options.count + 8
         tasks: set[asyncio.Task[bool]] = set()
         stop_reason = "target reached"
-        while self.progress.accepted < self.options.count:
-            can_open = (self.progress.accepted + len(tasks) < self.options.count
-                        and len(tasks) < OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
-            if can_open and self._over_budget():
-                stop_reason = "token budget spent"
-                can_open = False
-            if can_open and queue:
-                slot, attempt, parent, findings = queue.pop(0)
-                tasks.add(asyncio.create_task(self._slot(slot, attempt, parent, findings)))
-                continue
-            if can_open and next_slot < max_slots:
-                tasks.add(asyncio.create_task(self._slot(next_slot, 1, None, [])))
-                next_slot += 1
-                self.progress.slots_opened += 1
-                continue
-            if not tasks:
-                if not self._over_budget():
-                    stop_reason = f"slot limit ({max_slots}) reached"
-                break
-            done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                task.result()  # re-raise a crash of the run itself (catalog errors)
-        if tasks:
-            await asyncio.gather(*tasks)
+        try:
+            while self.progress.accepted < self.options.count:
+                can_open = (self.progress.accepted + len(tasks) < self.options.count
+                            and len(tasks) < OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
+                if can_open and self._over_budget():
+                    stop_reason = "token budget spent"
+                    can_open = False
+                if can_open and queue:
+                    slot, attempt, parent, findings = queue.pop(0)
+                    tasks.add(asyncio.create_task(self._slot(slot, attempt, parent, findings)))
+                    continue
+                if can_open and next_slot < max_slots:
+                    tasks.add(asyncio.create_task(self._slot(next_slot, 1, None, [])))
+                    next_slot += 1
+                    self.progress.slots_opened += 1
+                    continue
+                if not tasks:
+                    if not self._over_budget():
+                        stop_reason = f"slot limit ({max_slots}) reached"
+                    break
+                done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # re-raise a crash of the run itself (catalog errors)
+            if tasks:
+                await asyncio.gather(*tasks)
+        finally:  # cancelled (a stop signal) or crashed: no slot goes on without the run
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         elapsed = time.perf_counter() - started
         reached = self.progress.accepted >= self.options.count
         return RunSummary(
@@ -164,9 +170,11 @@ class BatchRun:
         self.on_progress(self.progress)
         try:
             template = pick_template(self.options.capability, slot)
+            invalid: Generated | None = None
             while attempt <= last_attempt and not self._over_budget():
                 request = Attempt(capability=self.options.capability, template=template, seed=self.options.seed,
-                                  slot=slot, attempt=attempt, parent=parent, findings=findings)
+                                  slot=slot, attempt=attempt, parent=parent, findings=findings,
+                                  invalid=invalid.failure if invalid else None, raw=invalid.raw if invalid else None)
                 async with self._requests:
                     generated = await self.generator.generate(request)
                 for call in generated.calls:
@@ -184,10 +192,11 @@ class BatchRun:
                 row = await self._record(slot, attempt, template, generated, verdict, parent)
                 if row.verdict is not None and row.verdict.accepted:
                     return True
-                # A rejected package is repaired from its findings; after a generation failure the
-                # next attempt starts afresh (there is no package to show the model).
+                # A rejected package is repaired from its findings; an invalid reply from its
+                # validation error; after any other failure the next attempt starts afresh.
                 parent = row.package
                 findings = row.verdict.findings if row.verdict else []
+                invalid = generated if generated.package is None and generated.raw else None
                 attempt += 1
             self._failed_slots += 1
             return False

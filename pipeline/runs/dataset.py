@@ -6,7 +6,7 @@ import asyncio
 
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import TaskPackage, near_key
-from pipeline.generate.base import Attempt, Generator
+from pipeline.generate.base import Attempt, Generated, Generator
 from pipeline.generate.offline import pick_template
 from pipeline.runs.api import make_generator
 from pipeline.runs.batch import SLOT_FACTOR
@@ -36,14 +36,17 @@ async def _slot(generator: Generator, requests: asyncio.Semaphore, capability: s
                 max_attempts: int) -> TaskPackage | None:
     parent: TaskPackage | None = None
     findings: list[Finding] = []
+    invalid: Generated | None = None
     template = pick_template(capability, slot)
     for attempt in range(1, max_attempts + 1):
         async with requests:
-            generated = await generator.generate(Attempt(capability=capability, template=template, seed=seed,
-                                                         slot=slot, attempt=attempt, parent=parent, findings=findings))
+            generated = await generator.generate(Attempt(
+                capability=capability, template=template, seed=seed, slot=slot, attempt=attempt, parent=parent,
+                findings=findings, invalid=invalid.failure if invalid else None, raw=invalid.raw if invalid else None))
         if generated.package is None:
-            parent, findings = None, []
+            parent, findings, invalid = None, [], generated if generated.raw else None
             continue
+        invalid = None
         verdict = await asyncio.to_thread(verify_package, generated.package)
         package = generated.package.model_copy(update={"id": verdict.id})
         if verdict.accepted:

@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import ExitStack, asynccontextmanager, suppress
 
 from pipeline.catalog.connect import reader_waiting
-from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import near_key
 from pipeline.verify.dedup import MemoryDedup, duplicate_findings

@@ -20,7 +20,7 @@ from pipeline.core.outcomes import VERIFIER_VERSION, Failure, FailureCode, Findi
 from pipeline.core.package import AskStep, TaskPackage, load_package, near_key
 from pipeline.verify.dedup import duplicate_findings
 from pipeline.verify.verifier import verify_package
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR
+from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, copy_catalog
 
 
 def example(name: str) -> TaskPackage:
@@ -37,14 +37,20 @@ def rejected(package: TaskPackage, *codes: Code) -> Verdict:
     return Verdict.build(package.id, findings, 0.5)
 
 
-@pytest.fixture
-def packages() -> dict[str, TaskPackage]:
+def examples() -> dict[str, TaskPackage]:
+    """Every example package with its id, by name."""
     return {name: example(name) for name in EXAMPLE_NAMES}
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Iterator[Catalog]:
-    with Catalog.open(tmp_path / "nested" / "dir" / "catalog.duckdb") as cat:
+def packages() -> dict[str, TaskPackage]:
+    return examples()
+
+
+@pytest.fixture
+def catalog(empty_catalog: Path) -> Iterator[Catalog]:
+    """A write session on a fresh empty catalog."""
+    with Catalog.open(empty_catalog) as cat:
         yield cat
 
 
@@ -296,7 +302,7 @@ def test_record_is_one_transaction(catalog: Catalog, packages: dict[str, TaskPac
     assert catalog.accepted_count(run) == 1
 
 
-def test_batch_keeps_one_connection_and_commits_each_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_batch_keeps_one_connection_and_commits_each_record(empty_catalog: Path, monkeypatch: pytest.MonkeyPatch,
                                                             packages: dict[str, TaskPackage]) -> None:
     opened: list[object] = []
     real_connect = store.connect
@@ -305,8 +311,7 @@ def test_batch_keeps_one_connection_and_commits_each_record(tmp_path: Path, monk
         opened.append(args)
         return real_connect(*args, **kwargs)  # type: ignore[arg-type]
 
-    path = tmp_path / "catalog.duckdb"
-    with Catalog.open(path) as cat:
+    with Catalog.open(empty_catalog) as cat:
         run = cat.start_run("r", "offline")
         monkeypatch.setattr(store, "connect", counting)
         with cat.batch():
@@ -339,23 +344,37 @@ def test_batch_serves_records_from_worker_threads(catalog: Catalog, packages: di
 # --------------------------------------------------------------------------- resume and dedup
 
 
-@pytest.fixture
-def filled(catalog: Catalog, packages: dict[str, TaskPackage]) -> tuple[Catalog, int, int]:
-    """Run A: slot 0 accepted first time; slot 1 rejected then accepted; slot 2 rejected twice; slot 3
-    failed to generate once. Run B: one accepted slot. Capabilities follow the packages."""
+@pytest.fixture(scope="module")
+def filled_catalog_file(empty_catalog_template: Path,
+                        tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """Built once per module, closed: run A: slot 0 accepted first time; slot 1 rejected then accepted;
+    slot 2 rejected twice; slot 3 failed to generate once. Run B: one accepted slot. Capabilities
+    follow the packages. Returns the file and the two run ids; tests get copies (``filled``)."""
+    path = copy_catalog(empty_catalog_template, tmp_path_factory.mktemp("filled") / "catalog.duckdb")
+    packages = examples()
     todo, message, meeting = (packages[n] for n in ("todo-three-items", "contacts-send-message",
                                                     "multi-turn-schedule-meeting"))
-    a = catalog.start_run("a", "offline", capability="general")
-    catalog.record(a, 0, 1, todo, accepted(todo))
-    catalog.record(a, 1, 1, message, rejected(message, Code.GRADER_UNDERCONSTRAINED))
-    catalog.record(a, 1, 2, message, accepted(message), parent=message.id)
-    catalog.record(a, 2, 1, meeting, rejected(meeting, Code.GRADER_UNDERCONSTRAINED, Code.CLARIFICATION_UNNECESSARY))
-    catalog.record(a, 2, 2, meeting, rejected(meeting, Code.CLARIFICATION_UNNECESSARY), parent=meeting.id)
-    catalog.record(a, 3, 1, None, None, failure=Failure(code=FailureCode.SCHEMA_INVALID, message="not JSON"),
-                   workflow="create-several-todos")
-    b = catalog.start_run("b", "offline")
-    catalog.record(b, 0, 1, meeting, accepted(meeting))
-    return catalog, a, b
+    with Catalog.open(path) as catalog:
+        a = catalog.start_run("a", "offline", capability="general")
+        catalog.record(a, 0, 1, todo, accepted(todo))
+        catalog.record(a, 1, 1, message, rejected(message, Code.GRADER_UNDERCONSTRAINED))
+        catalog.record(a, 1, 2, message, accepted(message), parent=message.id)
+        catalog.record(a, 2, 1, meeting, rejected(meeting, Code.GRADER_UNDERCONSTRAINED,
+                                                  Code.CLARIFICATION_UNNECESSARY))
+        catalog.record(a, 2, 2, meeting, rejected(meeting, Code.CLARIFICATION_UNNECESSARY), parent=meeting.id)
+        catalog.record(a, 3, 1, None, None, failure=Failure(code=FailureCode.SCHEMA_INVALID, message="not JSON"),
+                       workflow="create-several-todos")
+        b = catalog.start_run("b", "offline")
+        catalog.record(b, 0, 1, meeting, accepted(meeting))
+    return path, a, b
+
+
+@pytest.fixture
+def filled(filled_catalog_file: tuple[Path, int, int], tmp_path: Path) -> Iterator[tuple[Catalog, int, int]]:
+    """A write session on this test's own copy of the module's filled catalog, with its run ids A and B."""
+    source, a, b = filled_catalog_file
+    with Catalog.open(copy_catalog(source, tmp_path / "catalog.duckdb")) as catalog:
+        yield catalog, a, b
 
 
 def test_slot_states_for_resume(filled: tuple[Catalog, int, int],
@@ -526,15 +545,13 @@ def test_query_error_is_one_line(catalog: Catalog) -> None:
     assert "\n" not in str(info.value)
 
 
-def test_read_only_catalog_refuses_writes(tmp_path: Path) -> None:
-    path = tmp_path / "catalog.duckdb"
-    Catalog.open(path).close()
-    with Catalog.open(path, read_only=True) as reader, pytest.raises(CatalogError, match="read-only"):
+def test_read_only_catalog_refuses_writes(empty_catalog: Path) -> None:
+    with Catalog.open(empty_catalog, read_only=True) as reader, pytest.raises(CatalogError, match="read-only"):
         reader.start_run("r", "offline")
 
 
-def test_closed_catalog_says_so(tmp_path: Path) -> None:
-    cat = Catalog.open(tmp_path / "catalog.duckdb")
+def test_closed_catalog_says_so(empty_catalog: Path) -> None:
+    cat = Catalog.open(empty_catalog)
     cat.close()
     with pytest.raises(CatalogError, match="closed"):
         cat.stats()

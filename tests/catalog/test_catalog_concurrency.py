@@ -2,7 +2,8 @@
 writer's commits, and a writer killed with SIGKILL leaves every committed row readable.
 
 Each test starts ``WRITER`` (below) in a subprocess; it prints a line at each point the test waits
-for, and waits on its stdin where the test must act while it holds the catalog.
+for, and waits on its stdin where the test must act while it holds the catalog. The ``synth``
+commands that meet it run in this process (the ``synth`` fixture): the other process is the writer.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,8 @@ from pipeline.catalog.queries import CatalogStats
 from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import load_package
-from tests.conftest import EXAMPLES_DIR
+from tests.conftest import EXAMPLES_DIR, CliResult
 
-SYNTH = Path(sys.executable).parent / "synth"
 EXAMPLE = EXAMPLES_DIR / "todo-three-items.json"
 
 WRITER = """
@@ -116,23 +116,21 @@ def test_a_second_writer_is_refused_and_changes_nothing(path: Path, holder: Writ
     Catalog.open(path).close()  # the lock went with the process
 
 
-def test_a_second_synth_run_gets_one_error_line(path: Path, holder: Writer) -> None:
-    result = subprocess.run([str(SYNTH), "run", "--capability", "general", "--count", "1", "--catalog", str(path)],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == EXIT_BUSY, result.stderr
+def test_a_second_synth_run_gets_one_error_line(path: Path, holder: Writer, synth: Callable[..., CliResult]) -> None:
+    result = synth("run", "--capability", "general", "--count", "1", "--catalog", path)
+    assert result.exit_code == EXIT_BUSY, result.stderr
     assert result.stderr.startswith("error: catalog ") and result.stderr.count("\n") == 1
     assert "being written by another process" in result.stderr
     with Catalog.open(path, read_only=True) as reader:
         assert reader.stats().runs == 1
 
 
-def test_readers_get_in_between_commits(path: Path, holder: Writer) -> None:
+def test_readers_get_in_between_commits(path: Path, holder: Writer, synth: Callable[..., CliResult]) -> None:
     with Catalog.open(path, read_only=True) as reader:
         stats: CatalogStats = reader.stats()
     assert (stats.packages, stats.accepted, stats.llm_calls) == (1, 1, 1)
-    result = subprocess.run([str(SYNTH), "catalog", "stats", "--json", "--catalog", str(path)],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
+    result = synth("catalog", "stats", "--json", "--catalog", path)
+    assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["packages"] == 1
 
 
@@ -154,7 +152,8 @@ def test_a_reader_waits_for_a_batch_or_says_busy(path: Path) -> None:
         writer.finish()
 
 
-@pytest.mark.parametrize(("after_rows", "delay_s"), [(1, 0.0), (4, 0.007), (9, 0.021)])
+@pytest.mark.parametrize(("after_rows", "delay_s"), [(1, 0.0), (4, 0.007),
+                                                     pytest.param(9, 0.021, marks=pytest.mark.slow)])
 def test_sigkill_keeps_every_committed_row(path: Path, after_rows: int, delay_s: float) -> None:
     writer = Writer(path, "loop")
     assert writer.proc.stdout is not None

@@ -1,7 +1,8 @@
 """``synth catalog stats|query|show|rejections`` and ``synth export`` (pipeline/cli_catalog.py).
 
-Output is checked in-process with typer's CliRunner, error paths through ``main()`` (the entry
-point that prints one line and exits); one case runs the installed ``synth`` in a subprocess.
+Output is checked in-process with typer's CliRunner, error paths with the ``synth`` fixture
+(``main()``, the entry point that prints one line and exits, in this process); one case runs the
+installed ``synth`` in a subprocess.
 """
 
 from __future__ import annotations
@@ -9,31 +10,39 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from pipeline.catalog.store import Catalog
-from pipeline.cli import app, main
+from pipeline.cli import app
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import TaskPackage, load_package
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR
+from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, CliResult, copy_catalog
 
 SYNTH = Path(sys.executable).parent / "synth"
 runner = CliRunner()
 
 
-@pytest.fixture
-def packages() -> list[TaskPackage]:
+def load_examples() -> list[TaskPackage]:
+    """Every example package with its id, in name order."""
     return [load_package(json.loads((EXAMPLES_DIR / f"{n}.json").read_text())).with_id() for n in EXAMPLE_NAMES]
 
 
 @pytest.fixture
-def catalog_path(tmp_path: Path, packages: list[TaskPackage]) -> Path:
-    """Examples accepted in slots 0..2; the first rejected again in slot 3 with a [bracketed] message."""
-    path = tmp_path / "catalog.duckdb"
+def packages() -> list[TaskPackage]:
+    return load_examples()
+
+
+@pytest.fixture(scope="module")
+def filled_catalog_file(empty_catalog_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once per module: examples accepted in slots 0..2; the first rejected again in slot 3 with
+    a [bracketed] message. Closed; tests get copies (``catalog_path``)."""
+    path = copy_catalog(empty_catalog_template, tmp_path_factory.mktemp("cli-catalog") / "catalog.duckdb")
+    packages = load_examples()
     with Catalog.open(path) as writer:
         run = writer.start_run("cli", "offline")
         for slot, package in enumerate(packages):
@@ -41,6 +50,12 @@ def catalog_path(tmp_path: Path, packages: list[TaskPackage]) -> Path:
         finding = Finding(code=Code.GRADER_COUNTS_CALLS, message="three [identical] creates pass", step=2)
         writer.record(run, len(packages), 1, packages[0], Verdict.build(packages[0].id, [finding], 0.9))
     return path
+
+
+@pytest.fixture
+def catalog_path(filled_catalog_file: Path, tmp_path: Path) -> Path:
+    """This test's own copy of the module's filled catalog, ``tmp_path / "catalog.duckdb"``."""
+    return copy_catalog(filled_catalog_file, tmp_path / "catalog.duckdb")
 
 
 def invoke(*args: str | Path) -> str:
@@ -110,17 +125,15 @@ def test_export_summary(catalog_path: Path, tmp_path: Path) -> None:
 ])
 def test_errors_are_one_line_and_change_nothing(catalog_path: Path, tmp_path: Path, args: tuple[str, ...],
                                                 message: str, monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                synth: Callable[..., CliResult]) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "argv", ["synth", *args, "--catalog", str(catalog_path)])
-    with pytest.raises(SystemExit) as info:
-        main()
-    assert info.value.code == 2
-    err = capsys.readouterr().err
+    result = synth(*args, "--catalog", catalog_path)
+    assert result.exit_code == 2
+    err = result.stderr
     assert err.startswith("error: ") and err.count("\n") == 1 and message in err
     with Catalog.open(catalog_path, read_only=True) as reader:
         assert reader.query("SELECT count(*) FROM packages").rows == [[4]]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog.duckdb", "catalog.duckdb.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog.duckdb"]  # no output, no write session
 
 
 def test_missing_catalog_in_the_installed_command(tmp_path: Path) -> None:
@@ -132,8 +145,8 @@ def test_missing_catalog_in_the_installed_command(tmp_path: Path) -> None:
 
 
 def test_default_catalog_is_output_catalog_duckdb(tmp_path: Path, packages: list[TaskPackage],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    with Catalog.open(tmp_path / "output" / "catalog.duckdb") as writer:
+                                                  monkeypatch: pytest.MonkeyPatch, empty_catalog_template: Path) -> None:
+    with Catalog.open(copy_catalog(empty_catalog_template, tmp_path / "output" / "catalog.duckdb")) as writer:
         run = writer.start_run("default", "offline")
         writer.record(run, 0, 1, packages[0], Verdict.build(packages[0].id, [], 1.0))
     monkeypatch.chdir(tmp_path)

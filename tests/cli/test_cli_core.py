@@ -1,7 +1,7 @@
 """The core commands ``synth play``, ``synth schema`` and ``synth services`` (pipeline/cli.py).
 
-A few key cases run the installed ``synth`` command in a subprocess; the rest use typer's
-CliRunner or ``main()`` in-process.
+One case runs the installed ``synth`` command in a subprocess; the rest use typer's CliRunner, or
+the ``synth`` fixture (``main()`` in this process) where the exit code and error line matter.
 """
 
 from __future__ import annotations
@@ -19,30 +19,27 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from pipeline.cli import app, main
+from pipeline.cli import app
 from pipeline.core.episode import execute
 from pipeline.core.package import load_package
+from tests.conftest import EXAMPLES_DIR, CliResult
 
 SYNTH = Path(sys.executable).parent / "synth"
 Docs = Callable[[str], dict[str, Any]]
+Synth = Callable[..., CliResult]
 runner = CliRunner()
 
 
-def synth(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """Run the installed ``synth`` command, wide enough that tables do not truncate."""
-    env = {**os.environ, "COLUMNS": "250"}
-    return subprocess.run([str(SYNTH), *map(str, args)], capture_output=True, text=True, timeout=60, env=env)
-
-
-def invoke(*args: str | Path) -> str:
-    """Run a command in-process; return its standard output (tables 250 columns wide)."""
+def invoke(*args: str | Path, code: int = 0) -> str:
+    """Run a command in-process, expecting exit code ``code``; return its standard output (tables
+    250 columns wide)."""
     result = runner.invoke(app, [*map(str, args)], env={"COLUMNS": "250"})
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
     return result.stdout
 
 
-def invoke_json(*args: str | Path) -> Any:
-    return json.loads(invoke(*args, "--json"))
+def invoke_json(*args: str | Path, code: int = 0) -> Any:
+    return json.loads(invoke(*args, "--json", code=code))
 
 
 def table_rows(text: str) -> list[list[str]]:
@@ -60,14 +57,28 @@ def write_package(tmp_path: Path, doc: dict[str, Any]) -> Path:
 # --------------------------------------------------------------------------- play
 
 
-def test_each_example_plays_to_full_score(example_file: Path) -> None:
-    proc = synth("play", "--json", example_file)
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+def assert_plays_to_full_score(exit_code: int, stdout: str, stderr: str, example_file: Path) -> None:
+    """``synth play --json`` of an example: exit 0, full score, every check and step passed."""
+    assert exit_code == 0, stderr
+    out = json.loads(stdout)
     assert out["score"] == 1.0 and out["passed"] is True
     assert out["id"] == load_package(example_file.read_text()).compute_id()
     assert all(r["passed"] for r in out["checks"] + out["safety"])
     assert [s["error"] for s in out["trajectory"]["steps"]] == [None] * len(out["trajectory"]["steps"])
+
+
+def test_each_example_plays_to_full_score(example_file: Path, synth: Synth) -> None:
+    result = synth("play", "--json", example_file)
+    assert_plays_to_full_score(result.exit_code, result.stdout, result.stderr, example_file)
+
+
+def test_the_installed_command_plays_an_example() -> None:
+    """The ``synth`` entry point installed in the virtualenv, end to end in its own process."""
+    example_file = EXAMPLES_DIR / "todo-three-items.json"
+    proc = subprocess.run([str(SYNTH), "play", "--json", str(example_file)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "COLUMNS": "250"})
+    assert_plays_to_full_score(proc.returncode, proc.stdout, proc.stderr, example_file)
+    assert "Traceback" not in proc.stderr
 
 
 def test_play_human_output_shows_trajectory_checks_and_score(example_file: Path) -> None:
@@ -88,7 +99,7 @@ def test_wrong_endpoint_fails_the_call_listing_the_valid_ones(tmp_path: Path, ex
     doc = example_doc("contacts-send-message")
     tool = next(t for t in doc["tools"] if t["name"] == "contacts_send_message")
     tool["endpoint"] = "/contacts/send"
-    out = invoke_json("play", write_package(tmp_path, doc))
+    out = invoke_json("play", write_package(tmp_path, doc), code=1)  # the reference fails: exit 1
     step = next(s for s in out["trajectory"]["steps"] if s["tool"] == "contacts_send_message")
     assert step["status"] == 404
     message = step["result"]["error"]["message"]
@@ -99,15 +110,15 @@ def test_wrong_endpoint_fails_the_call_listing_the_valid_ones(tmp_path: Path, ex
     assert out["score"] < 1.0 and out["passed"] is False
 
 
-def test_invalid_package_is_one_error_line_exit_2(tmp_path: Path, todo_doc: dict[str, Any]) -> None:
+def test_invalid_package_is_one_error_line_exit_2(tmp_path: Path, todo_doc: dict[str, Any], synth: Synth) -> None:
     todo_doc["checks"][0]["kind"] = "state_equals"
-    proc = synth("play", write_package(tmp_path, todo_doc))
-    assert proc.returncode == 2
-    assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith(f"error: {tmp_path}/package.json: not a valid task package: checks.0: ")
-    assert "'state_equals'" in proc.stderr and "synth schema" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    result = synth("play", write_package(tmp_path, todo_doc))
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"error: {tmp_path}/package.json: not a valid task package: checks.0: ")
+    assert "'state_equals'" in result.stderr and "synth schema" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -120,30 +131,24 @@ def test_invalid_package_is_one_error_line_exit_2(tmp_path: Path, todo_doc: dict
         (lambda p: p.write_text('{"schema_version": 2}'), "not a valid task package: schema_version: "),
     ],
 )
-def test_bad_input_is_one_error_line_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str],
-                                            setup: Callable[[Path], Any], message: str) -> None:
+def test_bad_input_is_one_error_line_exit_2(tmp_path: Path, synth: Synth, setup: Callable[[Path], Any],
+                                            message: str) -> None:
     path = tmp_path / "package.json"
     setup(path)
-    monkeypatch.setattr(sys, "argv", ["synth", "play", str(path)])
-    with pytest.raises(SystemExit) as info:
-        main()
-    assert info.value.code == 2
-    err = capsys.readouterr().err
+    result = synth("play", path)
+    assert result.exit_code == 2
+    err = result.stderr
     assert err.startswith(f"error: {path}")
     assert message in err
     assert err.count("\n") == 1
 
 
-def test_jsonl_with_two_packages_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str], todo_doc: dict[str, Any]) -> None:
+def test_jsonl_with_two_packages_is_refused(tmp_path: Path, synth: Synth, todo_doc: dict[str, Any]) -> None:
     path = tmp_path / "two.jsonl"
     path.write_text(json.dumps(todo_doc) + "\n" + json.dumps(todo_doc) + "\n")
-    monkeypatch.setattr(sys, "argv", ["synth", "play", str(path)])
-    with pytest.raises(SystemExit) as info:
-        main()
-    assert info.value.code == 2
-    assert "expected one package, found 2" in capsys.readouterr().err
+    result = synth("play", path)
+    assert result.exit_code == 2
+    assert "expected one package, found 2" in result.stderr
 
 
 # --------------------------------------------------------------------------- schema

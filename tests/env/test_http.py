@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,15 +24,15 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.catalog.store import Catalog
-from pipeline.cli import app, main
+from pipeline.cli import app
 from pipeline.cli.interop import resolve_package
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.trajectory import trajectory_data
 from pipeline.core.world import World
-from pipeline.env.http import PackageServer, is_loopback, operation_routes
+from pipeline.env.http import MAX_DEPTH, PackageServer, is_loopback, operation_routes
 from pipeline.verify.verifier import verify_package
-from tests.conftest import REPO_ROOT  # noqa: E402
+from tests.conftest import REPO_ROOT, CliResult  # noqa: E402
 
 CONTACTS = REPO_ROOT / "examples" / "contacts-send-message.json"
 SYNTH = Path(sys.executable).parent / "synth"
@@ -131,6 +133,17 @@ def test_reset_restores_the_initial_state(server: PackageServer) -> None:
     assert created["message"]["id"] == "msg-001"
 
 
+def test_the_simulated_user_answers_at_user_ask_and_reset_forgets(example_doc: Docs) -> None:
+    package = load_package(example_doc("multi-turn-schedule-meeting"))
+    for server in running(package):
+        url = server.base_url + "/user/ask"
+        assert post(url, {"question": "Which day suits you?"}) == (200, {"reply": "day: 2026-12-03", "revealed": ["day"]})
+        assert post(url, {"question": ""})[0] == 400
+        assert server.user.revealed == ["day"]
+        post(server.base_url + "/calendar/reset")
+        assert server.user.revealed == []
+
+
 # --------------------------------------------------------------------------- errors
 
 
@@ -149,6 +162,132 @@ def test_bad_bodies_are_400_and_reach_nothing(server: PackageServer) -> None:
         assert status == 400 and reply["error"]["status"] == 400, body
     assert post(server.base_url + "/contacts/search", b"")[0] == 400  # empty body = {}; query is required
     assert len(post(server.base_url + "/contacts/audit")[1]["calls"]) == 1
+
+
+def raw_request(server: PackageServer, head: str, body: bytes = b"", timeout: float = 5.0) -> tuple[int, dict[str, Any]]:
+    """Send ``head`` (request line and headers, ``\\r\\n`` added) and ``body`` on a fresh socket;
+    the status and JSON body of the one response. Fails when the server drops the connection."""
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(head.replace("\n", "\r\n").encode("latin-1") + b"\r\n\r\n" + body)
+        sock.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head_bytes, _, payload = data.partition(b"\r\n\r\n")
+    assert head_bytes, "the server dropped the connection without a response"
+    status = int(head_bytes.split()[1])
+    length = int(re.search(rb"Content-Length: (\d+)", head_bytes).group(1))  # type: ignore[union-attr]
+    return status, json.loads(payload[:length])
+
+
+def _headers(server: PackageServer, **extra: str) -> str:
+    lines = {"Host": f"127.0.0.1:{server.server_port}", **extra}
+    return "\n".join(f"{k.replace('_', '-')}: {v}" for k, v in lines.items())
+
+
+@pytest.mark.parametrize(("length", "status"), [
+    ("abc", 400), ("-1", 400), ("1.5", 400), ("0x10", 400), ("12, 12", 400),
+    ("100000000000", 413), ("9" * 5000, 413), (str(2 * 1024 * 1024), 413),
+])
+def test_a_bad_content_length_is_a_json_error_and_the_server_carries_on(
+        server: PackageServer, length: str, status: int, capfd: pytest.CaptureFixture[str]) -> None:
+    head = f"POST /contacts/search HTTP/1.1\n{_headers(server, Content_Length=length)}"
+    got, body = raw_request(server, head, b'{"query": "Omar"}')
+    assert (got, body["error"]["status"]) == (status, status)
+    assert "Content-Length" in body["error"]["message"] or "limit" in body["error"]["message"]
+    assert post(server.base_url + "/contacts/search", {"query": "Omar"})[0] == 200  # still serving
+    assert post(server.base_url + "/contacts/audit")[1]["calls"][0]["args"] == {"query": "Omar"}  # only the good call
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_nested_and_oversized_bodies_are_refused_before_the_world(server: PackageServer) -> None:
+    url = server.base_url + "/contacts/search"
+    assert post(url, b"[" * 200_000 + b"]" * 200_000)[0] == 400  # past the parser's recursion limit
+    nested: Any = "Omar"
+    for _ in range(MAX_DEPTH + 1):
+        nested = {"q": nested}
+    status, body = post(url, {"query": nested})
+    assert status == 400 and "deeper" in body["error"]["message"]
+    status, body = post(url, b'{"query": "' + b"x" * server.max_body + b'"}')
+    assert status == 413 and "limit" in body["error"]["message"]
+    assert post(server.base_url + "/contacts/audit")[1]["calls"] == []
+
+
+def test_the_world_stops_growing_at_the_audit_cap_until_a_reset(contacts: TaskPackage) -> None:
+    for server in running(PackageServer(contacts, max_audit=20_000)):
+        url, message = server.base_url, "x" * 1_000
+        statuses = [post(url + "/contacts/send_message", {"contact_id": "c-101", "message": message})[0]
+                    for _ in range(30)]
+        assert 200 in statuses and statuses[-1] == 413
+        accepted = statuses.index(413)
+        assert set(statuses[accepted:]) == {413}
+        assert len(post(url + "/contacts/audit")[1]["calls"]) == accepted  # refused calls reach nothing
+        assert post(url + "/contacts/reset")[0] == 200
+        assert post(url + "/contacts/send_message", {"contact_id": "c-101", "message": message})[0] == 200
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({"Host": "evil.example:8765"}, 403),                    # DNS rebinding: a foreign name for our address
+    ({"Host": ""}, 403),
+    ({"Origin": "http://evil.example"}, 403),                # a web page elsewhere
+    ({"Origin": "null"}, 403),                               # a sandboxed frame or a file:// page
+    ({"Origin": "http://127.0.0.1:1"}, 403),                 # another local origin (port)
+    ({"Host": "localhost:{port}"}, 200),
+    ({"Host": "127.0.0.1:{port}", "Origin": "http://127.0.0.1:{port}"}, 200),
+    ({"Host": "localhost:{port}", "Origin": "http://localhost:{port}"}, 200),
+])
+def test_foreign_hosts_and_cross_origin_requests_are_refused(server: PackageServer, headers: dict[str, str],
+                                                             status: int) -> None:
+    port = server.server_port
+    lines = {k: v.format(port=port) for k, v in {"Host": f"127.0.0.1:{port}", **headers}.items()}
+    head = "POST /contacts/reset HTTP/1.1\nContent-Length: 2\n" + "\n".join(f"{k}: {v}" for k, v in lines.items())
+    got, body = raw_request(server, head, b"{}")
+    assert got == status, body
+    if status == 403:
+        assert body["error"]["status"] == 403
+
+
+def test_allow_remote_on_a_wildcard_address_answers_any_host(contacts: TaskPackage) -> None:
+    for server in running(PackageServer(contacts, "0.0.0.0", 0, allow_remote=True)):
+        assert server.names_me("build-box.internal") and server.names_me("10.1.2.3")
+    for server in running(PackageServer(contacts, "localhost", 0)):
+        assert server.names_me("127.0.0.1") and server.names_me("localhost") and server.names_me("::1")
+        assert not server.names_me("build-box.internal") and not server.names_me(None)
+
+
+@pytest.mark.parametrize("request_line", [
+    "GARBAGE", "BREW /contacts/search HTTP/1.1", "POST /" + "a" * 70_000 + " HTTP/1.1",
+    "POST /contacts/search HTTP/9.9",
+])
+def test_malformed_requests_get_a_json_error(server: PackageServer, request_line: str,
+                                             capfd: pytest.CaptureFixture[str]) -> None:
+    status, body = raw_request(server, f"{request_line}\n{_headers(server)}")
+    assert status >= 400 and body["error"]["status"] == status
+    assert post(server.base_url + "/contacts/search", {"query": "Omar"})[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_body_cut_short_leaves_no_trace_and_a_chunked_body_is_refused(
+        server: PackageServer, capfd: pytest.CaptureFixture[str]) -> None:
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=5) as sock:  # promises 100 bytes, sends 3, hangs up
+        head = f"POST /contacts/search HTTP/1.1\n{_headers(server, Content_Length='100')}\n\nabc"
+        sock.sendall(head.replace("\n", "\r\n").encode())
+    head = f"POST /contacts/search HTTP/1.1\n{_headers(server, Transfer_Encoding='chunked')}"
+    assert raw_request(server, head, b"2\r\n{}\r\n0\r\n\r\n")[0] == 411
+    assert post(server.base_url + "/contacts/search", {"query": "Omar"})[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_crash_inside_a_call_is_a_500_not_a_dropped_connection(server: PackageServer,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*_: Any) -> None:
+        raise MemoryError("out of memory")
+
+    monkeypatch.setattr(server.world, "call", boom)
+    status, body = post(server.base_url + "/contacts/search", {"query": "Omar"})
+    assert status == 500 and "MemoryError" in body["error"]["message"]
 
 
 def test_other_methods_are_405(server: PackageServer) -> None:
@@ -213,13 +352,11 @@ def test_synth_serve_prints_routes_serves_and_stops_on_ctrl_c() -> None:
     (["serve", str(CONTACTS), "--host", "0.0.0.0"], "--allow-remote"),
     (["serve", "missing.json"], "no such package file"),
 ])
-def test_synth_serve_user_errors_are_one_line(args: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(sys, "argv", ["synth", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    assert exited.value.code == 2
-    err = capsys.readouterr().err
+def test_synth_serve_user_errors_are_one_line(args: list[str], message: str,
+                                              synth: Callable[..., CliResult]) -> None:
+    result = synth(*args)
+    assert result.exit_code == 2
+    err = result.stderr
     assert message in err and len(err.strip().splitlines()) == 1
 
 
@@ -230,9 +367,9 @@ def test_synth_serve_reports_a_port_in_use(server: PackageServer) -> None:
     assert "another --port" in str(result.exception)
 
 
-def test_a_package_id_is_found_in_the_catalog(tmp_path: Path) -> None:
+def test_a_package_id_is_found_in_the_catalog(empty_catalog: Path) -> None:
     package = load_package(json.loads((REPO_ROOT / "examples" / "todo-three-items.json").read_text())).with_id()
-    catalog = tmp_path / "c.duckdb"
+    catalog = empty_catalog
     with Catalog.open(catalog) as writer:
         writer.record(writer.start_run("t", "hand"), 0, 1, package, verify_package(package))
     assert resolve_package(package.id, catalog) == package

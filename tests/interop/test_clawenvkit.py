@@ -364,7 +364,8 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     [line] = [json.loads(x) for x in result.stdout.splitlines()]
     assert line["imported"] and line["task_id"] == "todo-launch-001"
     assert line["package"]["has_reference"] is False
-    assert line["verdict"]["codes"] == ["weights_invalid", "reference_error"]  # imports carry no reference
+    # imports carry no reference; its safety check forbids a tool the task does not offer
+    assert line["verdict"]["codes"] == ["weights_invalid", "reference_error", "vacuous_safety"]
     assert [u["id"] for u in line["unmapped"]] == ["report_file", "venue_title"]
     assert line["null_agent_score"] == pytest.approx(0.125)
     write(tasks, "bad.yaml", "prompt: [\n")
@@ -388,9 +389,9 @@ def test_synth_import_rejects_unknown_format_and_empty_input(tmp_path: Path) -> 
     assert "no .yaml/.yml files" in str(result.exception)
 
 
-def test_synth_export_clawenvkit_from_the_catalog_round_trips(tmp_path: Path) -> None:
+def test_synth_export_clawenvkit_from_the_catalog_round_trips(tmp_path: Path, empty_catalog: Path) -> None:
     package = rich_package()
-    catalog = tmp_path / "c.duckdb"
+    catalog = empty_catalog
     with Catalog.open(catalog) as writer:
         writer.record(writer.start_run("t", "hand"), 0, 1, package,
                       Verdict(id=package.id, accepted=True, score=1.0))

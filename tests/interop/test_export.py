@@ -20,18 +20,25 @@ from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.training_format import Policy
 from pipeline.interop import export as export_module
 from pipeline.interop.export import export_catalog
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR
+from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, copy_catalog
 
 
-@pytest.fixture
-def packages() -> list[TaskPackage]:
+def load_examples() -> list[TaskPackage]:
+    """Every example package with its id, in name order."""
     return [load_package(json.loads((EXAMPLES_DIR / f"{n}.json").read_text())).with_id() for n in EXAMPLE_NAMES]
 
 
 @pytest.fixture
-def catalog(tmp_path: Path, packages: list[TaskPackage]) -> Iterator[Catalog]:
-    """Every example accepted (slots 0..2), the first also rejected in slot 3, one generation failure."""
-    path = tmp_path / "catalog.duckdb"
+def packages() -> list[TaskPackage]:
+    return load_examples()
+
+
+@pytest.fixture(scope="module")
+def catalog_file(empty_catalog_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built once per module and shared (tests only read it): every example accepted (slots 0..2), the
+    first also rejected in slot 3, one generation failure."""
+    path = copy_catalog(empty_catalog_template, tmp_path_factory.mktemp("export") / "catalog.duckdb")
+    packages = load_examples()
     with Catalog.open(path) as writer:
         run = writer.start_run("r", "offline", capability="general")
         for slot, package in enumerate(packages):
@@ -40,7 +47,13 @@ def catalog(tmp_path: Path, packages: list[TaskPackage]) -> Iterator[Catalog]:
         writer.record(run, len(packages), 1, packages[0], Verdict.build(packages[0].id, [dup], 1.0))
         writer.record(run, len(packages) + 1, 1, None, None,
                       failure=Failure(code=FailureCode.SCHEMA_INVALID, message="no JSON"))
-    with Catalog.open(path, read_only=True) as reader:
+    return path
+
+
+@pytest.fixture
+def catalog(catalog_file: Path) -> Iterator[Catalog]:
+    """The module's catalog opened read-only (DuckDB refuses every write on it)."""
+    with Catalog.open(catalog_file, read_only=True) as reader:
         yield reader
 
 
@@ -163,7 +176,7 @@ def test_a_format_is_one_registry_entry(catalog: Catalog, packages: list[TaskPac
         out.write_text("".join(p.id + "\n" for p in parsed))
         return _IdsSummary(rows=len(parsed), skipped=0)
 
-    monkeypatch.setitem(export_module.FORMATS, "ids", ids)
+    monkeypatch.setitem(export_module.FORMATS, "ids", export_module.Format(ids, "ids.txt"))
     summary = export_catalog(catalog, "ids", tmp_path / "ids.txt", status="all")
     assert (tmp_path / "ids.txt").read_text().split() == [p.id for p in packages] + [packages[0].id]
     assert summary.rows == len(packages) + 1 and summary.details == {"skipped": 0}

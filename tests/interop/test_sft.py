@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from pipeline.generate.offline import generate_package, pick_template
 from pipeline.interop.sft import sft_problems, sft_sample, write_sft
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import Options, verify_package
+from tests.conftest import CliResult
 from tests.verify.test_verify_corpus import kb_package
 
 
@@ -71,8 +70,9 @@ def test_truncation_policy_cuts_and_skips() -> None:
     assert sft_sample(early, Policy(sample_budget=500)) == (None, "evidence_truncated")
 
 
-def test_catalog_exports_sft_and_jsonl_that_verify_accepts(tmp_path: Path, packages) -> None:  # type: ignore[no-untyped-def]
-    catalog_path = tmp_path / "c.duckdb"
+def test_catalog_exports_sft_and_jsonl_that_verify_accepts(tmp_path: Path, empty_catalog: Path,  # type: ignore[no-untyped-def]
+                                                           synth: Callable[..., CliResult], packages) -> None:
+    catalog_path = empty_catalog
     late = load_package(kb_package(beyond=True)).with_id()
     with Catalog.open(catalog_path) as catalog:
         run = catalog.start_run("t", "offline")
@@ -81,14 +81,13 @@ def test_catalog_exports_sft_and_jsonl_that_verify_accepts(tmp_path: Path, packa
             if package is late:  # recorded as accepted under a looser policy than the export's
                 verdict = verify_package(package, Options(obs_limit=5000))
             catalog.record(run, slot, 1, package, verdict)
-    synth = [sys.executable, "-m", "pipeline.cli"]
-    out = subprocess.run([*synth, "export", "--format", "sft", "--out", str(tmp_path / "s.jsonl"), "--catalog",
-                          str(catalog_path), "--json"], capture_output=True, text=True, check=True)
+    out = synth("export", "--format", "sft", "--out", tmp_path / "s.jsonl", "--catalog", catalog_path, "--json")
+    assert out.exit_code == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["rows"] == 10 and summary["details"]["skipped"] == {"evidence_truncated": 1}
-    subprocess.run([*synth, "export", "--format", "jsonl", "--out", str(tmp_path / "p.jsonl"), "--catalog",
-                    str(catalog_path), "--where", "capability <> 'information-synthesis'"], check=True,
-                   capture_output=True)
-    verified = subprocess.run([*synth, "verify", str(tmp_path / "p.jsonl"), "--json"], capture_output=True, text=True)
+    exported = synth("export", "--format", "jsonl", "--out", tmp_path / "p.jsonl", "--catalog", catalog_path,
+                     "--where", "workflow <> 'answer-from-article'")
+    assert exported.exit_code == 0, exported.stderr
+    verified = synth("verify", tmp_path / "p.jsonl", "--json")
     verdicts = [json.loads(line) for line in verified.stdout.splitlines()]
-    assert verified.returncode == 0 and len(verdicts) == 10 and all(v["accepted"] for v in verdicts)
+    assert verified.exit_code == 0 and len(verdicts) == 10 and all(v["accepted"] for v in verdicts)

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
 from pipeline.testing import FaultPlan, OpenAIServer
 from pipeline.verify.verifier import verify_package
+from tests.conftest import CliResult
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 
@@ -40,8 +42,8 @@ def accepted_ids(catalog: Catalog, run_id: int) -> list[str]:
     return [r[0] for r in catalog.query(f"SELECT id FROM packages WHERE run = {run_id} AND status = 'accepted'").rows]
 
 
-def test_offline_run_reaches_its_target_with_distinct_verified_packages(tmp_path: Path) -> None:
-    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+def test_offline_run_reaches_its_target_with_distinct_verified_packages(empty_catalog: Path) -> None:
+    with Catalog.open(empty_catalog) as catalog:
         batch = start(catalog, OfflineGenerator(), capability="multi-turn", count=6, concurrency=3)
         summary = asyncio.run(batch.run())
         ids = accepted_ids(catalog, batch.run_id)
@@ -51,8 +53,9 @@ def test_offline_run_reaches_its_target_with_distinct_verified_packages(tmp_path
     assert all(key == near_key(TaskPackage.model_validate_json(text)) for key, text in stored)  # the writer's key
 
 
-def test_defects_are_rejected_and_regeneration_repairs_them_with_parent_links(tmp_path: Path) -> None:
-    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+@pytest.mark.slow
+def test_defects_are_rejected_and_regeneration_repairs_them_with_parent_links(empty_catalog: Path) -> None:
+    with Catalog.open(empty_catalog) as catalog:
         batch = start(catalog, OfflineGenerator(defect_rate=0.6), capability="general", count=8, max_attempts=1)
         summary = asyncio.run(batch.run())
         assert summary.accepted == 8
@@ -73,8 +76,8 @@ def test_defects_are_rejected_and_regeneration_repairs_them_with_parent_links(tm
     assert all(parent == first[slot] and status == "accepted" for slot, _, parent, status in rows)
 
 
-def test_failed_slots_filter_by_the_last_attempts_reason(tmp_path: Path) -> None:
-    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+def test_failed_slots_filter_by_the_last_attempts_reason(empty_catalog: Path) -> None:
+    with Catalog.open(empty_catalog) as catalog:
         batch = start(catalog, OfflineGenerator(defect_rate=0.6), capability="general", count=8, max_attempts=1)
         asyncio.run(batch.run())
         failed = catalog.failed_slots(batch.run_id)[batch.run_id]
@@ -87,7 +90,7 @@ def test_failed_slots_filter_by_the_last_attempts_reason(tmp_path: Path) -> None
         assert catalog.failed_slots(reason="x' OR '1'='1") == {}  # a value, never SQL
 
 
-def test_duplicate_packages_are_not_accepted_twice(tmp_path: Path) -> None:
+def test_duplicate_packages_are_not_accepted_twice(empty_catalog: Path) -> None:
     """A generator that returns the same package for every slot yields one accepted package."""
 
     class Same(OfflineGenerator):
@@ -95,7 +98,7 @@ def test_duplicate_packages_are_not_accepted_twice(tmp_path: Path) -> None:
             first = {"slot": 0, "attempt": 1, "template": pick_template("general", 0)}
             return await super().generate(attempt.model_copy(update=first))
 
-    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+    with Catalog.open(empty_catalog) as catalog:
         batch = start(catalog, Same(), capability="general", count=3, max_attempts=2, concurrency=2)
         summary = asyncio.run(batch.run())
     assert summary.accepted == 1
@@ -103,7 +106,7 @@ def test_duplicate_packages_are_not_accepted_twice(tmp_path: Path) -> None:
     assert summary.status == "failed" and "slot limit" in summary.stop_reason
 
 
-def test_generation_failures_are_counted_under_the_code_the_catalog_stores(tmp_path: Path) -> None:
+def test_generation_failures_are_counted_under_the_code_the_catalog_stores(empty_catalog: Path) -> None:
     """A failure's code is data: the run summary counts it under the code the catalog stores."""
 
     class Failing(OfflineGenerator):
@@ -111,12 +114,41 @@ def test_generation_failures_are_counted_under_the_code_the_catalog_stores(tmp_p
             return Generated(failure=Failure(code=FailureCode.TEMPLATE_ERROR,
                                              message="general/lookup: the package body is not YAML"))
 
-    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+    with Catalog.open(empty_catalog) as catalog:
         batch = start(catalog, Failing(), capability="general", count=1, max_attempts=2)
         summary = asyncio.run(batch.run())
         stored = {r.code: r.packages for r in catalog.rejections()}
     assert summary.rejection_codes == {"template_error": summary.rejected_attempts}
     assert stored == summary.rejection_codes
+
+
+def test_an_invalid_reply_is_repaired_from_its_error_and_a_rejected_package_from_its_findings(
+        empty_catalog: Path) -> None:
+    """Attempt 1 returns no valid package, attempt 2 a rejected one: attempt 2 is told the first
+    reply and its error, attempt 3 the rejected package and its findings."""
+    seen = []
+
+    class Scripted(OfflineGenerator):
+        async def generate(self, attempt):  # type: ignore[no-untyped-def]
+            seen.append(attempt)
+            if attempt.attempt == 1:
+                return Generated(failure=Failure(code=FailureCode.SCHEMA_INVALID, message="checks: field required"),
+                                 raw='{"request": {"text": "hi"}}')
+            generated = await super().generate(attempt)
+            if attempt.attempt == 2:
+                package = generated.package.model_copy(update={"checks": generated.package.checks[:1]})
+                return generated.model_copy(update={"package": package})
+            return generated
+
+    with Catalog.open(empty_catalog) as catalog:
+        batch = start(catalog, Scripted(), capability="general", count=1, max_attempts=3)
+        summary = asyncio.run(batch.run())
+    assert summary.accepted == 1
+    first, second, third = seen
+    assert first.invalid is None and first.parent is None
+    assert second.invalid is not None and second.invalid.code == FailureCode.SCHEMA_INVALID
+    assert second.raw == '{"request": {"text": "hi"}}' and second.parent is None
+    assert third.parent is not None and third.findings and third.invalid is None
 
 
 def _distinct_packages():  # type: ignore[no-untyped-def]
@@ -130,9 +162,10 @@ def _distinct_packages():  # type: ignore[no-untyped-def]
     return respond
 
 
-def test_llm_run_against_a_failing_server_accounts_for_every_slot(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_llm_run_against_a_failing_server_accounts_for_every_slot(empty_catalog: Path) -> None:
     plan = FaultPlan(rate=0.3, seed=3, slow_s=1.5)
-    with OpenAIServer(_distinct_packages(), faults=plan) as server, Catalog.open(tmp_path / "c.duckdb") as catalog:
+    with OpenAIServer(_distinct_packages(), faults=plan) as server, Catalog.open(empty_catalog) as catalog:
         generator = LLMGenerator(model="local-test", base_url=server.base_url, api_key="sk-test-secret-123456",
                                  timeout=1.0, max_attempts=3, backoff=Backoff(initial=0.001, maximum=0.01))
         batch = start(catalog, generator, capability="general", count=50, concurrency=8)
@@ -169,6 +202,7 @@ def _wait_for_rows(catalog_path: Path, at_least: int, timeout: float = 60.0) -> 
     raise AssertionError(f"run never reached {at_least} accepted rows")
 
 
+@pytest.mark.slow
 def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_path: Path) -> None:
     catalog_path = tmp_path / "c.duckdb"
     env = {**os.environ, "SYNTH_MODEL": "offline"}
@@ -201,10 +235,10 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
 
 @pytest.mark.parametrize("args", [["run"], ["run", "-c", "no-such-capability"],
                                   ["run", "--resume", "1", "--concurrency", "8", "-n", "5"]])
-def test_run_input_errors_are_one_line(tmp_path: Path, args: list[str]) -> None:
-    result = subprocess.run([*SYNTH, *args, "--catalog", str(tmp_path / "c.duckdb")], capture_output=True,
-                            text=True, timeout=60)
-    assert result.returncode == 2
+def test_run_input_errors_are_one_line(tmp_path: Path, args: list[str], synth: Callable[..., CliResult]) -> None:
+    result = synth(*args, "--catalog", tmp_path / "c.duckdb")
+    assert result.exit_code == 2
     assert result.stderr.startswith("error:") and result.stderr.strip().count("\n") == 0
+    assert not (tmp_path / "c.duckdb").exists()  # refused before any file is made
     if "--resume" in args:  # options a run stores are not silently ignored on resume
         assert result.stderr.strip().endswith("drop --count")  # --concurrency may change on resume

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.catalog.store import AttemptRow, Catalog
+from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage
 from pipeline.generate.offline import generate_package, pick_template
@@ -71,9 +72,9 @@ def _failed_row(run_id: int, slot: int) -> AttemptRow:
 
 
 @pytest.fixture
-def writer_setup(tmp_path: Path) -> Any:
+def writer_setup(empty_catalog: Path) -> Any:
     """A catalog with one run, and the sizes of the groups ``record_many`` commits."""
-    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+    with Catalog.open(empty_catalog) as catalog:
         run_id = catalog.start_run("test", "llm", None, "general")
         groups: list[int] = []
         record_many = catalog.record_many

@@ -1,0 +1,91 @@
+"""The command line's edges: empty and broken inputs to ``verify``, ``play``'s exit code, progress
+off a terminal, and help that reads as prose on every command."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.cli.run import ProgressBar
+from pipeline.runs.api import RunStart
+from pipeline.runs.options import Progress
+from tests.conftest import EXAMPLES_DIR, CliResult
+
+Synth = Callable[..., CliResult]
+
+
+def test_verify_of_an_empty_folder_is_one_error_line_exit_1(tmp_path: Path, synth: Synth) -> None:
+    result = synth("verify", tmp_path)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: no packages in {tmp_path}; pass package .json/.jsonl files or folders " \
+                                    "holding them"
+
+
+def test_verify_reports_a_broken_link_instead_of_skipping_it(tmp_path: Path, synth: Synth) -> None:
+    (tmp_path / "good.json").write_text((EXAMPLES_DIR / "todo-three-items.json").read_text())
+    (tmp_path / "gone.json").symlink_to(tmp_path / "missing.json")
+    result = synth("verify", tmp_path)
+    assert result.exit_code == 2 and result.stdout == ""  # refused before anything is verified
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {tmp_path / 'gone.json'}: a symbolic link to") and "does not exist" in line
+
+
+def test_play_exits_1_when_the_reference_fails(tmp_path: Path, synth: Synth, todo_doc: dict[str, Any]) -> None:
+    todo_doc["reference"] = todo_doc["reference"][-1:]  # answers without creating the task
+    path = tmp_path / "fails.json"
+    path.write_text(json.dumps(todo_doc))
+    human, machine = synth("play", path), synth("play", path, "--json")
+    assert human.exit_code == machine.exit_code == 1
+    assert "FAIL" in human.stdout and json.loads(machine.stdout)["passed"] is False
+    assert synth("play", EXAMPLES_DIR / "todo-three-items.json").exit_code == 0
+
+
+def test_run_progress_off_a_terminal_is_whole_lines_and_none_after_an_interrupt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = RunStart(run_id=3, capability="general", generator="offline generator", total=5, goal="target 5 accepted")
+    bar = ProgressBar(quiet=False, catalog=tmp_path / "c.duckdb", every_s=0.0)
+    bar.start(run)
+    bar.update(Progress(accepted=2, rejected=1, in_flight=4))
+    bar.update(Progress(accepted=5, rejected=1))
+    bar.stop()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("run 3: general, target 5 accepted, offline generator, catalog ")
+    assert re.fullmatch(r"accepted 2 of 5 packages · rejected 1 · in flight 4 · [\d.]+ accepted/s · tokens 0",
+                        lines[1])
+    assert lines[2].startswith("accepted 5 of 5 packages · rejected 1 · in flight 0")
+    assert len(lines) == 3 and "━" not in "".join(lines)  # no bar frames in a log
+    bar.start(run)
+    bar.update(Progress(accepted=1))
+    bar.stop(completed=False)  # interrupted: the error line says what happened, no closing count
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("accepted 1 of 5 packages")
+
+
+def _commands(group: Any, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = []
+    for name, command in getattr(group, "commands", {}).items():
+        found.append((*prefix, name))
+        found += _commands(command, (*prefix, name))
+    return found
+
+
+ALL_COMMANDS = [()] + _commands(typer.main.get_command(app))
+
+
+@pytest.mark.parametrize("command", ALL_COMMANDS, ids=lambda c: " ".join(c) or "synth")
+def test_every_help_reads_as_prose(command: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "100"}, terminal_width=100)
+    assert result.exit_code == 0, result.output
+    text = result.output
+    for python_type in ("<bool>", "<list[", "<str>", "<int", "<float", "<Path>", "{"):
+        assert python_type not in text, f"{python_type} in synth {' '.join(command)} --help"
+    listing = text.split("Commands:")[1] if "Commands:" in text else ""
+    assert not re.search(r"\.\.\.\s*$", listing, re.MULTILINE), "a command's summary is cut off"

@@ -1,0 +1,257 @@
+"""How a run stops before its end: Ctrl-C and SIGTERM (to the whole process group, as a terminal
+or a service manager sends them), SIGKILL (no child outlives the run), and a model server that
+cannot be reached. Each ends with the run ``interrupted`` and resumable, without a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pipeline.catalog.store import Catalog
+from pipeline.generate.llm import Backoff, LLMGenerator, ServerUnusable
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.runs.api import RunInterrupted, resume_run, start_run
+from pipeline.runs.interrupt import Stopped, run_until_signalled
+from pipeline.runs.options import Progress, RunOptions
+from pipeline.runs.pool import VerifierPool
+from pipeline.testing import processes
+from pipeline.verify.verifier import Options
+from tests.conftest import CliResult
+
+SYNTH = [sys.executable, "-m", "pipeline.cli"]
+TINY = Backoff(initial=0.001, maximum=0.01)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _run_status(catalog_path: Path) -> tuple[str, int, int]:
+    """(status of run 1, rows in packages, rows with a verifier_error or llm_error finding)."""
+    with Catalog.open(catalog_path, read_only=True) as catalog:
+        status = catalog.query("SELECT status FROM runs WHERE id = 1").rows[0][0]
+        rows = catalog.query("SELECT count(*) FROM packages").rows[0][0]
+        errors = catalog.query("SELECT count(*) FROM findings WHERE code IN ('verifier_error', 'llm_error')").rows[0][0]
+    return status, rows, errors
+
+
+def _accepted(catalog_path: Path) -> int:
+    try:
+        with Catalog.open(catalog_path, read_only=True, busy_timeout=1.0) as reader:
+            return reader.accepted_count()
+    except Exception:  # not created yet, or the writer is migrating it
+        return 0
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.1)
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def test_a_stop_signal_cancels_the_coroutine_and_every_task_then_raises_stopped() -> None:
+    cancelled: list[str] = []
+
+    async def sleeper(name: str) -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(name)
+            raise
+
+    async def main() -> None:
+        asyncio.get_running_loop().create_task(sleeper("orphan"))  # not awaited by main
+        asyncio.get_running_loop().call_later(0.05, os.kill, os.getpid(), signal.SIGTERM)
+        await sleeper("main")
+
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    with pytest.raises(Stopped) as stopped:
+        run_until_signalled(main())
+    assert stopped.value.signum == signal.SIGTERM
+    assert sorted(cancelled) == ["main", "orphan"]
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # handlers restored
+
+
+def test_a_verifier_worker_ignores_ctrl_c_and_dies_with_a_killed_parent() -> None:
+    pool = VerifierPool(Options(), processes=1)
+    package = generate_package("general", pick_template("general", 0), 5, 0)
+    try:
+        pool.warm()
+        [worker] = pool._pool._processes  # type: ignore[union-attr]
+        os.kill(worker, signal.SIGINT)  # as a Ctrl-C in the terminal sends it to the whole group
+        verdict = asyncio.run(asyncio.wait_for(pool.verify(package), timeout=60))
+        assert verdict.accepted
+        assert processes.alive(worker)
+    finally:
+        pool.close()
+
+
+def test_a_dead_model_server_stops_the_run_before_any_attempt(empty_catalog: Path) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    generator = LLMGenerator(model="m", base_url=url, api_key="unused", backoff=TINY)
+    with pytest.raises(RunInterrupted) as raised:
+        start_run(RunOptions(capability="general", count=20, concurrency=8), empty_catalog, generator=generator)
+    assert isinstance(raised.value.cause, ServerUnusable) and url in str(raised.value.cause)
+    assert _run_status(empty_catalog) == ("interrupted", 0, 0)
+    with Catalog.open(empty_catalog, read_only=True) as catalog:
+        assert catalog.query("SELECT count(*) FROM llm_calls").rows[0][0] == 0
+    with pytest.raises(RunInterrupted):  # resumable: a resume tries again, and stops the same way
+        resume_run(1, empty_catalog)
+    assert _run_status(empty_catalog)[0] == "interrupted"
+
+
+_SERVER = """
+import itertools, json, sys, time
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.testing import OpenAIServer
+numbers = itertools.count(1)
+def respond(_request):
+    n = next(numbers)
+    return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
+with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
+    print(server.base_url, flush=True)
+    time.sleep(3600)
+"""
+
+
+def _model_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
+    """A local OpenAI-compatible server in its own process (so that killing it drops every
+    connection, as a crashed server does), answering with distinct valid packages; and its URL."""
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(latency_s)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+@pytest.mark.slow
+def test_a_server_that_dies_mid_run_stops_it_without_recording_failures(empty_catalog: Path) -> None:
+    server, url = _model_server(0.02)
+
+    def kill_at_ten(progress: Progress) -> None:
+        if progress.accepted >= 10 and server.poll() is None:
+            server.kill()
+
+    generator = LLMGenerator(model="m", base_url=url, api_key="unused", timeout=5.0, backoff=TINY)
+    try:
+        with pytest.raises(RunInterrupted) as raised:
+            start_run(RunOptions(capability="general", count=2000, concurrency=4, verify_processes=0), empty_catalog,
+                      generator=generator, on_progress=kill_at_ten)
+    finally:
+        server.kill()
+        server.wait()
+    assert "cannot reach the model server" in str(raised.value.cause)
+    status, rows, errors = _run_status(empty_catalog)
+    assert status == "interrupted" and rows >= 10 and errors == 0
+
+
+def test_the_command_says_in_one_line_which_server_to_check_and_how_to_resume(
+        tmp_path: Path, synth: Callable[..., CliResult]) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    catalog = tmp_path / "c.duckdb"
+    result = synth("run", "-c", "general", "-n", "5", "--model", "m", "--base-url", url, "--catalog", catalog)
+    assert result.exit_code == 2
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert url in line and "Connection refused" in line and f"synth run --resume 1 --catalog {catalog}" in line
+    assert _run_status(catalog) == ("interrupted", 0, 0)
+
+
+# --------------------------------------------------------------------------- real processes, real signals
+
+
+def _start(catalog: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``synth run`` in its own process group, as a shell starts a foreground job."""
+    command = [*SYNTH, "run", "-c", "general", "-n", "5000", "--catalog", str(catalog), *extra]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env={**os.environ, "SYNTH_MODEL": "offline", **(env or {})})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("repeat", [1, 3])
+def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path: Path, signum: int,
+                                                                       repeat: int) -> None:
+    catalog = tmp_path / "c.duckdb"
+    proc = _start(catalog, "--verify-processes", "2")
+    try:
+        _wait_for(lambda: _accepted(catalog) >= 20)
+        for _ in range(repeat):  # a second Ctrl-C while it stops changes nothing
+            os.killpg(proc.pid, signum)
+            time.sleep(0.005)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signum, err
+    assert "Traceback" not in err and "Error" not in err
+    assert err.strip().splitlines()[-1] == (f"error: interrupted; every verified package is saved. Continue with "
+                                            f"`synth run --resume 1 --catalog {catalog}`")
+    status, rows, errors = _run_status(catalog)
+    assert status == "interrupted" and rows >= 20 and errors == 0
+    resumed = subprocess.Popen([*SYNTH, "run", "--resume", "1", "--catalog", str(catalog)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(lambda: _accepted(catalog) >= rows + 20)
+        os.killpg(resumed.pid, signal.SIGTERM)
+        _, err = resumed.communicate(timeout=60)
+    finally:
+        if resumed.poll() is None:
+            os.killpg(resumed.pid, signal.SIGKILL)
+    assert resumed.returncode == 128 + signal.SIGTERM and "Traceback" not in err
+    assert _run_status(catalog)[0] == "interrupted"
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_an_llm_run_is_clean(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    server, url = _model_server(0.05)
+    proc = _start(catalog, "--model", "m", "--base-url", url, "--concurrency", "8",
+                  env={"OPENAI_API_KEY": "sk-local-test-key"})
+    try:
+        _wait_for(lambda: _accepted(catalog) >= 10)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    status, _, errors = _run_status(catalog)
+    assert status == "interrupted" and errors == 0
+
+
+@pytest.mark.slow
+def test_no_child_outlives_a_run_killed_with_sigkill(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    proc = _start(catalog, "--verify-processes", "2")
+    try:
+        _wait_for(lambda: _accepted(catalog) >= 20)
+        children = processes.children(proc.pid)
+        assert len(children) >= 3  # two verifier workers and multiprocessing's resource tracker
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while any(processes.alive(c) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        survivors = [c for c in children if processes.alive(c)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []

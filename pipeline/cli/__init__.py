@@ -17,6 +17,23 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Synthesize verified task packages for tool-using agents.")
 readable_help()
 
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"synth {version('synth')}")
+        except PackageNotFoundError:
+            typer.echo("synth (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                            help="Print the version and exit.")) -> None:
+    """Synthesize verified task packages for tool-using agents."""
+
 for _module in (packages, capabilities, run, catalog, interop):
     _module.register(app)
 

@@ -39,10 +39,11 @@ def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def _cell(value: Any) -> str:
-    """``value`` as table text, rich markup escaped (package text may hold ``[...]``)."""
+def _cell(value: Any, none: str = "-") -> str:
+    """``value`` as table text, rich markup escaped (package text may hold ``[...]``); ``none``
+    for a missing value (query results say ``NULL``, as SQL does)."""
     if value is None:
-        return "NULL"
+        return none
     if isinstance(value, dict | list):
         return escape(json.dumps(value, ensure_ascii=False, default=str))
     return escape(str(value))
@@ -142,7 +143,7 @@ def print_query(result: QueryResult) -> None:
     for col in result.columns:
         table.add_column(col, overflow="fold")
     for row in result.rows:
-        table.add_row(*(_cell(v) for v in row))
+        table.add_row(*(_cell(v, "NULL") for v in row))
     console.print(table)
 
 
@@ -231,13 +232,13 @@ def print_record(record: PackageRecord) -> None:
 
 
 def export(
-    fmt: str = typer.Option(..., "--format", help=f"Output format: {', '.join(EXPORT_FORMATS)}."),
+    fmt: str = typer.Option(..., "--format", metavar="[" + "|".join(EXPORT_FORMATS) + "]", help="Output format."),
     out: Path = typer.Option(None, "--out", show_default=False,
                              help="The file to write, replaced atomically (clawenvkit: a new or empty folder). "
                                   "Default: output/packages.jsonl, output/packages.parquet, output/sft.jsonl "
                                   "or output/clawenvkit/."),
     where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns, e.g. \"turn_count > 0\"."),
-    status: str = typer.Option("accepted", "--status", help="Rows to export: accepted, rejected or all."),
+    status: str = typer.Option("accepted", "--status", metavar="[accepted|rejected|all]", help="Rows to export."),
     obs_limit: int = typer.Option(1_000, "--obs-limit", min=1,
                                   help="sft: characters of each tool observation kept."),
     sample_budget: int = typer.Option(40_000, "--sample-budget", min=1,
@@ -279,5 +280,5 @@ def print_export(summary: ExportSummary) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(catalog_app, name="catalog")
+    app.add_typer(catalog_app, name="catalog", short_help="Curate the catalog: stats, runs, query, show, rejections.")
     app.command()(export)

@@ -115,7 +115,7 @@ def import_result_json(result: ImportResult) -> dict[str, Any]:
 
 def import_tasks(
     paths: list[Path] = typer.Argument(..., help="Task YAML files or folders of them."),
-    fmt: str = typer.Option("clawenvkit", "--format", help="Task format: clawenvkit."),
+    fmt: str = typer.Option("clawenvkit", "--format", metavar="[clawenvkit]", help="Task format."),
     catalog: Path = CatalogOpt,
     record: bool = typer.Option(True, "--record/--no-record", help="Record the imported tasks in the catalog."),
     as_json: bool = JsonOpt,

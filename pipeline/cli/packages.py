@@ -93,7 +93,8 @@ def play(
         steps.add_column(col)
     for s in traj.steps:
         if s.kind == "call":
-            detail = f"{s.tool}({json.dumps(s.args, ensure_ascii=False)}) → {json.dumps(s.result, ensure_ascii=False)[:160]}"
+            result = json.dumps(s.result, ensure_ascii=False)
+            detail = f"{s.tool}({json.dumps(s.args, ensure_ascii=False)}) → {result[:160]}{'…' if len(result) > 160 else ''}"
             status = str(s.status) if s.status is not None else "-"
         elif s.kind == "ask":
             detail, status = f"{s.ask} → {s.reply}", "revealed " + ",".join(s.revealed) if s.revealed else ""

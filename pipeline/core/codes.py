@@ -58,7 +58,7 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.UNGROUNDED_VALUE: "a value the reference writes or a check pins is nowhere the agent could learn it",
     Code.UNREQUESTED_WRITE: "a write the request does not ask for carries weight in the grade",
     Code.CAPABILITY_UNMET: "the package lacks what its capability requires",
-    Code.REFERENCE_ERROR: "the reference solution fails a call",
+    Code.REFERENCE_ERROR: "the reference solution fails a call, or there is none (an imported task)",
     Code.REFERENCE_NOT_FULL_SCORE: "the reference solution does not reach score 1.0",
     Code.NONDETERMINISTIC: "two runs of the reference differ",
     Code.NULL_AGENT_PASSES: "doing nothing scores at or above the floor",

@@ -217,3 +217,8 @@ def test_services_table_counts_services_and_operations() -> None:
     assert f"{len(services)} services, {n_ops} operations" in table
     assert ["contacts", "/contacts/send_message", "write", "messages", "contact_id*, message*"] in table_rows(table)
     assert table.rstrip().endswith("* required parameter")
+
+
+def test_version_prints_the_installed_version(synth) -> None:  # type: ignore[no-untyped-def]
+    result = synth("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("synth ")

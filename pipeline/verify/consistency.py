@@ -160,7 +160,7 @@ def planted_target_findings(package: TaskPackage, ref: Trajectory | None) -> lis
     email", "the address is in the notes on his record")."""
     if ref is None:
         return []
-    said = " ".join([package.request.text, *(f.value for f in (package.user.facts if package.user else []))])
+    said = package.told()
     if _POINTER.search(said):
         return []  # the request sends the agent to the address a record gives
     written = [(step, email) for step in ref.steps

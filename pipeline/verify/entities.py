@@ -48,11 +48,6 @@ _WORD = re.compile(r"\b([A-Z][a-z'’-]+)\b")
 _ADDRESS_NAME = re.compile(r"\b([a-z]+)[._]([a-z]+)@")
 
 
-def _said(package: TaskPackage) -> str:
-    return " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
-                    else [package.request.text])
-
-
 _NAME_FIELDS = ("name", "company")
 
 
@@ -153,7 +148,7 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
 
 
 def ambiguous_findings(package: TaskPackage) -> list[Finding]:
-    said = _said(package)
+    said = package.told()
     folded = said.casefold()
     mentions = {w for w in _WORD.findall(package.request.text) if w.casefold() not in _NOT_NAMES}
     mentions |= {name for name, _ in _runs(package.request.text)}

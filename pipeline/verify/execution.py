@@ -77,7 +77,7 @@ class ReferenceRun:
     @cached_property
     def said(self) -> str:
         """The request and the user's facts, joined by spaces: everything the agent is told."""
-        return said_text(self.package)
+        return self.package.told()
 
     @cached_property
     def args(self) -> dict[int, dict[str, Any]]:
@@ -103,12 +103,6 @@ class ReferenceRun:
 
     def variant_score(self, ids: list[int], steps: list[Step], fact_values: dict[str, str] | None = None) -> float:
         return self.grader.value(self.run(ids, steps, fact_values))
-
-
-def said_text(package: TaskPackage) -> str:
-    """The request and the user's facts, joined by spaces: everything the agent is told."""
-    return " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
-                    else [package.request.text])
 
 
 def missing_reference_findings(package: TaskPackage) -> list[Finding]:

@@ -123,12 +123,6 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
     return out
 
 
-def _said(package: TaskPackage) -> str:
-    """The request and the user's facts: everything the agent is told."""
-    return " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
-                    else [package.request.text])
-
-
 def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None) -> list[Any]:
     """Other valid values a careless agent would write instead of ``value``, the most plausible
     first, when the request (or a fact) grounds ``value``: a record of the state it identifies, a
@@ -137,7 +131,7 @@ def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None
     out: list[Any] = confusable(package, value)[:1]
     if isinstance(value, bool):
         return out
-    said = _said(package)
+    said = package.told()
     if isinstance(value, str):
         today = date.fromisoformat(package.now[:10])
         if value[:10] in date_values(said, today) and (variant := _shift_date(value, 1)):
@@ -243,7 +237,7 @@ def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]
     companies and products do not count for that: they say whom or what, not what to say).
     ``addressee`` words (the record the text is written to) are never content. Empty when the
     text is the agent's to compose."""
-    said = _said(package)
+    said = package.told()
     today = date.fromisoformat(package.now[:10])
     out: list[str] = []
     for a, b in ((date_values(said, today), date_values(value, today)),

@@ -185,8 +185,7 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
                                            "this package's services"))
     states = [package.initial_state] + ([ref.final_state] if ref else [])
     ids, emails = _state_index(states)
-    said = " ".join([package.request.text, *(f.value for f in package.user.facts)] if package.user
-                    else [package.request.text])
+    said = package.told()
     emails |= {e.casefold() for e in _EMAIL_IN_TEXT.findall(said)}  # the agent is given them: not dangling
     ids |= set(re.findall(r"[\w-]+", said))
     shapes = _id_shapes(package)

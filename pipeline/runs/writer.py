@@ -98,7 +98,8 @@ class GroupWriter:
                         done.set_exception(exc)
                 raise
             for row, (_, done) in zip(rows, group, strict=True):
-                done.set_result(row)
+                if not done.done():  # a slot stopped (the run is ending) while its row was committed
+                    done.set_result(row)
 
     def _dedup(self, row: AttemptRow) -> AttemptRow:
         package, verdict = row.package, row.verdict

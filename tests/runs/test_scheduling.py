@@ -4,6 +4,7 @@ and catalog commits grouped within the writer's delay."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,31 @@ def test_the_group_commits_at_once_when_every_open_attempt_waits_on_it(writer_se
 
     asyncio.run(arrive())
     assert groups == [2]
+
+
+def test_a_slot_that_stops_while_its_row_is_committed_does_not_stop_the_writer(writer_setup: Any) -> None:
+    """The run is ending: a slot waiting on its commit is cancelled mid-transaction. The row is
+    committed all the same, and the writer goes on committing the next."""
+    catalog, run_id, groups = writer_setup
+    record_many = catalog.record_many
+
+    def slow(rows: list[AttemptRow]) -> list[int]:
+        time.sleep(0.2)
+        return record_many(rows)
+
+    catalog.record_many = slow  # type: ignore[method-assign]
+    writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 1, delay=0.01)
+
+    async def arrive() -> AttemptRow:
+        async with writer.running():
+            stopped = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
+            await asyncio.sleep(0.05)  # the writer is inside record_many now
+            stopped.cancel()
+            return await asyncio.wait_for(writer.commit(_failed_row(run_id, 1)), timeout=10)
+
+    assert asyncio.run(arrive()).slot == 1
+    assert groups == [1, 1]
+    assert catalog.query(f"SELECT count(*) FROM packages WHERE run = {run_id}").rows == [[2]]
 
 
 def test_a_pool_outlives_an_event_loop_closed_while_it_was_verifying() -> None:

@@ -49,22 +49,27 @@ class DataPattern:
     """Programs that must each find none (``(?!.*X)`` parts)."""
 
     def search(self, text: str) -> bool:
-        """Whether the pattern matches somewhere in ``text`` (remembered per pattern and text: a
-        grader asks it of the same record fields for every variant of a package)."""
-        return _search(self, text)
+        """Whether the pattern matches somewhere in ``text``. Remembered per pattern and text up to
+        ``REMEMBERED_CHARS`` characters (a grader asks it of the same record fields for every
+        variant of a package); a longer text, such as an agent's answer, is matched each time, so
+        the memory holds no large texts."""
+        return _search(self, text) if len(text) <= REMEMBERED_CHARS else _matches(self, text)
 
     def fullmatch(self, text: str) -> bool:
         """Whether the whole of ``text`` matches: the last program spans all of it, the others hold."""
-        *parts, last = self.present
-        return (last.fullmatch(text) is not None and all(p.search(text) is not None for p in parts)
-                and not any(p.search(text) is not None for p in self.absent))
+        return self.present[-1].fullmatch(text) is not None and _matches(self, text)
 
 
-@lru_cache(maxsize=4096)
-def _search(pattern: DataPattern, text: str) -> bool:
-    """``pattern.search(text)``: every ``present`` program finds a match, no ``absent`` one does."""
+REMEMBERED_CHARS = 2_000
+
+
+def _matches(pattern: DataPattern, text: str) -> bool:
+    """Every ``present`` program finds a match in ``text``, no ``absent`` one does."""
     return (all(p.search(text) is not None for p in pattern.present)
             and not any(p.search(text) is not None for p in pattern.absent))
+
+
+_search = lru_cache(maxsize=4096)(_matches)
 
 
 @lru_cache(maxsize=8192)

@@ -42,7 +42,7 @@ from pipeline.env.task_env import TaskEnv  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
 from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.verify.effects import bound_tools  # noqa: E402
-from pipeline.verify.perturbations import is_free_text  # noqa: E402
+from pipeline.verify.perturbations import ComposedText  # noqa: E402
 from pipeline.verify.verifier import verify_package  # noqa: E402
 
 AGENTS = ("reordered", "extra_reads", "rephrased", "decorated", "all")
@@ -152,9 +152,7 @@ def rephrased(package: TaskPackage, steps: list[tuple[int, Step]], rng: random.R
 
 
 def decorated(package: TaskPackage, steps: list[tuple[int, Step]], rng: random.Random) -> list[tuple[int, Step]]:
-    quoted = [q.casefold() for q in re.findall(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]", package.request.text)]
-    names = {v for services in package.initial_state.values() for rows in services.values() for r in rows
-             for v in r.values() if isinstance(v, str)}
+    composed = ComposedText(package)
     bound = bound_tools(package)
     out: list[tuple[int, Step]] = []
     for sid, step in steps:
@@ -162,8 +160,7 @@ def decorated(package: TaskPackage, steps: list[tuple[int, Step]], rng: random.R
             props = bound[step.call].tool.parameters.get("properties", {})
             args: dict[str, Any] = dict(step.args)
             for key, value in step.args.items():
-                if (is_free_text(key, value, props.get(key)) and value not in names
-                        and not any(q in value.casefold() for q in quoted)):
+                if composed(key, value, props.get(key)):
                     body = key in ("body", "message", "description", "notes", "content", "text", "comment", "summary")
                     args[key] = f"Hi there,\n\n{value}\n\nThanks,\nYour assistant" if body else value.upper()
             step = CallStep(call=step.call, args=args, expect_status=step.expect_status)

@@ -19,6 +19,7 @@ import pytest
 
 from pipeline.catalog.store import Catalog
 from pipeline.cli import main
+from pipeline.core.package import TaskPackage, load_package
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"
@@ -76,6 +77,11 @@ def todo_doc() -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- catalogs
+
+
+def load_examples() -> list[TaskPackage]:
+    """Every example package with its id, in name order."""
+    return [load_package(json.loads((EXAMPLES_DIR / f"{n}.json").read_text())).with_id() for n in EXAMPLE_NAMES]
 
 
 def copy_catalog(source: Path, target: Path) -> Path:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,15 +11,22 @@ from pipeline.core.errors import UserError
 from pipeline.core.jsonvalues import ShapeError, parse_json
 
 
-def iter_package_files(paths: list[Path]) -> Iterator[Path]:
-    """Files named by ``paths``; folders contribute their ``*.json``/``*.jsonl`` files, sorted."""
+def files_under(paths: Iterable[Path], suffixes: tuple[str, ...], what: str) -> Iterator[Path]:
+    """The files ``paths`` name: a folder contributes its files ending in ``suffixes`` (recursively,
+    sorted), any other existing path itself. ``UserError`` for a path that does not exist, saying
+    to pass ``what``."""
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file())
-        elif path.is_file():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in suffixes and p.is_file())
+        elif path.exists():
             yield path
         else:
-            raise UserError(f"{path}: no such file or folder; pass package .json/.jsonl files or folders")
+            raise UserError(f"{path}: no such file or folder; pass {what}")
+
+
+def iter_package_files(paths: list[Path]) -> Iterator[Path]:
+    """Files named by ``paths``; folders contribute their ``*.json``/``*.jsonl`` files, sorted."""
+    return files_under(paths, (".json", ".jsonl"), "package .json/.jsonl files or folders")
 
 
 def read_documents(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any] | ShapeError]]:
@@ -31,6 +38,8 @@ def read_documents(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any] | Sh
     UTF-8, not JSON, not an object).
     """
     for path in iter_package_files(paths):
+        if not path.is_file():
+            raise UserError(f"{path}: not a regular file; pass package .json/.jsonl files or folders")
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

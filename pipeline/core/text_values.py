@@ -104,8 +104,10 @@ _TOKEN_BEFORE = re.compile(r"[A-Za-z]-$|[+]\d?-?$|\d[-/]$|\d{4}-\d\d-$")
 _TOKEN_AFTER = re.compile(r"-\d|/\d|:\d|\.\d\d?-")
 
 
-def number_values(text: str) -> set[float]:
-    return {float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+@lru_cache(maxsize=4096)
+def number_values(text: str) -> frozenset[float]:
+    """The values of the numbers ``text`` states (``numbers_in``)."""
+    return frozenset(float(m.value) for m in numbers_in(text))  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- dates
@@ -297,3 +299,12 @@ def has_word(text: str, word: str, joiners: str = "-", prefix: bool = False) -> 
     if not word or word.casefold() not in text.casefold():
         return False
     return _bounded(word, joiners, prefix).search(text) is not None
+
+
+_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")
+
+
+def quoted_phrases(text: str) -> list[str]:
+    """The phrases ``text`` puts in quotes (straight or curly, single or double), three
+    characters or more: words a request dictates verbatim."""
+    return _QUOTED.findall(text)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import catalogue, default_tool_name, find_operation
+from pipeline.core.text_values import quoted_phrases
 
 Data = dict[str, Any]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -304,7 +305,7 @@ def grader_overconstrained(data: Data, rng: random.Random) -> Data | None:
     reference's exact string, case included: a correct agent that words it otherwise fails.
     (Text the request quotes, or a title copied from a record, is given; matching it exactly is
     no defect.)"""
-    quoted = re.findall(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]", data["request"]["text"])
+    quoted = quoted_phrases(data["request"]["text"])
     written = {(k, v) for step in data["reference"] for k, v in step.get("args", {}).items()
                if isinstance(v, str) and len(v.split()) >= 3 and not any(q in v for q in quoted)
                and v not in strings(data["initial_state"])}

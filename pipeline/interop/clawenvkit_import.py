@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pipeline.core import yaml_text
 from pipeline.core.codes import Code
 from pipeline.core.errors import UserError, first_validation_error
+from pipeline.core.io import files_under
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import DEFAULT_NOW, TaskPackage, load_package
 from pipeline.core.services import catalogue, find_operation, get_service
@@ -358,13 +359,7 @@ def import_task(doc: Any, source: str) -> ImportResult:
 def iter_task_files(paths: Iterable[Path]) -> Iterator[Path]:
     """Files named by ``paths``; folders contribute their ``*.yaml``/``*.yml`` files, sorted.
     ``UserError`` for a path that does not exist."""
-    for path in paths:
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-        elif path.exists():
-            yield path
-        else:
-            raise UserError(f"{path}: no such file or folder; pass ClawEnvKit task .yaml files or folders of them")
+    return files_under(paths, (".yaml", ".yml"), "ClawEnvKit task .yaml files or folders of them")
 
 
 def read_task_text(path: Path) -> str:

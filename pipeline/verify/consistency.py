@@ -22,7 +22,7 @@ from pipeline.core.jsonvalues import strings
 from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import numbers_in
+from pipeline.core.text_values import number_values, numbers_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.grounding import evidence_of, produced, values_of
 
@@ -193,7 +193,7 @@ def measure_findings(package: TaskPackage, ref: Trajectory) -> list[Finding]:
     states any, or one a tool result shows (as a value, a count or a total): the request says
     "five" (or "$4,000", "12%") and the check wants 500. A stated number mangled (its cents
     dropped, a power of ten off) is a mismatch even where some tool result happens to show it."""
-    stated = {float(m.value) for m in numbers_in(package.request.text)}  # type: ignore[arg-type]
+    stated = number_values(package.request.text)
     if not stated:
         return []
     shown = {round(n, 2) for n in evidence_of(package, ref).all_numbers()}

@@ -42,7 +42,7 @@ from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import guess_wrong, is_free_text
+from pipeline.verify.perturbations import ComposedText, guess_wrong
 
 OPEN_QUESTION = "Is there anything else I should know before I go ahead?"
 KIND_QUESTIONS = {"date": "Which day works for you?", "time": "What time works for you?",
@@ -170,28 +170,17 @@ def _extra_reads(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -
     return [("extra_reads", mutated, body[:cut] + [new[-1]] + body[cut:], {"tools": [r.call for r in reads]})]
 
 
-def _quoted(package: TaskPackage) -> list[str]:
-    """The phrases the request quotes (folded): their words are dictated, case included."""
-    return [q.casefold() for q in re.findall(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]", package.request.text)]
-
-
 def _texts(run: ReferenceRun, done: list[Write]) -> list[tuple[Write, CallStep, str, str]]:
-    """``(write, its step, argument, value)`` for each free text the reference composes: written
-    literally, and not a quoted phrase of the request nor the whole value of a field of the initial
-    state (a supplier's or product's name names something; its spelling is not the agent's)."""
-    names = {v for collections in run.package.initial_state.values() for rows in collections.values()
-             for row in rows for v in row.values() if isinstance(v, str)}
-    quoted = _quoted(run.package)
+    """``(write, its step, argument, value)`` for each text the reference composes
+    (``perturbations.ComposedText``), written literally."""
+    composed = ComposedText(run.package)
     out = []
     for w in done:
         step = run.package.reference[w.step]
         if not isinstance(step, CallStep) or w.bound.op.effect not in ("create", "update"):
             continue
         props = w.bound.tool.parameters.get("properties", {})
-        for key, value in step.args.items():
-            if (is_free_text(key, value, props.get(key)) and value not in names
-                    and not any(q in value.casefold() for q in quoted)):
-                out.append((w, step, key, value))
+        out += [(w, step, key, value) for key, value in step.args.items() if composed(key, value, props.get(key))]
     return out
 
 

@@ -46,7 +46,15 @@ from pipeline.core.matchers import literal_values
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.services import get_service, intent_pattern
-from pipeline.core.text_values import WEEKDAYS, date_values, in_window, numbers_in, times_in, windows_in
+from pipeline.core.text_values import (
+    WEEKDAYS,
+    date_values,
+    in_window,
+    number_values,
+    numbers_in,
+    times_in,
+    windows_in,
+)
 from pipeline.core.trajectory import StepRecord, Trajectory
 from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.effects import Bound, Write, bound_tools
@@ -189,7 +197,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     describes (``_recurring``) and the weekdays it names after them (``_weekdays_after``); its
     times; its date windows; the durations it states, in minutes."""
     tokens = frozenset(t.casefold() for t in re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+", text))
-    numbers = {float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+    numbers = set(number_values(text))
     stated = date_values(text, today)
     dates = stated | _recurring(text, stated) | _weekdays_after(text, stated)
     clocks = sorted({str(m.value) for m in times_in(text)})

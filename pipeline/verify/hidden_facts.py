@@ -24,7 +24,7 @@ from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import Fact, TaskPackage
-from pipeline.core.text_values import date_values, has_word, numbers_in, times_in
+from pipeline.core.text_values import date_values, has_word, number_values, times_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.entities import ambiguous_first_names
 
@@ -42,7 +42,7 @@ def _in_text(fact: Fact, text: str, today: date) -> bool:
     if _CLOCK.match(value):
         return f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}" in {m.value for m in times_in(text)}
     if re.fullmatch(r"-?\d+(\.\d+)?", value):
-        return float(value) in {float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+        return float(value) in number_values(text)
     return False
 
 

@@ -21,7 +21,16 @@ from typing import Any
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.package import Fact, TaskPackage
 from pipeline.core.patterns import compile_pattern
-from pipeline.core.text_values import MONTHS, WEEKDAYS, date_values, has_word, numbers_in, times_in
+from pipeline.core.text_values import (
+    MONTHS,
+    WEEKDAYS,
+    date_values,
+    has_word,
+    number_values,
+    numbers_in,
+    quoted_phrases,
+    times_in,
+)
 
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
@@ -144,7 +153,7 @@ def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None
             unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
             out += (unsaid or [e for e in enum if e != value])[:1]
         return out
-    if isinstance(value, int | float) and float(value) in {float(m.value) for m in numbers_in(said)}:  # type: ignore[arg-type]
+    if isinstance(value, int | float) and float(value) in number_values(said):
         for variant in (value + 1, value * 10):
             out.append(round(variant, 2) if isinstance(variant, float) else variant)
     return out
@@ -194,6 +203,21 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
 
 
 # --------------------------------------------------------------------------- free text
+
+
+class ComposedText:
+    """Whether a written value is text the agent composes in ``package``: free text
+    (``is_free_text``) that is neither a phrase the request quotes (its words are dictated, case
+    included) nor the whole value of a field of the initial state (a supplier's or product's name
+    names something; its spelling is not the agent's)."""
+
+    def __init__(self, package: TaskPackage) -> None:
+        self.names = set(strings(package.initial_state))
+        self.quoted = [q.casefold() for q in quoted_phrases(package.request.text)]
+
+    def __call__(self, key: str, value: Any, schema: dict[str, Any] | None) -> bool:
+        return (is_free_text(key, value, schema) and value not in self.names
+                and not any(q in value.casefold() for q in self.quoted))
 
 
 def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
@@ -247,7 +271,7 @@ def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]
     said_words, value_words = _words(said) - addressee, _words(value) - addressee
     named = set(WEEKDAYS) | set(MONTHS) | {w for w in ANTONYMS if " " not in w}
     out += sorted((said_words & value_words) & named)
-    out += [q for q in _QUOTED.findall(said) if q.casefold() in value.casefold()]
+    out += [q for q in quoted_phrases(said) if q.casefold() in value.casefold()]
     content = value_words - named - _proper(said)
     shared = content & said_words
     if len(shared) >= 2 and len(shared) * 2 >= len(content):
@@ -271,7 +295,6 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
 
 
 _MONTH_NAMES = "|".join(m[:3] for m in MONTHS)
-_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")
 _SWAP_ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
 _SWAP_DAY = re.compile(rf"\b((?:{_MONTH_NAMES})[a-z]*\.?\s+)(\d{{1,2}})\b|\b(\d{{1,2}})((?:st|nd|rd|th)?\s+(?:of\s+)?"
                        rf"(?:{_MONTH_NAMES}))", re.IGNORECASE)

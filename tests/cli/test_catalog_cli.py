@@ -21,15 +21,10 @@ from pipeline.cli import app
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import TaskPackage, load_package
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, CliResult, copy_catalog
+from tests.conftest import CliResult, copy_catalog, load_examples
 
 SYNTH = Path(sys.executable).parent / "synth"
 runner = CliRunner()
-
-
-def load_examples() -> list[TaskPackage]:
-    """Every example package with its id, in name order."""
-    return [load_package(json.loads((EXAMPLES_DIR / f"{n}.json").read_text())).with_id() for n in EXAMPLE_NAMES]
 
 
 @pytest.fixture

@@ -20,12 +20,7 @@ from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.training_format import Policy
 from pipeline.interop import export as export_module
 from pipeline.interop.export import export_catalog
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, copy_catalog
-
-
-def load_examples() -> list[TaskPackage]:
-    """Every example package with its id, in name order."""
-    return [load_package(json.loads((EXAMPLES_DIR / f"{n}.json").read_text())).with_id() for n in EXAMPLE_NAMES]
+from tests.conftest import copy_catalog, load_examples
 
 
 @pytest.fixture

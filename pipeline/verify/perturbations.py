@@ -326,7 +326,8 @@ def _swap(text: str) -> str:
 def has_wrong_candidates(package: TaskPackage) -> bool:
     """Whether an answer check asks for a value found in a field of a record (all of it or a part:
     the last digits of a phone number, an amount) while other records of that collection hold
-    other values in that field (the other phone numbers, amounts, names): then an answer listing everything contains wrong answers beside the right one."""
+    other values in that field (the other phone numbers, amounts, names): then an answer listing
+    everything contains wrong answers beside the right one."""
     wanted = [v.casefold() for c in package.checks if c.kind == "answer_contains" for v in c.values]
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]

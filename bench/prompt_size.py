@@ -75,7 +75,10 @@ def main() -> None:
         print(json.dumps(now))
         return
     before = measure_at(args.before) if args.before else None
-    print(f"characters per attempt (messages + response schema); schema {next(iter(now.values()))['schema']:,.0f}")
+    schema = f"schema {next(iter(now.values()))['schema']:,.0f}"
+    if before:
+        schema += f" (before: {next(iter(before.values()))['schema']:,.0f})"
+    print(f"characters per attempt (messages + response schema); {schema}")
     head = f"{'capability':24}{'first':>10}{'repair':>10}"
     if before:
         head += f"{'first before':>14}{'repair before':>15}{'first ratio':>13}{'repair ratio':>14}"

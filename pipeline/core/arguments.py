@@ -28,7 +28,7 @@ _TYPES: dict[str, Predicate] = {
     "null": lambda v: v is None,
     "boolean": lambda v: isinstance(v, bool),
     "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "string": lambda v: isinstance(v, str),
     "array": lambda v: isinstance(v, list),
     "object": lambda v: isinstance(v, dict),
@@ -48,7 +48,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list | dict) or isinstance(b, list | dict):
+    if isinstance(a, (list, dict)) or isinstance(b, (list, dict)):
         return False
     return bool(a == b)
 
@@ -171,7 +171,7 @@ def _additional(value: Any, schema: dict[str, Any]) -> Predicate | None:
 
 
 def _items(value: Any, schema: dict[str, Any]) -> Predicate:
-    if "prefixItems" in schema or not isinstance(value, dict | bool):
+    if "prefixItems" in schema or not isinstance(value, (dict, bool)):
         raise Unsupported("items")
     each = _compile(value)
     return lambda v: not isinstance(v, list) or all(each(x) for x in v)

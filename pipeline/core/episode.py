@@ -78,13 +78,16 @@ class Episode:
         """The values of the facts the user has revealed so far."""
         self.answer = ""
         self.answered = False
+        self._literal: dict[int, tuple[dict[str, Any], bool]] = {}
+        """``is_literal`` of reference steps' arguments, by identity (shared by forks: a replayed
+        step brings the same object again)."""
 
     def fork(self) -> Episode:
         """A copy of this episode as it is now, which goes on independently of it."""
         twin = object.__new__(Episode)
         twin.package, twin.world, twin.user = self.package, self.world.fork(), self.user.fork()
         twin.steps, twin.by_id, twin.facts = list(self.steps), dict(self.by_id), dict(self.facts)
-        twin.answer, twin.answered = self.answer, self.answered
+        twin.answer, twin.answered, twin._literal = self.answer, self.answered, self._literal
         return twin
 
     # ------------------------------------------------------------------ acting
@@ -104,8 +107,11 @@ class Episode:
         """Call ``tool`` with ``args`` in the world."""
         self._open()
         result = self.world.call(tool, args)
-        return self._add(StepRecord(self._id(index), "call", tool=tool, args=args, status=result.status,
-                                    result=result.body))
+        record = StepRecord(len(self.steps) if index is None else index, "call", tool, args, result.status,
+                            result.body)
+        self.steps.append(record)
+        self.by_id[record.index] = record
+        return record
 
     def refuse_call(self, tool: str, problem: str, index: int | None = None, status: int | None = None) -> StepRecord:
         """Record a call that never reached the world: with ``status`` (the agent's arguments were
@@ -174,7 +180,10 @@ def replay_step(episode: Episode, step: Step, index: int, fact_values: dict[str,
     arguments cannot be resolved is recorded with an ``error`` and nothing is called; a call whose
     status is not the one the step expects (``expect_status``, default any 2xx) gets an ``error``."""
     if isinstance(step, CallStep):
-        if is_literal(step.args):
+        known = episode._literal.get(id(step.args))
+        if known is None:
+            known = episode._literal[id(step.args)] = (step.args, is_literal(step.args))  # kept alive: its id names it
+        if known[1]:
             args = step.args
         else:
             facts = {**episode.facts, **fact_values} if fact_values else episode.facts

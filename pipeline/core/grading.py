@@ -132,12 +132,14 @@ def state_count(check: StateCount) -> Evaluator:
     initial_ids = _initial_ids(check.collection)
     compare = _COMPARE[check.op]
     read = _reader(check.collection)
+    created = check.scope == "created"
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        records = [r for r in read(t.final_state) if where(r)]
-        if check.scope == "created":
+        if created:
             before = initial_ids(t)
-            records = [r for r in records if r.get("id") not in before]
+            records = [r for r in read(t.final_state) if r.get("id") not in before and where(r)]
+        else:
+            records = [r for r in read(t.final_state) if where(r)]
         if check.distinct_by:
             n = len({tuple(_norm(get_path(r, f), check.ignore_case) for f in check.distinct_by) for r in records})
         else:
@@ -355,9 +357,9 @@ def _result(check: Any, evaluate: Evaluator, t: Trajectory) -> CheckResult:
     try:
         ok, detail = evaluate(t, True)
     except _NotEvaluated:
-        return CheckResult(id=check.id, kind=check.kind, weight=check.weight, passed=None,
-                           detail="not evaluated: no judge configured")
-    return CheckResult(id=check.id, kind=check.kind, weight=check.weight, passed=ok, detail=detail)
+        ok, detail = None, "not evaluated: no judge configured"
+    # Built from checked values without validation: a report is made for every graded run.
+    return CheckResult.model_construct(id=check.id, kind=check.kind, weight=check.weight, passed=ok, detail=detail)
 
 
 def evaluate_check(check: Any, t: Trajectory, package: TaskPackage, judge: JudgeFn | None = None) -> CheckResult:
@@ -378,6 +380,7 @@ class Grader:
         self._safety = [(c, compile_check(c, package, judge)) for c in package.safety]
         self._total = sum(c.weight for c in package.checks if not isinstance(c, Judge))
         self._judged = any(isinstance(c, Judge) for c in [*package.checks, *package.safety])
+        self._heaviest_first = sorted(range(len(self._checks)), key=lambda n: -self._checks[n][0].weight)
 
     def score(self, t: Trajectory) -> ScoreReport:
         """Every check's and safety rule's outcome, and the score."""
@@ -387,7 +390,8 @@ class Grader:
         total = sum(r.weight for r in evaluated)
         value = round(sum(r.weight for r in evaluated if r.passed) / total, 6) if total > 0 else 0.0
         safe = all(r.passed is not False for r in safety)
-        return ScoreReport(checks=checks, safety=safety, score=value if safe else 0.0, checks_score=value)
+        return ScoreReport.model_construct(checks=checks, safety=safety, score=value if safe else 0.0,
+                                           checks_score=value)
 
     def value(self, t: Trajectory) -> float:
         """The score alone, without details: what ``score(t).score`` is, computed faster."""
@@ -399,6 +403,33 @@ class Grader:
         if self._total <= 0:
             return 0.0
         return round(sum(c.weight for c, evaluate in self._checks if evaluate(t, False)[0]) / self._total, 6)
+
+    def value_reaching(self, t: Trajectory, bound: float) -> float | None:
+        """``value(t)`` when it is at least ``bound``, else None. Checks run heaviest first and
+        stop once the weight failed so far keeps the score below ``bound`` even if every other
+        check passes; safety rules run only for a score that reaches it. What a wrong agent is
+        tested against: the exact score where it matters (a finding), less work where it fails."""
+        if self._judged or self._total <= 0:
+            s = self.value(t)
+            return s if s >= bound else None
+        # Stop only when the best score still possible is below bound by more than value's rounding.
+        give = self._total * (1.0 - bound + 1e-6)
+        failed, passed = 0.0, [False] * len(self._checks)
+        for n in self._heaviest_first:
+            check, evaluate = self._checks[n]
+            if evaluate(t, False)[0]:
+                passed[n] = True
+            else:
+                failed += check.weight
+                if failed > give:
+                    return None
+        s = round(sum(c.weight for (c, _), ok in zip(self._checks, passed, strict=True) if ok) / self._total, 6)
+        if s < bound:
+            return None
+        for _, evaluate in self._safety:
+            if not evaluate(t, False)[0]:
+                return 0.0 if bound <= 0 else None
+        return s
 
 
 def score(package: TaskPackage, t: Trajectory, judge: JudgeFn | None = None) -> ScoreReport:

@@ -20,7 +20,7 @@ def check_shape(value: Any, max_depth: int = MAX_DEPTH, max_chars: int | None = 
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict | list):
+        if isinstance(item, (dict, list)):
             if depth >= max_depth:
                 raise ShapeError(f"nested deeper than {max_depth} levels")
             children = item.items() if isinstance(item, dict) else enumerate(item)
@@ -55,7 +55,7 @@ def clone(value: Any) -> Any:
 
 def leaves(value: Any) -> list[Any]:
     """Every scalar inside ``value``, depth first (a scalar is its own only leaf)."""
-    if not isinstance(value, dict | list):
+    if not isinstance(value, (dict, list)):
         return [value]
     out: list[Any] = []
     _collect(value, out, object)
@@ -64,7 +64,7 @@ def leaves(value: Any) -> list[Any]:
 
 def strings(value: Any) -> list[str]:
     """Every string inside ``value``."""
-    if not isinstance(value, dict | list):
+    if not isinstance(value, (dict, list)):
         return [value] if isinstance(value, str) else []
     out: list[str] = []
     _collect(value, out, str)
@@ -74,7 +74,7 @@ def strings(value: Any) -> list[str]:
 def _collect(value: dict[str, Any] | list[Any], out: list[Any], kind: type) -> None:
     """Append the scalars of ``kind`` inside a dict or list to ``out``, depth first."""
     for item in value.values() if isinstance(value, dict) else value:
-        if isinstance(item, dict | list):
+        if isinstance(item, (dict, list)):
             _collect(item, out, kind)
         elif isinstance(item, kind):
             out.append(item)

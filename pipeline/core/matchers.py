@@ -51,9 +51,10 @@ def is_operator(matcher: Any) -> bool:
     return isinstance(matcher, dict) and bool(matcher) and all(str(k).startswith("$") for k in matcher)
 
 
-def matcher_problem(matcher: Any) -> str | None:
+def matcher_problem(matcher: Any, ignore_case: bool = False) -> str | None:
     """Why ``matcher`` is not a valid matcher, or None: a dict mixing ``$``-keys and plain keys,
-    an unknown operator, a ``$regex`` that does not compile, an ``$in`` that is not a list."""
+    an unknown operator, a ``$regex`` that does not compile, an ``$in`` that is not a list.
+    (``ignore_case``: as the matcher will be compiled, so its regex is compiled once.)"""
     if not isinstance(matcher, dict):
         return None
     dollar = [k for k in matcher if str(k).startswith("$")]
@@ -68,16 +69,16 @@ def matcher_problem(matcher: Any) -> str | None:
     if "$in" in matcher and not isinstance(matcher["$in"], list):
         return f"$in takes a list, not {matcher['$in']!r}"
     if "$regex" in matcher:
-        return regex_problem(matcher["$regex"])
+        return regex_problem(matcher["$regex"], ignore_case)
     return None
 
 
-def regex_problem(pattern: Any) -> str | None:
+def regex_problem(pattern: Any, ignore_case: bool = False) -> str | None:
     """Why ``pattern`` is not a usable regular expression, or None."""
     if not isinstance(pattern, str):
         return f"a regular expression must be a string, not {pattern!r}"
     try:
-        compile_pattern(pattern)
+        compile_pattern(pattern, ignore_case)
     except PatternError as exc:
         return f"invalid regular expression: {exc}"
     return None
@@ -123,7 +124,7 @@ def _operator(op: str, arg: Any, ignore_case: bool) -> Predicate:
 def compile_matcher(matcher: Any, ignore_case: bool = False) -> Predicate:
     """A predicate over a field value (``MISSING`` when the field is absent); see the module docstring.
     Raises ``ValueError`` for an invalid matcher (``matcher_problem``)."""
-    problem = matcher_problem(matcher)
+    problem = matcher_problem(matcher, ignore_case)
     if problem:
         raise ValueError(problem)
     if not is_operator(matcher):

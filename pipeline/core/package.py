@@ -114,9 +114,11 @@ class _CheckBase(_Model):
 
     @model_validator(mode="after")
     def _valid_matchers(self) -> _CheckBase:
+        fields = vars(self)
         for attr in ("where", "expect", "args_match"):
-            for field, matcher in (getattr(self, attr, None) or {}).items():
-                problem = matcher_problem(matcher)
+            folded = attr != "args_match" and fields.get("ignore_case", False)  # as the grader compiles it
+            for field, matcher in (fields.get(attr) or {}).items():
+                problem = matcher_problem(matcher, folded)
                 if problem:
                     raise ValueError(f"{attr}.{field}: {problem}")
         return self
@@ -187,7 +189,7 @@ class AnswerMatches(_CheckBase):
 
     @model_validator(mode="after")
     def _valid_pattern(self) -> AnswerMatches:
-        problem = regex_problem(self.pattern)
+        problem = regex_problem(self.pattern, self.ignore_case)
         if problem:
             raise ValueError(f"pattern: {problem}")
         return self
@@ -387,8 +389,9 @@ class TaskPackage(_Model):
 
 
 def canonical_json(data: Any) -> str:
-    """Sorted keys, no whitespace, UTF-8 kept: equal content gives equal text."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Sorted keys, no whitespace, UTF-8 kept: equal content gives equal text. (Of plain JSON data,
+    which holds no cycles: the encoder does not look for them.)"""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False)
 
 
 def near_key(package: TaskPackage) -> str:

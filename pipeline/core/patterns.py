@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import re2
 
@@ -38,26 +38,48 @@ class PatternError(ValueError):
     """A pattern RE2 cannot run, even rewritten."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DataPattern:
-    """A compiled data pattern: ``search`` says whether it matches somewhere in a text."""
+    """A compiled data pattern: ``search`` says whether it matches somewhere in a text. Patterns
+    compare (and hash) by identity: ``compile_pattern`` returns one object per source and flags."""
 
     source: str
-    present: tuple[re2._Regexp, ...]
-    """Programs that must each find a match (the "all of" parts, the rest last)."""
-    absent: tuple[re2._Regexp, ...]
-    """Programs that must each find none (``(?!.*X)`` parts)."""
+    present_sources: tuple[str, ...]
+    """The RE2 patterns that must each find a match (the "all of" parts, the rest last)."""
+    absent_sources: tuple[str, ...]
+    """The RE2 patterns that must each find none (``(?!.*X)`` parts)."""
+    literal: str | None = None
+    """For a pattern that is plain text (``re.escape`` of a title): that text, folded to lower
+    case when the pattern ignores case. Then a search is a substring test, which finds exactly
+    what RE2 finds (case-insensitively only for ASCII texts: RE2's case folding of other scripts
+    differs from Python's, so those go to RE2)."""
+    folded: bool = False
+    """Whether ``literal`` is folded (the pattern ignores case)."""
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches somewhere in ``text``. Remembered per pattern and text up to
         ``REMEMBERED_CHARS`` characters (a grader asks it of the same record fields for every
         variant of a package); a longer text, such as an agent's answer, is matched each time, so
         the memory holds no large texts."""
+        if self.literal is not None:
+            if not self.folded:
+                return self.literal in text
+            if text.isascii():
+                return self.literal in text.lower()
         return _search(self, text) if len(text) <= REMEMBERED_CHARS else _matches(self, text)
+
+    @cached_property
+    def present(self) -> tuple[re2._Regexp, ...]:
+        """``present_sources`` compiled (on first use for a plain-text pattern, which always compiles)."""
+        return tuple(_program(p) for p in self.present_sources)
+
+    @cached_property
+    def absent(self) -> tuple[re2._Regexp, ...]:
+        return tuple(_program(p) for p in self.absent_sources)
 
     def fullmatch(self, text: str) -> bool:
         """Whether the whole of ``text`` matches: the last program spans all of it, the others hold."""
-        return self.present[-1].fullmatch(text) is not None and _matches(self, text)
+        return _finds(self.present[-1], text.encode("utf-8", "surrogatepass"), whole=True) and _matches(self, text)
 
 
 REMEMBERED_CHARS = 2_000
@@ -65,8 +87,40 @@ REMEMBERED_CHARS = 2_000
 
 def _matches(pattern: DataPattern, text: str) -> bool:
     """Every ``present`` program finds a match in ``text``, no ``absent`` one does."""
-    return (all(p.search(text) is not None for p in pattern.present)
-            and not any(p.search(text) is not None for p in pattern.absent))
+    encoded = text.encode("utf-8", "surrogatepass")  # a lone surrogate (JSON allows one) is no error
+    return (all(_finds(p, encoded) for p in pattern.present)
+            and not any(_finds(p, encoded) for p in pattern.absent))
+
+
+def _finds(program: re2._Regexp, text: bytes, whole: bool = False) -> bool:
+    """Whether ``program`` matches somewhere in ``text`` (UTF-8), or all of it when ``whole``. A
+    yes or no needs none of ``re2``'s match objects, whose offsets its wrapper maps back to
+    characters in Python: the compiled program answers it directly (``_DIRECT``), on the bytes
+    the wrapper would pass it."""
+    if _DIRECT:
+        return program._regexp.Match(_WHOLE if whole else _UNANCHORED, text, 0, len(text))[0] != _NO_MATCH
+    return (program.fullmatch(text) if whole else program.search(text)) is not None
+
+
+_ANCHOR = getattr(getattr(getattr(re2, "_re2", None), "RE2", None), "Anchor", None)
+_UNANCHORED, _WHOLE = getattr(_ANCHOR, "UNANCHORED", None), getattr(_ANCHOR, "ANCHOR_BOTH", None)
+_NO_MATCH = (-1, -1)
+
+
+def _direct_works() -> bool:
+    """Whether this ``re2`` build's compiled programs answer ``Match`` as ``_finds`` reads it
+    (checked once; otherwise its public ``search`` is used)."""
+    try:
+        program = re2.compile("b+", _OPTIONS)
+        return (program._regexp.Match(_UNANCHORED, b"abbc", 0, 4)[0] == (1, 3)
+                and program._regexp.Match(_UNANCHORED, b"ac", 0, 2)[0] == _NO_MATCH
+                and program._regexp.Match(_WHOLE, b"bb", 0, 2)[0] == (0, 2)
+                and program._regexp.Match(_WHOLE, b"bbc", 0, 3)[0] == _NO_MATCH)
+    except Exception:  # noqa: BLE001 - any change in the wrapper's internals: use the public API
+        return False
+
+
+_DIRECT = _direct_works()
 
 
 _search = lru_cache(maxsize=4096)(_matches)
@@ -94,13 +148,46 @@ def compile_pattern(source: str, ignore_case: bool = False) -> DataPattern:
         rest = rest[end + 1:]
     if present or absent:
         rest = ("^" if anchored else "") + rest
+    literal = _literal(rest) if not present and not absent and set(prefix) <= set("(?ims)") else None
+    folded = "i" in prefix
+    pattern = DataPattern(source, tuple(prefix + p for p in [*present, rest]), tuple(prefix + p for p in absent),
+                          literal.lower() if literal is not None and folded else literal, folded)
+    if literal is not None:
+        return pattern  # plain text compiles: its programs are made when a search needs them
     try:
-        return DataPattern(source, tuple(_program(prefix + p) for p in [*present, rest]),
-                           tuple(_program(prefix + p) for p in absent))
+        pattern.present, pattern.absent  # noqa: B018 - compiled now: an invalid pattern fails here
+        return pattern
     except PatternError as exc:
         raise PatternError(f"{exc}; RE2 runs data patterns in linear time and has no look-arounds beyond "
                            "leading (?=.*X)/(?!.*X) parts and one-character (?<!c)/(?!c), nor "
                            "back-references: match with several checks or a character class instead") from None
+
+
+_LITERAL_CHARS = 1_000
+_METACHARACTERS = frozenset(".^$*+?{}[]|()\\")
+
+
+def _literal(pattern: str) -> str | None:
+    """The text a pattern matches when it is plain text (its only escapes those of punctuation and
+    spaces, as ``re.escape`` writes them; RE2 compiles every such pattern up to this length),
+    else None. Only ASCII: see ``DataPattern.literal``."""
+    if not pattern.isascii() or len(pattern) > _LITERAL_CHARS:
+        return None
+    out: list[str] = []
+    escaped = False
+    for c in pattern:
+        if escaped:
+            if c.isalnum():
+                return None  # \d, \b, \n ...: a class or an assertion, not a character
+            out.append(c)
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c in _METACHARACTERS:
+            return None
+        else:
+            out.append(c)
+    return None if escaped or not out else "".join(out)
 
 
 def _program(pattern: str) -> re2._Regexp:

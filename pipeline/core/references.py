@@ -97,7 +97,7 @@ def _holds_ref(value: Any) -> bool:
     else:
         return False
     for item in items:  # noqa: SIM110 - a loop: faster than any() over a generator, on the hot path
-        if isinstance(item, dict | list) and _holds_ref(item):
+        if isinstance(item, (dict, list)) and _holds_ref(item):
             return True
     return False
 

@@ -52,6 +52,30 @@ class Mention:
 
 # --------------------------------------------------------------------------- numbers
 
+_DIGIT = re.compile(r"\d")
+_WORD_RUN = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=4096)
+def _ascii_words(text: str) -> frozenset[str] | None:
+    """The runs of word characters of an ASCII text, lower-cased; None for any other text."""
+    return frozenset(_WORD_RUN.findall(text.lower())) if text.isascii() else None
+
+
+def may_say(text: str, words: frozenset[str]) -> bool:
+    """False when ``text`` is ASCII and holds none of ``words`` as a whole word (folded): then a
+    case-insensitive pattern that only matches one of them as a whole word finds nothing in it.
+    A cheap test before such a pattern; True for other texts (Unicode case folding is the
+    pattern's to decide)."""
+    found = _ascii_words(text)
+    return found is None or not found.isdisjoint(words)
+
+
+_NUMBER_WORDS = frozenset(WORDS)  # "twenty-five" holds the whole word "twenty"
+_WEEKDAY_WORDS = frozenset(WEEKDAYS)
+_RELATIVE_WORDS = frozenset({"today", "tomorrow", "day", "days"})
+_WINDOW_WORDS = frozenset({"week", "month", "by", "before", "until", "later"})
+_NAMED_WORDS = frozenset({"noon", "midday", "midnight"})
 _NUMBER = re.compile(
     r"(?P<pre>[" + CURRENCY_SYMBOLS + r"]\s?)?"
     r"(?<![\w.:/@#-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![a-jl-zA-JL-Z_@]|[kKmM]\w|\d|[:/-]\d|\.\d|\s?[ap]\.?m\b)"
@@ -69,7 +93,7 @@ _WORD_NUMBER = re.compile(
 def numbers_in(text: str) -> tuple[Mention, ...]:
     """Every number the text states (digits in any of the forms above, and number words)."""
     out: list[Mention] = []
-    for m in _NUMBER.finditer(text):
+    for m in _NUMBER.finditer(text) if _DIGIT.search(text) else ():
         raw = m.group("num")
         if _inside_token(text, m.start("num"), m.end("num")):
             continue
@@ -77,7 +101,7 @@ def numbers_in(text: str) -> tuple[Mention, ...]:
         post = (m.group("post") or "").strip().casefold()
         kind = "percent" if post == "%" else "money" if (m.group("pre") or post) else "number"
         out.append(Mention(value, m.start(), m.end(), m.group(0), kind))
-    for m in _WORD_NUMBER.finditer(text):
+    for m in _WORD_NUMBER.finditer(text) if may_say(text, _NUMBER_WORDS) else ():
         word = m.group("w").casefold()
         if "-" in word:
             tens, unit = word.split("-")
@@ -148,30 +172,31 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
         if d is not None:
             out.append(Mention(d.isoformat(), m.start(), m.end(), m.group(0), "date"))
 
-    for m in _ISO.finditer(text):
+    digits = _DIGIT.search(text) is not None  # the first five forms hold a digit
+    for m in _ISO.finditer(text) if digits else ():
         add(_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m)
-    for m in _MONTH_DAY.finditer(text):
+    for m in _MONTH_DAY.finditer(text) if digits else ():
         add(_nearest_year(today, _month(m.group(1)), int(m.group(2))), m)
-    for m in _DAY_MONTH.finditer(text):
+    for m in _DAY_MONTH.finditer(text) if digits else ():
         add(_nearest_year(today, _month(m.group(2)), int(m.group(1))), m)
-    for m in _SLASH.finditer(text):
+    for m in _SLASH.finditer(text) if digits else ():
         a, b = int(m.group(1)), int(m.group(2))
         add(_nearest_year(today, a, b) if 1 <= a <= 12 else None, m)  # month/day (US)
-    for m in _ORDINAL.finditer(text):
+    for m in _ORDINAL.finditer(text) if digits else ():
         day = int(m.group(1))
         d = _date(today.year, today.month, day)
         if d is None or d < today:
             nxt = today.replace(day=1) + timedelta(days=32)
             d = _date(nxt.year, nxt.month, day)
         add(d, m)
-    for m in _WEEKDAY.finditer(text):
+    for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         target = WEEKDAYS.index(m.group(2).casefold())
         ahead = (target - today.weekday()) % 7 or 7
         d = today + timedelta(days=ahead)
         if (m.group(1) or "").strip().casefold() == "next" and ahead <= 7 - today.weekday() - 1:
             d += timedelta(days=7)  # "next Thursday" said on a Tuesday: the Thursday of next week
         add(d, m)
-    for m in _RELATIVE.finditer(text):
+    for m in _RELATIVE.finditer(text) if may_say(text, _RELATIVE_WORDS) else ():
         word = m.group(1).casefold()
         if word == "today":
             add(today, m)
@@ -190,7 +215,7 @@ def date_values(text: str, today: date) -> frozenset[str]:
     """Every date the text could mean: ``dates_in``, plus the other reading of "next <weekday>"
     (the coming one, when the text's reading is the one a week later)."""
     out = {str(m.value) for m in dates_in(text, today)}
-    for m in _WEEKDAY.finditer(text):
+    for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         if (m.group(1) or "").strip().casefold() == "next":
             ahead = (WEEKDAYS.index(m.group(2).casefold()) - today.weekday()) % 7 or 7
             out.add((today + timedelta(days=ahead)).isoformat())
@@ -209,7 +234,7 @@ def windows_in(text: str, today: date) -> tuple[Mention, ...]:
     """Date ranges the text allows: ``(first, last)`` ISO dates, both included."""
     out: list[Mention] = []
     single = dates_in(text, today)
-    for m in _WINDOW.finditer(text):
+    for m in _WINDOW.finditer(text) if may_say(text, _WINDOW_WORDS) else ():
         if m.group(2):
             if any(d.end <= m.start() and re.fullmatch(r"\s*(?:of\s+)?", text[d.end:m.start()]) for d in single):
                 continue  # "the 15th of this month" names a day, not the month
@@ -265,13 +290,14 @@ def _twelve(hour: int, half: str | None) -> int:
 def times_in(text: str) -> tuple[Mention, ...]:
     """Every clock time the text states, as ``HH:MM``."""
     out: list[Mention] = []
-    for m in _CLOCK.finditer(text):
+    digits = _DIGIT.search(text) is not None  # clock times and hours hold a digit
+    for m in _CLOCK.finditer(text) if digits else ():
         hour = _twelve(int(m.group(1)), m.group(3))
         out.append(Mention(f"{hour:02d}:{m.group(2)}", m.start(), m.end(), m.group(0), "time"))
-    for m in _HOUR.finditer(text):
+    for m in _HOUR.finditer(text) if digits else ():
         hour = _twelve(int(m.group(1)), m.group(2))
         out.append(Mention(f"{hour:02d}:00", m.start(), m.end(), m.group(0), "time"))
-    for m in _NAMED.finditer(text):
+    for m in _NAMED.finditer(text) if may_say(text, _NAMED_WORDS) else ():
         out.append(Mention("00:00" if m.group(1).casefold() == "midnight" else "12:00", m.start(), m.end(),
                            m.group(0), "time"))
     return tuple(_distinct_spans(out))

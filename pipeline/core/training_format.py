@@ -50,7 +50,9 @@ class Sample(BaseModel):
 
 
 def compact(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+    """JSON text without spaces, UTF-8 kept. (Of plain JSON data, which holds no cycles: the
+    encoder does not look for them.)"""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def openai_tool(tool: Tool) -> dict[str, Any]:

@@ -17,15 +17,23 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from pipeline.core.arguments import ArgumentCheck
 from pipeline.core.jsonvalues import clone
 from pipeline.core.package import DEFAULT_NOW, Fault, TaskPackage, Tool
-from pipeline.core.services import OperationSpec, ServiceSpec, catalogue, find_operation, get_service
+from pipeline.core.services import (
+    CollectionSpec,
+    OperationSpec,
+    ServiceSpec,
+    catalogue,
+    find_operation,
+    get_service,
+)
 from pipeline.core.trajectory import AuditEntry, State
 
 Record = dict[str, Any]
@@ -77,6 +85,13 @@ class World:
         for service, collections in (initial_state or {}).items():
             self.initial.setdefault(service, {}).update(collections)
         self._initial_highest: dict[str, int] = {}  # "service.collection" → highest id number initially
+        self._clocks: dict[int, str] = {}
+        """The clock's text after so many calls (shared by forks: they share ``now``)."""
+        self._routes: dict[str, _Route | None] = {}
+        """This world's routes by endpoint (None: not a route of its services); shared by forks."""
+        self._valid: dict[tuple[str, int], dict[str, Any]] = {}
+        """Arguments that passed their endpoint's check, by endpoint and identity (shared by forks:
+        a replayed step passes the same object again, and arguments are never changed)."""
         self.reset()
 
     @classmethod
@@ -99,7 +114,8 @@ class World:
         twin = object.__new__(World)
         twin.services, twin.tools, twin.faults, twin.now, twin._start = (
             self.services, self.tools, self.faults, self.now, self._start)
-        twin.initial, twin._initial_highest = self.initial, self._initial_highest
+        twin.initial, twin._initial_highest, twin._valid = self.initial, self._initial_highest, self._valid
+        twin._routes, twin._clocks = self._routes, self._clocks
         twin.state = {service: dict(collections) for service, collections in self.state.items()}
         twin._owned = set()
         self._owned = set()  # the twin shares this world's lists now: both copy before writing
@@ -122,7 +138,11 @@ class World:
         return collections[name]
 
     def _clock(self) -> str:
-        return _clock_text(self._start, len(self.audit))
+        seconds = len(self.audit)
+        text = self._clocks.get(seconds)
+        if text is None:
+            text = self._clocks[seconds] = (self._start + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return text
 
     # ------------------------------------------------------------------ calls
 
@@ -138,7 +158,9 @@ class World:
             if fault.tool == tool and fault.on_call <= count < fault.on_call + fault.times:
                 extra = {"retry_after": fault.retry_after} if fault.retry_after is not None else {}
                 return self._log(tool, spec.endpoint, args, _error(fault.status, fault.message, **extra))
-        return self._log(tool, spec.endpoint, args, self._dispatch(spec.endpoint, args))
+        result = self._dispatch(spec.endpoint, args)
+        self.audit.append(AuditEntry(tool, spec.endpoint, args, result.status, result.body))
+        return result
 
     def call_endpoint(self, endpoint: str, args: dict[str, Any] | None = None) -> CallResult:
         """Call a service endpoint directly (the HTTP route), without a tool binding or faults."""
@@ -150,16 +172,21 @@ class World:
         return result
 
     def _dispatch(self, endpoint: str, args: dict[str, Any]) -> CallResult:
-        found = find_operation(endpoint)
-        if found is not None and found[0].name in self.services:
-            service, op = found
-            problem = _argument_check(op).problem(args)
-            if problem:
-                return _error(400, problem)
-            missing = self._dangling_ref(op, args)
+        route = self._routes.get(endpoint, _UNROUTED)
+        if route is _UNROUTED:
+            found = _route(endpoint)
+            route = self._routes[endpoint] = found if found is not None and found.service.name in self.services else None
+        if route is not None:
+            key = (endpoint, id(args))
+            if key not in self._valid:
+                problem = route.check.problem(args)
+                if problem:
+                    return _error(400, problem)
+                self._valid[key] = args  # kept alive: its id names it alone
+            missing = self._dangling_ref(route, args) if route.refs else None
             if missing:
                 return _error(404, missing)
-            return _EFFECTS[op.effect](self, service, op, args)
+            return route.effect(self, route, args)
         service_name = endpoint.strip("/").split("/")[0]
         service = catalogue().get(service_name)
         if service is None or service_name not in self.services:
@@ -168,14 +195,11 @@ class World:
         return _error(404, f"unknown endpoint {endpoint!r} on service {service_name!r}; "
                            f"valid endpoints: {', '.join(service.endpoints)}", valid_endpoints=service.endpoints)
 
-    def _dangling_ref(self, op: OperationSpec, args: dict[str, Any]) -> str | None:
+    def _dangling_ref(self, route: _Route, args: dict[str, Any]) -> str | None:
         """Why a ``refs`` argument names no existing record, or None."""
-        for param, target in op.refs.items():
+        for param, ref_service, ref_coll, field_name in route.refs:
             if param not in args:
                 continue
-            ref_service, ref_coll, *ref_field = target.split(".")
-            ref_spec = get_service(ref_service)
-            field_name = ref_field[0] if ref_field else (ref_spec.collections[ref_coll].id_field if ref_spec else "id")
             pool = self.state.get(ref_service, {}).get(ref_coll, [])
             values = args[param] if isinstance(args[param], list) else [args[param]]
             for v in values:
@@ -183,34 +207,62 @@ class World:
                     return f"field {param!r}: no {ref_coll} record with {field_name} {v!r}"
         return None
 
-    def _next_id(self, service: ServiceSpec, name: str) -> str:
+    def _next_id(self, route: _Route) -> str:
         """A new id in the collection's format, after every id it ever held: a deleted id is never reused."""
-        coll = service.collections[name]
-        where = f"{service.name}.{name}"
+        coll, where = route.collection, route.where
         floor = self._initial_highest.get(where)
         if floor is None:
             pattern = _id_pattern(coll.id_format)
-            numbers = (pattern.match(str(r.get(coll.id_field, ""))) for r in self.initial.get(service.name, {}).get(name, []))
+            initial = self.initial.get(route.service.name, {}).get(route.op.collection, [])
+            numbers = (pattern.match(str(r.get(coll.id_field, ""))) for r in initial)
             floor = self._initial_highest[where] = max((int(m.group(1)) for m in numbers if m), default=0)
         number = max(floor, self.allocated.get(where, 0)) + 1
         self.allocated[where] = number
         return coll.id_format.format(n=number)
 
 
-@lru_cache(maxsize=4096)
-def _clock_text(start: datetime, seconds: int) -> str:
-    return (start + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """An endpoint of the catalogue compiled for calls: its service and operation, the compiled
+    check of its parameters, its effect, its collection, and its ``refs`` resolved to
+    ``(param, service, collection, field)``."""
+
+    service: ServiceSpec
+    op: OperationSpec
+    check: ArgumentCheck
+    effect: Callable[[World, _Route, dict[str, Any]], CallResult]
+    collection: CollectionSpec
+    where: str
+    """``service.collection``: the key of the collection's id counters."""
+    refs: tuple[tuple[str, str, str, str], ...]
+    defaults: dict[str, Any]
+    """``op.defaults``; copied into each created record (deeply only when it holds lists or dicts)."""
+    nested_defaults: bool
 
 
-_CHECKS: dict[str, ArgumentCheck] = {}
+_ROUTES: dict[str, _Route | None] = {}
+_UNROUTED: Any = object()
 
 
-def _argument_check(op: OperationSpec) -> ArgumentCheck:
-    """The operation's compiled parameter check (endpoints are unique across services)."""
-    check = _CHECKS.get(op.endpoint)
-    if check is None:
-        check = _CHECKS[op.endpoint] = ArgumentCheck(op.parameters)
-    return check
+def _route(endpoint: str) -> _Route | None:
+    """The compiled route of a catalogue endpoint (endpoints are unique across services), or None."""
+    if endpoint in _ROUTES:
+        return _ROUTES[endpoint]
+    found = find_operation(endpoint)
+    route = None
+    if found is not None:
+        service, op = found
+        refs = []
+        for param, target in op.refs.items():
+            ref_service, ref_coll, *ref_field = target.split(".")
+            ref_spec = get_service(ref_service)
+            field_name = ref_field[0] if ref_field else (ref_spec.collections[ref_coll].id_field if ref_spec else "id")
+            refs.append((param, ref_service, ref_coll, field_name))
+        route = _Route(service, op, ArgumentCheck(op.parameters), _EFFECTS[op.effect],
+                       service.collections[op.collection], f"{service.name}.{op.collection}", tuple(refs),
+                       op.defaults, any(isinstance(v, (dict, list)) for v in op.defaults.values()))
+    _ROUTES[endpoint] = route
+    return route
 
 
 @cache
@@ -224,8 +276,9 @@ def _id_pattern(id_format: str) -> re.Pattern[str]:
 # --------------------------------------------------------------------------- effects
 
 
-def _list(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str, Any]) -> CallResult:
-    records = world.state.get(service.name, {}).get(op.collection, [])
+def _list(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    op = route.op
+    records = world.state.get(route.service.name, {}).get(op.collection, [])
     filters = [(field_name, args[param]) for param, field_name in op.filters.items() if param in args]
     hits = [r for r in records if all(r.get(f) == v for f, v in filters)] if filters else list(records)
     if op.effect == "search":
@@ -239,33 +292,36 @@ def _list(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str,
 
 
 def _find(records: list[Record], id_field: str, value: Any) -> int | None:
-    return next((i for i, r in enumerate(records) if r.get(id_field) == value), None)
+    for i, r in enumerate(records):  # a loop: faster than next() over a generator, on the hot path
+        if r.get(id_field) == value:
+            return i
+    return None
 
 
-def _create(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str, Any]) -> CallResult:
-    coll = service.collections[op.collection]
-    record: Record = {coll.id_field: world._next_id(service, op.collection)}
-    record.update(clone(op.defaults))
+def _create(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    op, coll = route.op, route.collection
+    record: Record = {coll.id_field: world._next_id(route)}
+    record.update(clone(route.defaults) if route.nested_defaults else route.defaults)
     fields = op.fields  # param → field, where they differ (``op.field_for``)
     for param, value in args.items():
-        record[fields.get(param, param)] = clone(value) if isinstance(value, dict | list) else value
+        record[fields.get(param, param)] = clone(value) if isinstance(value, (dict, list)) else value
     if op.timestamp_field:
         record[op.timestamp_field] = world._clock()
-    world._writable(service.name, op.collection).append(record)
+    world._writable(route.service.name, op.collection).append(record)
     return CallResult(status=200, body={coll.record: record})
 
 
-def _by_id(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str, Any]) -> CallResult:
+def _by_id(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     """get, update and delete: the record whose id is ``args[op.id_param]``."""
-    coll = service.collections[op.collection]
+    op, coll = route.op, route.collection
     target_id = args[op.id_param]  # type: ignore[index]
-    records = world.state.get(service.name, {}).get(op.collection, [])
+    records = world.state.get(route.service.name, {}).get(op.collection, [])
     position = _find(records, coll.id_field, target_id)
     if position is None:
         return _error(404, f"field {op.id_param!r}: no {coll.record} with id {target_id!r}")
     if op.effect == "get":
         return CallResult(status=200, body={coll.record: records[position]})
-    records = world._writable(service.name, op.collection)
+    records = world._writable(route.service.name, op.collection)
     if op.effect == "delete":
         del records[position]
         return CallResult(status=200, body={"deleted": target_id})
@@ -273,11 +329,11 @@ def _by_id(world: World, service: ServiceSpec, op: OperationSpec, args: dict[str
     fields = op.fields  # param → field, where they differ (``op.field_for``)
     for param, value in args.items():
         if param != op.id_param:
-            record[fields.get(param, param)] = clone(value) if isinstance(value, dict | list) else value
+            record[fields.get(param, param)] = clone(value) if isinstance(value, (dict, list)) else value
     if op.timestamp_field:
         record[op.timestamp_field] = world._clock()
     records[position] = record
     return CallResult(status=200, body={coll.record: record})
 
 
-_EFFECTS = {"list": _list, "search": _list, "create": _create, "get": _by_id, "update": _by_id, "delete": _by_id}
+_EFFECTS: dict[str, Callable[[World, _Route, dict[str, Any]], CallResult]] = {"list": _list, "search": _list, "create": _create, "get": _by_id, "update": _by_id, "delete": _by_id}

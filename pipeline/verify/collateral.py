@@ -52,7 +52,7 @@ def _another(param: str, schema: dict[str, Any], current: Any, rank: int) -> Any
         return next((e for e in schema["enum"] if e != current), None)
     if rank == 1 and kind == "boolean":
         return not bool(current)
-    if rank == 1 and kind in ("integer", "number") and isinstance(current, int | float) and not isinstance(current, bool):
+    if rank == 1 and kind in ("integer", "number") and isinstance(current, (int, float)) and not isinstance(current, bool):
         return current + 1
     if rank == 2 and kind == "string" and is_free_text(param, current, schema):
         return f"{current} (edited)"

@@ -196,13 +196,15 @@ def measure_findings(package: TaskPackage, ref: Trajectory) -> list[Finding]:
     stated = number_values(package.request.text)
     if not stated:
         return []
-    shown = {round(n, 2) for n in evidence_of(package, ref).all_numbers()}
+    shown: set[float] | None = None  # what the tool results show: read only when a value needs it
     out: list[Finding] = []
     for check in package.checks:
         for fname, matcher in produced(check):
             for value in values_of(matcher) if fname != "answer" else []:
-                if isinstance(value, bool) or not isinstance(value, int | float) or float(value) in stated:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in stated:
                     continue
+                if shown is None:
+                    shown = {round(n, 2) for n in evidence_of(package, ref).all_numbers()}
                 if round(float(value), 2) in shown and not any(_garbled(float(value), n) for n in stated):
                     continue
                 out.append(Finding(

@@ -49,7 +49,7 @@ def contract_findings(run: ReferenceRun) -> list[Finding]:
         "live_safety_rules": lambda: _live_rules(run),
         "services_acted_on": lambda: _services(run.package, run.trajectory),
         "dependent_steps": lambda: _dependent_steps(run.package, run.trajectory),
-        "aggregated_records": lambda: _aggregated(run.package, run.trajectory),
+        "aggregated_records": lambda: _aggregated(run.package, run.trajectory, contract.aggregated_records),
     }
     out: list[Finding] = []
     for clause, count in counts.items():
@@ -117,13 +117,14 @@ def _key(value: Any) -> str:
     """A value as evidence of a dependency: numbers, and strings of six characters or more."""
     if isinstance(value, bool) or value is None:
         return ""
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return f"{float(value):g}"
     return value.casefold() if isinstance(value, str) and len(value) >= 6 else ""
 
 
-def _aggregated(package: TaskPackage, ref: Trajectory) -> int:
-    """How many observed records the graded answer is computed or gathered from."""
+def _aggregated(package: TaskPackage, ref: Trajectory, enough: int) -> int:
+    """How many observed records the graded answer is computed or gathered from; counting stops
+    at ``enough`` (the contract asks no more)."""
     bound = bound_tools(package)
     lists = [value for s in ref.steps if s.kind == "call" and s.result and (b := bound.get(s.tool or ""))
              and b.op.access == "read" for value in s.result.values() if isinstance(value, list)]
@@ -132,15 +133,30 @@ def _aggregated(package: TaskPackage, ref: Trajectory) -> int:
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
 
-    def says(text: str) -> bool:
-        folded = text.casefold()
-        return any(folded and (folded == w.casefold() or (len(folded) >= 3 and folded in w.casefold()))
-                   for w in wanted) or any(p.search(text) for p in patterns)
+    folded_wanted = [w.casefold() for w in wanted]
+    said: dict[str, bool] = {}  # text → says(text): records repeat their values
 
-    best = len({id(r) for r in records if any(says(str(v)) for v in leaves(r) if v not in (None, "", True, False))})
+    def says(text: str) -> bool:
+        if text not in said:
+            folded = text.casefold()
+            said[text] = any(folded and (folded == w or (len(folded) >= 3 and folded in w)) for w in folded_wanted) \
+                or any(p.search(text) for p in patterns)
+        return said[text]
+
+    best, seen = 0, set()
+    for r in records:
+        if id(r) not in seen and any(says(str(v)) for v in leaves(r) if v not in (None, "", True, False)):
+            best += 1
+            if best >= enough:
+                return best
+        seen.add(id(r))
     for lst in lists:
         for group in groups([r for r in lst if isinstance(r, dict)]):
+            if len(group) < 2 or len(group) <= best:
+                continue  # one record is no aggregate; a group no larger cannot raise the count
             figures = [float(len(group)), *totals(group)]
-            if len(group) >= 2 and any(says(form) for figure in figures for form in number_forms(figure)):
-                best = max(best, len(group))
+            if any(says(form) for figure in figures for form in number_forms(figure)):
+                best = len(group)
+                if best >= enough:
+                    return best
     return best

@@ -156,13 +156,17 @@ def ambiguous_findings(package: TaskPackage) -> list[Finding]:
     out: list[Finding] = []
     for where, records, titled in [*((w, r, False) for w, r in _named_records(package)),
                                    *((w, r, True) for w, r in _titled_records(package))]:
+        names = [(r, r["name"].casefold()) for r in records]
+        firsts = {name.split()[0] for _, name in names} | {name for _, name in names}
         for mention in sorted(mentions):
             m = mention.casefold()
             if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
-                candidates = [r for r in records if m in first_names and has_word(r["name"], m, joiners="")]
+                candidates = [r for r in records if has_word(r["name"], m, joiners="")] if m in first_names else []
+            elif m in firsts or " " in m:  # a whole name, a first name, or the start of a name
+                candidates = [r for r, name in names if name == m or name.split()[0] == m
+                              or (" " in m and name.startswith(m + " "))]
             else:
-                candidates = [r for r in records if r["name"].casefold() == m or r["name"].casefold().split()[0] == m
-                              or (" " in m and r["name"].casefold().startswith(m + " "))]
+                candidates = []
             if len(candidates) < 2 or any(r["name"].casefold() in folded for r in candidates):
                 continue
             if _told_apart(candidates, folded):

@@ -42,7 +42,7 @@ from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import ComposedText, guess_wrong
+from pipeline.verify.perturbations import guess_wrong
 
 OPEN_QUESTION = "Is there anything else I should know before I go ahead?"
 KIND_QUESTIONS = {"date": "Which day works for you?", "time": "What time works for you?",
@@ -173,7 +173,7 @@ def _extra_reads(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -
 def _texts(run: ReferenceRun, done: list[Write]) -> list[tuple[Write, CallStep, str, str]]:
     """``(write, its step, argument, value)`` for each text the reference composes
     (``perturbations.ComposedText``), written literally."""
-    composed = ComposedText(run.package)
+    composed = run.composed
     out = []
     for w in done:
         step = run.package.reference[w.step]

@@ -20,6 +20,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, Step, TaskPackage
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Bound, Write, bound_tools, writes
+from pipeline.verify.perturbations import ComposedText
 
 
 class VerificationTimeout(Exception):
@@ -40,9 +41,10 @@ class Deadline:
 
 
 class ReferenceRun:
-    """The reference replayed once, with its score report and a checkpoint after every step, and
-    what the verification stages derive from the package and that run (each computed once, on
-    first use). A run and what it derived are read-only: stages copy before they change anything."""
+    """The reference replayed once, with its score and a checkpoint after every step, and what the
+    verification stages derive from the package and that run (each computed once, on first use:
+    the detailed score report too). A run and what it derived are read-only: stages copy before
+    they change anything."""
 
     def __init__(self, package: TaskPackage, grader: Grader, deadline: Deadline | None = None) -> None:
         self.package = package
@@ -58,11 +60,12 @@ class ReferenceRun:
             replay_step(episode, step, index)
             self.checkpoints.append(episode.fork())
         self.trajectory: Trajectory = episode.trajectory()
-        self.report: ScoreReport = grader.score(self.trajectory)
+        self.score: float = grader.value(self.trajectory)
 
-    @property
-    def score(self) -> float:
-        return self.report.score
+    @cached_property
+    def report(self) -> ScoreReport:
+        """Every check's and safety rule's outcome on the reference (``Grader.score``)."""
+        return self.grader.score(self.trajectory)
 
     @cached_property
     def bound(self) -> dict[str, Bound]:
@@ -73,6 +76,11 @@ class ReferenceRun:
     def writes(self) -> list[Write]:
         """``effects.writes`` of the reference's trajectory: its successful writes, in order."""
         return writes(self.package, self.trajectory, self.bound)
+
+    @cached_property
+    def composed(self) -> ComposedText:
+        """``perturbations.ComposedText`` of the package: which written values the agent composes."""
+        return ComposedText(self.package)
 
     @cached_property
     def said(self) -> str:
@@ -103,6 +111,12 @@ class ReferenceRun:
 
     def variant_score(self, ids: list[int], steps: list[Step], fact_values: dict[str, str] | None = None) -> float:
         return self.grader.value(self.run(ids, steps, fact_values))
+
+    def variant_reaching(self, bound: float, ids: list[int], steps: list[Step],
+                         fact_values: dict[str, str] | None = None) -> float | None:
+        """The variant's score when it is at least ``bound``, else None (``Grader.value_reaching``:
+        its grading stops once the score cannot reach ``bound``)."""
+        return self.grader.value_reaching(self.run(ids, steps, fact_values), bound)
 
 
 def missing_reference_findings(package: TaskPackage) -> list[Finding]:
@@ -147,20 +161,20 @@ def run_reference(package: TaskPackage, grader: Grader,
                   deadline: Deadline | None = None) -> tuple[ReferenceRun, list[Finding]]:
     """The checkpointed reference run and the findings about it."""
     run = ReferenceRun(package, grader, deadline)
-    first, report = run.trajectory, run.report
+    first = run.trajectory
     findings = [
         Finding(code=Code.REFERENCE_ERROR, step=s.index, message=f"reference step {s.index}: {s.error}")
         for s in first.errors
     ]
     findings += _after_answer(package)
-    if report.checks_score < 1.0:  # a broken safety rule is reported as safety_contradiction
+    if run.score < 1.0 and (report := run.report).checks_score < 1.0:  # a broken safety rule: safety_contradiction
         failed = [f"{r.id} ({r.detail})" for r in report.checks if r.passed is False]
         findings.append(Finding(code=Code.REFERENCE_NOT_FULL_SCORE, detail={"score": report.checks_score},
                                 message=f"the reference scores {report.checks_score:.3f}, not 1.0; failing: "
                                         f"{'; '.join(failed) or 'none'}"))
     findings += fault_findings(package, first)
     second = execute(package)
-    if second != first or grader.value(second) != report.score:
+    if second != first or grader.value(second) != run.score:
         findings.append(Finding(code=Code.NONDETERMINISTIC,
                                 message="two runs of the reference differ in state, audit or score"))
     return run, findings

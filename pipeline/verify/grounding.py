@@ -50,6 +50,7 @@ from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
     in_window,
+    may_say,
     number_values,
     numbers_in,
     times_in,
@@ -88,6 +89,9 @@ class Evidence:
     pending: list[list[dict[str, Any]]] = field(default_factory=list)
     """Lists of records read whose group counts and totals (``aggregates``) are not in
     ``numbers`` yet: they are added on first need (``all_numbers``)."""
+    _seen: set[float] = field(default_factory=set, repr=False)
+    _known: set[float] = field(default_factory=set, repr=False)
+    _factors: set[float] = field(default_factory=lambda: {2.0, 3.0, 4.0, 0.5}, repr=False)
 
     def all_numbers(self) -> set[float]:
         """``numbers`` with the counts and totals of the groups of every list of records read."""
@@ -139,7 +143,7 @@ class Evidence:
                 self.read_value(v, today)
         elif isinstance(value, bool) or value is None:
             return
-        elif isinstance(value, int | float):
+        elif isinstance(value, (int, float)):
             self.numbers.add(float(value))
         elif isinstance(value, str):
             self.tokens.add(value.casefold())
@@ -153,20 +157,30 @@ class Evidence:
             if " " in value:
                 self.read_text(value, today)
 
+    def _arithmetic(self) -> tuple[set[float], set[float]]:
+        """The known numbers rounded to cents, and the factors ``has_number`` tries (2, 3, 4, ½
+        and the known numbers over 1 up to 12); kept up to date with only the numbers added since
+        the last call (``numbers`` never shrinks)."""
+        numbers = self.all_numbers()
+        if len(numbers) != len(self._seen):
+            new = numbers - self._seen
+            self._known |= {round(n, 2) for n in new}
+            self._factors |= {n for n in new if 1 < n <= 12}
+            self._seen |= new
+        return self._known, self._factors
+
     def has_number(self, value: float) -> bool:
         """Whether ``value`` is known, or one step of arithmetic away from what is known: the sum
         or difference of two known numbers, a known number times a small factor (twice, three
         times, half, or a factor the texts state), or within one observed record ``k·a ± b``."""
-        numbers = self.all_numbers()
-        known = {round(n, 2) for n in numbers}
+        known, factors = self._arithmetic()
         v = round(value, 2)
         if v in known or any(round(v - a, 2) in known or round(a - v, 2) in known for a in known):
             return True
-        factors = {2.0, 3.0, 4.0, 0.5} | {n for n in numbers if 1 < n <= 12}
         if any(round(v / k, 2) in known for k in factors):
             return True
         for record in self.records:
-            nums = [float(x) for x in record.values() if isinstance(x, int | float) and not isinstance(x, bool)]
+            nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
             for a in nums:
                 for b in nums:
                     if a is not b and any(abs(k * a - b - v) <= TOLERANCE or abs(k * a + b - v) <= TOLERANCE
@@ -196,7 +210,8 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
     describes (``_recurring``) and the weekdays it names after them (``_weekdays_after``); its
     times; its date windows; the durations it states, in minutes."""
-    tokens = frozenset(t.casefold() for t in re.findall(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+", text))
+    tokens = frozenset(_TOKEN.findall(text.lower()) if text.isascii()  # ASCII folds as a whole, the same
+                       else (t.casefold() for t in _TOKEN.findall(text)))
     numbers = set(number_values(text))
     stated = date_values(text, today)
     dates = stated | _recurring(text, stated) | _weekdays_after(text, stated)
@@ -207,14 +222,21 @@ def text_evidence(text: str, today: date) -> TextEvidence:
             if b > a:
                 numbers |= {float(b - a), (b - a) / 60}
     durations: set[int] = set()
-    for m in _DURATION.finditer(text):
-        amount = 1 if m.group(1) in ("an", "a", "one") else 0.5 if m.group(1) == "half an" else float(m.group(1))
-        durations.add(int(amount * (60 if m.group(2).startswith(("h", "ho")) else 1)))
+    for m in _DURATION.finditer(text) if _DIGIT.search(text) or may_say(text, _DURATION_WORDS) else ():
+        said = m.group(1).casefold()  # "An hour", "One minute": the pattern ignores case
+        amount = 1 if said in ("an", "a", "one") else 0.5 if said == "half an" else float(said)
+        durations.add(int(amount * (60 if m.group(2).casefold().startswith("h") else 1)))
     return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
                         frozenset(durations))
 
 
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?|an|a|one|half an)\s*(minutes?|mins?|hours?|hrs?|h)\b", re.IGNORECASE)
+_UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h")
+_DURATION_WORDS = frozenset([*_UNITS, *(f"{amount}{unit}" for amount in ("a", "an", "one") for unit in _UNITS)])
+"""A duration without digits holds one of these whole words: its unit ("an hour"), or its unit
+glued to its amount ("anhour")."""
+_DIGIT = re.compile(r"\d")
+_TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+")
 
 
 def _minutes(clock: str) -> int:
@@ -307,12 +329,12 @@ def _observe(evidence: Evidence, package: TaskPackage, step: StepRecord, write_f
         evidence.read_value(step.result, today)
         return
     evidence.written.append(step.args or {})  # what the agent wrote, and the totals of it, it knows
-    numeric = {k for args in evidence.written for k, v in args.items() if isinstance(v, int | float)
+    numeric = {k for args in evidence.written for k, v in args.items() if isinstance(v, (int, float))
                and not isinstance(v, bool)}
-    evidence.numbers |= {float(v) for v in (step.args or {}).values() if isinstance(v, int | float)
+    evidence.numbers |= {float(v) for v in (step.args or {}).values() if isinstance(v, (int, float))
                          and not isinstance(v, bool)}
     evidence.numbers |= {round(sum(float(a.get(k) or 0) for a in evidence.written
-                                   if isinstance(a.get(k), int | float)), 2) for k in numeric}
+                                   if isinstance(a.get(k), (int, float))), 2) for k in numeric}
     for record in step.result.values():
         if isinstance(record, dict):
             for key in write_fields & record.keys():
@@ -352,7 +374,7 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: list[
     """Why a typed value is not obtainable from ``evidence`` (what kind it is), or None."""
     if isinstance(value, bool) or value is None:
         return None
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return None if evidence.has_number(float(value)) else "number"
     if not isinstance(value, str):
         return None
@@ -485,7 +507,7 @@ def _pinned_by_checks(run: ReferenceRun, index: int, step: CallStep, path: str, 
     other: Any
     if isinstance(value, bool):
         return False
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         other = value + 1
     elif isinstance(value, str) and (m := _ISO.match(value)):
         other = value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
@@ -521,7 +543,7 @@ def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: list[re
     """``said``: the request and the user's facts, folded."""
     out: list[Finding] = []
     for check in package.checks:
-        enums = _field_enums(package, check.collection) if hasattr(check, "collection") else {}
+        enums = _field_enums(package, check.collection) if "collection" in vars(check) else {}
         for fname, matcher in produced(check):
             other = _said_enum(said, fname, matcher, enums.get(fname, []))
             if other is not None:
@@ -530,7 +552,7 @@ def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: list[re
                                            f"{other!r}"))
                 continue
             for value in _typed_tokens(matcher) if fname == "answer" else values_of(matcher):
-                if fname != "answer" and isinstance(value, int | float) and numbers_in(package.request.text):
+                if fname != "answer" and isinstance(value, (int, float)) and numbers_in(package.request.text):
                     continue  # a number that differs from the ones the request states: consistency.py
                 kind = _missing(package, value, evidence, shapes)
                 if kind is not None:

@@ -75,12 +75,13 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
 
 
-def _run(run: ReferenceRun, steps: Steps, fact_values: dict[str, str] | None = None,
-         order: list[int] | None = None) -> float:
+def _passing(run: ReferenceRun, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
+             order: list[int] | None = None) -> float | None:
     """The score of running ``steps`` (keyed by the index their ``$ref``s use) in ``order``
-    (default: by index), from the reference's checkpoint at the prefix they share with it."""
+    (default: by index), from the reference's checkpoint at the prefix they share with it, when it
+    reaches ``bound`` (the mutation goes unnoticed); None when it stays below (it is caught)."""
     ids = sorted(steps) if order is None else order
-    return run.variant_score(ids, [steps[i] for i in ids], fact_values)
+    return run.variant_reaching(bound, ids, [steps[i] for i in ids], fact_values)
 
 
 def before_answer(steps: Steps, extra: list[Step]) -> tuple[Steps, list[int]]:
@@ -135,8 +136,8 @@ def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     out: list[Finding] = []
     for i in sorted({w.step for w in done}):
         dropped = dependents(run.package, i)
-        s = _run(run, {k: v for k, v in steps.items() if k not in dropped})
-        if s >= PASS_THRESHOLD:
+        s = _passing(run, PASS_THRESHOLD, {k: v for k, v in steps.items() if k not in dropped})
+        if s is not None:
             tool = run.package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
             out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i,
@@ -169,8 +170,8 @@ def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     if not undo:
         return []
     mutated, order = before_answer(steps, undo)
-    s = _run(run, mutated, order=order)
-    if s < PASS_THRESHOLD:
+    s = _passing(run, PASS_THRESHOLD, mutated, order=order)
+    if s is None:
         return []
     return [_finding(Code.GRADER_UNDERCONSTRAINED, "undo_writes", s,
                      message=f"doing the work and then undoing it ({', '.join(sorted({u.call for u in undo}))}) "
@@ -196,8 +197,8 @@ def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Find
         first = _args_of(run, members[0].step)
         if len(members) < 2 or all(_args_of(run, w.step) == first for w in members[1:]):
             continue
-        s = _run(run, {**steps, **{w.step: CallStep(call=tool, args=first) for w in members[1:]}})
-        if s >= PASS_THRESHOLD:
+        s = _passing(run, PASS_THRESHOLD, {**steps, **{w.step: CallStep(call=tool, args=first) for w in members[1:]}})
+        if s is not None:
             out.append(_finding(Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
                                 message=f"repeating the first {tool} call {len(members)} times instead of "
                                         f"{len(members)} distinct creates still scores {s:.3f}: the checks count "
@@ -217,8 +218,8 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         ids = sorted(steps)
         new = max(ids) + 1  # the copy runs right after the original, under an id no $ref points at
         order = [*ids[: ids.index(i) + 1], new, *ids[ids.index(i) + 1:]]
-        s = _run(run, {**steps, new: CallStep(call=tool, args=_args_of(run, i))}, order=order)
-        if s >= run.score:
+        s = _passing(run, run.score, {**steps, new: CallStep(call=tool, args=_args_of(run, i))}, order=order)
+        if s is not None:
             out.append(_finding(Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i,
                                 message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks "
                                         "accept a second, identical item where the request asks for one"))
@@ -231,8 +232,8 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         if extra is None:
             continue
         mutated, order = before_answer(steps, [CallStep(call=tool, args=extra)])
-        s = _run(run, mutated, order=order)
-        if s >= run.score:
+        s = _passing(run, run.score, mutated, order=order)
+        if s is not None:
             out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step,
                                 message=f"one more {tool} than the request asks for (a distinct item) keeps score "
                                         f"{s:.3f}: the checks do not hold the number of items created"))
@@ -240,10 +241,12 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
 
 
 def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str, Any, CallStep]]:
-    """(step, argument path, new value, mutated step) for every perturbable write argument."""
+    """(step, argument path, new value, mutated step) for every perturbable write argument; of an
+    argument of one tool perturbable across many steps (bulk work), only at the first and the last
+    of those steps: a grader that pins the argument on both ends pins it on the run. At most
+    ``MAX_PERTURBATIONS``, in step and argument order."""
     package = run.package
-    out: list[tuple[int, str, Any, CallStep]] = []
-    known: dict[tuple[Any, ...], list[Any]] = {}  # alternatives already found, by _alternatives_key
+    slots: list[tuple[int, str, int | None, Any, dict[str, Any] | None]] = []  # (step, key, position, value, schema)
     for i in sorted({w.step for w in done}):
         step = package.reference[i]
         assert isinstance(step, CallStep)
@@ -260,48 +263,64 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
                         and "$fact" in original[pos]:
                     continue
                 schema = props.get(key, {}).get("items") if pos is not None else props.get(key)
-                key_of = _alternatives_key(item, schema)
-                found = known.get(key_of) if key_of is not None else None
-                if found is None:
-                    found = alternatives(package, item, schema)
-                    if key_of is not None:
-                        known[key_of] = found
-                for alt in found:
-                    new_value: Any = list(value) if pos is not None else alt
-                    if pos is not None:
-                        new_value[pos] = alt
-                    path = key if pos is None else f"{key}[{pos}]"
-                    out.append((i, path, alt, CallStep(call=step.call, args={**step.args, key: new_value})))
-    return _first_and_last(out, package)[:MAX_PERTURBATIONS]
+                slots.append((i, key, pos, item, schema))
+    known: dict[tuple[Any, ...], list[Any]] = {}  # alternatives already found, by _alternatives_key
+
+    def found(slot: tuple[int, str, int | None, Any, dict[str, Any] | None]) -> list[Any]:
+        _, _, _, item, schema = slot
+        key_of = _alternatives_key(item, schema)
+        if key_of is None:
+            return alternatives(package, item, schema)
+        if key_of not in known:
+            known[key_of] = alternatives(package, item, schema)
+        return known[key_of]
+
+    by_arg: dict[tuple[str, str], list[int]] = {}  # (tool, path) → its slots, in step order
+    for n, (i, key, pos, _, _) in enumerate(slots):
+        by_arg.setdefault((package.reference[i].call, _path(key, pos)), []).append(n)  # type: ignore[union-attr]
+    kept: dict[int, list[Any]] = {}  # slot → its alternatives, for the first and last step that has some
+    for members in by_arg.values():
+        first = next((n for n in members if found(slots[n])), None)
+        if first is None:
+            continue
+        last = next(n for n in reversed(members) if slots[n][0] == slots[first][0] or found(slots[n]))
+        for n in members:
+            if slots[n][0] in (slots[first][0], slots[last][0]) and (alts := found(slots[n])):
+                kept[n] = alts
+    out: list[tuple[int, str, Any, CallStep]] = []
+    for n in sorted(kept):
+        i, key, pos, _, _ = slots[n]
+        step = package.reference[i]
+        assert isinstance(step, CallStep)
+        value = _args_of(run, i).get(key)
+        for alt in kept[n]:
+            new_value: Any = list(value) if pos is not None else alt
+            if pos is not None:
+                new_value[pos] = alt
+            out.append((i, _path(key, pos), alt, CallStep(call=step.call, args={**step.args, key: new_value})))
+            if len(out) == MAX_PERTURBATIONS:
+                return out
+    return out
+
+
+def _path(key: str, pos: int | None) -> str:
+    return key if pos is None else f"{key}[{pos}]"
 
 
 def _alternatives_key(value: Any, schema: dict[str, Any] | None) -> tuple[Any, ...] | None:
     """What ``perturbations.alternatives`` of ``value`` depends on besides the package (the value,
     its type, and the enum of its schema), when that is hashable; else None."""
     enum = (schema or {}).get("enum") or []
-    if isinstance(value, dict | list) or any(isinstance(e, dict | list) for e in enum):
+    if isinstance(value, (dict, list)) or any(isinstance(e, (dict, list)) for e in enum):
         return None
     return type(value), value, tuple((type(e), e) for e in enum)
-
-
-def _first_and_last(perturbations: list[tuple[int, str, Any, CallStep]],
-                    package: TaskPackage) -> list[tuple[int, str, Any, CallStep]]:
-    """Of the perturbations of one argument of one tool across many steps (bulk work), keep the
-    first and the last step's: a grader that pins the argument on both ends pins it on the run."""
-    by_arg: dict[tuple[str, str], list[int]] = {}
-    for i, path, _, _ in perturbations:
-        steps = by_arg.setdefault((package.reference[i].call, path), [])  # type: ignore[union-attr]
-        if i not in steps:
-            steps.append(i)
-    keep = {(key, members[0]) for key, members in by_arg.items()} | {(key, members[-1]) for key, members in by_arg.items()}
-    return [p for p in perturbations if ((package.reference[p[0]].call, p[1]), p[0]) in keep]  # type: ignore[union-attr]
 
 
 def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
     out: list[Finding] = []
     for i, path, alt, mutated in _perturbations(run, done):
-        s = _run(run, {**steps, i: mutated})
-        if s >= run.score:
+        s = _passing(run, run.score, {**steps, i: mutated})
+        if s is not None:
             out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path, value=alt,
                                 message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do "
                                         "not pin it"))
@@ -338,8 +357,8 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
         texts = {key: value for key, value in _args_of(run, w.step).items()
                  if is_free_text(key, value, props.get(key)) and not isinstance(step.args.get(key), dict)}
         for variant in contradictions(run.package, texts, _addressee(w, run)):
-            s = _run(run, {**steps, w.step: CallStep(call=step.call, args={**step.args, **variant})})
-            if s >= run.score:
+            s = _passing(run, run.score, {**steps, w.step: CallStep(call=step.call, args={**step.args, **variant})})
+            if s is not None:
                 out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step, value=variant,
                                     message=f"writing {', '.join(variant)} of step {w.step} ({step.call}) as "
                                             f"{next(iter(variant.values()))!r} keeps score {s:.3f}: the checks do not "
@@ -354,8 +373,8 @@ def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[F
     if package.user is None or not package.user.facts or not asks:
         return []
     guesses = {f.key: guess_wrong(f, package) for f in package.user.facts}
-    s = _run(run, {k: v for k, v in steps.items() if k not in asks}, fact_values=guesses)
-    if s < PASS_THRESHOLD:
+    s = _passing(run, PASS_THRESHOLD, {k: v for k, v in steps.items() if k not in asks}, fact_values=guesses)
+    if s is None:
         return []
     return [Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "guess_facts", "guesses": guesses,
                                                                 "score": s},
@@ -369,17 +388,18 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
     if not any(c.kind in ("answer_contains", "answer_matches") for c in run.package.checks):
         return []
     out: list[Finding] = []
-    s = _run(run, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()})
-    if s >= run.score:
+    s = _passing(run, run.score, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v)
+                                  for k, v in steps.items()})
+    if s is not None:
         out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "drop_answer", s,
                             message=f"an empty final answer keeps score {s:.3f}: the answer checks accept nothing"))
     if not has_wrong_candidates(run.package):
         return out
     written = {w.step for w in done}
     dump = stuffed_answer(run.package)
-    s = _run(run, {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v) for k, v in steps.items()
-                   if k not in written})
-    if s >= PASS_THRESHOLD:
+    s = _passing(run, PASS_THRESHOLD, {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v)
+                                       for k, v in steps.items() if k not in written})
+    if s is not None:
         out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s,
                             message=f"writing nothing and answering with every value of the initial state scores "
                                     f"{s:.3f}: the answer checks accept the wrong candidates along with the right one"))

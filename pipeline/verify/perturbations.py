@@ -26,6 +26,7 @@ from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
     has_word,
+    may_say,
     number_values,
     numbers_in,
     quoted_phrases,
@@ -153,7 +154,7 @@ def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None
             unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
             out += (unsaid or [e for e in enum if e != value])[:1]
         return out
-    if isinstance(value, int | float) and float(value) in number_values(said):
+    if isinstance(value, (int, float)) and float(value) in number_values(said):
         for variant in (value + 1, value * 10):
             out.append(round(variant, 2) if isinstance(variant, float) else variant)
     return out
@@ -308,16 +309,29 @@ _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), ke
 
 
 def _swap(text: str) -> str:
-    out = _SWAP_ISO.sub(lambda m: _shift_date(m.group(1), 1) or m.group(1), text)
-    out = _SWAP_DAY.sub(lambda m: f"{m.group(1)}{int(m.group(2)) % 28 + 1}" if m.group(1)
-                        else f"{int(m.group(3)) % 28 + 1}{m.group(4)}", out)
-    out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}", out)
-    out = _SWAP_WEEKDAY.sub(lambda m: WEEKDAYS[(WEEKDAYS.index(m.group(1).casefold()) + 1) % 7].capitalize(), out)
-    out = _SWAP_COUNT.sub(lambda m: str(int(m.group(1)) + 1), out)
-    out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}", out)
-    out = _SWAP_NUMBER_WORD.sub(
-        lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)], out)
-    return _SWAP_VERDICT.sub(lambda m: ANTONYMS[m.group(1).casefold()], out)
+    out = text
+    if _DIGIT.search(out):  # dates, days of a month, clock times, counts and amounts hold digits
+        out = _SWAP_ISO.sub(lambda m: _shift_date(m.group(1), 1) or m.group(1), out)
+        out = _SWAP_DAY.sub(lambda m: f"{m.group(1)}{int(m.group(2)) % 28 + 1}" if m.group(1)
+                            else f"{int(m.group(3)) % 28 + 1}{m.group(4)}", out)
+        out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}", out)
+    if may_say(out, _WEEKDAY_WORDS):
+        out = _SWAP_WEEKDAY.sub(lambda m: WEEKDAYS[(WEEKDAYS.index(m.group(1).casefold()) + 1) % 7].capitalize(), out)
+    if _DIGIT.search(out):
+        out = _SWAP_COUNT.sub(lambda m: str(int(m.group(1)) + 1), out)
+        out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}", out)
+    if may_say(out, _SWAPPED_NUMBER_WORDS):
+        out = _SWAP_NUMBER_WORD.sub(
+            lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)], out)
+    if may_say(out, _VERDICT_WORDS):
+        out = _SWAP_VERDICT.sub(lambda m: ANTONYMS[m.group(1).casefold()], out)
+    return out
+
+
+_DIGIT = re.compile(r"\d")
+_WEEKDAY_WORDS = frozenset(WEEKDAYS)
+_SWAPPED_NUMBER_WORDS = frozenset(w for w in _NUMBER_WORDS if w != "one")
+_VERDICT_WORDS = frozenset(phrase.split()[0] for phrase in ANTONYMS)  # "on track" holds the whole word "on"
 
 
 # --------------------------------------------------------------------------- answers
@@ -331,16 +345,26 @@ def has_wrong_candidates(package: TaskPackage) -> bool:
     wanted = [v.casefold() for c in package.checks if c.kind == "answer_contains" for v in c.values]
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
+    if not wanted and not patterns:
+        return False
+    asked_of: dict[tuple[type, Any], bool] = {}  # a value's answer: records repeat their values
+
+    def is_asked(value: Any) -> bool:
+        key = (type(value), value)
+        if key not in asked_of:
+            texts = [str(value)] + ([f"{value:,.2f}"] if isinstance(value, (int, float)) else [])
+            asked_of[key] = any(w in t.casefold() for w in wanted for t in texts) or any(
+                p.search(t) for p in patterns for t in texts)
+        return asked_of[key]
+
     for collections in package.initial_state.values():
         for records in collections.values():
             for record in records:
                 for field, value in record.items():
-                    if field == "id" or isinstance(value, bool) or value in (None, "") or isinstance(value, dict | list):
+                    if field == "id" or isinstance(value, bool) or value in (None, "") or isinstance(value, (dict, list)):
                         continue
-                    texts = [str(value)] + ([f"{value:,.2f}"] if isinstance(value, int | float) else [])
-                    asked = any(w in t.casefold() for w in wanted for t in texts) or any(
-                        p.search(t) for p in patterns for t in texts)
-                    if asked and any(r is not record and r.get(field) not in (None, "", value) for r in records):
+                    if is_asked(value) and any(r is not record and r.get(field) not in (None, "", value)
+                                               for r in records):
                         return True
     return False
 
@@ -352,7 +376,7 @@ def stuffed_answer(package: TaskPackage) -> str:
         if isinstance(leaf, bool) or leaf in (None, ""):
             continue
         forms = [str(leaf)]
-        if isinstance(leaf, int | float):
+        if isinstance(leaf, (int, float)):
             forms.append(f"{leaf:,.2f}")
         values += [f for f in forms if f not in values]
     return "; ".join(values)

@@ -84,7 +84,8 @@ def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
                                message=f"reference step {i} calls {step.call!r}, not among the tools offered "
                                        f"({', '.join(sorted(offered))})"))
     for check in package.checks:
-        names = getattr(check, "tools", None) or ([check.tool] if hasattr(check, "tool") else [])
+        fields = vars(check)  # a check kind without the field names no tool there
+        names = fields.get("tools") or ([fields["tool"]] if "tool" in fields else [])
         for name in names:
             if name not in offered:
                 out.append(Finding(code=Code.UNKNOWN_TOOL, check=check.id,
@@ -175,7 +176,7 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
         if check.kind == "asked_user" and check.fact not in facts:
             out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
                                message=f"check {check.id!r}: fact {check.fact!r} is not a fact of the simulated user"))
-        collection = getattr(check, "collection", None)
+        collection = vars(check).get("collection")
         if collection:
             service, _, name = collection.partition(".")
             spec = catalogue().get(service)
@@ -183,20 +184,25 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
                 out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
                                    message=f"check {check.id!r}: collection {collection!r} is not a collection of "
                                            "this package's services"))
+    shapes = _id_shapes(package)
+    named = [(check, value, _id_like(value, shapes)) for check in [*package.checks, *package.safety]
+             for value in check_literals(check)]
+    named = [n for n in named if n[2] or (isinstance(n[1], str) and _EMAIL.match(n[1]))]  # ids and emails
+    if not named:
+        return out  # nothing to look up in the states
     states = [package.initial_state] + ([ref.final_state] if ref else [])
     ids, emails = _state_index(states)
     said = package.told()
     emails |= {e.casefold() for e in _EMAIL_IN_TEXT.findall(said)}  # the agent is given them: not dangling
     ids |= set(re.findall(r"[\w-]+", said))
-    shapes = _id_shapes(package)
-    for check in [*package.checks, *package.safety]:
-        for value in check_literals(check):
-            if _id_like(value, shapes) and value not in ids:
+    for check, value, id_like in named:
+        if id_like:
+            if value not in ids:
                 out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
                                    message=f"check {check.id!r} names id {value!r}, which no record has"))
-            elif isinstance(value, str) and _EMAIL.match(value) and value.casefold() not in emails:
-                out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
-                                   message=f"check {check.id!r} names email {value!r}, which no record has"))
+        elif value.casefold() not in emails:
+            out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
+                               message=f"check {check.id!r} names email {value!r}, which no record has"))
     return out
 
 

@@ -38,7 +38,7 @@ from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.patterns import DataPattern, compile_pattern
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
 from pipeline.core.text_values import has_word, numbers_in
-from pipeline.core.training_format import Policy, Sample, compact, render_sample
+from pipeline.core.training_format import Policy, Sample, observation_text, render_sample
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, totals
 from pipeline.verify.effects import bound_tools
@@ -150,8 +150,9 @@ def evidence_findings(package: TaskPackage, ref: Trajectory, policy: Policy | No
                                    f"{policy.sample_budget:,} budget: the export would drop it"))
     limit = policy.obs_limit
     calls = [r for r in ref.steps if r.kind == "call"]
-    if all(len(compact({"status": r.status, "result": r.result})) <= limit for r in calls):
-        return out  # every observation is whole: nothing is cut
+    if not sample.truncated_observations and all(r.status is not None or len(observation_text(None, r.result)) <= limit
+                                                 for r in calls):
+        return out  # every observation is whole (the sample counts the cut ones): nothing is cut
     layouts = {r.index: layout(r.status, r.result) for r in calls}
     out += _ref_findings(package, ref, layouts, limit)
     out += _value_findings(package, ref, layouts, limit)
@@ -228,7 +229,7 @@ def _holds(value: str, item: Any) -> bool:
     if folded == value:
         return True
     if len(value) < 3 or not isinstance(item, str):
-        return isinstance(item, int | float) and _same_number(value, item)
+        return isinstance(item, (int, float)) and _same_number(value, item)
     return value in folded and re.search(rf"(?<![\w@.-]){re.escape(value)}(?![\w@-]|\.\w)", folded) is not None
 
 
@@ -242,7 +243,8 @@ def _same_number(text: str, number: float) -> bool:
 def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
     said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)]).casefold()
     about = _about(package, ref)
-    reads = {i for i, b in ((s.index, bound_tools(package).get(s.tool or "")) for s in ref.steps if s.kind == "call")
+    bound = bound_tools(package)
+    reads = {i for i, b in ((s.index, bound.get(s.tool or "")) for s in ref.steps if s.kind == "call")
              if b is not None and b.op.access == "read"}
     candidates: list[tuple[str, int, str]] = []  # (where, position in the reference, value)
     for i, step in enumerate(package.reference):

@@ -114,8 +114,9 @@ def verify_package(
     score: float | None = None
     try:
         run, exec_findings = run_reference(package, grader, deadline)
-        score = run.report.score
-        findings += _understanding(package, run.trajectory, run.report) + exec_findings
+        score = run.score
+        # A reference at full score breaks no safety rule: its detailed report has nothing to add.
+        findings += _understanding(package, run.trajectory, run.report if score < 1.0 else None) + exec_findings
         for stage in (lambda: mutation_findings(run, options.null_floor), lambda: equivalence_findings(run),
                       lambda: collateral_findings(run), lambda: grounding_findings(run), lambda: contract_findings(run),
                       lambda: evidence_findings(package, run.trajectory, options)):

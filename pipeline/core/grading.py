@@ -119,6 +119,30 @@ def _initial_ids(collection: str) -> Callable[[Trajectory], set[Any]]:
 
 # --------------------------------------------------------------------------- state checks
 
+_REMEMBERED = 4096
+
+
+def _per_record(test: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """``test`` of a record, remembered per record object. Records are values (a world never
+    changes one in place: an update stores a changed copy), and the trajectories one grader
+    scores share most of theirs (the initial state's, and those made before a variant departs
+    from the reference). At most ``_REMEMBERED`` records, each kept alive while remembered, so
+    that its id names it alone."""
+    memo: dict[int, tuple[dict[str, Any], Any]] = {}
+
+    def remembered(r: dict[str, Any]) -> Any:
+        hit = memo.get(id(r))
+        if hit is not None and hit[0] is r:
+            return hit[1]
+        value = test(r)
+        if len(memo) >= _REMEMBERED:
+            memo.clear()
+        memo[id(r)] = (r, value)
+        return value
+
+    return remembered
+
+
 
 def state_count(check: StateCount) -> Evaluator:
     """Counts records in the final state of ``collection`` that match every ``where`` matcher.
@@ -133,17 +157,24 @@ def state_count(check: StateCount) -> Evaluator:
     compare = _COMPARE[check.op]
     read = _reader(check.collection)
     created = check.scope == "created"
+    distinct = check.distinct_by
+
+    def counted(r: dict[str, Any]) -> tuple[bool, Any]:
+        """Whether the record matches, and the value tuple it counts as."""
+        if not where(r):
+            return False, None
+        return True, tuple(_norm(get_path(r, f), check.ignore_case) for f in distinct) if distinct else None
+
+    item = _per_record(counted)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         if created:
             before = initial_ids(t)
-            records = [r for r in read(t.final_state) if r.get("id") not in before and where(r)]
+            rows = [item(r) for r in read(t.final_state) if r.get("id") not in before]
         else:
-            records = [r for r in read(t.final_state) if where(r)]
-        if check.distinct_by:
-            n = len({tuple(_norm(get_path(r, f), check.ignore_case) for f in check.distinct_by) for r in records})
-        else:
-            n = len(records)
+            rows = [item(r) for r in read(t.final_state)]
+        keys = [key for matched, key in rows if matched]
+        n = len(set(keys)) if distinct else len(keys)
         ok = compare(n, check.value)
         if not explain:
             return ok, ""
@@ -159,13 +190,14 @@ def state_match(check: StateMatch) -> Evaluator:
     where = compile_where(check.where, check.ignore_case)
     expect = compile_where(check.expect, check.ignore_case)
     read = _reader(check.collection)
+    selects = _per_record(lambda r: bool(where(r)) and (check.record_id is None or r.get("id") == check.record_id))
+    meets = _per_record(lambda r: bool(expect(r)))
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        selected = [r for r in read(t.final_state)
-                    if where(r) and (check.record_id is None or r.get("id") == check.record_id)]
+        selected = [r for r in read(t.final_state) if selects(r)]
         if not selected:
             return False, f"no record in {check.collection} matches the selection" if explain else ""
-        bad = [r.get("id") for r in selected if not expect(r)]
+        bad = [r.get("id") for r in selected if not meets(r)]
         if bad:
             return False, f"{len(bad)} of {len(selected)} selected records differ from expect: {bad[:3]}" if explain else ""
         return True, f"{len(selected)} selected record(s) match" if explain else ""

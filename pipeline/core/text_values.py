@@ -76,6 +76,15 @@ _WEEKDAY_WORDS = frozenset(WEEKDAYS)
 _RELATIVE_WORDS = frozenset({"today", "tomorrow", "day", "days"})
 _WINDOW_WORDS = frozenset({"week", "month", "by", "before", "until", "later"})
 _NAMED_WORDS = frozenset({"noon", "midday", "midnight"})
+_THE = frozenset({"the"})
+_MONTH_PREFIXES = frozenset(m[:3] for m in MONTHS)
+
+
+def _names_a_month(text: str) -> bool:
+    """False when ``text`` is ASCII and no word of it begins as a month does ("dec", "December"):
+    the month-and-day patterns find nothing in it then."""
+    found = _ascii_words(text)
+    return found is None or any(w[:3] in _MONTH_PREFIXES for w in found)
 _NUMBER = re.compile(
     r"(?P<pre>[" + CURRENCY_SYMBOLS + r"]\s?)?"
     r"(?<![\w.:/@#-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![a-jl-zA-JL-Z_@]|[kKmM]\w|\d|[:/-]\d|\.\d|\s?[ap]\.?m\b)"
@@ -175,14 +184,15 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
     digits = _DIGIT.search(text) is not None  # the first five forms hold a digit
     for m in _ISO.finditer(text) if digits else ():
         add(_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m)
-    for m in _MONTH_DAY.finditer(text) if digits else ():
+    months = digits and _names_a_month(text)
+    for m in _MONTH_DAY.finditer(text) if months else ():
         add(_nearest_year(today, _month(m.group(1)), int(m.group(2))), m)
-    for m in _DAY_MONTH.finditer(text) if digits else ():
+    for m in _DAY_MONTH.finditer(text) if months else ():
         add(_nearest_year(today, _month(m.group(2)), int(m.group(1))), m)
-    for m in _SLASH.finditer(text) if digits else ():
+    for m in _SLASH.finditer(text) if digits and "/" in text else ():
         a, b = int(m.group(1)), int(m.group(2))
         add(_nearest_year(today, a, b) if 1 <= a <= 12 else None, m)  # month/day (US)
-    for m in _ORDINAL.finditer(text) if digits else ():
+    for m in _ORDINAL.finditer(text) if digits and may_say(text, _THE) else ():
         day = int(m.group(1))
         d = _date(today.year, today.month, day)
         if d is None or d < today:
@@ -291,7 +301,7 @@ def times_in(text: str) -> tuple[Mention, ...]:
     """Every clock time the text states, as ``HH:MM``."""
     out: list[Mention] = []
     digits = _DIGIT.search(text) is not None  # clock times and hours hold a digit
-    for m in _CLOCK.finditer(text) if digits else ():
+    for m in _CLOCK.finditer(text) if digits and ":" in text else ():
         hour = _twelve(int(m.group(1)), m.group(3))
         out.append(Mention(f"{hour:02d}:{m.group(2)}", m.start(), m.end(), m.group(0), "time"))
     for m in _HOUR.finditer(text) if digits else ():

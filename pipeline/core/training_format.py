@@ -101,4 +101,5 @@ def render_sample(package: TaskPackage, trajectory: Trajectory, policy: Policy |
             messages.append({"role": "assistant", "content": step.answer})
     tools = tool_schemas(package)
     chars = len(compact({"messages": messages, "tools": tools}))
-    return Sample(messages=messages, tools=tools, chars=chars, truncated_observations=cuts)
+    # Built from the trajectory's own JSON data: validating it again would copy every message.
+    return Sample.model_construct(messages=messages, tools=tools, chars=chars, truncated_observations=cuts)

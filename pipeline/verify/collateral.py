@@ -103,11 +103,11 @@ def _edits(tools: list[Bound], others: list[dict[str, Any]]) -> list[Step]:
     if update is None:
         return []
     calls = [_edit(update, r) for r in others]
-    return [CallStep(call=update.tool.name, args=args) for args in calls if args is not None]
+    return [CallStep.model_construct(call=update.tool.name, args=args) for args in calls if args is not None]
 
 
 def _deletes(tools: list[Bound], others: list[dict[str, Any]]) -> list[Step]:
     delete = next((b for b in tools if b.op.effect == "delete"), None)
     if delete is None:
         return []
-    return [CallStep(call=delete.tool.name, args={delete.op.id_param: r[delete.spec.id_field]}) for r in others]
+    return [CallStep.model_construct(call=delete.tool.name, args={delete.op.id_param: r[delete.spec.id_field]}) for r in others]

@@ -175,7 +175,7 @@ def planted_target_findings(package: TaskPackage, ref: Trajectory | None) -> lis
             for rec in records:
                 for value in rec.values():
                     for item in value if isinstance(value, list) else [value]:
-                        if isinstance(item, str):
+                        if isinstance(item, str) and "@" in item:  # no address without one
                             (fields.add(item.casefold()) if _EMAIL_IN_TEXT.fullmatch(item) else texts.append(item))
     planted = {e.casefold() for t in texts for e in _EMAIL_IN_TEXT.findall(t)} - fields
     out: list[Finding] = []

@@ -152,10 +152,10 @@ def _extra_reads(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -
     package = run.package
     faulty = {f.tool for f in package.faults}
     bound = run.bound
-    again = [CallStep(call=s.tool, args=dict(s.args or {})) for s in run.trajectory.steps
+    again = [CallStep.model_construct(call=s.tool, args=dict(s.args or {})) for s in run.trajectory.steps
              if s.kind == "call" and s.status and 200 <= s.status < 300 and s.tool in bound
              and bound[s.tool].op.access == "read" and s.tool not in faulty][:1]
-    lists = [CallStep(call=name, args={}) for name, b in bound.items() if b.op.effect == "list"
+    lists = [CallStep.model_construct(call=name, args={}) for name, b in bound.items() if b.op.effect == "list"
              and name not in faulty and not b.tool.parameters.get("required")]
     reads = again + lists
     if not reads:
@@ -189,7 +189,7 @@ def _replace(steps: dict[int, Step], edits: dict[int, dict[str, str]]) -> dict[i
     for i, args in edits.items():
         step = steps[i]
         assert isinstance(step, CallStep)
-        out[i] = CallStep(call=step.call, args={**step.args, **args}, expect_status=step.expect_status)
+        out[i] = CallStep.model_construct(call=step.call, args={**step.args, **args}, expect_status=step.expect_status)
     return out
 
 

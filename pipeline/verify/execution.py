@@ -44,7 +44,8 @@ class ReferenceRun:
     """The reference replayed once, with its score and a checkpoint after every step, and what the
     verification stages derive from the package and that run (each computed once, on first use:
     the detailed score report too). A run and what it derived are read-only: stages copy before
-    they change anything."""
+    they change anything. The steps of variants are made from parts of the validated package and
+    of this run (``CallStep.model_construct``: not validated again)."""
 
     def __init__(self, package: TaskPackage, grader: Grader, deadline: Deadline | None = None) -> None:
         self.package = package
@@ -174,7 +175,8 @@ def run_reference(package: TaskPackage, grader: Grader,
                                         f"{'; '.join(failed) or 'none'}"))
     findings += fault_findings(package, first)
     second = execute(package)
-    if second != first or grader.value(second) != run.score:
+    # Equal trajectories grade alike, unless a judge (a model) rates them: only then grade again.
+    if second != first or (grader.judge is not None and grader.value(second) != run.score):
         findings.append(Finding(code=Code.NONDETERMINISTIC,
                                 message="two runs of the reference differ in state, audit or score"))
     return run, findings

@@ -89,18 +89,26 @@ class Evidence:
     pending: list[list[dict[str, Any]]] = field(default_factory=list)
     """Lists of records read whose group counts and totals (``aggregates``) are not in
     ``numbers`` yet: they are added on first need (``all_numbers``)."""
+    texts: list[tuple[str, date]] = field(default_factory=list)
+    """Texts inside the results read (a title, a body) whose words, numbers, dates, times and
+    durations (``text_evidence``) are not in the sets above yet: they are added when a question
+    those sets answer "no" could be answered "yes" with them (``_read_texts``). More evidence
+    never turns a "yes" into a "no", so asking the smaller sets first gives the same answers."""
     _seen: set[float] = field(default_factory=set, repr=False)
     _known: set[float] = field(default_factory=set, repr=False)
     _factors: set[float] = field(default_factory=lambda: {2.0, 3.0, 4.0, 0.5}, repr=False)
 
     def all_numbers(self) -> set[float]:
-        """``numbers`` with the counts and totals of the groups of every list of records read."""
+        """``numbers`` with those of the texts read and the counts and totals of the groups of
+        every list of records read."""
+        self._read_texts()
         for records in self.pending:
             self.numbers |= {x for g in groups(records) for x in [float(len(g)), *totals(g)]}
         self.pending.clear()
         return self.numbers
 
     def read_text(self, text: str, today: date) -> None:
+        """Add what ``text`` tells (``text_evidence``): the request, a reply, a fact."""
         known = text_evidence(text, today)
         self.tokens |= known.tokens
         self.numbers |= known.numbers
@@ -108,6 +116,26 @@ class Evidence:
         self.times |= known.times
         self.windows += known.windows
         self.durations |= known.durations
+
+    def _read_texts(self) -> bool:
+        """Add what the texts inside the results read so far tell; whether there were any."""
+        if not self.texts:
+            return False
+        for text, today in self.texts:
+            self.read_text(text, today)
+        self.texts.clear()
+        return True
+
+    def has_token(self, token: str) -> bool:
+        """Whether ``token`` (folded) is a value or a word the agent has seen."""
+        return token in self.tokens or (self._read_texts() and token in self.tokens)
+
+    def has_day(self, day: str) -> bool:
+        """Whether the ISO ``day`` is a known date or falls in a known window."""
+        return self._day_known(day) or (self._read_texts() and self._day_known(day))
+
+    def _day_known(self, day: str) -> bool:
+        return day in self.dates or in_window(day, self.windows)
 
     def merge(self, other: Evidence) -> None:
         """Add everything ``other`` knows."""
@@ -120,9 +148,13 @@ class Evidence:
         self.durations |= other.durations
         self.records += other.records
         self.pending += other.pending
+        self.texts += other.texts
 
     def has_time(self, clock: str) -> bool:
         """Whether ``clock`` (HH:MM) is known, or a known time moved by a stated duration."""
+        return self._time_known(clock) or (self._read_texts() and self._time_known(clock))
+
+    def _time_known(self, clock: str) -> bool:
         if clock in self.times:
             return True
         target = _minutes(clock)
@@ -155,13 +187,13 @@ class Evidence:
             elif _CLOCK.match(value):
                 self.times.add(value)
             if " " in value:
-                self.read_text(value, today)
+                self.texts.append((value, today))  # read on first need
 
     def _arithmetic(self) -> tuple[set[float], set[float]]:
-        """The known numbers rounded to cents, and the factors ``has_number`` tries (2, 3, 4, ½
-        and the known numbers over 1 up to 12); kept up to date with only the numbers added since
+        """The numbers in ``numbers`` rounded to cents, and the factors ``has_number`` tries (2, 3,
+        4, ½ and those numbers over 1 up to 12); kept up to date with only the numbers added since
         the last call (``numbers`` never shrinks)."""
-        numbers = self.all_numbers()
+        numbers = self.numbers
         if len(numbers) != len(self._seen):
             new = numbers - self._seen
             self._known |= {round(n, 2) for n in new}
@@ -169,22 +201,35 @@ class Evidence:
             self._seen |= new
         return self._known, self._factors
 
+    def _one_step(self, v: float) -> bool:
+        """``v`` (in cents) is a number of ``numbers``, the sum or difference of two, or one times a factor."""
+        known, factors = self._arithmetic()
+        return (v in known or any(round(v - a, 2) in known or round(a - v, 2) in known for a in known)
+                or any(round(v / k, 2) in known for k in factors))
+
     def has_number(self, value: float) -> bool:
         """Whether ``value`` is known, or one step of arithmetic away from what is known: the sum
         or difference of two known numbers, a known number times a small factor (twice, three
-        times, half, or a factor the texts state), or within one observed record ``k·a ± b``."""
-        known, factors = self._arithmetic()
+        times, half, or a factor the texts state), or within one observed record ``k·a ± b``.
+        (Known numbers include the counts and totals of the lists read, computed only when the
+        other known numbers do not already give ``value``: more numbers never make one unknown.)"""
         v = round(value, 2)
-        if v in known or any(round(v - a, 2) in known or round(a - v, 2) in known for a in known):
+        if self._one_step(v) or self._within_a_record(v):
             return True
-        if any(round(v / k, 2) in known for k in factors):
-            return True
+        if not (self.pending or self.texts):
+            return False
+        self.all_numbers()
+        return self._one_step(v) or self._within_a_record(v)
+
+    def _within_a_record(self, v: float) -> bool:
+        """``v`` is ``k·a ± b`` or ``a·b`` of two numbers ``a``, ``b`` of one observed record."""
+        factors = self._arithmetic()[1] | {1.0}
         for record in self.records:
             nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
             for a in nums:
                 for b in nums:
                     if a is not b and any(abs(k * a - b - v) <= TOLERANCE or abs(k * a + b - v) <= TOLERANCE
-                                          for k in factors | {1.0}):
+                                          for k in factors):
                         return True
                     if abs(a * b - v) <= TOLERANCE:
                         return True
@@ -379,11 +424,10 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: list[
     if not isinstance(value, str):
         return None
     if _EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
-        return None if value.casefold() in evidence.tokens else ("email" if "@" in value else "id")
+        return None if evidence.has_token(value.casefold()) else ("email" if "@" in value else "id")
     m = _ISO.match(value)
     if m:
-        day_ok = m.group(1) in evidence.dates or in_window(m.group(1), evidence.windows)
-        if not day_ok:
+        if not evidence.has_day(m.group(1)):
             return "date"
         if m.group(2) and m.group(2) != "00:00" and not evidence.has_time(m.group(2)):
             return "time"
@@ -400,8 +444,8 @@ def _said_enum(said: str, field_name: str, value: Any, options: list[Any]) -> st
     if not isinstance(value, str) or value not in options:
         return None
 
-    def assigned(v: Any) -> bool:
-        return _assignment(field_name, str(v)).search(said) is not None
+    def assigned(v: Any) -> bool:  # the value must be in the text for the pattern to find it there
+        return str(v).casefold() in said and _assignment(field_name, str(v)).search(said) is not None
 
     if assigned(value):
         return None
@@ -518,7 +562,7 @@ def _pinned_by_checks(run: ReferenceRun, index: int, step: CallStep, path: str, 
     if key != path:
         return True  # a nested value: assume the checks pin it
     steps = dict(enumerate(run.package.reference))
-    steps[index] = CallStep(call=step.call, args={**step.args, key: other}, expect_status=step.expect_status)
+    steps[index] = CallStep.model_construct(call=step.call, args={**step.args, key: other}, expect_status=step.expect_status)
     ids = sorted(steps)
     return run.variant_score(ids, [steps[i] for i in ids]) < run.score
 
@@ -583,8 +627,12 @@ def _unrequested(run: ReferenceRun) -> list[Finding]:
     said = run.said.casefold()
     done = run.writes
 
+    named: dict[str, bool] = {}  # endpoint → whether the request names the operation
+
     def requested(op: Any) -> bool:
-        return not op.intents or _intent_regex(tuple(op.intents)).search(said) is not None
+        if op.endpoint not in named:
+            named[op.endpoint] = not op.intents or _intent_regex(tuple(op.intents)).search(said) is not None
+        return named[op.endpoint]
 
     unnamed = _unnamed_targets(package, done, said)
     if not unnamed and (all(not requested(w.bound.op) for w in done) or all(requested(w.bound.op) for w in done)):

@@ -47,7 +47,7 @@ from pipeline.core.references import is_ref, iter_refs, parse_ref
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import (
-    alternatives,
+    Alternatives,
     contradictions,
     distinct_copy,
     guess_wrong,
@@ -155,13 +155,13 @@ def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[Step]:
         if w.bound.op.effect == "create":
             delete = tools_for(package, w.bound.collection, "delete", run.bound)
             if delete and w.record_id is not None:
-                undo.append(CallStep(call=delete[0].tool.name, args={delete[0].op.id_param: w.record_id}))
+                undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.id_param: w.record_id}))
         elif w.bound.op.effect == "update" and (before := initial.get((w.bound.collection, w.record_id))):
             props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
             changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
                        if param != op.id_param and param in props and op.field_for(param) in before}
             if changed:
-                undo.append(CallStep(call=w.bound.tool.name, args={op.id_param: w.record_id, **changed}))
+                undo.append(CallStep.model_construct(call=w.bound.tool.name, args={op.id_param: w.record_id, **changed}))
     return undo
 
 
@@ -197,7 +197,8 @@ def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Find
         first = _args_of(run, members[0].step)
         if len(members) < 2 or all(_args_of(run, w.step) == first for w in members[1:]):
             continue
-        s = _passing(run, PASS_THRESHOLD, {**steps, **{w.step: CallStep(call=tool, args=first) for w in members[1:]}})
+        copy = CallStep.model_construct(call=tool, args=first)
+        s = _passing(run, PASS_THRESHOLD, {**steps, **dict.fromkeys((w.step for w in members[1:]), copy)})
         if s is not None:
             out.append(_finding(Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
                                 message=f"repeating the first {tool} call {len(members)} times instead of "
@@ -218,7 +219,7 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         ids = sorted(steps)
         new = max(ids) + 1  # the copy runs right after the original, under an id no $ref points at
         order = [*ids[: ids.index(i) + 1], new, *ids[ids.index(i) + 1:]]
-        s = _passing(run, run.score, {**steps, new: CallStep(call=tool, args=_args_of(run, i))}, order=order)
+        s = _passing(run, run.score, {**steps, new: CallStep.model_construct(call=tool, args=_args_of(run, i))}, order=order)
         if s is not None:
             out.append(_finding(Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i,
                                 message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks "
@@ -231,7 +232,7 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
                               [_args_of(run, w.step) for w in members])
         if extra is None:
             continue
-        mutated, order = before_answer(steps, [CallStep(call=tool, args=extra)])
+        mutated, order = before_answer(steps, [CallStep.model_construct(call=tool, args=extra)])
         s = _passing(run, run.score, mutated, order=order)
         if s is not None:
             out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step,
@@ -265,14 +266,15 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
                 schema = props.get(key, {}).get("items") if pos is not None else props.get(key)
                 slots.append((i, key, pos, item, schema))
     known: dict[tuple[Any, ...], list[Any]] = {}  # alternatives already found, by _alternatives_key
+    alternatives = Alternatives(package)
 
     def found(slot: tuple[int, str, int | None, Any, dict[str, Any] | None]) -> list[Any]:
         _, _, _, item, schema = slot
         key_of = _alternatives_key(item, schema)
         if key_of is None:
-            return alternatives(package, item, schema)
+            return alternatives(item, schema)
         if key_of not in known:
-            known[key_of] = alternatives(package, item, schema)
+            known[key_of] = alternatives(item, schema)
         return known[key_of]
 
     by_arg: dict[tuple[str, str], list[int]] = {}  # (tool, path) → its slots, in step order
@@ -297,7 +299,7 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
             new_value: Any = list(value) if pos is not None else alt
             if pos is not None:
                 new_value[pos] = alt
-            out.append((i, _path(key, pos), alt, CallStep(call=step.call, args={**step.args, key: new_value})))
+            out.append((i, _path(key, pos), alt, CallStep.model_construct(call=step.call, args={**step.args, key: new_value})))
             if len(out) == MAX_PERTURBATIONS:
                 return out
     return out
@@ -357,7 +359,7 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
         texts = {key: value for key, value in _args_of(run, w.step).items()
                  if is_free_text(key, value, props.get(key)) and not isinstance(step.args.get(key), dict)}
         for variant in contradictions(run.package, texts, _addressee(w, run)):
-            s = _passing(run, run.score, {**steps, w.step: CallStep(call=step.call, args={**step.args, **variant})})
+            s = _passing(run, run.score, {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})})
             if s is not None:
                 out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step, value=variant,
                                     message=f"writing {', '.join(variant)} of step {w.step} ({step.call}) as "

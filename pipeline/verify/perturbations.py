@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
@@ -37,6 +38,7 @@ _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
 _DATETIME_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}T)(\d{2}):(\d{2})(.*)$")
 _IDENTITY_FIELDS = ("id", "email", "name")
+_EMPTY = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 _ID = re.compile(r"^[a-z]+-\d+$")
 GENERIC_TEXT = "Please disregard this message; nothing has changed."
@@ -91,7 +93,7 @@ def _similarity(a: dict[str, Any], b: dict[str, Any]) -> int:
         score += 4 * (name_a[0].casefold() == name_b[0].casefold())
         score += 3 * (name_a[-1].casefold() == name_b[-1].casefold() and len(name_a) > 1)
     for key, value in a.items():
-        if key in _IDENTITY_FIELDS or value in (None, "", [], {}):
+        if key in _IDENTITY_FIELDS or value in _EMPTY:
             continue
         if b.get(key) == value:
             score += 2
@@ -137,27 +139,88 @@ def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None
     """Other valid values a careless agent would write instead of ``value``, the most plausible
     first, when the request (or a fact) grounds ``value``: a record of the state it identifies, a
     date or time it states, an enum value it names, a number it states in any form. Empty for
-    values the agent chooses freely (they must not be pinned, so changing them proves nothing)."""
-    out: list[Any] = confusable(package, value)[:1]
-    if isinstance(value, bool):
+    values the agent chooses freely (they must not be pinned, so changing them proves nothing).
+    (``Alternatives`` gives the same for many values of one package, faster.)"""
+    return Alternatives(package)(value, schema)
+
+
+class Alternatives:
+    """``alternatives`` of the values of one package, with what it reads of the package (what the
+    agent is told, the records by their identifying fields, the addresses the state mentions)
+    gathered once."""
+
+    def __init__(self, package: TaskPackage) -> None:
+        self.package = package
+        self.said = package.told()
+        self.today = date.fromisoformat(package.now[:10])
+        self._holders: dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]] | None = None
+        self._emails: set[str] | None = None
+
+    def __call__(self, value: Any, schema: dict[str, Any] | None) -> list[Any]:
+        first = self._most_confusable(value)
+        out: list[Any] = [] if first is _NONE else [first]
+        if isinstance(value, bool):
+            return out
+        said = self.said
+        if isinstance(value, str):
+            if value[:10] in date_values(said, self.today) and (variant := _shift_date(value, 1)):
+                out.append(variant)
+            clock = value[11:16] if _DATETIME_TIME.match(value) else value
+            if clock in {m.value for m in times_in(said)} and (variant := _shift_time(value, 1)):
+                out.append(variant)
+            enum = (schema or {}).get("enum") or []
+            if value in enum and has_word(said, value, joiners=""):
+                unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
+                out += (unsaid or [e for e in enum if e != value])[:1]
+            return out
+        if isinstance(value, (int, float)) and float(value) in number_values(said):
+            for variant in (value + 1, value * 10):
+                out.append(round(variant, 2) if isinstance(variant, float) else variant)
         return out
-    said = package.told()
-    if isinstance(value, str):
-        today = date.fromisoformat(package.now[:10])
-        if value[:10] in date_values(said, today) and (variant := _shift_date(value, 1)):
-            out.append(variant)
-        clock = value[11:16] if _DATETIME_TIME.match(value) else value
-        if clock in {m.value for m in times_in(said)} and (variant := _shift_time(value, 1)):
-            out.append(variant)
-        enum = (schema or {}).get("enum") or []
-        if value in enum and has_word(said, value, joiners=""):
-            unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
-            out += (unsaid or [e for e in enum if e != value])[:1]
-        return out
-    if isinstance(value, (int, float)) and float(value) in number_values(said):
-        for variant in (value + 1, value * 10):
-            out.append(round(variant, 2) if isinstance(variant, float) else variant)
-    return out
+
+    def _most_confusable(self, value: Any) -> Any:
+        """``confusable(package, value)[0]``, or ``_NONE`` when it is empty."""
+        try:
+            holders = self._index().get(value, []) if not _is_nan(value) else []
+        except TypeError:  # an unhashable value: look it up as confusable does
+            found = confusable(self.package, value)
+            return found[0] if found else _NONE
+        for record, field, records in ((r, f, rs) for r, rs in holders for f in _IDENTITY_FIELDS
+                                       if r.get(f) == value):
+            others = [r for r in records if r is not record and r.get(field) not in (None, value)]
+            if others:
+                return max(others, key=lambda r: _similarity(record, r))[field]  # the first of the most similar
+        if isinstance(value, str) and _EMAIL.match(value):
+            if self._emails is None:
+                self._emails = {e for e in strings(self.package.initial_state) if _EMAIL.match(e)}
+            domain = value.rpartition("@")[2]
+            return min((e for e in self._emails if e != value), key=lambda e: (e.rpartition("@")[2] != domain, e),
+                       default=_NONE)
+        return _NONE
+
+    def _index(self) -> dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]]:
+        """Each value of an identifying field → the records holding it (with their collection), in
+        state order, each record once."""
+        if self._holders is None:
+            self._holders = {}
+            for collections in self.package.initial_state.values():
+                for records in collections.values():
+                    for record in records:
+                        keys = []
+                        for field in _IDENTITY_FIELDS:
+                            v = record.get(field)
+                            if v not in keys and not isinstance(v, (dict, list)) and not _is_nan(v):
+                                keys.append(v)
+                        for v in keys:
+                            self._holders.setdefault(v, []).append((record, records))
+        return self._holders
+
+
+_NONE: Any = object()
+
+
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and value != value
 
 
 def distinct_copy(package: TaskPackage, args: dict[str, Any], parameters: dict[str, Any],
@@ -262,22 +325,43 @@ def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]
     companies and products do not count for that: they say whom or what, not what to say).
     ``addressee`` words (the record the text is written to) are never content. Empty when the
     text is the agent's to compose."""
-    said = package.told()
     today = date.fromisoformat(package.now[:10])
+    told = _told(package.told(), today)
     out: list[str] = []
-    for a, b in ((date_values(said, today), date_values(value, today)),
-                 ({m.value for m in times_in(said)}, {m.value for m in times_in(value)}),
-                 ({m.value for m in numbers_in(said)}, {m.value for m in numbers_in(value)})):
+    for a, b in ((told.dates, date_values(value, today)), (told.times, {m.value for m in times_in(value)}),
+                 (told.numbers, {m.value for m in numbers_in(value)})):
         out += [str(v) for v in a & b]
-    said_words, value_words = _words(said) - addressee, _words(value) - addressee
-    named = set(WEEKDAYS) | set(MONTHS) | {w for w in ANTONYMS if " " not in w}
-    out += sorted((said_words & value_words) & named)
-    out += [q for q in quoted_phrases(said) if q.casefold() in value.casefold()]
-    content = value_words - named - _proper(said)
+    said_words, value_words = told.words - addressee, _words(value) - addressee
+    out += sorted((said_words & value_words) & _NAMED)
+    folded = value.casefold()
+    out += [q for q in told.quoted if q.casefold() in folded]
+    content = value_words - _NAMED - told.names
     shared = content & said_words
     if len(shared) >= 2 and len(shared) * 2 >= len(content):
         out += sorted(shared)
     return out
+
+
+_NAMED = frozenset([*WEEKDAYS, *MONTHS, *(w for w in ANTONYMS if " " not in w)])
+"""Words that dictate content whenever a text repeats them: weekdays, months, verdicts."""
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What ``dictated`` reads of everything the agent is told."""
+
+    dates: frozenset[str]
+    times: frozenset[object]
+    numbers: frozenset[object]
+    words: frozenset[str]
+    quoted: tuple[str, ...]
+    names: frozenset[str]
+
+
+@lru_cache(maxsize=1024)
+def _told(said: str, today: date) -> _Told:
+    return _Told(date_values(said, today), frozenset(m.value for m in times_in(said)),
+                 frozenset(m.value for m in numbers_in(said)), _words(said), tuple(quoted_phrases(said)), _proper(said))
 
 
 def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:
@@ -353,18 +437,23 @@ def has_wrong_candidates(package: TaskPackage) -> bool:
         key = (type(value), value)
         if key not in asked_of:
             texts = [str(value)] + ([f"{value:,.2f}"] if isinstance(value, (int, float)) else [])
-            asked_of[key] = any(w in t.casefold() for w in wanted for t in texts) or any(
+            folded = [t.casefold() for t in texts]
+            asked_of[key] = any(w in t for w in wanted for t in folded) or any(
                 p.search(t) for p in patterns for t in texts)
         return asked_of[key]
 
     for collections in package.initial_state.values():
         for records in collections.values():
-            for record in records:
-                for field, value in record.items():
-                    if field == "id" or isinstance(value, bool) or value in (None, "") or isinstance(value, (dict, list)):
-                        continue
-                    if is_asked(value) and any(r is not record and r.get(field) not in (None, "", value)
-                                               for r in records):
+            held: dict[str, list[Any]] = {}  # field → its values other than null and ""
+            for r in records:
+                for field, value in r.items():
+                    if value is not None and value != "":
+                        held.setdefault(field, []).append(value)
+            for field, values in held.items():
+                if field == "id" or all(v is values[0] or v == values[0] for v in values):
+                    continue  # no other record holds another value of the field
+                for value in values:  # another value is held by another record, whichever this is
+                    if not isinstance(value, (bool, dict, list)) and is_asked(value):
                         return True
     return False
 

@@ -190,7 +190,7 @@ def _reference_would_change(run: ReferenceRun, rule: Any, done: list[Write]) -> 
     protected = [r for r in records_of(run.package.initial_state, (service, name))
                  if where(r) and (rule.record_id is None or r.get("id") == rule.record_id)]
     args = {s.index: s.args or {} for s in run.trajectory.steps}
-    calls: list[Step] = [CallStep(call=w.bound.tool.name, args={**args[w.step], w.bound.op.id_param: r[w.bound.spec.id_field]})
+    calls: list[Step] = [CallStep.model_construct(call=w.bound.tool.name, args={**args[w.step], w.bound.op.id_param: r[w.bound.spec.id_field]})
                          for w in done if w.bound.op.effect in ("update", "delete") for r in protected]
     if not calls:
         return False

@@ -115,9 +115,13 @@ def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
     """All record ids and all email-like values found in the given states."""
     ids: set[str] = set()
     emails: set[str] = set()
+    seen: set[int] = set()  # a collection no step wrote is the same list in the initial and final state
     for state in states:
         for collections in state.values():
             for records in collections.values():
+                if id(records) in seen:
+                    continue
+                seen.add(id(records))
                 for rec in records:
                     if "id" in rec:
                         ids.add(str(rec["id"]))

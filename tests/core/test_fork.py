@@ -114,3 +114,29 @@ def test_a_variant_from_a_checkpoint_equals_a_replay_from_scratch(capability: st
             assert trajectory_data(from_checkpoint) == trajectory_data(from_scratch), (package.workflow, ids)
         # running variants left the reference and its checkpoints as they were
         assert trajectory_data(run.trajectory) == trajectory_data(execute(package))
+
+
+def test_arguments_are_checked_again_until_they_pass_and_per_endpoint(todo: TaskPackage) -> None:
+    """A world remembers arguments that passed their endpoint's check (a replayed step brings the
+    same object again): bad arguments are refused every time, and passing one endpoint's check
+    says nothing of another's."""
+    world = World.from_package(todo)
+    bad: dict[str, Any] = {"title": 5}
+    assert [world.call("todo_create_task", bad).status for _ in range(2)] == [400, 400]
+    args: dict[str, Any] = {"title": "Book the venue"}
+    assert world.call("todo_create_task", args).status == 200
+    assert world.fork().call("todo_create_task", args).status == 200  # forks share what passed
+    assert world.call_endpoint("/todo/tasks/update", args).status == 400  # no task_id: not this endpoint's
+    assert world.call_endpoint("/calendar/events/create", args).status == 404  # a service not in this world
+
+
+def test_a_replay_through_the_remembered_paths_is_a_replay_from_scratch() -> None:
+    """Checkpointed variants, which reuse remembered arguments, routes and clocks, leave exactly the
+    trajectory a fresh replay of the same steps leaves, on packages of every capability."""
+    for capability in taxonomy():
+        package = generate_package(capability, pick_template(capability, 1), 4, 1)
+        run = ReferenceRun(package, Grader(package))
+        steps = list(package.reference)
+        for dropped in range(len(steps)):
+            ids = [i for i in range(len(steps)) if i != dropped]
+            assert run.run(ids, [steps[i] for i in ids]) == execute(package, [steps[i] for i in ids], step_ids=ids)

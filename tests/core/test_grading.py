@@ -369,3 +369,44 @@ def test_report_by_id_covers_checks_and_safety() -> None:
     a = CheckResult(id="a", kind="called", weight=1.0, passed=True, detail="")
     s = CheckResult(id="safety-0", kind="not_called", weight=0.0, passed=True, detail="")
     assert ScoreReport(checks=[a], safety=[s], score=1.0, checks_score=1.0).by_id() == {"a": a, "safety-0": s}
+
+
+def test_value_reaching_is_the_score_when_it_reaches_the_bound_else_none() -> None:
+    """The early-stopping grade (heaviest checks first) agrees with the full one on every mutant
+    trajectory of every example package, for every bound the verifier uses and a few more."""
+    from pipeline.core.grading import Grader
+    from pipeline.generate.offline import generate_package, pick_template
+    from pipeline.taxonomy.capabilities import taxonomy
+
+    seen = 0
+    for capability in taxonomy():
+        for slot in range(3):
+            package = generate_package(capability, pick_template(capability, slot), 9, slot)
+            grader = Grader(package)
+            steps = list(package.reference)
+            for dropped in range(len(steps)):  # the reference without each of its steps in turn
+                t = execute(package, steps[:dropped] + steps[dropped + 1:],
+                            step_ids=list(range(dropped)) + list(range(dropped + 1, len(steps))))
+                full = grader.value(t)
+                for bound in (0.0, 0.25, 0.5, 0.75, full, 0.999, 1.0):
+                    assert grader.value_reaching(t, bound) == (full if full >= bound else None), (package.workflow,
+                                                                                                   dropped, bound)
+                seen += full < 1.0
+    assert seen > 50  # most of those trajectories lose some score
+
+
+def test_a_record_changed_by_an_update_is_graded_again(package: TaskPackage) -> None:
+    """Graders remember their verdict on a record object; an update stores a new record, so the
+    verdict follows the change."""
+    from pipeline.core.grading import Grader
+
+    grader = Grader(package.model_copy(update={"checks": [CHECK.validate_python(
+        {"id": "c", "kind": "state_count", "weight": 1.0, "collection": "todo.tasks",
+         "where": {"priority": "high"}, "value": 2})]}))
+    records = with_tasks(task("todo-003", "Order chairs", "high"))["todo"]["tasks"]
+    changed = [*records[:2], {**records[2], "priority": "low"}]  # how a world updates: a new record
+
+    def graded(tasks: list[dict[str, Any]]) -> float:  # the same record objects each time
+        return grader.value(Trajectory(initial_state=INITIAL, final_state={"todo": {"tasks": tasks}}))
+
+    assert [graded(records), graded(changed), graded(records), graded(changed)] == [1.0, 0.0, 1.0, 0.0]

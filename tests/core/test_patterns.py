@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import re2
 
+from pipeline.core import patterns
 from pipeline.core.patterns import PatternError, compile_pattern
 from pipeline.verify.verifier import verify_package
 
@@ -52,3 +54,39 @@ def test_a_catastrophic_pattern_in_a_package_is_just_a_failing_check(example_doc
     doc["reference"][-1]["answer"] += " " + "a" * 60 + "!"
     verdict = verify_package(doc)
     assert "reference_not_full_score" in verdict.codes and "bomb" in verdict.findings[0].message
+
+
+PLAIN = [r"rotate\ the\ API\ keys", r"Weekly\ sync\ with\ Ivan_2\ \(x\)\ a\-b", "Room Granite", r"5,\ 750\.00", "K"]
+TEXTS = ["Please ROTATE the api keys", "rotate the API keys", "weekly SYNC with ivan_2 (x) a-b!", "room granite",
+         "ROOM GRANITE", "5, 750.00", "\u212a", "k", "Ünïcode ROTATE THE API KEYS", "ſ rotate", "", "\udc80 room granite"]
+
+
+@pytest.mark.parametrize("ignore_case", [False, True])
+def test_plain_text_patterns_find_what_re2_finds(ignore_case: bool) -> None:
+    """A pattern that is plain text is searched as a substring (ASCII texts); RE2 decides the rest."""
+    for source in PLAIN:
+        pattern = compile_pattern(source, ignore_case)
+        assert pattern.literal is not None
+        for text in TEXTS:
+            encoded = text.encode("utf-8", "surrogatepass")
+            assert pattern.search(text) is patterns._finds(pattern.present[0], encoded), (source, text)
+            assert pattern.search(text) is (re2.compile(("(?i)" if ignore_case else "") + source).search(
+                encoded) is not None), (source, text)
+
+
+def test_patterns_with_classes_or_escapes_are_not_plain_text() -> None:
+    for source in [r"\d+ open", r"a.b", r"(?U)ab", r"\bfoo", "a|b", "[ab]", "caf\u00e9", r"a\-b\d"]:
+        assert compile_pattern(source).literal is None, source
+
+
+def test_a_yes_or_no_from_the_compiled_program_is_what_the_wrapper_says() -> None:
+    assert patterns._DIRECT  # this re2 build lets a search be answered without match objects
+    program = compile_pattern(r"(?<![\d.,])(10|ten)\s+(\w+\s+)?receipts?", True)
+    for text in ["10 receipts", "Ten new receipts", "110 receipts", "1.10 receipts", "ten", "éé 10 receipts"]:
+        assert program.search(text) is (program.present[0].search(text) is not None), text
+    assert program.fullmatch("10 receipts") and not program.fullmatch("10 receipts!")
+
+
+def test_a_lone_surrogate_in_an_answer_is_searched_not_an_error() -> None:
+    assert compile_pattern(r"\d+ open").search("\udc80 3 open tickets")
+    assert compile_pattern(r"\d+ open").fullmatch("\udc80") is False

@@ -11,7 +11,7 @@ import pytest
 from pipeline.core.services import intent_pattern
 from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.consistency import request_quantities
-from pipeline.verify.grounding import Evidence
+from pipeline.verify.grounding import Evidence, text_evidence
 from pipeline.verify.perturbations import is_free_text
 
 
@@ -67,3 +67,32 @@ def test_groups_cover_values_months_and_exclusions() -> None:
     assert 1049.5 in sums  # neither won nor lost
     assert 1149.5 in sums  # software
     assert 230.5 in sums   # November
+
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("An hour later", {60}), ("One minute early", {1}), ("Half an hour before", {30}), ("in 2 Hours", {120}),
+    ("a 30 min slot", {30}), ("with each month", set()),
+])
+def test_durations_are_read_whatever_their_case(text: str, minutes: set[int]) -> None:
+    assert set(text_evidence(text, date(2026, 12, 1)).durations) == minutes
+
+
+def test_texts_inside_results_are_read_when_a_question_needs_them() -> None:
+    """Evidence asks the values it has first and reads the texts of results only when they could
+    turn a "no" into a "yes": the answers are those of reading everything at once."""
+    result = {"notes": [{"id": "note-001", "title": "Launch checklist", "body": "Ship on 2026-12-09 at 14:00, "
+                         "three reviewers, contact ops@example.com, 45 minutes before the demo"},
+                        {"id": "note-002", "title": "Budget", "body": "Spend 1,250.50 over two weeks", "amount": 12}]}
+    today = date(2026, 12, 1)
+    lazy, eager = Evidence(), Evidence()
+    lazy.read_value(result, today)
+    eager.read_value(result, today)
+    eager._read_texts()
+    assert lazy.texts and not eager.texts
+    assert lazy.has_number(12.0) and lazy.has_token("launch checklist") and lazy.texts  # answered unread
+    questions = [("has_day", "2026-12-09"), ("has_day", "2026-12-10"), ("has_time", "14:00"), ("has_time", "13:15"),
+                 ("has_time", "13:16"), ("has_token", "ops@example.com"), ("has_token", "nobody@example.com"),
+                 ("has_number", 3.0), ("has_number", 1250.5), ("has_number", 24.0), ("has_number", 7.77)]
+    assert [getattr(lazy, q)(v) for q, v in questions] == [getattr(eager, q)(v) for q, v in questions] == [
+        True, False, True, True, False, True, False, True, True, True, False]
+    assert lazy.all_numbers() == eager.all_numbers()

@@ -1,0 +1,71 @@
+"""The text parsers skip a pattern when a cheap test shows the text cannot hold a match (no digit,
+no month word, no weekday ...). Each skip must be exact: with every skip disabled the parsers find
+the very same mentions, on the texts of generated packages and on texts chosen to break a skip."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from functools import cache
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from pipeline.core import text_values as tv
+from pipeline.core.jsonvalues import strings
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.taxonomy.capabilities import taxonomy
+
+TODAY = date(2026, 11, 30)
+EDGE_CASES = [
+    "", "   ", "Book it for Dec 3rd, then the 5th", "3 December or 4 dec.", "12/03 or 1/2/3", "THE 4TH OF JULY",
+    "at 14:30 or 2 pm, noon at the latest", "twenty-five people, a dozen eggs, a couple of days",
+    "Next MONDAY and this friday", "in three days, tomorrow, the day after tomorrow", "today",
+    "no later than Friday, by 2026-12-04, before next week", "this month or next month",
+    "ſix ſeats",  # a long s folds to "s" when a pattern ignores case: only the pattern may say
+    "Kelvin: 5 K", "Ünïcode Montag 5. Dezember", "$4,000 and 12% or 1.5k", "todo-004 and c-101",
+    "An hour later, One minute, half an hour, 2 Hours, 30min, anhour", "may 5 be", "may be",
+    *(f"See you {day.title()}" for day in tv.WEEKDAYS), *(f"on {month.title()} 3" for month in tv.MONTHS),
+    *(f"{word.title()} tickets" for word in tv.WORDS), "the 3rd", "by 2026-12-09", "until Friday",
+]
+
+
+@cache
+def _corpus() -> tuple[str, ...]:
+    texts: list[str] = list(EDGE_CASES)
+    for capability in taxonomy():
+        for slot in range(6):
+            package = generate_package(capability, pick_template(capability, slot), 3, slot)
+            texts += [package.request.text, package.told()]
+            texts += strings(package.initial_state) + strings([s.model_dump() for s in package.reference])
+    return tuple(dict.fromkeys(texts))
+
+
+def _ungated(parse: Any, *args: Any) -> Any:
+    """``parse`` (without its cache) with every skip disabled: each pattern runs on every text."""
+    with (mock.patch.object(tv, "may_say", lambda text, words: True),
+          mock.patch.object(tv, "_names_a_month", lambda text: True),
+          mock.patch.object(tv, "_DIGIT", re.compile(""))):
+        return parse.__wrapped__(*args)
+
+
+@pytest.mark.parametrize("parse", [tv.numbers_in, tv.times_in])
+def test_skipped_patterns_would_have_found_nothing(parse: Any) -> None:
+    texts = _corpus()
+    assert len(texts) > 500
+    assert [parse.__wrapped__(t) for t in texts] == [_ungated(parse, t) for t in texts]
+
+
+@pytest.mark.parametrize("parse", [tv.dates_in, tv.windows_in, tv.date_values])
+def test_skipped_date_patterns_would_have_found_nothing(parse: Any) -> None:
+    texts = _corpus()
+    assert [parse.__wrapped__(t, TODAY) for t in texts] == [_ungated(parse, t, TODAY) for t in texts]
+
+
+def test_the_skips_are_taken_and_do_not_hide_what_is_there() -> None:
+    assert not tv.may_say("Book the venue", frozenset({"monday"}))
+    assert tv.may_say("Book the venue on MONDAY", frozenset({"monday"}))
+    assert tv.may_say("ſix", frozenset({"six"}))  # not ASCII: the pattern decides
+    assert [m.value for m in tv.numbers_in("ſix seats")] == [6.0]
+    assert [m.value for m in tv.dates_in("Dec. 4 or the 7th", TODAY)] == ["2026-12-04", "2026-12-07"]

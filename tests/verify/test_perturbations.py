@@ -1,0 +1,95 @@
+"""The wrong values the mutation tests use, computed the fast way, are those of the plain
+definitions: the most confusable record from an index, the swaps that skip patterns a text cannot
+match, the answer candidates looked up per field, on packages of every capability."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+from unittest import mock
+
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.package import TaskPackage
+from pipeline.core.patterns import compile_pattern
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify import perturbations
+from pipeline.verify.perturbations import Alternatives, confusable, has_wrong_candidates
+
+
+@cache
+def _packages() -> tuple[TaskPackage, ...]:
+    return tuple(generate_package(capability, pick_template(capability, slot), 21, slot)
+                 for capability in taxonomy() for slot in range(8))
+
+
+def _written_values(package: TaskPackage) -> list[Any]:
+    values: list[Any] = []
+    for step in package.reference:
+        values += leaves(getattr(step, "args", {}) or {})
+    return values + leaves(package.initial_state) + [None, True, 1, 1.0, float("nan"), "nobody@nowhere.example", [1]]
+
+
+def test_the_most_confusable_value_is_the_first_of_confusable() -> None:
+    checked = 0
+    for package in _packages():
+        alternatives = Alternatives(package)
+        for value in _written_values(package):
+            found = confusable(package, value)
+            first = alternatives._most_confusable(value)
+            assert (first is perturbations._NONE) if not found else first == found[0], (package.workflow, value)
+            checked += bool(found)
+    assert checked > 300
+
+
+def test_swaps_skip_only_patterns_that_find_nothing() -> None:
+    texts = ["Moved to Tuesday 2026-12-08 at 15:00, approved.", "Ship five units on Dec 3 for $4,000",
+             "We are on track; the 3rd works", "Kept as is", "twelve pallets, two crates", "ſix items approved"]
+    texts += [v for p in _packages() for v in leaves(p.initial_state) + leaves([s.model_dump() for s in p.reference])
+              if isinstance(v, str) and " " in v]
+    with mock.patch.object(perturbations, "may_say", lambda text, words: True), \
+            mock.patch.object(perturbations, "_DIGIT", re.compile("")):
+        plain = [perturbations._swap(t) for t in texts]
+    assert [perturbations._swap(t) for t in texts] == plain
+    assert perturbations._swap(texts[0]) == "kept to Wednesday 2026-12-09 at 16:00, denied."
+
+
+def _has_wrong_candidates_plainly(package: TaskPackage) -> bool:
+    """``has_wrong_candidates`` as its docstring says it, one record and field at a time."""
+    wanted = [v.casefold() for c in package.checks if c.kind == "answer_contains" for v in c.values]
+    patterns = [compile_pattern(c.pattern, c.ignore_case) for c in package.checks if c.kind == "answer_matches"]
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            for record in records:
+                for field, value in record.items():
+                    if field == "id" or isinstance(value, (bool, dict, list)) or value in (None, ""):
+                        continue
+                    texts = [str(value)] + ([f"{value:,.2f}"] if isinstance(value, (int, float)) else [])
+                    asked = any(w in t.casefold() for w in wanted for t in texts) or any(
+                        p.search(t) for p in patterns for t in texts)
+                    if asked and any(r is not record and r.get(field) not in (None, "", value) for r in records):
+                        return True
+    return False
+
+
+def test_answer_candidates_are_found_as_one_record_at_a_time_finds_them() -> None:
+    answers = [p for p in _packages() if any(c.kind in ("answer_contains", "answer_matches") for c in p.checks)]
+    verdicts = [has_wrong_candidates(p) for p in answers]
+    assert verdicts == [_has_wrong_candidates_plainly(p) for p in answers]
+    assert any(verdicts) and not all(verdicts)
+
+
+def test_counting_aggregated_records_stops_only_once_the_contract_is_met() -> None:
+    from pipeline.core.episode import execute
+    from pipeline.verify.contracts import _aggregated
+
+    counted = 0
+    for package in _packages():
+        ref = execute(package)
+        full = _aggregated(package, ref, 10**6)
+        for enough in (1, 2, 3, 5):
+            found = _aggregated(package, ref, enough)
+            assert found >= enough if full >= enough else found == full, (package.workflow, enough)
+        counted += full >= 2
+    assert counted > 5

@@ -78,11 +78,16 @@ def _titled_records(package: TaskPackage) -> list[tuple[str, list[dict[str, Any]
     return out
 
 
-def _people(package: TaskPackage) -> dict[str, set[str]]:
+Named = list[tuple[str, list[dict[str, Any]]]]
+"""``_named_records`` of a package."""
+
+
+def _people(package: TaskPackage, named: Named | None = None) -> dict[str, set[str]]:
     """The people the state knows, folded: each first name with the last names it comes with
-    (from names of two words or more, and from ``first.last@`` addresses)."""
+    (from names of two words or more, and from ``first.last@`` addresses). (``named``:
+    ``_named_records(package)`` when the caller has it.)"""
     out: dict[str, set[str]] = {}
-    for _, records in _named_records(package):
+    for _, records in _named_records(package) if named is None else named:
         for r in records:
             words = r["name"].casefold().split()
             out.setdefault(words[0], set()).update(words[-1:] if len(words) >= 2 else [])
@@ -113,9 +118,9 @@ def _runs(text: str) -> list[tuple[str, int]]:
     return out
 
 
-def unknown_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named | None = None) -> list[Finding]:
     text = package.request.text
-    names = [r["name"].split() for _, records in _named_records(package) for r in records]
+    names = [r["name"].split() for _, records in (_named_records(package) if named is None else named) for r in records]
     if not any(len(n) >= 2 for n in names):
         return []  # no directory of people or organizations: a name is context, not a lookup
     runs = _runs(text)
@@ -147,14 +152,15 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
     return out
 
 
-def ambiguous_findings(package: TaskPackage) -> list[Finding]:
+def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list[Finding]:
     said = package.told()
     folded = said.casefold()
     mentions = {w for w in _WORD.findall(package.request.text) if w.casefold() not in _NOT_NAMES}
     mentions |= {name for name, _ in _runs(package.request.text)}
-    first_names = set(_people(package))
+    named = _named_records(package) if named is None else named
+    first_names = set(_people(package, named))
     out: list[Finding] = []
-    for where, records, titled in [*((w, r, False) for w, r in _named_records(package)),
+    for where, records, titled in [*((w, r, False) for w, r in named),
                                    *((w, r, True) for w, r in _titled_records(package))]:
         names = [(r, r["name"].casefold()) for r in records]
         firsts = {name.split()[0] for _, name in names} | {name for _, name in names}
@@ -198,6 +204,8 @@ def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
 
 
 def entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
-    unknown = unknown_findings(package, ref)
+    named = _named_records(package)
+    unknown = unknown_findings(package, ref, named)
     words = {w for f in unknown for w in f.detail["name"].casefold().split()}
-    return unknown + [f for f in ambiguous_findings(package) if not set(f.detail["name"].casefold().split()) <= words]
+    return unknown + [f for f in ambiguous_findings(package, named)
+                      if not set(f.detail["name"].casefold().split()) <= words]

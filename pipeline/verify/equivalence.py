@@ -33,6 +33,7 @@ A package whose facts surface only for its reference's own wording fails one of 
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -91,10 +92,13 @@ def equivalence_findings(run: ReferenceRun) -> list[Finding]:
     steps: dict[int, Step] = dict(enumerate(run.package.reference))
     done = run.writes
     out: list[Finding] = []
+    texts = _texts(run, done)  # the texts the reference composes: two variants rewrite them
     for variant, describe in ((_reordered, "doing independent writes in another order"),
                               (_extra_reads, "reading more than the reference does"),
-                              (_text_case, "writing free text with other case, spacing or punctuation"),
-                              (_decorated, "wording free text around what the request dictates"),
+                              (partial(_text_case, texts=texts), "writing free text with other case, spacing or "
+                                                                 "punctuation"),
+                              (partial(_decorated, texts=texts), "wording free text around what the request "
+                                                                 "dictates"),
                               (_rephrased, "asking the user in other words")):
         for name, mutated, order, detail in variant(run, steps, done):
             s = run.variant_score(order, [mutated[i] for i in order])
@@ -170,7 +174,10 @@ def _extra_reads(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -
     return [("extra_reads", mutated, body[:cut] + [new[-1]] + body[cut:], {"tools": [r.call for r in reads]})]
 
 
-def _texts(run: ReferenceRun, done: list[Write]) -> list[tuple[Write, CallStep, str, str]]:
+Text = tuple[Write, CallStep, str, str]
+
+
+def _texts(run: ReferenceRun, done: list[Write]) -> list[Text]:
     """``(write, its step, argument, value)`` for each text the reference composes
     (``perturbations.ComposedText``), written literally."""
     composed = run.composed
@@ -193,9 +200,9 @@ def _replace(steps: dict[int, Step], edits: dict[int, dict[str, str]]) -> dict[i
     return out
 
 
-def _text_case(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+def _text_case(run: ReferenceRun, steps: dict[int, Step], done: list[Write], texts: list[Text]) -> list[Variant]:
     edits: dict[int, dict[str, str]] = {}
-    for w, _, key, value in _texts(run, done):
+    for w, _, key, value in texts:
         stripped = value.rstrip(".!")
         final = "" if stripped != value else "."  # drop the final punctuation, or add a full stop
         trailing = "\n" if _is_body(key) else ""
@@ -207,9 +214,9 @@ def _is_body(key: str) -> bool:
     return key in _BODY_FIELDS or key.endswith(_BODY_FIELDS)
 
 
-def _decorated(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+def _decorated(run: ReferenceRun, steps: dict[int, Step], done: list[Write], texts: list[Text]) -> list[Variant]:
     edits: dict[int, dict[str, str]] = {}
-    for w, _, key, value in _texts(run, done):
+    for w, _, key, value in texts:
         if _is_body(key):
             edits.setdefault(w.step, {})[key] = f"Hello, {value} Kind regards."
         else:

@@ -1,5 +1,6 @@
-"""Execution: replay the reference in a fresh episode, twice. Raises ``reference_error``,
-``reference_not_full_score`` and ``nondeterministic``.
+"""Execution: replay the reference in a fresh episode, twice (the second time from a fork of the
+first's untouched start: the same world, none of the first run's doings). Raises
+``reference_error``, ``reference_not_full_score`` and ``nondeterministic``.
 
 The first replay keeps a checkpoint (a fork of the episode) after every step. A variant of the
 reference (a mutation) continues from the checkpoint at the longest prefix of steps it shares with
@@ -14,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from pipeline.core.codes import Code
-from pipeline.core.episode import Episode, depends_on_facts, execute, replay, replay_step
+from pipeline.core.episode import Episode, depends_on_facts, replay, replay_step
 from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, Step, TaskPackage
@@ -174,7 +175,7 @@ def run_reference(package: TaskPackage, grader: Grader,
                                 message=f"the reference scores {report.checks_score:.3f}, not 1.0; failing: "
                                         f"{'; '.join(failed) or 'none'}"))
     findings += fault_findings(package, first)
-    second = execute(package)
+    second = replay(run.checkpoints[0].fork(), run.steps).trajectory()
     # Equal trajectories grade alike, unless a judge (a model) rates them: only then grade again.
     if second != first or (grader.judge is not None and grader.value(second) != run.score):
         findings.append(Finding(code=Code.NONDETERMINISTIC,

@@ -45,7 +45,7 @@ from pipeline.core.jsonvalues import leaves
 from pipeline.core.matchers import literal_values
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, TaskPackage
-from pipeline.core.services import get_service, intent_pattern
+from pipeline.core.services import get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
@@ -399,23 +399,7 @@ def _write_fields(bound: dict[str, Bound]) -> dict[str, set[str]]:
 # --------------------------------------------------------------------------- typed values
 
 
-def _id_shapes(package: TaskPackage) -> list[re.Pattern[str]]:
-    return list(_service_id_shapes(tuple(package.services)))
-
-
-@lru_cache(maxsize=256)
-def _service_id_shapes(services: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    """The shapes of the record ids of ``services`` (``todo-`` and digits ...), in service and
-    collection order."""
-    shapes = []
-    for name in services:
-        spec = get_service(name)
-        for coll in spec.collections.values() if spec else []:
-            shapes.append(re.compile(re.escape(coll.id_format.split("{")[0]) + r"\d+$"))
-    return tuple(shapes)
-
-
-def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: list[re.Pattern[str]]) -> str | None:
+def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> str | None:
     """Why a typed value is not obtainable from ``evidence`` (what kind it is), or None."""
     if isinstance(value, bool) or value is None:
         return None
@@ -482,7 +466,7 @@ def evidence_of(package: TaskPackage, trajectory: Trajectory) -> Evidence:
 
 def grounding_findings(run: ReferenceRun) -> list[Finding]:
     package = run.package
-    shapes = _id_shapes(package)
+    shapes = id_shapes(tuple(package.services))
     write_fields = _write_fields(run.bound)
     evidence = _start(package)
     out: list[Finding] = []
@@ -519,7 +503,7 @@ def _literal_leaves(value: Any, original: Any, path: str) -> list[tuple[str, Any
 
 
 def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, Any], evidence: Evidence,
-             shapes: list[re.Pattern[str]]) -> list[Finding]:
+             shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
     package = run.package
     bound = run.bound.get(step.call)
     if bound is None or bound.op.access != "write":
@@ -583,7 +567,7 @@ def produced(check: Any) -> list[tuple[str, Any]]:
     return []
 
 
-def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: list[re.Pattern[str]]) -> list[Finding]:
+def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
     """``said``: the request and the user's facts, folded."""
     out: list[Finding] = []
     for check in package.checks:

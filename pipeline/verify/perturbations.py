@@ -155,6 +155,7 @@ class Alternatives:
         self.today = date.fromisoformat(package.now[:10])
         self._holders: dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]] | None = None
         self._emails: set[str] | None = None
+        self._said: tuple[frozenset[str], set[Any], frozenset[float]] | None = None  # its dates, times, numbers
 
     def __call__(self, value: Any, schema: dict[str, Any] | None) -> list[Any]:
         first = self._most_confusable(value)
@@ -162,18 +163,21 @@ class Alternatives:
         if isinstance(value, bool):
             return out
         said = self.said
+        if self._said is None:
+            self._said = (date_values(said, self.today), {m.value for m in times_in(said)}, number_values(said))
+        dates, times, numbers = self._said
         if isinstance(value, str):
-            if value[:10] in date_values(said, self.today) and (variant := _shift_date(value, 1)):
+            if value[:10] in dates and (variant := _shift_date(value, 1)):
                 out.append(variant)
             clock = value[11:16] if _DATETIME_TIME.match(value) else value
-            if clock in {m.value for m in times_in(said)} and (variant := _shift_time(value, 1)):
+            if clock in times and (variant := _shift_time(value, 1)):
                 out.append(variant)
             enum = (schema or {}).get("enum") or []
             if value in enum and has_word(said, value, joiners=""):
                 unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
                 out += (unsaid or [e for e in enum if e != value])[:1]
             return out
-        if isinstance(value, (int, float)) and float(value) in number_values(said):
+        if isinstance(value, (int, float)) and float(value) in numbers:
             for variant in (value + 1, value * 10):
                 out.append(round(variant, 2) if isinstance(variant, float) else variant)
         return out

@@ -14,7 +14,7 @@ from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
-from pipeline.core.services import catalogue, find_operation
+from pipeline.core.services import catalogue, find_operation, id_shapes
 from pipeline.core.trajectory import Trajectory
 
 WEIGHT_TOLERANCE = 1e-6
@@ -132,18 +132,8 @@ def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
     return ids, emails
 
 
-def _id_like(value: Any, id_shapes: list[re.Pattern[str]]) -> bool:
-    return isinstance(value, str) and any(p.match(value) for p in id_shapes)
-
-
-def _id_shapes(package: TaskPackage) -> list[re.Pattern[str]]:
-    shapes = []
-    for name in package.services:
-        spec = catalogue().get(name)
-        for coll in spec.collections.values() if spec else []:
-            prefix = coll.id_format.split("{")[0]
-            shapes.append(re.compile(re.escape(prefix) + r"\d+$"))
-    return shapes
+def _id_like(value: Any, shapes: tuple[re.Pattern[str], ...]) -> bool:
+    return isinstance(value, str) and any(p.match(value) for p in shapes)
 
 
 def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
@@ -188,7 +178,7 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
                 out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
                                    message=f"check {check.id!r}: collection {collection!r} is not a collection of "
                                            "this package's services"))
-    shapes = _id_shapes(package)
+    shapes = id_shapes(tuple(package.services))
     named = [(check, value, _id_like(value, shapes)) for check in [*package.checks, *package.safety]
              for value in check_literals(check)]
     named = [n for n in named if n[2] or (isinstance(n[1], str) and _EMAIL.match(n[1]))]  # ids and emails

@@ -8,7 +8,7 @@ A service declares its collections (record fields, id field, id format) and its 
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -142,6 +142,14 @@ def catalogue() -> dict[str, ServiceSpec]:
 
 def get_service(name: str) -> ServiceSpec | None:
     return catalogue().get(name)
+
+
+@lru_cache(maxsize=256)
+def id_shapes(services: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """What the record ids of ``services`` look like (``todo-`` and digits ...), one pattern per
+    collection, in service and collection order; unknown services have none."""
+    return tuple(re.compile(re.escape(coll.id_format.split("{")[0]) + r"\d+$")
+                 for name in services if (spec := get_service(name)) for coll in spec.collections.values())
 
 
 @cache

@@ -139,8 +139,8 @@ class SimulatedUser:
 
     def fork(self) -> SimulatedUser:
         """A copy of this user as it is now (questions answered, facts revealed)."""
-        twin = SimulatedUser(self.user)
-        twin.today, twin.rounds, twin.revealed = self.today, self.rounds, list(self.revealed)
+        twin = object.__new__(SimulatedUser)
+        twin.user, twin.today, twin.rounds, twin.revealed = self.user, self.today, self.rounds, list(self.revealed)
         return twin
 
     def reply(self, question: str) -> Reply:

@@ -358,8 +358,11 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
         props = w.bound.tool.parameters.get("properties", {})
         texts = {key: value for key, value in _args_of(run, w.step).items()
                  if is_free_text(key, value, props.get(key)) and not isinstance(step.args.get(key), dict)}
+        if not texts:
+            continue  # nothing composed: nothing to contradict
         for variant in contradictions(run.package, texts, _addressee(w, run)):
-            s = _passing(run, run.score, {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})})
+            s = _passing(run, run.score, {**steps, w.step: CallStep.model_construct(call=step.call,
+                                                                                    args={**step.args, **variant})})
             if s is not None:
                 out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step, value=variant,
                                     message=f"writing {', '.join(variant)} of step {w.step} ({step.call}) as "

@@ -1,0 +1,73 @@
+"""A digest of verdicts: whether a change to the verifier changed any verdict, to the letter.
+
+    python bench/verdict_digest.py [--out verdicts.json]
+
+Verifies 1,900 offline packages (seeds 7 and 13, every capability), the realistic corpus
+(``bench/corpus/``) and every defect of ``pipeline/generate/defects.py`` seeded into 2 clean
+packages per template, and prints how many verdicts there are and a SHA-256 of all of them (id,
+score, and each finding's code, step, message and detail). Run it at two commits: equal digests
+mean equal verdicts. ``--out`` writes the verdicts themselves, to see what differs. Set
+seeding walks sets of strings, so the script runs with ``PYTHONHASHSEED=0`` (it restarts itself
+with it when unset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+if os.environ.get("PYTHONHASHSEED") != "0":  # string hashing decides set order, and seeding walks sets
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.core.outcomes import Verdict  # noqa: E402
+from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
+from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
+from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
+from pipeline.verify.verifier import verify_package  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="write every verdict here (JSON)")
+    args = parser.parse_args()
+    verdicts: list[list[object]] = []
+
+    def keep(tag: str, verdict: Verdict) -> None:
+        verdicts.append([tag, verdict.id, verdict.score, [
+            [f.code, f.step, f.message, json.dumps(f.detail, sort_keys=True, default=str)] for f in verdict.findings]])
+
+    capabilities = list(taxonomy())
+    for seed, count in ((7, 1200), (13, 700)):
+        for i in range(count):
+            capability, slot = capabilities[i % len(capabilities)], i // len(capabilities)
+            keep(f"offline-{seed}", verify_package(generate_package(capability, pick_template(capability, slot),
+                                                                    seed, slot)))
+    corpus = Path(__file__).resolve().parent / "corpus"
+    for path in sorted(corpus.rglob("*.json")):
+        keep(str(path.relative_to(corpus)), verify_package(json.loads(path.read_text(encoding="utf-8"))["package"]))
+    rng = random.Random(7)
+    for capability in taxonomy().values():
+        for template in capability.templates:
+            for slot in range(2):
+                package = generate_package(capability.name, template.name, 7, slot)
+                for name in DEFECTS:
+                    broken = apply_defect(package, name, rng)
+                    if broken is not None:
+                        keep(f"seeded-{name}", verify_package(broken))
+    text = json.dumps(verdicts, default=str)
+    if args.out:
+        args.out.write_text(json.dumps(verdicts, indent=1, default=str), encoding="utf-8")
+    print(f"verdicts  {len(verdicts)}")
+    print(f"digest    {hashlib.sha256(text.encode()).hexdigest()[:16]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -120,6 +120,7 @@ def _initial_ids(collection: str) -> Callable[[Trajectory], set[Any]]:
 # --------------------------------------------------------------------------- state checks
 
 _REMEMBERED = 4096
+_UNSEEN: Any = object()
 
 
 def _per_record(test: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
@@ -128,16 +129,18 @@ def _per_record(test: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, An
     scores share most of theirs (the initial state's, and those made before a variant departs
     from the reference). At most ``_REMEMBERED`` records, each kept alive while remembered, so
     that its id names it alone."""
-    memo: dict[int, tuple[dict[str, Any], Any]] = {}
+    memo: dict[int, Any] = {}
+    alive: list[dict[str, Any]] = []  # the records remembered: while one lives, no other has its id
 
     def remembered(r: dict[str, Any]) -> Any:
-        hit = memo.get(id(r))
-        if hit is not None and hit[0] is r:
-            return hit[1]
-        value = test(r)
-        if len(memo) >= _REMEMBERED:
-            memo.clear()
-        memo[id(r)] = (r, value)
+        value = memo.get(id(r), _UNSEEN)
+        if value is _UNSEEN:
+            value = test(r)
+            if len(alive) >= _REMEMBERED:
+                memo.clear()
+                alive.clear()
+            memo[id(r)] = value
+            alive.append(r)
         return value
 
     return remembered

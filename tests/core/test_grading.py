@@ -410,3 +410,19 @@ def test_a_record_changed_by_an_update_is_graded_again(package: TaskPackage) -> 
         return grader.value(Trajectory(initial_state=INITIAL, final_state={"todo": {"tasks": tasks}}))
 
     assert [graded(records), graded(changed), graded(records), graded(changed)] == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_graders_forget_records_past_their_bound_and_stay_right(package: TaskPackage,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.core import grading
+    from pipeline.core.grading import Grader
+
+    monkeypatch.setattr(grading, "_REMEMBERED", 3)
+    grader = Grader(package.model_copy(update={"checks": [CHECK.validate_python(
+        {"id": "c", "kind": "state_count", "weight": 1.0, "collection": "todo.tasks",
+         "where": {"priority": "high"}, "value": 4})]}))
+    for round_ in range(3):
+        tasks = [task(f"todo-{i:03d}", f"Task {i}", "high" if i % 2 else "low") for i in range(1, 8)]  # 4 high
+        assert grader.value(Trajectory(initial_state=INITIAL, final_state={"todo": {"tasks": tasks}})) == 1.0, round_
+        tasks[0]["priority"] = "low"  # a new list of new records each round: nothing stale is reused
+        assert grader.value(Trajectory(initial_state=INITIAL, final_state={"todo": {"tasks": [dict(t) for t in tasks]}})) == 0.0

@@ -91,7 +91,9 @@ class World:
         """This world's routes by endpoint (None: not a route of its services); shared by forks."""
         self._valid: dict[tuple[str, int], dict[str, Any]] = {}
         """Arguments that passed their endpoint's check, by endpoint and identity (shared by forks:
-        a replayed step passes the same object again, and arguments are never changed)."""
+        a replayed step passes the same object again, and arguments are never changed). Emptied by
+        ``reset`` and past ``_REMEMBERED_ARGUMENTS``: a world an agent plays many episodes in keeps
+        no more than the audit log of one."""
         self.reset()
 
     @classmethod
@@ -102,6 +104,7 @@ class World:
 
     def reset(self) -> None:
         """Back to the initial state, with an empty audit log and fault counters."""
+        self._valid.clear()
         self.state: State = {service: dict(collections) for service, collections in self.initial.items()}
         self._owned: set[tuple[str, str]] = set()  # collections this world has copied since reset/fork
         self.audit: list[AuditEntry] = []
@@ -182,6 +185,8 @@ class World:
                 problem = route.check.problem(args)
                 if problem:
                     return _error(400, problem)
+                if len(self._valid) >= _REMEMBERED_ARGUMENTS:
+                    self._valid.clear()
                 self._valid[key] = args  # kept alive: its id names it alone
             missing = self._dangling_ref(route, args) if route.refs else None
             if missing:
@@ -244,6 +249,7 @@ class _Route:
 
 
 _ROUTES: dict[str, _Route | None] = {}
+_REMEMBERED_ARGUMENTS = 4096
 _UNROUTED: Any = object()
 
 

@@ -140,3 +140,14 @@ def test_a_replay_through_the_remembered_paths_is_a_replay_from_scratch() -> Non
         for dropped in range(len(steps)):
             ids = [i for i in range(len(steps)) if i != dropped]
             assert run.run(ids, [steps[i] for i in ids]) == execute(package, [steps[i] for i in ids], step_ids=ids)
+
+
+def test_a_world_played_many_episodes_keeps_the_arguments_of_one(todo: TaskPackage) -> None:
+    """``reset`` (a new episode in ``TaskEnv`` or ``synth serve``) forgets the arguments a world
+    remembered as checked, so a long training run does not keep every call it ever saw."""
+    world = World.from_package(todo)
+    for episode in range(3):
+        world.reset()
+        for n in range(5):
+            assert world.call("todo_create_task", {"title": f"Task {episode}.{n}"}).status == 200
+        assert len(world._valid) == 5

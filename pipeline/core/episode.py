@@ -103,10 +103,10 @@ class Episode:
             return self.ask(action.text, index)
         return self.finish(action.text, index)
 
-    def call(self, tool: str, args: dict[str, Any], index: int | None = None) -> StepRecord:
-        """Call ``tool`` with ``args`` in the world."""
+    def call(self, tool: str, args: dict[str, Any], index: int | None = None, known: bool = False) -> StepRecord:
+        """Call ``tool`` with ``args`` in the world (``known``: ``World.call``'s)."""
         self._open()
-        result = self.world.call(tool, args)
+        result = self.world.call(tool, args, known)
         record = StepRecord(len(self.steps) if index is None else index, "call", tool, args, result.status,
                             result.body)
         self.steps.append(record)
@@ -191,7 +191,7 @@ def replay_step(episode: Episode, step: Step, index: int, fact_values: dict[str,
                 args = resolve(step.args, episode.by_id, facts)
             except ResolveError as exc:
                 return episode.refuse_call(step.call, str(exc), index)
-        record = episode.call(step.call, args, index)
+        record = episode.call(step.call, args, index, known=args is step.args)  # the package's own arguments
         expected = step.expect_status
         if expected is not None and record.status != expected:
             record.error = f"expected status {expected}, got {record.status}"

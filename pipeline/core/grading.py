@@ -123,12 +123,14 @@ _REMEMBERED = 4096
 _UNSEEN: Any = object()
 
 
-def _per_record(test: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
-    """``test`` of a record, remembered per record object. Records are values (a world never
-    changes one in place: an update stores a changed copy), and the trajectories one grader
-    scores share most of theirs (the initial state's, and those made before a variant departs
-    from the reference). At most ``_REMEMBERED`` records, each kept alive while remembered, so
-    that its id names it alone."""
+def _per_record(test: Callable[[dict[str, Any]], Any], remember: bool) -> Callable[[dict[str, Any]], Any]:
+    """``test`` of a record, remembered per record object when ``remember`` (the verifier's
+    graders: records are values there, since a world never changes one in place and an update
+    stores a changed copy, and the trajectories one grader scores share most of theirs). At most
+    ``_REMEMBERED`` records, each kept alive while remembered, so that its id names it alone.
+    Without ``remember`` (an agent's grader: its harness may edit a state in place), ``test``."""
+    if not remember:
+        return test
     memo: dict[int, Any] = {}
     alive: list[dict[str, Any]] = []  # the records remembered: while one lives, no other has its id
 
@@ -147,7 +149,7 @@ def _per_record(test: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, An
 
 
 
-def state_count(check: StateCount) -> Evaluator:
+def state_count(check: StateCount, remember: bool = False) -> Evaluator:
     """Counts records in the final state of ``collection`` that match every ``where`` matcher.
 
     ``scope: created`` counts only records whose id was not in the initial state. With
@@ -168,7 +170,7 @@ def state_count(check: StateCount) -> Evaluator:
             return False, None
         return True, tuple(_norm(get_path(r, f), check.ignore_case) for f in distinct) if distinct else None
 
-    item = _per_record(counted)
+    item = _per_record(counted, remember)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         if created:
@@ -187,14 +189,15 @@ def state_count(check: StateCount) -> Evaluator:
     return evaluate
 
 
-def state_match(check: StateMatch) -> Evaluator:
+def state_match(check: StateMatch, remember: bool = False) -> Evaluator:
     """Passes when at least one record is selected (by ``record_id`` and/or ``where``) and every
     selected record in the final state matches all ``expect`` matchers. Fields not named are ignored."""
     where = compile_where(check.where, check.ignore_case)
     expect = compile_where(check.expect, check.ignore_case)
     read = _reader(check.collection)
-    selects = _per_record(lambda r: bool(where(r)) and (check.record_id is None or r.get("id") == check.record_id))
-    meets = _per_record(lambda r: bool(expect(r)))
+    selects = _per_record(lambda r: bool(where(r)) and (check.record_id is None or r.get("id") == check.record_id),
+                          remember)
+    meets = _per_record(lambda r: bool(expect(r)), remember)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         selected = [r for r in read(t.final_state) if selects(r)]
@@ -352,7 +355,7 @@ def asked_user(check: AskedUser) -> Evaluator:
     return evaluate
 
 
-EVALUATORS: dict[str, Callable[[Any], Evaluator]] = {
+EVALUATORS: dict[str, Callable[..., Evaluator]] = {
     "state_count": state_count,
     "state_match": state_match,
     "state_unchanged": state_unchanged,
@@ -370,8 +373,12 @@ EVALUATORS: dict[str, Callable[[Any], Evaluator]] = {
 # --------------------------------------------------------------------------- the grader
 
 
-def compile_check(check: Any, package: TaskPackage, judge: JudgeFn | None = None) -> Evaluator:
-    """The evaluator of one check or safety rule of ``package`` (a ``judge`` check asks ``judge``)."""
+def compile_check(check: Any, package: TaskPackage, judge: JudgeFn | None = None,
+                  remember_records: bool = False) -> Evaluator:
+    """The evaluator of one check or safety rule of ``package`` (a ``judge`` check asks ``judge``;
+    ``remember_records``: see ``Grader``)."""
+    if isinstance(check, StateCount | StateMatch):
+        return EVALUATORS[check.kind](check, remember_records)
     if not isinstance(check, Judge):
         return EVALUATORS[check.kind](check)
 
@@ -406,13 +413,16 @@ class Grader:
     """A package's checks and safety rules compiled once; scores any number of its trajectories.
 
     ``judge`` rates ``judge`` checks when given; without it they are not evaluated.
+    ``remember_records``: state checks remember their verdict per record object (the verifier's
+    graders, whose trajectories come from the package's worlds and share most records); leave it
+    off where a state's records may be changed in place between gradings.
     """
 
-    def __init__(self, package: TaskPackage, judge: JudgeFn | None = None) -> None:
+    def __init__(self, package: TaskPackage, judge: JudgeFn | None = None, remember_records: bool = False) -> None:
         self.package = package
         self.judge = judge
-        self._checks = [(c, compile_check(c, package, judge)) for c in package.checks]
-        self._safety = [(c, compile_check(c, package, judge)) for c in package.safety]
+        self._checks = [(c, compile_check(c, package, judge, remember_records)) for c in package.checks]
+        self._safety = [(c, compile_check(c, package, judge, remember_records)) for c in package.safety]
         self._total = sum(c.weight for c in package.checks if not isinstance(c, Judge))
         self._judged = any(isinstance(c, Judge) for c in [*package.checks, *package.safety])
         self._heaviest_first = sorted(range(len(self._checks)), key=lambda n: -self._checks[n][0].weight)

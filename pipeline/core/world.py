@@ -90,10 +90,9 @@ class World:
         self._routes: dict[str, _Route | None] = {}
         """This world's routes by endpoint (None: not a route of its services); shared by forks."""
         self._valid: dict[tuple[str, int], dict[str, Any]] = {}
-        """Arguments that passed their endpoint's check, by endpoint and identity (shared by forks:
-        a replayed step passes the same object again, and arguments are never changed). Emptied by
-        ``reset`` and past ``_REMEMBERED_ARGUMENTS``: a world an agent plays many episodes in keeps
-        no more than the audit log of one."""
+        """A package's own argument objects (``call(..., known=True)``) that passed their endpoint's
+        check, by endpoint and identity: a replayed reference step brings the same object again
+        (shared by forks; emptied by ``reset`` and past ``_REMEMBERED_ARGUMENTS``)."""
         self.reset()
 
     @classmethod
@@ -149,8 +148,11 @@ class World:
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, tool: str, args: dict[str, Any] | None = None) -> CallResult:
-        """Call a tool of the package: resolve it to its service operation, apply faults, run it."""
+    def call(self, tool: str, args: dict[str, Any] | None = None, known: bool = False) -> CallResult:
+        """Call a tool of the package: resolve it to its service operation, apply faults, run it.
+        ``known``: ``args`` is the package's own data (a reference step's arguments, never changed
+        while the package is verified), so that passing its check once is remembered; any other
+        arguments, an agent's, are checked on every call."""
         args = args if args is not None else {}
         spec = self.tools.get(tool)
         if spec is None:
@@ -161,7 +163,7 @@ class World:
             if fault.tool == tool and fault.on_call <= count < fault.on_call + fault.times:
                 extra = {"retry_after": fault.retry_after} if fault.retry_after is not None else {}
                 return self._log(tool, spec.endpoint, args, _error(fault.status, fault.message, **extra))
-        result = self._dispatch(spec.endpoint, args)
+        result = self._dispatch(spec.endpoint, args, known)
         self.audit.append(AuditEntry(tool, spec.endpoint, args, result.status, result.body))
         return result
 
@@ -174,20 +176,21 @@ class World:
         self.audit.append(AuditEntry(tool, endpoint, args, result.status, result.body))
         return result
 
-    def _dispatch(self, endpoint: str, args: dict[str, Any]) -> CallResult:
+    def _dispatch(self, endpoint: str, args: dict[str, Any], known: bool = False) -> CallResult:
         route = self._routes.get(endpoint, _UNROUTED)
         if route is _UNROUTED:
             found = _route(endpoint)
             route = self._routes[endpoint] = found if found is not None and found.service.name in self.services else None
         if route is not None:
             key = (endpoint, id(args))
-            if key not in self._valid:
+            if not known or key not in self._valid:
                 problem = route.check.problem(args)
                 if problem:
                     return _error(400, problem)
-                if len(self._valid) >= _REMEMBERED_ARGUMENTS:
-                    self._valid.clear()
-                self._valid[key] = args  # kept alive: its id names it alone
+                if known:
+                    if len(self._valid) >= _REMEMBERED_ARGUMENTS:
+                        self._valid.clear()
+                    self._valid[key] = args  # kept alive: its id names it alone
             missing = self._dangling_ref(route, args) if route.refs else None
             if missing:
                 return _error(404, missing)

@@ -435,16 +435,15 @@ def has_wrong_candidates(package: TaskPackage) -> bool:
                 for c in package.checks if c.kind == "answer_matches"]
     if not wanted and not patterns:
         return False
-    asked_of: dict[tuple[type, Any], bool] = {}  # a value's answer: records repeat their values
+    asked_of: dict[tuple[str, ...], bool] = {}  # by the texts a value is written as: records repeat their values
 
     def is_asked(value: Any) -> bool:
-        key = (type(value), value)
-        if key not in asked_of:
-            texts = [str(value)] + ([f"{value:,.2f}"] if isinstance(value, (int, float)) else [])
+        texts = (str(value), f"{value:,.2f}") if isinstance(value, (int, float)) else (str(value),)
+        if texts not in asked_of:
             folded = [t.casefold() for t in texts]
-            asked_of[key] = any(w in t for w in wanted for t in folded) or any(
+            asked_of[texts] = any(w in t for w in wanted for t in folded) or any(
                 p.search(t) for p in patterns for t in texts)
-        return asked_of[key]
+        return asked_of[texts]
 
     for collections in package.initial_state.values():
         for records in collections.values():

@@ -101,7 +101,7 @@ def verify_package(
             notes.append(f"id {package.id} recomputed as {computed}")
         package = package.model_copy(update={"id": computed})
 
-    grader = Grader(package)
+    grader = Grader(package, remember_records=True)  # its trajectories all come from this package's worlds
     findings = tool_findings(package) + unknown_tool_findings(package) + weight_findings(package)
     if not package.has_reference or not package.reference:
         findings += missing_reference_findings(package) + _understanding(package, None, None)

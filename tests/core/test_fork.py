@@ -117,17 +117,22 @@ def test_a_variant_from_a_checkpoint_equals_a_replay_from_scratch(capability: st
 
 
 def test_arguments_are_checked_again_until_they_pass_and_per_endpoint(todo: TaskPackage) -> None:
-    """A world remembers arguments that passed their endpoint's check (a replayed step brings the
-    same object again): bad arguments are refused every time, and passing one endpoint's check
-    says nothing of another's."""
+    """A world remembers the package's own argument objects that passed their endpoint's check (a
+    replayed step brings the same object again): bad arguments are refused every time, passing one
+    endpoint's check says nothing of another's, and an agent's arguments are checked every call,
+    even when the agent changes one dict in place between calls."""
     world = World.from_package(todo)
     bad: dict[str, Any] = {"title": 5}
-    assert [world.call("todo_create_task", bad).status for _ in range(2)] == [400, 400]
+    assert [world.call("todo_create_task", bad, known=True).status for _ in range(2)] == [400, 400]
     args: dict[str, Any] = {"title": "Book the venue"}
-    assert world.call("todo_create_task", args).status == 200
-    assert world.fork().call("todo_create_task", args).status == 200  # forks share what passed
+    assert world.call("todo_create_task", args, known=True).status == 200
+    assert world.fork().call("todo_create_task", args, known=True).status == 200  # forks share what passed
     assert world.call_endpoint("/todo/tasks/update", args).status == 400  # no task_id: not this endpoint's
     assert world.call_endpoint("/calendar/events/create", args).status == 404  # a service not in this world
+    agent: dict[str, Any] = {"title": "Order chairs"}
+    assert world.call("todo_create_task", agent).status == 200
+    agent["title"] = 12345  # an agent's dict, changed in place: checked again
+    assert world.call("todo_create_task", agent).status == 400
 
 
 def test_a_replay_through_the_remembered_paths_is_a_replay_from_scratch() -> None:
@@ -149,5 +154,5 @@ def test_a_world_played_many_episodes_keeps_the_arguments_of_one(todo: TaskPacka
     for episode in range(3):
         world.reset()
         for n in range(5):
-            assert world.call("todo_create_task", {"title": f"Task {episode}.{n}"}).status == 200
+            assert world.call("todo_create_task", {"title": f"Task {episode}.{n}"}, known=True).status == 200
         assert len(world._valid) == 5

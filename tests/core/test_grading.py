@@ -402,7 +402,7 @@ def test_a_record_changed_by_an_update_is_graded_again(package: TaskPackage) -> 
 
     grader = Grader(package.model_copy(update={"checks": [CHECK.validate_python(
         {"id": "c", "kind": "state_count", "weight": 1.0, "collection": "todo.tasks",
-         "where": {"priority": "high"}, "value": 2})]}))
+         "where": {"priority": "high"}, "value": 2})]}), remember_records=True)
     records = with_tasks(task("todo-003", "Order chairs", "high"))["todo"]["tasks"]
     changed = [*records[:2], {**records[2], "priority": "low"}]  # how a world updates: a new record
 
@@ -420,9 +420,24 @@ def test_graders_forget_records_past_their_bound_and_stay_right(package: TaskPac
     monkeypatch.setattr(grading, "_REMEMBERED", 3)
     grader = Grader(package.model_copy(update={"checks": [CHECK.validate_python(
         {"id": "c", "kind": "state_count", "weight": 1.0, "collection": "todo.tasks",
-         "where": {"priority": "high"}, "value": 4})]}))
+         "where": {"priority": "high"}, "value": 4})]}), remember_records=True)
     for round_ in range(3):
         tasks = [task(f"todo-{i:03d}", f"Task {i}", "high" if i % 2 else "low") for i in range(1, 8)]  # 4 high
         assert grader.value(Trajectory(initial_state=INITIAL, final_state={"todo": {"tasks": tasks}})) == 1.0, round_
         tasks[0]["priority"] = "low"  # a new list of new records each round: nothing stale is reused
         assert grader.value(Trajectory(initial_state=INITIAL, final_state={"todo": {"tasks": [dict(t) for t in tasks]}})) == 0.0
+
+
+def test_an_agents_grader_sees_records_changed_in_place(package: TaskPackage) -> None:
+    """Only the verifier's graders remember records: a harness that edits a state in place
+    between gradings (as an RL loop may) gets the grade of the state as it is."""
+    from pipeline.core.grading import Grader
+
+    checks = [CHECK.validate_python({"id": "c", "kind": "state_match", "weight": 1.0, "collection": "todo.tasks",
+                                     "record_id": "todo-002", "expect": {"priority": "high"}})]
+    grader = Grader(package.model_copy(update={"checks": checks}))
+    state = with_tasks()
+    t = Trajectory(initial_state=INITIAL, final_state=state)
+    assert grader.value(t) == 1.0
+    state["todo"]["tasks"][1]["priority"] = "low"
+    assert grader.value(t) == 0.0

@@ -93,3 +93,29 @@ def test_counting_aggregated_records_stops_only_once_the_contract_is_met() -> No
             assert found >= enough if full >= enough else found == full, (package.workflow, enough)
         counted += full >= 2
     assert counted > 5
+
+
+def test_answer_candidates_tell_values_apart_as_they_are_written() -> None:
+    """-0.0 equals 0.0 but is written "-0.0"; 1 equals True but is written "1": a candidate is the
+    text an answer would hold, in whatever order the records come."""
+    import copy
+    import json
+    from pathlib import Path
+
+    base = json.loads((Path(__file__).resolve().parents[2] / "bench/corpus/correct-agents/"
+                       "brittle-todo-priority.clean.json").read_text(encoding="utf-8"))["package"]
+    service = next(iter(base["initial_state"]))
+    collection = next(iter(base["initial_state"][service]))
+
+    def package(amounts: list[Any], wanted: str) -> TaskPackage:
+        data = copy.deepcopy(base)
+        data["initial_state"][service][collection] = [{"id": f"todo-{n:03d}", "amount": a}
+                                                      for n, a in enumerate(amounts, 1)]
+        data["checks"] = [{"id": "a", "kind": "answer_contains", "weight": 1.0, "values": [wanted]}]
+        return TaskPackage.model_validate(data)
+
+    cases = [([0.0, -0.0, 5], "-0.0"), ([-0.0, 0.0, 5], "-0.0"), ([1, 1.0, 2], "1.0"), ([1, True], "1"),
+             ([0.0, -0.0], "-0.0"), ([3, 3], "3")]
+    found = [has_wrong_candidates(package(amounts, wanted)) for amounts, wanted in cases]
+    assert found == [_has_wrong_candidates_plainly(package(amounts, wanted)) for amounts, wanted in cases]
+    assert found == [True, True, True, False, False, False]

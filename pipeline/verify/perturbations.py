@@ -463,12 +463,11 @@ def has_wrong_candidates(package: TaskPackage) -> bool:
 
 def stuffed_answer(package: TaskPackage) -> str:
     """Every value of the initial state, as an answer (numbers also written as amounts)."""
-    values: list[str] = []
+    values: dict[str, None] = {}  # each text once, in the order first met
     for leaf in leaves(package.initial_state):
         if isinstance(leaf, bool) or leaf in (None, ""):
             continue
-        forms = [str(leaf)]
+        values[str(leaf)] = None
         if isinstance(leaf, (int, float)):
-            forms.append(f"{leaf:,.2f}")
-        values += [f for f in forms if f not in values]
+            values[f"{leaf:,.2f}"] = None
     return "; ".join(values)

@@ -21,20 +21,12 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pipeline.testing.processes import synth_imports_openai  # noqa: E402
+
 SYNTH = Path(sys.executable).parent / "synth"
 TARGET_CPU_S = 0.4
-
-IMPORTS_OPENAI = """
-import sys
-sys.argv = ["synth", *sys.argv[1:]]
-from pipeline.cli import main
-try:
-    main()
-except SystemExit:
-    pass
-sys.stderr.write("\\nopenai imported: %s\\n" % ("openai" in sys.modules))
-"""
-
 
 def cpu_seconds(argv: list[str], cwd: Path) -> float:
     """User + system CPU seconds of one run of ``argv`` (a child process)."""
@@ -50,9 +42,7 @@ def median_cpu(argv: list[str], cwd: Path, repeat: int) -> float:
 
 
 def imports_openai(args: list[str], cwd: Path) -> bool:
-    done = subprocess.run([sys.executable, "-c", IMPORTS_OPENAI, *args], cwd=cwd, capture_output=True, text=True,
-                          check=False)
-    return "openai imported: True" in done.stderr
+    return synth_imports_openai(args, cwd)[0]
 
 
 def main() -> None:

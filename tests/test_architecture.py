@@ -3,14 +3,13 @@ the quick commands never import the model client."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 import pipeline
+from pipeline.testing.processes import synth_imports_openai
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT
 
 PACKAGE = REPO_ROOT / "pipeline"
@@ -35,31 +34,17 @@ def test_every_public_name_resolves_and_is_listed() -> None:
         pipeline.no_such_name  # noqa: B018
 
 
-_IMPORTS = """
-import sys
-sys.argv = ["synth", *sys.argv[1:]]
-from pipeline.cli import main
-try:
-    main()
-except SystemExit:
-    pass
-print("openai" in sys.modules)
-"""
-
-
 @pytest.mark.parametrize("args", [["--help"], ["verify", str(EXAMPLES_DIR / "todo-three-items.json")],
                                   ["capabilities", "--json"], ["services", "--json"]])
 def test_quick_commands_do_not_import_the_model_client(args: list[str], tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", _IMPORTS, *args], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=60)
-    assert done.stdout.strip().splitlines()[-1] == "False", done.stderr
+    imported, stderr = synth_imports_openai(args, tmp_path)
+    assert "openai imported: False" in stderr and not imported, stderr
 
 
 def test_a_run_with_a_model_does_import_it(tmp_path: Path) -> None:
     """The check above can fail: a command that needs the client imports it (here it then stops at
     the missing key, before any request)."""
     args = ["run", "-c", "general", "--model", "some-model", "--catalog", str(tmp_path / "c.duckdb")]
-    done = subprocess.run([sys.executable, "-c", _IMPORTS, *args], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=60, env={"PATH": "/usr/bin:/bin"})
-    assert "needs OPENAI_API_KEY" in done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
+    imported, stderr = synth_imports_openai(args, tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert "needs OPENAI_API_KEY" in stderr
+    assert imported, stderr

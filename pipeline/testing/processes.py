@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 
@@ -31,3 +33,24 @@ def alive(pid: int) -> bool:
         return _stat(pid)[0] != "Z"
     except OSError:
         return False
+
+
+_SYNTH_REPORTING_OPENAI = """
+import sys
+sys.argv = ["synth", *sys.argv[1:]]
+from pipeline.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nopenai imported: %s\\n" % ("openai" in sys.modules))
+"""
+
+
+def synth_imports_openai(args: list[str], cwd: Path, env: dict[str, str] | None = None,
+                         timeout: float = 60) -> tuple[bool, str]:
+    """Run ``synth args`` in a fresh Python process; whether it imported the ``openai`` client,
+    and what it wrote to stderr (the report line last)."""
+    done = subprocess.run([sys.executable, "-c", _SYNTH_REPORTING_OPENAI, *args], cwd=cwd, capture_output=True,
+                          text=True, check=False, timeout=timeout, env=env)
+    return done.stderr.rstrip().endswith("openai imported: True"), done.stderr

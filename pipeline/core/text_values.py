@@ -53,6 +53,13 @@ class Mention:
 # --------------------------------------------------------------------------- numbers
 
 _DIGIT = re.compile(r"\d")
+
+
+def has_digit(text: str) -> bool:
+    """Whether ``text`` holds a digit (a character ``\\d`` matches): a cheap test before patterns
+    that only match around one."""
+    return _DIGIT.search(text) is not None
+
 _WORD_RUN = re.compile(r"\w+")
 
 
@@ -102,7 +109,7 @@ _WORD_NUMBER = re.compile(
 def numbers_in(text: str) -> tuple[Mention, ...]:
     """Every number the text states (digits in any of the forms above, and number words)."""
     out: list[Mention] = []
-    for m in _NUMBER.finditer(text) if _DIGIT.search(text) else ():
+    for m in _NUMBER.finditer(text) if has_digit(text) else ():
         raw = m.group("num")
         if _inside_token(text, m.start("num"), m.end("num")):
             continue
@@ -181,7 +188,7 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
         if d is not None:
             out.append(Mention(d.isoformat(), m.start(), m.end(), m.group(0), "date"))
 
-    digits = _DIGIT.search(text) is not None  # the first five forms hold a digit
+    digits = has_digit(text)  # the first five forms hold a digit
     for m in _ISO.finditer(text) if digits else ():
         add(_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m)
     months = digits and _names_a_month(text)
@@ -300,7 +307,7 @@ def _twelve(hour: int, half: str | None) -> int:
 def times_in(text: str) -> tuple[Mention, ...]:
     """Every clock time the text states, as ``HH:MM``."""
     out: list[Mention] = []
-    digits = _DIGIT.search(text) is not None  # clock times and hours hold a digit
+    digits = has_digit(text)  # clock times and hours hold a digit
     for m in _CLOCK.finditer(text) if digits and ":" in text else ():
         hour = _twelve(int(m.group(1)), m.group(3))
         out.append(Mention(f"{hour:02d}:{m.group(2)}", m.start(), m.end(), m.group(0), "time"))

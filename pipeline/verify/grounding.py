@@ -49,6 +49,7 @@ from pipeline.core.services import get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
+    has_digit,
     in_window,
     may_say,
     number_values,
@@ -267,7 +268,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
             if b > a:
                 numbers |= {float(b - a), (b - a) / 60}
     durations: set[int] = set()
-    for m in _DURATION.finditer(text) if _DIGIT.search(text) or may_say(text, _DURATION_WORDS) else ():
+    for m in _DURATION.finditer(text) if has_digit(text) or may_say(text, _DURATION_WORDS) else ():
         said = m.group(1).casefold()  # "An hour", "One minute": the pattern ignores case
         amount = 1 if said in ("an", "a", "one") else 0.5 if said == "half an" else float(said)
         durations.add(int(amount * (60 if m.group(2).casefold().startswith("h") else 1)))
@@ -280,7 +281,6 @@ _UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h")
 _DURATION_WORDS = frozenset([*_UNITS, *(f"{amount}{unit}" for amount in ("a", "an", "one") for unit in _UNITS)])
 """A duration without digits holds one of these whole words: its unit ("an hour"), or its unit
 glued to its amount ("anhour")."""
-_DIGIT = re.compile(r"\d")
 _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+")
 
 

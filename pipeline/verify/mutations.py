@@ -19,7 +19,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
 | ``guess_facts`` | never asks; guesses each hidden fact | < pass | ``clarification_unnecessary`` |
 
-Only grounded values are perturbed (see ``perturbations.alternatives``): values the agent may
+Only grounded values are perturbed (see ``perturbations.Alternatives``): values the agent may
 choose freely must not be pinned, so changing them proves nothing. Read-only lookups are never
 dropped: an agent may find data another way. When bulk work repeats one argument of one tool over
 many steps, its first and last occurrences are perturbed. When the reference itself misses full
@@ -310,7 +310,7 @@ def _path(key: str, pos: int | None) -> str:
 
 
 def _alternatives_key(value: Any, schema: dict[str, Any] | None) -> tuple[Any, ...] | None:
-    """What ``perturbations.alternatives`` of ``value`` depends on besides the package (the value,
+    """What ``perturbations.Alternatives`` of ``value`` depends on besides the package (the value,
     its type, and the enum of its schema), when that is hashable; else None."""
     enum = (schema or {}).get("enum") or []
     if isinstance(value, (dict, list)) or any(isinstance(e, (dict, list)) for e in enum):

@@ -1,6 +1,6 @@
 """Wrong values a plausible agent would use: the raw material of the mutation tests.
 
-- ``alternatives``: for an argument the request grounds, the other values a careless agent would
+- ``Alternatives``: for an argument the request grounds, the other values a careless agent would
   write: the most confusable other record (same first name, same company, same department, an
   adjacent date ...), a date a day later, a time an hour later, another enum value, a stated
   number off by one or by a factor of ten (``five`` ordered as 50).
@@ -26,6 +26,7 @@ from pipeline.core.text_values import (
     MONTHS,
     WEEKDAYS,
     date_values,
+    has_digit,
     has_word,
     may_say,
     number_values,
@@ -135,19 +136,14 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
     return out
 
 
-def alternatives(package: TaskPackage, value: Any, schema: dict[str, Any] | None) -> list[Any]:
-    """Other valid values a careless agent would write instead of ``value``, the most plausible
-    first, when the request (or a fact) grounds ``value``: a record of the state it identifies, a
-    date or time it states, an enum value it names, a number it states in any form. Empty for
-    values the agent chooses freely (they must not be pinned, so changing them proves nothing).
-    (``Alternatives`` gives the same for many values of one package, faster.)"""
-    return Alternatives(package)(value, schema)
-
-
 class Alternatives:
-    """``alternatives`` of the values of one package, with what it reads of the package (what the
-    agent is told, the records by their identifying fields, the addresses the state mentions)
-    gathered once."""
+    """``Alternatives(package)(value, schema)``: other valid values a careless agent would write
+    instead of ``value``, the most plausible first, when the request (or a fact) grounds
+    ``value``: a record of the state it identifies, a date or time it states, an enum value it
+    names, a number it states in any form. Empty for values the agent chooses freely (they must
+    not be pinned, so changing them proves nothing). What it reads of the package (what the agent
+    is told, the records by their identifying fields, the addresses the state mentions) is
+    gathered once, for all the package's values."""
 
     def __init__(self, package: TaskPackage) -> None:
         self.package = package
@@ -398,14 +394,14 @@ _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), ke
 
 def _swap(text: str) -> str:
     out = text
-    if _DIGIT.search(out):  # dates, days of a month, clock times, counts and amounts hold digits
+    if has_digit(out):  # dates, days of a month, clock times, counts and amounts hold digits
         out = _SWAP_ISO.sub(lambda m: _shift_date(m.group(1), 1) or m.group(1), out)
         out = _SWAP_DAY.sub(lambda m: f"{m.group(1)}{int(m.group(2)) % 28 + 1}" if m.group(1)
                             else f"{int(m.group(3)) % 28 + 1}{m.group(4)}", out)
         out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}", out)
     if may_say(out, _WEEKDAY_WORDS):
         out = _SWAP_WEEKDAY.sub(lambda m: WEEKDAYS[(WEEKDAYS.index(m.group(1).casefold()) + 1) % 7].capitalize(), out)
-    if _DIGIT.search(out):
+    if has_digit(out):
         out = _SWAP_COUNT.sub(lambda m: str(int(m.group(1)) + 1), out)
         out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}", out)
     if may_say(out, _SWAPPED_NUMBER_WORDS):
@@ -416,7 +412,6 @@ def _swap(text: str) -> str:
     return out
 
 
-_DIGIT = re.compile(r"\d")
 _WEEKDAY_WORDS = frozenset(WEEKDAYS)
 _SWAPPED_NUMBER_WORDS = frozenset(w for w in _NUMBER_WORDS if w != "one")
 _VERDICT_WORDS = frozenset(phrase.split()[0] for phrase in ANTONYMS)  # "on track" holds the whole word "on"

@@ -79,7 +79,7 @@ def build(path: Path, rows: int, workdir: Path) -> float:
         con.execute("BEGIN TRANSACTION")
         for run in range(first, last + 1):
             con.execute(_INSERT_RUN, {"run": run, "count": min(RUN_ROWS, rows - (run - 1) * RUN_ROWS)})
-        con.execute("""INSERT INTO findings SELECT row_id, 0, pick(c, row_id), 'bench finding', NULL, NULL, '{}'
+        con.execute("""INSERT INTO findings (package_row, n, code, message, step, check_id, detail) SELECT row_id, 0, pick(c, row_id), 'bench finding', NULL, NULL, '{}'
                        FROM packages, words WHERE run BETWEEN ? AND ? AND status = 'rejected'""", [first, last])
         con.execute("""INSERT INTO llm_calls SELECT row_id, run, slot, attempt, 0, 'bench-model',
                        1500 + hash(row_id) % 500, 800 + hash(row_id) % 400, 2.5, 'ok', NULL

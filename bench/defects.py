@@ -1,16 +1,12 @@
-"""Detection matrix: the realistic corpus by defect family, then every known defect seeded into
-clean offline packages.
+"""Detection matrix: every known defect seeded into clean offline packages.
 
-    python bench/defects.py [--per-template 4] [--seed 7] [--corpus bench/corpus]
+    python bench/defects.py [--per-template 4] [--seed 7]
 
-**Corpus** (``bench/corpus/<set>/*.json``, each ``{family, defect, description, package}``): hand-
-written packages with exactly one defect each, and their clean twins (``defect: null``). Per
-family: defective packages caught (rejected at all), caught with the right code, and clean ones
-wrongly rejected; then every miss and false rejection with its findings.
+(The hand-written corpus, by set, family and code, is ``bench/precision.py``.)
 
-**Seeded** defects:
-
-A defect counts as detected when its reason code is among the verdict's codes. ``nondeterministic``
+A defect counts as detected when its reason code is among the verdict's refusal codes; for
+``evidence_truncated`` (about the training export), when the verdict marks the package not
+``sft_ready`` with it. ``nondeterministic``
 is seeded by running the reference in a world whose clock leaks wall time; ``duplicate_package``
 by verifying each clean package again against an index that already holds it; ``schema_invalid``
 by corrupting a check kind. The clock leak is only counted as seeded where it is observable (the
@@ -20,7 +16,6 @@ reference writes a timestamp).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -32,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.core.codes import Code  # noqa: E402
 from pipeline.core.episode import execute  # noqa: E402
+from pipeline.core.outcomes import Verdict  # noqa: E402
 from pipeline.core.world import World  # noqa: E402
 from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
 from pipeline.generate.offline import generate_package  # noqa: E402
@@ -40,47 +36,11 @@ from pipeline.verify.dedup import MemoryDedup  # noqa: E402
 from pipeline.verify.verifier import verify_package  # noqa: E402
 
 
-def corpus(root: Path) -> None:
-    """Print the corpus table (see the module docstring)."""
-    stats: dict[str, list[int]] = {}  # family -> [defective, caught, right code, clean, wrongly rejected]
-    notes: list[str] = []
-    cases = sorted(root.rglob("*.json"))
-    for path in cases:
-        case = json.loads(path.read_text(encoding="utf-8"))
-        verdict = verify_package(case["package"])
-        row = stats.setdefault(case["family"], [0, 0, 0, 0, 0])
-        name = path.relative_to(root)
-        if case["defect"]:
-            row[0] += 1
-            row[1] += not verdict.accepted
-            row[2] += case["defect"] in verdict.codes
-            if case["defect"] not in verdict.codes:
-                notes.append(f"  missed {name}: wants {case['defect']}, got {verdict.codes}")
-        else:
-            row[3] += 1
-            row[4] += not verdict.accepted
-            if not verdict.accepted:
-                notes.append(f"  wrongly rejected {name}: {[f.message[:160] for f in verdict.findings[:2]]}")
-    print(f"corpus: {len(cases)} packages in {root}")
-    print(f"{'family':28}{'caught':>12}{'right code':>12}{'clean wrongly rejected':>24}")
-    total = [0, 0, 0, 0, 0]
-    for family, (d, c, r, cl, fr) in sorted(stats.items()):
-        print(f"{family:28}{f'{c}/{d}':>12}{f'{r}/{d}':>12}{f'{fr}/{cl}':>24}")
-        total = [t + x for t, x in zip(total, (d, c, r, cl, fr), strict=True)]
-    d, c, r, cl, fr = total
-    print(f"{'all':28}{f'{c}/{d}':>12}{f'{r}/{d}':>12}{f'{fr}/{cl}':>24}")
-    print("\n".join(notes) or "  no misses, no false rejections")
-    print()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-template", type=int, default=4, help="clean packages per workflow template")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parent / "corpus",
-                        help="folder of the realistic corpus")
     args = parser.parse_args()
-    corpus(args.corpus)
 
     clean = [generate_package(cap.name, tpl.name, args.seed, slot)
              for cap in taxonomy().values() for tpl in cap.templates for slot in range(args.per_template)]
@@ -96,7 +56,7 @@ def main() -> None:
             if broken is None:
                 continue
             seeded[name] += 1
-            detected[name] += name in verify_package(broken).codes
+            detected[name] += _detected(name, verify_package(broken))
         data = package.model_dump(mode="json")
         data["checks"][0]["kind"] = "state_cnt"
         seeded["schema_invalid"] += 1
@@ -124,6 +84,12 @@ def main() -> None:
         print(f"    {cap}/{workflow}: {codes}")
     print(f"codes never seeded: {[c.value for c in Code if not seeded[c.value]] or 'none'}")
     print(f"elapsed {elapsed:.1f} s")
+
+
+def _detected(code: str, verdict: Verdict) -> bool:
+    if code == Code.EVIDENCE_TRUNCATED.value:
+        return any(f.code == code for f in verdict.sft)
+    return code in verdict.codes
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import pytest
 
 from pipeline.catalog.store import Catalog
 from pipeline.cli import main
+from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import TaskPackage, load_package
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +79,22 @@ def todo_doc() -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- catalogs
+
+
+def holding_witness(agent: str = "wrong", score: float = 1.0, threshold: float = 0.75) -> Witness:
+    """A witness (made up, not replayed: two actions) that holds with the defaults: a wrong agent
+    at or above its threshold."""
+    return Witness(agent=agent, name="drop_write", claim="skips the write the request asks for", score=score,
+                   threshold=threshold, actions=[{"type": "tool_call", "name": "todo_list_tasks", "arguments": {}},
+                                                 {"type": "answer", "text": "Done."}])
+
+
+def refusal(code: Code, message: str | None = None, **fields: Any) -> Finding:
+    """A finding of ``code`` that refuses the package in ``Verdict.build``: a witnessed code gets a
+    witness that holds (``holding_witness``). ``fields``: the finding's other fields."""
+    if BASIS[code] is Basis.WITNESSED:
+        fields.setdefault("witness", holding_witness())
+    return Finding(code=code, message=message or f"{code.value} found", **fields)
 
 
 def load_examples() -> list[TaskPackage]:

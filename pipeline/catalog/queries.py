@@ -1,7 +1,7 @@
 """Curation queries over an open catalog connection, and the typed results they return.
 
 Each function reads the curation views (``summary``, ``repair_rate``, ``rejection_counts``,
-``slot_outcomes``) defined in ``pipeline/catalog/schema.py``; none writes.
+``review_counts``, ``slot_outcomes``) defined in ``pipeline/catalog/schema.py``; none writes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from pipeline.core.codes import DESCRIPTIONS, Code
-from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, FailureCode, LLMCall
+from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, FailureCode, Kind, LLMCall, Witness
 
 # --------------------------------------------------------------------------- result models
 
@@ -83,11 +83,22 @@ class RepairRow(BaseModel):
 
 
 class RejectionCount(BaseModel):
-    """How many rejected rows carry ``code`` (``packages``) and how many findings have it."""
+    """How many rejected rows carry ``code`` as a refusal (``packages``) and how many refusals have it."""
 
     code: str
     packages: int
     findings: int
+    description: str
+
+
+class ReviewCount(BaseModel):
+    """How many rows carry ``code`` as a review note (``packages``; ``accepted`` of them accepted)
+    and how many review notes have it (``notes``)."""
+
+    code: str
+    packages: int
+    accepted: int
+    notes: int
     description: str
 
 
@@ -107,16 +118,28 @@ class CatalogStats(BaseModel):
     by_workflow: list[SummaryRow]
     repairs: list[RepairRow]
     rejections: list[RejectionCount]
+    review: list[ReviewCount] = Field(default_factory=list)
+    """Review notes per code (never refusals)."""
+    accepted_sft_ready: int = 0
+    """Accepted rows whose reference keeps its evidence under the SFT policy of their run."""
+    accepted_not_sft_ready: int = 0
+    """Accepted rows whose reference loses evidence under it (left out of ``synth export --format sft``)."""
+    accepted_sft_unknown: int = 0
+    """Accepted rows recorded before schema 3, whose verdict did not say."""
 
 
 class FindingRecord(BaseModel):
-    """A stored finding; ``code`` is a verifier ``Code`` or a generation-failure code."""
+    """A stored finding; ``code`` is a verifier ``Code`` or a generation-failure code. ``kind``
+    says where it stands: a ``refusal`` (a generation failure is one), a ``review`` note, or an
+    ``sft`` loss; ``witness`` is the trajectory that proves it, if it has one."""
 
     code: str
     message: str
     step: int | None = None
     check_id: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+    kind: Kind = "refusal"
+    witness: Witness | None = None
 
 
 class PackageRecord(BaseModel):
@@ -144,6 +167,11 @@ class PackageRecord(BaseModel):
     created: datetime
     package: dict[str, Any] | None
     injected_defect: str | None = None
+    sft_ready: bool | None = None
+    """Whether the reference keeps its evidence under the SFT policy; None when no verdict says
+    (a generation failure, a row recorded before schema 3)."""
+    review_codes: list[str] = Field(default_factory=list)
+    """The distinct codes of the row's review notes."""
     findings: list[FindingRecord]
     llm_calls: list[LLMCall]
 
@@ -247,7 +275,8 @@ def failed_slots(con: duckdb.DuckDBPyConnection, run_id: int | None, reason: str
         params.append(run_id)
     if reason is not None:
         where.append("EXISTS (SELECT 1 FROM packages p JOIN findings f ON f.package_row = p.row_id "
-                     "WHERE p.run = o.run AND p.slot = o.slot AND p.attempt = o.attempts AND f.code = ?)")
+                     "WHERE p.run = o.run AND p.slot = o.slot AND p.attempt = o.attempts AND f.code = ? "
+                     "AND f.kind = 'refusal')")
         params.append(reason)
     sql = f"SELECT o.run, o.slot FROM slot_outcomes o WHERE {' AND '.join(where)} ORDER BY o.run, o.slot"
     if limit is not None:
@@ -260,8 +289,15 @@ def failed_slots(con: duckdb.DuckDBPyConnection, run_id: int | None, reason: str
 
 
 def rejections(con: duckdb.DuckDBPyConnection) -> list[RejectionCount]:
+    """Refusal codes of rejected rows, most frequent first (review notes and SFT losses are not rejections)."""
     return [RejectionCount(**r, description=describe_code(r["code"]))
             for r in _dicts(con.execute("SELECT * FROM rejection_counts"))]
+
+
+def review_counts(con: duckdb.DuckDBPyConnection) -> list[ReviewCount]:
+    """Review-note codes of every row, most frequent first."""
+    return [ReviewCount(**r, description=describe_code(r["code"]))
+            for r in _dicts(con.execute("SELECT * FROM review_counts"))]
 
 
 def stats(con: duckdb.DuckDBPyConnection) -> CatalogStats:
@@ -276,34 +312,43 @@ def stats(con: duckdb.DuckDBPyConnection) -> CatalogStats:
     rejected = sum(r.rejected for r in by_workflow)
     first_rejected = sum(r.first_rejected for r in repairs)
     repaired = sum(r.repaired for r in repairs)
+    sft = _dicts(con.execute(
+        "SELECT count(*) FILTER (WHERE sft_ready) AS ready, count(*) FILTER (WHERE NOT sft_ready) AS not_ready, "
+        "count(*) FILTER (WHERE sft_ready IS NULL) AS unknown FROM packages WHERE status = 'accepted'"
+    ))[0]
     return CatalogStats(
         runs=scalar(con.execute("SELECT count(*) FROM runs")), packages=accepted + rejected, accepted=accepted, rejected=rejected,
         acceptance_rate=_rate(accepted, accepted + rejected),
         first_rejected=first_rejected, repaired=repaired, repair_rate=_rate(repaired, first_rejected),
         llm_calls=calls["n"], prompt_tokens=int(calls["prompt"]), completion_tokens=int(calls["completion"]),
         llm_latency_s=float(calls["latency"]),
-        by_workflow=by_workflow, repairs=repairs, rejections=rejections(con),
+        by_workflow=by_workflow, repairs=repairs, rejections=rejections(con), review=review_counts(con),
+        accepted_sft_ready=sft["ready"], accepted_not_sft_ready=sft["not_ready"], accepted_sft_unknown=sft["unknown"],
     )
 
 
 def show(con: duckdb.DuckDBPyConnection, key: str) -> list[PackageRecord]:
-    """The rows whose package id is ``key``, or the row numbered ``key`` when it is all digits."""
+    """The rows whose package id is ``key``, or the row numbered ``key`` when it is all digits; each
+    with its findings (every kind, in verdict order: refusals, review notes, SFT losses) and LLM calls."""
     column = "row_id" if key.isdigit() else "id"
     rows = _dicts(con.execute(f"SELECT * FROM packages WHERE {column} = ? ORDER BY row_id",
                               [int(key) if key.isdigit() else key]))
     records = []
     for row in rows:
         findings = _dicts(con.execute(
-            "SELECT code, message, step, check_id, detail FROM findings WHERE package_row = ? ORDER BY n",
-            [row["row_id"]],
+            "SELECT code, message, step, check_id, detail, kind, witness FROM findings WHERE package_row = ? "
+            "ORDER BY n", [row["row_id"]],
         ))
         calls = _dicts(con.execute(
             "SELECT model, prompt_tokens, completion_tokens, latency_s, status, error FROM llm_calls "
             "WHERE package_row = ? ORDER BY n", [row["row_id"]],
         ))
         records.append(PackageRecord(
-            **{**row, "package": json.loads(row["package"]) if row["package"] else None},
-            findings=[FindingRecord(**{**f, "detail": json.loads(f["detail"])}) for f in findings],
+            **{**row, "package": json.loads(row["package"]) if row["package"] else None,
+               "review_codes": row.get("review_codes") or []},
+            findings=[FindingRecord(**{**f, "detail": json.loads(f["detail"]), "kind": f["kind"] or "refusal",
+                                       "witness": json.loads(f["witness"]) if f["witness"] else None})
+                      for f in findings],
             llm_calls=[LLMCall.model_validate(c) for c in calls],
         ))
     return records

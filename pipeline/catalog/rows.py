@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.catalog.connect import first_line
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.redact import mask_credentials
-from pipeline.core.outcomes import Failure, LLMCall, Verdict
+from pipeline.core.outcomes import Failure, Finding, Kind, LLMCall, Verdict
 from pipeline.core.package import AskStep, TaskPackage, near_key
 
 
@@ -47,12 +47,13 @@ def prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     if row.failure is None:
         raise ValueError("record needs a package with its verdict, or the failure that left none")
     return (_failure_columns(row.capability, row.workflow),
-            [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}")])
+            [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}", "refusal", None)])
 
 
 _ROW_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
                 "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "run", "slot",
-                "attempt", "parent", "generator", "created", "injected_defect")
+                "attempt", "parent", "generator", "created", "injected_defect", "sft_ready", "review_codes")
+_FINDING_COLUMNS = ("package_row", "n", "code", "message", "step", "check_id", "detail", "kind", "witness")
 
 
 def _values(count: int, width: int) -> str:
@@ -88,8 +89,8 @@ def insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[AttemptR
     findings = [[row_id, n, *finding] for row_id, (_, found) in zip(ids, prepared, strict=True)
                 for n, finding in enumerate(found)]
     if findings:
-        con.execute("INSERT INTO findings (package_row, n, code, message, step, check_id, detail) VALUES "
-                    + _values(len(findings), 7), [v for f in findings for v in f])
+        con.execute(f"INSERT INTO findings ({', '.join(_FINDING_COLUMNS)}) VALUES "
+                    + _values(len(findings), len(_FINDING_COLUMNS)), [v for f in findings for v in f])
     calls = [[row_id, row.run_id, row.slot, row.attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
               c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
              for row_id, row in zip(ids, rows, strict=True) for n, c in enumerate(row.llm_calls)]
@@ -117,13 +118,25 @@ def _package_columns(package: TaskPackage, verdict: Verdict, near: str | None = 
         "near_key": near or near_key(package),
         "package": stored.to_json(),
         "verifier_version": verdict.verifier_version,
+        "sft_ready": verdict.sft_ready,
+        "review_codes": verdict.review_codes,
     }
 
 
 def _failure_columns(capability: str | None, workflow: str | None) -> dict[str, Any]:
-    return {"id": None, "capability": capability, "workflow": workflow, "status": "rejected"}
+    return {"id": None, "capability": capability, "workflow": workflow, "status": "rejected", "review_codes": []}
 
 
-def _findings(verdict: Verdict) -> list[tuple[str, str, int | None, str | None, str]]:
-    return [(f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str))
-            for f in verdict.findings]
+def _by_kind(verdict: Verdict) -> list[tuple[Kind, Finding]]:
+    """Every finding of ``verdict`` once, with where it stands: its refusals, then its review notes,
+    then its SFT losses that did not refuse it (with ``require_sft`` a loss is among the refusals,
+    and stored as one)."""
+    refusals: list[tuple[Kind, Finding]] = [("refusal", f) for f in verdict.findings]
+    return (refusals + [("review", f) for f in verdict.review]
+            + [("sft", f) for f in verdict.sft if f not in verdict.findings])
+
+
+def _findings(verdict: Verdict) -> list[tuple[Any, ...]]:
+    return [(f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str), kind,
+             None if f.witness is None else f.witness.model_dump_json())
+            for kind, f in _by_kind(verdict)]

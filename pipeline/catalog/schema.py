@@ -124,10 +124,37 @@ _V1_VIEWS = (
         ORDER BY capability, workflow""",
 )
 
+_V3_VERDICTS = (
+    "ALTER TABLE findings ADD COLUMN kind VARCHAR DEFAULT 'refusal'",
+    "ALTER TABLE findings ADD COLUMN witness JSON",
+    "ALTER TABLE packages ADD COLUMN sft_ready BOOLEAN",
+    "ALTER TABLE packages ADD COLUMN review_codes VARCHAR[] DEFAULT []",
+    """CREATE OR REPLACE VIEW rejection_counts AS
+        SELECT f.code, count(DISTINCT f.package_row) AS packages, count(*) AS findings
+        FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row
+        WHERE p.status = 'rejected' AND f.kind = 'refusal'
+        GROUP BY f.code
+        ORDER BY packages DESC, f.code""",
+    """CREATE VIEW review_counts AS
+        SELECT f.code, count(DISTINCT f.package_row) AS packages,
+               count(DISTINCT f.package_row) FILTER (WHERE p.status = 'accepted') AS accepted,
+               count(*) AS notes
+        FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row
+        WHERE f.kind = 'review'
+        GROUP BY f.code
+        ORDER BY packages DESC, f.code""",
+)
+"""Schema 3, verdicts of verifier version 3: each finding's ``kind`` (``refusal``, ``review`` or
+``sft``; rows stored before are refusals) and ``witness``; each row's ``sft_ready`` (NULL where no
+verdict says: a generation failure, or a row stored before) and ``review_codes`` (``[]`` before);
+``rejection_counts`` counts refusals only, ``review_counts`` the review notes."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
               ("ALTER TABLE packages ADD COLUMN injected_defect VARCHAR",)),
+    Migration(3, "findings.kind and findings.witness; packages.sft_ready and packages.review_codes; "
+                 "rejection_counts counts refusals only; review_counts", _V3_VERDICTS),
 ]
 
 

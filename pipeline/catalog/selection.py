@@ -4,7 +4,8 @@
 read it, either with DuckDB itself (``COPY`` over ``sql``) or row by row (``records``,
 ``packages``). The columns (Hugging Face ``datasets``-ready): ``id``, ``capability``, ``workflow``,
 ``difficulty``, ``services`` (list of strings), ``request`` (text), ``score`` and ``package``
-(the full package as JSON).
+(the full package as JSON). The SFT export also reads what each row's verdict says of its training
+sample (``sft_rows``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,20 @@ PACKAGE_ID = re.compile(r"pkg-[0-9a-f]{16}")
 EXPORT_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "request", "score", "package")
 StatusFilter = Literal["accepted", "rejected", "all"]
 
+_SFT_COLUMNS = ("package", "sft_ready", "(SELECT r.parameters FROM runs AS r WHERE r.id = packages.run)")
+
+
+@dataclass(frozen=True)
+class StoredSft:
+    """What the catalog holds about one row's SFT sample: ``sft_ready`` as its verdict said (None
+    when no verdict says: a row recorded before schema 3), and the truncation policy it was judged
+    under, ``obs_limit`` and ``sample_budget`` from its run's parameters (None when the run does not
+    record them, e.g. a catalog written by hand)."""
+
+    sft_ready: bool | None
+    obs_limit: int | None
+    sample_budget: int | None
+
 
 def check_package_id(value: object, where: str) -> str:
     """``value`` if it is a package id (``PACKAGE_ID``), else ``CatalogError`` naming ``where`` it came from."""
@@ -47,24 +62,46 @@ class Selection:
     con: duckdb.DuckDBPyConnection
     sql: str
     on_row: Callable[[int], None] | None = field(default=None, compare=False)
+    sft_sql: str | None = field(default=None, compare=False)
+    """The same rows in the same order, with the columns ``sft_rows`` reads."""
 
     def count(self) -> int:
         """How many rows the selection holds."""
         row = self.con.execute(f"SELECT count(*) FROM ({self.sql})").fetchone()
         return int(row[0]) if row else 0
 
-    def records(self, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
-        """The rows as dicts, ``package`` parsed into a dict (None for a generation failure)."""
-        cursor = self.con.execute(self.sql)
+    def _rows(self, sql: str, batch_size: int) -> Iterator[tuple[Any, ...]]:
+        cursor = self.con.execute(sql)
         done = 0
         while batch := cursor.fetchmany(batch_size):
             for row in batch:
-                record = dict(zip(EXPORT_COLUMNS, row, strict=True))
-                record["package"] = json.loads(record["package"]) if record["package"] else None
-                yield record
+                yield row
                 done += 1
                 if self.on_row is not None:
                     self.on_row(done)
+
+    def records(self, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
+        """The rows as dicts, ``package`` parsed into a dict (None for a generation failure)."""
+        for row in self._rows(self.sql, batch_size):
+            record = dict(zip(EXPORT_COLUMNS, row, strict=True))
+            record["package"] = json.loads(record["package"]) if record["package"] else None
+            yield record
+
+    def sft_rows(self, batch_size: int = 1000) -> Iterator[tuple[TaskPackage, StoredSft]]:
+        """The selected packages, parsed as ``packages`` parses them, each with what its row says of
+        its SFT sample. Rows without a package are skipped."""
+        from pipeline.core.package import load_package
+
+        if self.sft_sql is None:
+            raise ValueError("this selection was made without sft_sql; use Catalog.selection")
+        for package_json, sft_ready, parameters in self._rows(self.sft_sql, batch_size):
+            if package_json is None:
+                continue
+            package = load_package(json.loads(package_json))
+            check_package_id(package.id, f"catalog row of package {package.id!r}")
+            params = json.loads(parameters) if parameters else {}
+            yield package, StoredSft(sft_ready=sft_ready, obs_limit=_int_or_none(params.get("obs_limit")),
+                                     sample_budget=_int_or_none(params.get("sample_budget")))
 
     def packages(self) -> Iterator[TaskPackage]:
         """The selected packages, parsed (rows without a package are skipped). A package whose
@@ -78,13 +115,23 @@ class Selection:
                 yield package
 
 
-def selection_sql(status: StatusFilter, where: str | None) -> str:
-    """SELECT of the export columns from ``packages`` rows with ``status`` (unless ``all``) for
-    which ``where`` (one SQL boolean over ``packages`` columns) holds, ordered by row."""
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def selection_sql(status: StatusFilter, where: str | None, columns: tuple[str, ...] = EXPORT_COLUMNS) -> str:
+    """SELECT of ``columns`` (the export columns by default) from ``packages`` rows with ``status``
+    (unless ``all``) for which ``where`` (one SQL boolean over ``packages`` columns) holds, ordered by row."""
     if status not in get_args(StatusFilter):
         raise CatalogError(f"unknown status filter {status!r}; choose one of: {', '.join(get_args(StatusFilter))}")
     conditions = [] if status == "all" else [f"status = '{status}'"]
     if where is not None:
         conditions.append(f"(\n{parse_where(where)}\n)")  # line breaks: a trailing `--` comments nothing out
     clause = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    return f"SELECT {', '.join(EXPORT_COLUMNS)} FROM packages{clause} ORDER BY row_id"
+    return f"SELECT {', '.join(columns)} FROM packages{clause} ORDER BY row_id"
+
+
+def sft_selection_sql(status: StatusFilter, where: str | None) -> str:
+    """``selection_sql`` of the columns ``Selection.sft_rows`` reads: the package, its row's
+    ``sft_ready`` and its run's parameters."""
+    return selection_sql(status, where, _SFT_COLUMNS)

@@ -33,6 +33,7 @@ from pipeline.catalog.queries import (
     PackageRecord,
     QueryResult,
     RejectionCount,
+    ReviewCount,
     RunCounts,
     RunInfo,
     SlotState,
@@ -40,7 +41,7 @@ from pipeline.catalog.queries import (
 )
 from pipeline.catalog.redact import strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
-from pipeline.catalog.selection import Selection, StatusFilter, selection_sql
+from pipeline.catalog.selection import Selection, StatusFilter, selection_sql, sft_selection_sql
 from pipeline.core.outcomes import Failure, LLMCall, Verdict
 from pipeline.core.paths import DEFAULT_CATALOG
 
@@ -311,12 +312,19 @@ class Catalog:
             return queries.stats(con)
 
     def rejections(self) -> list[RejectionCount]:
+        """Refusal codes of rejected rows (``rejection_counts``), most frequent first."""
         with self._connection() as con:
             return queries.rejections(con)
 
+    def reviews(self) -> list[ReviewCount]:
+        """Review-note codes (``review_counts``), most frequent first: never refusals."""
+        with self._connection() as con:
+            return queries.review_counts(con)
+
     def show(self, key: str) -> list[PackageRecord]:
         """Rows for package id ``key`` (several when it was rejected as a duplicate elsewhere), or the
-        row numbered ``key``; each with its findings and LLM calls."""
+        row numbered ``key``; each with its findings (refusals, review notes and SFT losses, each with
+        its ``kind`` and ``witness``) and LLM calls."""
         with self._connection() as con:
             return queries.show(con, key)
 
@@ -358,10 +366,10 @@ class Catalog:
         ``where`` reads nothing but the catalog; ``writable`` is the one file DuckDB may write (an
         export's ``COPY`` target). ``CatalogError`` for an unknown status or a bad ``where``.
         """
-        sql = selection_sql(status, where)
+        sql, sft_sql = selection_sql(status, where), sft_selection_sql(status, where)
         with self._connection(Access.SANDBOX, writable=writable) as con:
             try:
-                yield Selection(con, sql)
+                yield Selection(con, sql, sft_sql=sft_sql)
             except duckdb.BinderException as exc:
                 columns = [row[0] for row in con.execute("DESCRIBE packages").fetchall()]
                 raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "

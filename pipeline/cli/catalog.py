@@ -18,7 +18,15 @@ from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
 
 if TYPE_CHECKING:
-    from pipeline.catalog.queries import CatalogStats, PackageRecord, QueryResult, RejectionCount, RunCounts
+    from pipeline.catalog.queries import (
+        CatalogStats,
+        FindingRecord,
+        PackageRecord,
+        QueryResult,
+        RejectionCount,
+        ReviewCount,
+        RunCounts,
+    )
     from pipeline.catalog.store import Catalog
     from pipeline.interop.export import ExportSummary
 
@@ -54,7 +62,8 @@ def _cell(value: Any, none: str = "-") -> str:
 
 @catalog_app.command()
 def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Totals, acceptance and repair rates per capability and workflow, top rejection codes."""
+    """Totals, acceptance and repair rates per capability and workflow, top rejection codes, review
+    notes per code, and how many accepted packages are sft_ready."""
     result = _reader(catalog).stats()
     if as_json:
         emit_json(result.model_dump(mode="json"))
@@ -72,6 +81,11 @@ def print_stats(result: CatalogStats) -> None:
         f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted); repairs: {repairs}; LLM: {llm}",
         markup=False, highlight=False,
     )
+    unknown = (f"; {result.accepted_sft_unknown:,} recorded before sft_ready was (checked at export)"
+               if result.accepted_sft_unknown else "")
+    console.print(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
+                  f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}",
+                  markup=False, highlight=False)
     table = Table(title="by capability and workflow")
     for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
         table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
@@ -90,6 +104,17 @@ def print_stats(result: CatalogStats) -> None:
         console.print(table)
     if result.rejections:
         print_rejections(result.rejections, title="rejection codes")
+    if result.review:
+        print_reviews(result.review)
+
+
+def print_reviews(rows: list[ReviewCount]) -> None:
+    table = Table(title="review notes (never refusals): readings no witness proves")
+    for col in ("code", "packages", "accepted", "notes", "what it flags"):
+        table.add_column(col, justify="right" if col in ("packages", "accepted", "notes") else "left")
+    for r in rows:
+        table.add_row(_cell(r.code), f"{r.packages:,}", f"{r.accepted:,}", f"{r.notes:,}", _cell(r.description))
+    console.print(table)
 
 
 # --------------------------------------------------------------------------- rejections
@@ -184,38 +209,84 @@ def print_runs(rows: list[RunCounts]) -> None:
 @catalog_app.command()
 def show(
     key: str = typer.Argument(..., help="A package id (pkg-...) or a catalog row number."),
+    package_out: Path = typer.Option(None, "--package-out", metavar="FILE", show_default=False,
+                                     help="Also write the package to FILE, a package file for `synth play` "
+                                          "(replay a witness with `synth play FILE --witness ...`)."),
     catalog: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Every row of one package (or one row): verdict, findings, LLM calls; the package with --json."""
+    """Every row of one package (or one row): verdict, refusals, review notes, SFT losses with their
+    witnesses, LLM calls; the package with --json. Each row with a witnessed refusal says how to replay it."""
     from pipeline.catalog.errors import CatalogError
 
     records = _reader(catalog).show(key)
     if not records:
         raise CatalogError(f"no package id or row {key!r} in {catalog}; "
                            "`synth catalog query \"SELECT row_id, id FROM packages\"` lists them")
+    if package_out is not None:
+        write_package(records, package_out)
     if as_json:
         emit_json([r.model_dump(mode="json") for r in records])
         return
     for record in records:
-        print_record(record)
+        print_record(record, catalog)
+    if package_out is not None:
+        console.print(f"package written to {package_out}", markup=False, highlight=False)
 
 
-def print_record(record: PackageRecord) -> None:
+def write_package(records: list[PackageRecord], out: Path) -> None:
+    """Write the package the rows hold (one package: rows of one id hold the same content) to ``out``."""
+    from pipeline.catalog.errors import CatalogError
+
+    package = next((r.package for r in records if r.package is not None), None)
+    if package is None:
+        raise CatalogError(f"row {records[0].row_id} holds no package (a generation failure); nothing to write "
+                           f"to {out}")
+    try:
+        out.write_text(json.dumps(package, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --package-out with a path you can "
+                           "write") from exc
+
+
+_KIND_TITLES = {
+    "refusal": "refusals",
+    "review": "review notes (not refusals: no witness proves them)",
+    "sft": "SFT losses (not a refusal: the package is not sft_ready)",
+}
+
+
+def print_record(record: PackageRecord, catalog: Path | None = None) -> None:
+    from pipeline.core.paths import DEFAULT_CATALOG
+
     fields = Table(title=f"row {record.row_id}: {record.id or '(no package)'} ({record.status})", show_header=False)
     fields.add_column("field", style="bold")
     fields.add_column("value", overflow="fold")
     for name in ("run", "slot", "attempt", "parent", "capability", "workflow", "difficulty", "services", "score",
-                 "step_count", "tool_count", "turn_count", "generator", "verifier_version", "created", "request"):
+                 "step_count", "tool_count", "turn_count", "generator", "verifier_version", "sft_ready",
+                 "review_codes", "created", "request"):
         fields.add_row(name, _cell(getattr(record, name)))
     console.print(fields)
-    if record.findings:
-        findings = Table(title="findings")
-        for col in ("code", "message", "step", "check"):
-            findings.add_column(col, overflow="fold")
-        for f in record.findings:
-            findings.add_row(_cell(f.code), _cell(f.message), _cell(f.step), _cell(f.check_id))
-        console.print(findings)
+    replayable = 0
+    for kind, title in _KIND_TITLES.items():
+        found = [f for f in record.findings if f.kind == kind]
+        if not found:
+            continue
+        table = Table(title=title)
+        for col in ("code", "message", "step", "check", "witness"):
+            table.add_column(col, overflow="fold")
+        for f in found:
+            replay = None
+            if kind == "refusal" and f.witness is not None:
+                replay, replayable = replayable, replayable + 1
+            table.add_row(_cell(f.code), _cell(f.message), _cell(f.step), _cell(f.check_id), _witness_cell(f, replay))
+        console.print(table)
+    if replayable and record.id is not None:
+        where = "" if catalog is None or catalog == DEFAULT_CATALOG else f" --catalog {catalog}"
+        pick = "0" if replayable == 1 else f"N (0 to {replayable - 1}, as above)"
+        console.print(f"replay a witness: synth catalog show {record.row_id}{where} --package-out {record.id}.json "
+                      f"--json > row-{record.row_id}.json, then synth play {record.id}.json --witness "
+                      f"row-{record.row_id}.json --finding {pick}", markup=False, highlight=False, soft_wrap=True)
     if record.llm_calls:
         calls = Table(title="LLM calls")
         for col in ("model", "prompt tokens", "completion tokens", "latency s", "status", "error"):
@@ -226,6 +297,18 @@ def print_record(record: PackageRecord) -> None:
         console.print(calls)
     if record.package is not None:
         console.print("the full package: add --json", style="dim")
+
+
+def _witness_cell(finding: FindingRecord, replay: int | None) -> str:
+    """A finding's witness in a few words: which agent, its claim, its score against its threshold,
+    whether that holds, how many actions; and the ``--finding`` number that replays it."""
+    w = finding.witness
+    if w is None:
+        return "-"
+    relation = "at or above" if w.score >= w.threshold else "below"
+    number = "" if replay is None else f"--finding {replay}: "
+    return escape(f"{number}{w.agent} agent {w.name}: {w.claim}; scores {w.score:.3f}, {relation} {w.threshold:.3f} "
+                  f"({'holds' if w.holds else 'does not hold'}); {len(w.actions)} action(s)")
 
 
 # --------------------------------------------------------------------------- export
@@ -263,12 +346,21 @@ def export(
 
 
 def print_export(summary: ExportSummary) -> None:
-    """The summary line; for clawenvkit, the checks left out grouped by kind and reason."""
+    """The summary line; for sft, the packages left out by reason; for clawenvkit, the checks left
+    out grouped by kind and reason."""
     left_out = summary.details.get("left_out") or []
+    skipped, reasons = summary.details.get("skipped") or {}, summary.details.get("reasons") or {}
     details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items()
-                      if k != "left_out" and v not in ({}, [], None))
+                      if k not in ("left_out", "skipped", "reasons") and v not in ({}, [], None))
     console.print(f"wrote {summary.rows:,} {summary.status} row(s) as {summary.format} to {summary.path}{details}",
                   markup=False, highlight=False)
+    if skipped:
+        table = Table(title=f"{sum(skipped.values()):,} package(s) left out")
+        for col in ("reason", "packages", "why"):
+            table.add_column(col, justify="right" if col == "packages" else "left", overflow="fold")
+        for reason, n in skipped.items():
+            table.add_row(_cell(reason), f"{n:,}", _cell(reasons.get(reason)))
+        console.print(table)
     if left_out:
         table = Table(title="checks left out (no ClawEnvKit equivalent; each file lists its own)")
         for col in ("kind", "checks", "tasks", "weight", "why"):

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from pipeline.cli.options import JsonOpt, console, emit_json, err_console, load_package_file
-from pipeline.core.errors import UserError
+from pipeline.core.errors import UserError, first_validation_error
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
 if TYPE_CHECKING:
-    from pipeline.core.outcomes import Verdict
+    from pipeline.core.grading import ScoreReport
+    from pipeline.core.outcomes import Finding, Verdict
+    from pipeline.core.package import TaskPackage
+    from pipeline.core.trajectory import Trajectory
 
 
 def services(as_json: bool = JsonOpt) -> None:
@@ -63,29 +66,98 @@ def schema(as_json: bool = typer.Option(True, "--json", help="Accepted for symme
 
 def play(
     package_file: Path = typer.Argument(..., metavar="FILE", help="A task package JSON file."),
+    witness_file: Path = typer.Option(None, "--witness", metavar="W", show_default=False,
+                                      help="Replay this witness instead of the reference: a JSON file holding a "
+                                           "witness, a finding, a verdict, or the output of `synth verify --json` "
+                                           "or `synth catalog show --json`."),
+    finding: int = typer.Option(None, "--finding", metavar="N", min=0, show_default=False,
+                                help="With --witness and verdicts: replay the N-th refusal that has a witness "
+                                     "(default 0)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Run a package's reference solution and show the trajectory and the score per check.
+    """Run a package's reference solution (or, with --witness, a witness's actions) and show the
+    trajectory and the score per check.
 
-    Exit 0 when the reference passes, 1 when it fails, 2 for unreadable input."""
+    Exit 0 when the reference passes (the witness holds), 1 when it fails (does not hold), 2 for
+    unreadable input."""
     from pipeline.core.episode import execute
     from pipeline.core.grading import Grader
-    from pipeline.core.trajectory import trajectory_data
 
+    if finding is not None and witness_file is None:
+        raise UserError("--finding picks a refusal of the verdict given with --witness; pass --witness too")
     package = load_package_file(package_file)
+    if witness_file is not None:
+        play_witness(package, witness_file, finding or 0, as_json)
+        return
     traj = execute(package)
     report = Grader(package).score(traj)
     if as_json:
-        emit_json({
-            "id": package.compute_id(),
-            "score": report.score,
-            "passed": report.passed,
-            "checks": [r.model_dump() for r in report.checks],
-            "safety": [r.model_dump() for r in report.safety],
-            "trajectory": trajectory_data(traj),
-        })
+        emit_json({"id": package.compute_id(), "score": report.score, "passed": report.passed,
+                   **_episode_data(report, traj)})
         _exit_if_failed(report.passed, report.score)
         return
+    _print_episode(package, traj, report)
+    verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
+    console.print(f"score {report.score:.3f} {verdict}")
+    _exit_if_failed(report.passed, report.score)
+
+
+def play_witness(package: TaskPackage, witness_file: Path, index: int, as_json: bool) -> None:
+    """Replay the witness ``witness_file`` holds for ``package`` in a fresh episode and grade it;
+    exit 1 when the replayed score does not prove the finding."""
+    from pydantic import ValidationError
+
+    from pipeline.cli.witnesses import read_witness
+    from pipeline.core.episode import play_actions
+    from pipeline.core.grading import Grader
+
+    package_id = package.compute_id()
+    chosen = read_witness(witness_file, package_id, index)
+    witness = chosen.witness
+    try:
+        traj = play_actions(package, witness.actions)
+    except ValidationError as exc:
+        raise UserError(f"{witness_file}: the witness holds an action that is not one: "
+                        f"{first_validation_error(exc)}") from None
+    report = Grader(package).score(traj)
+    replayed = witness.model_copy(update={"score": report.score})
+    relation = "at or above" if report.score >= witness.threshold else "below"
+    conclusion = (f"{witness.agent} agent {witness.name} scores {report.score:.3f}, {relation} "
+                  f"{witness.threshold:.3f}: the finding {'holds' if replayed.holds else 'does not hold'}")
+    if as_json:
+        emit_json({
+            "id": package_id, "verdict_id": chosen.verdict_id,
+            "finding": None if chosen.finding is None else {**chosen.finding, "index": chosen.index, "of": chosen.of},
+            "witness": witness.model_dump(mode="json"),
+            "score": report.score, "holds": replayed.holds, "conclusion": conclusion,
+            **_episode_data(report, traj),
+        })
+    else:
+        _print_episode(package, traj, report)
+        if chosen.verdict_id is not None and chosen.verdict_id != package_id:
+            console.print(f"note: the verdict is of {chosen.verdict_id}; this package is {package_id} (changed since?)",
+                          style="dim", markup=False, highlight=False)
+        described = chosen.describe()
+        if described:
+            console.print(f"finding: {described}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"witness: {witness.agent} agent {witness.name}: {witness.claim}; {len(witness.actions)} "
+                      f"action(s) played; recorded score {witness.score:.3f}", markup=False, highlight=False,
+                      soft_wrap=True)
+        console.print(f"score {report.score:.3f}", highlight=False)
+        console.print(conclusion, markup=False, highlight=False, soft_wrap=True)
+    if not replayed.holds:
+        raise typer.Exit(1)
+
+
+def _episode_data(report: ScoreReport, traj: Trajectory) -> dict[str, Any]:
+    from pipeline.core.trajectory import trajectory_data
+
+    return {"checks": [r.model_dump() for r in report.checks], "safety": [r.model_dump() for r in report.safety],
+            "trajectory": trajectory_data(traj)}
+
+
+def _print_episode(package: TaskPackage, traj: Trajectory, report: ScoreReport) -> None:
+    """The package's title and request, the trajectory table and the per-check table."""
     console.print(f"[bold]{package.compute_id()}[/] {package.capability}/{package.workflow}")
     console.print(f"[bold]request:[/] {package.request.text}", markup=True, highlight=False)
     steps = Table(title="trajectory")
@@ -111,9 +183,6 @@ def play(
         mark = {True: "[green]pass[/]", False: "[red]fail[/]", None: "[yellow]not evaluated[/]"}[r.passed]
         checks.add_row(r.id, r.kind, f"{r.weight:.2f}" if r in report.checks else "safety", mark, r.detail)
     console.print(checks)
-    verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
-    console.print(f"score {report.score:.3f} {verdict}")
-    _exit_if_failed(report.passed, report.score)
 
 
 def _exit_if_failed(passed: bool, score: float) -> None:
@@ -135,33 +204,48 @@ def verify(
     time_limit: float = typer.Option(DEFAULT_TIME_LIMIT_S, "--time-limit", min=0,
                                      help="Seconds one package's verification may take before it is rejected "
                                           "as verification_timeout (0: no limit)."),
+    require_sft: bool = typer.Option(False, "--require-sft",
+                                     help="Also reject packages whose reference loses evidence under the SFT "
+                                          "policy (otherwise they are accepted, marked not sft_ready)."),
 ) -> None:
     """Verify packages. Exit 0 if all are accepted; 1 if any is rejected, or none was found; 2 for
-    unreadable input (a missing path, a broken link, a file that is not a package document)."""
+    unreadable input (a missing path, a broken link, a file that is not a package document).
+
+    Review notes (readings no witness proves) and SFT losses are shown apart from refusals and never
+    reject a package (SFT losses do with --require-sft). Replay a refusal's witness with
+    `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`."""
     from pipeline.cli.progress import CountProgress
     from pipeline.core.io import read_documents
     from pipeline.core.jsonvalues import ShapeError
     from pipeline.verify.dedup import MemoryDedup
     from pipeline.verify.verifier import Options, tune_collector, unparsable_verdict, verify_package
 
-    options = Options(obs_limit=obs_limit, sample_budget=sample_budget, time_limit_s=time_limit)
+    options = Options(obs_limit=obs_limit, sample_budget=sample_budget, time_limit_s=time_limit,
+                      require_sft=require_sft)
     tune_collector()
     index = MemoryDedup() if dedup else None
     documents = list(read_documents(package_files(paths)))
     if not documents:
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
-    rejected = 0
+    rejected = reviewed = not_ready = witnessed = 0
     with CountProgress("verified", "packages", as_json) as progress:
         for done, (source, doc) in enumerate(documents, 1):
             verdict = unparsable_verdict(doc) if isinstance(doc, ShapeError) else verify_package(doc, options, index)
             if index is not None and verdict.accepted:
                 index.add_document(doc, verdict.id)
             rejected += not verdict.accepted
+            reviewed += bool(verdict.review)
+            not_ready += not verdict.sft_ready
+            witnessed += any(f.witness is not None for f in verdict.findings)
             report_verdict(source, verdict, as_json)
             progress.update(done, len(documents), f"{rejected} rejected")
     if not as_json:
-        console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}")
+        console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}; "
+                      f"{reviewed} with review notes, {not_ready} not sft_ready", highlight=False)
+        if witnessed:
+            console.print("replay a refusal's witness: synth verify FILE --json > v.json, then "
+                          "synth play FILE --witness v.json --finding N", markup=False, highlight=False, soft_wrap=True)
     if rejected:
         raise typer.Exit(1)
 
@@ -184,17 +268,38 @@ def package_files(paths: list[Path]) -> list[Path]:
 
 
 def report_verdict(source: str, verdict: Verdict, as_json: bool) -> None:
-    """One verdict: a JSON line, or a line with its findings and notes beneath."""
+    """One verdict: a JSON line (the verdict, its ``source`` and ``review_codes``), or a line with
+    its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each."""
     if as_json:
-        emit_json({"source": source, **verdict.model_dump(mode="json")})
+        emit_json({"source": source, **verdict.model_dump(mode="json"), "review_codes": verdict.review_codes})
         return
     score = "-" if verdict.score is None else f"{verdict.score:.3f}"
     mark = "[green]accepted[/]" if verdict.accepted else f"[red]rejected[/] {', '.join(verdict.codes)}"
-    console.print(f"{verdict.id}  {mark}  score {score}  [dim]{source}[/]", highlight=False)
+    extra = "".join(["  [yellow]review notes[/] " + ", ".join(verdict.review_codes) if verdict.review else "",
+                     "" if verdict.sft_ready else "  [yellow]not sft_ready[/]"])
+    console.print(f"{verdict.id}  {mark}{extra}  score {score}  [dim]{source}[/]", highlight=False)
     for note in verdict.notes:
         console.print(f"    note: {note}", style="dim", highlight=False)
+    witnessed = 0
     for f in verdict.findings:
-        console.print(f"    {f.code.value}: {f.message}", highlight=False, markup=False)
+        shown = ""
+        if f.witness is not None:
+            shown, witnessed = f" [{_witness_line(f, witnessed)}]", witnessed + 1
+        console.print(f"    {f.code.value}: {f.message}{shown}", highlight=False, markup=False)
+    refused = [id(f) for f in verdict.findings]
+    for f in verdict.review:
+        console.print(f"    review (not a refusal) {f.code.value}: {f.message}", highlight=False, markup=False)
+    for f in verdict.sft:
+        if id(f) not in refused:
+            console.print(f"    sft loss (not sft_ready) {f.code.value}: {f.message}", highlight=False, markup=False)
+
+
+def _witness_line(finding: Finding, index: int) -> str:
+    """``--finding N``: the witness's agent, name and score against its threshold."""
+    w = finding.witness
+    assert w is not None
+    relation = "at or above" if w.score >= w.threshold else "below"
+    return f"--finding {index}: {w.agent} agent {w.name} scores {w.score:.3f}, {relation} {w.threshold:.3f}"
 
 
 def register(app: typer.Typer) -> None:

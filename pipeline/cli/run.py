@@ -101,7 +101,8 @@ def print_summary(summary: RunSummary) -> None:
     console.print(table)
 
 
-_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "base_url", "defect_rate", "name")
+_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "base_url", "defect_rate", "require_sft",
+                 "name")
 """``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones."""
 
 
@@ -127,6 +128,9 @@ def run(
     verify_processes: int = typer.Option(None, "--verify-processes", min=0,
                                          help="Worker processes for verification (0: in this process; default: "
                                               "in process offline, 1 with --model)."),
+    require_sft: bool = typer.Option(False, "--require-sft",
+                                     help="Reject packages whose reference loses evidence under the SFT policy "
+                                          "(otherwise accepted, stored with sft_ready false)."),
     resume: int = typer.Option(None, "--resume", metavar="<run-id>", help="Continue this run to its target, with the options it started with."),
     name: str = typer.Option(None, "--name", metavar="<text>", help="A name for the run."),
     catalog_path: Path = CatalogOpt,
@@ -152,7 +156,8 @@ def run(
         find_capability(taxonomy(), capability)
         options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
                              concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
-                             defect_rate=defect_rate, name=name, verify_processes=verify_processes)
+                             defect_rate=defect_rate, require_sft=require_sft, name=name,
+                             verify_processes=verify_processes)
         generator = make_generator(model, base_url, defect_rate)  # a bad --model fails before any file is made
         with run_display(as_json, catalog_path) as bar:
             summary = start_run(options, catalog_path, base_url=base_url, generator=generator, on_start=bar.start,

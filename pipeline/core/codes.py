@@ -72,3 +72,31 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.VERIFICATION_TIMEOUT: "verification ran past its time limit (a package built to be slow)",
     Code.DUPLICATE_PACKAGE: "the same or a near-same package is already in the catalog",
 }
+
+
+class Basis(StrEnum):
+    """What a finding of a code rests on, and so whether it refuses the package."""
+
+    STRUCTURAL = "structural"
+    """A proof by the package itself (its schema, its references, its weights, a reference run
+    that errors or misses full score): always a refusal."""
+    WITNESSED = "witnessed"
+    """A refusal only with a witness: a trajectory, replayable with ``synth play --witness``, of a
+    wrong agent that passes or a correct agent that fails. A reading of the request that yields
+    no witness is a review note (stored and counted, never a refusal)."""
+    TRAINING = "training"
+    """About the training export, not the environment: the reference trajectory loses evidence
+    under the SFT truncation policy. The package is not ``sft_ready``; a refusal only when
+    verification is asked to require it (``--require-sft``)."""
+
+
+BASIS: dict[Code, Basis] = {
+    **{code: Basis.STRUCTURAL for code in Code},
+    **{code: Basis.WITNESSED for code in (
+        Code.SAFETY_CONTRADICTION, Code.HIDDEN_FACT_LEAKED, Code.REQUEST_CHECK_MISMATCH, Code.UNKNOWN_ENTITY,
+        Code.AMBIGUOUS_ENTITY, Code.UNGROUNDED_VALUE, Code.UNREQUESTED_WRITE, Code.NULL_AGENT_PASSES,
+        Code.GRADER_UNDERCONSTRAINED, Code.GRADER_COUNTS_CALLS, Code.CLARIFICATION_UNNECESSARY,
+        Code.COLLATERAL_DAMAGE, Code.GRADER_OVERCONSTRAINED)},
+    Code.EVIDENCE_TRUNCATED: Basis.TRAINING,
+}
+"""Each code's basis (``docs/verification.md`` lists them)."""

@@ -227,3 +227,33 @@ def execute(package: TaskPackage, steps: list[Step] | None = None, fact_values: 
 def depends_on_facts(step: Step) -> bool:
     """Whether a step's outcome depends on fact values (an ask, or a call with a ``$fact``)."""
     return isinstance(step, AskStep) or (isinstance(step, CallStep) and uses_fact(step.args))
+
+
+# --------------------------------------------------------------------------- actions of a trajectory
+
+
+def actions_of(trajectory: Trajectory) -> list[dict[str, Any]]:
+    """What an agent did in ``trajectory``, as actions ``Episode.apply`` (and ``TaskEnv.step``)
+    takes, in order: every call that reached the world with the arguments it carried, every
+    question, the answer. A reference step whose arguments could not be resolved reached nothing
+    and is left out."""
+    out: list[dict[str, Any]] = []
+    for s in trajectory.steps:
+        if s.kind == "call" and s.args is not None and s.tool is not None:
+            out.append({"type": "tool_call", "name": s.tool, "arguments": s.args})
+        elif s.kind == "ask":
+            out.append({"type": "ask", "text": s.ask or ""})
+        elif s.kind == "answer":
+            out.append({"type": "answer", "text": s.answer or ""})
+    return out
+
+
+def play_actions(package: TaskPackage, actions: list[dict[str, Any]]) -> Trajectory:
+    """The trajectory of ``actions`` (``actions_of``'s form) played in a fresh episode, up to the
+    answer. Raises pydantic's ``ValidationError`` for an action that is not one."""
+    episode = Episode(package)
+    for action in actions:
+        if episode.answered:
+            break
+        episode.apply(ACTION.validate_python(action))
+    return episode.trajectory()

@@ -6,18 +6,46 @@ stores all of them; every code is data here, never a prefix parsed out of a mess
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pipeline.core.codes import Code
+from pipeline.core.codes import BASIS, Basis, Code
 
-VERIFIER_VERSION = "2"
+VERIFIER_VERSION = "3"
 """Stored with every verdict; raised when what the verifier accepts changes."""
 
 
+class Witness(BaseModel):
+    """A trajectory that proves a finding by execution: a wrong agent that passes, or a correct
+    agent that fails. ``synth play FILE --witness W`` replays ``actions`` in a fresh episode of the
+    package (the engine ``TaskEnv`` runs) and grades them."""
+
+    agent: Literal["wrong", "correct"]
+    """``wrong``: an agent that does not do what the request asks, and must score below
+    ``threshold``; ``correct``: an agent that does, and must reach it."""
+    name: str
+    """The agent's name (the mutation or variant: ``drop_write``, ``text_case``, ``reference`` ...)."""
+    claim: str
+    """Why the agent is wrong, or correct, in one line."""
+    score: float
+    """The score its replay gets."""
+    threshold: float
+    """The score a wrong agent must stay under, or a correct agent must reach."""
+    actions: list[dict[str, Any]] = Field(default_factory=list)
+    """What the agent did, in order, as ``TaskEnv`` takes actions: ``{"type": "tool_call", "name",
+    "arguments"}``, ``{"type": "ask", "text"}``, ``{"type": "answer", "text"}``."""
+
+    @property
+    def holds(self) -> bool:
+        """Whether the score proves the finding: a wrong agent at or above its threshold, or a
+        correct agent below it."""
+        return (self.score >= self.threshold) if self.agent == "wrong" else (self.score < self.threshold)
+
+
 class Finding(BaseModel):
-    """One reason a package is rejected."""
+    """One thing verification found: a refusal, a review note, or a loss under the SFT policy
+    (``Verdict`` sorts them by the code's ``Basis`` and the witness)."""
 
     code: Code
     """The reason code (``docs/verification.md`` lists them with examples)."""
@@ -29,10 +57,31 @@ class Finding(BaseModel):
     """The id of the check or safety rule concerned, if one is."""
     detail: dict[str, Any] = Field(default_factory=dict)
     """Machine-readable particulars (the mutation tried, its score, the value ...)."""
+    witness: Witness | None = None
+    """The trajectory that proves it, for a code whose basis is ``witnessed``."""
+
+    @property
+    def basis(self) -> Basis:
+        return BASIS[self.code]
+
+
+Kind = Literal["refusal", "review", "sft"]
+
+
+def kind_of(finding: Finding, require_sft: bool = False) -> Kind:
+    """Where a finding goes: a ``refusal`` (structural, or witnessed by a witness that holds), a
+    ``review`` note (a witnessed code without such a witness), or ``sft`` (the reference loses
+    evidence under the training policy; a refusal as well when ``require_sft``)."""
+    basis = finding.basis
+    if basis is Basis.TRAINING:
+        return "refusal" if require_sft else "sft"
+    if basis is Basis.WITNESSED and (finding.witness is None or not finding.witness.holds):
+        return "review"
+    return "refusal"
 
 
 class Verdict(BaseModel):
-    """The verifier's judgement of one package: accepted when there is no finding."""
+    """The verifier's judgement of one package: accepted when nothing refuses it."""
 
     id: str
     """The package id, computed from its content."""
@@ -40,18 +89,37 @@ class Verdict(BaseModel):
     score: float | None = None
     """The reference solution's score (None when it was not run)."""
     codes: list[str] = Field(default_factory=list)
-    """The distinct reason codes of the findings, in order of first appearance."""
+    """The distinct reason codes of the refusals, in order of first appearance."""
     findings: list[Finding] = Field(default_factory=list)
+    """The refusals: structural proofs, and findings whose witness holds."""
+    review: list[Finding] = Field(default_factory=list)
+    """Review notes: readings of the package that no witness proves. Never a refusal."""
+    sft_ready: bool = True
+    """Whether the reference trajectory keeps its evidence under the SFT export's truncation
+    policy (``sft`` says what is lost when not)."""
+    sft: list[Finding] = Field(default_factory=list)
+    """What the reference trajectory loses under the SFT policy (``evidence_truncated``)."""
     notes: list[str] = Field(default_factory=list)
-    """Remarks that are not rejections (an id recomputed from the content ...)."""
+    """Remarks that are not findings (an id recomputed from the content ...)."""
     verifier_version: str = VERIFIER_VERSION
+
+    @property
+    def review_codes(self) -> list[str]:
+        """The distinct codes of the review notes."""
+        return list(dict.fromkeys(f.code.value for f in self.review))
 
     @classmethod
     def build(cls, package_id: str, findings: list[Finding], score: float | None,
-              notes: list[str] | None = None) -> Verdict:
-        codes = list(dict.fromkeys(f.code.value for f in findings))
-        return cls(id=package_id, accepted=not findings, score=score, codes=codes,
-                   findings=findings, notes=notes or [])
+              notes: list[str] | None = None, require_sft: bool = False) -> Verdict:
+        """Sort ``findings`` into refusals, review notes and SFT losses (``kind_of``)."""
+        sorted_: dict[Kind, list[Finding]] = {"refusal": [], "review": [], "sft": []}
+        for f in findings:
+            sorted_[kind_of(f, require_sft)].append(f)
+        refusals = sorted_["refusal"]
+        losses = [f for f in findings if f.basis is Basis.TRAINING]  # refusals too, when required
+        codes = list(dict.fromkeys(f.code.value for f in refusals))
+        return cls(id=package_id, accepted=not refusals, score=score, codes=codes, findings=refusals,
+                   review=sorted_["review"], sft_ready=not losses, sft=losses, notes=notes or [])
 
 
 class FailureCode(StrEnum):

@@ -77,6 +77,14 @@ class DataPattern:
     def absent(self) -> tuple[re2._Regexp, ...]:
         return tuple(_program(p) for p in self.absent_sources)
 
+    def matched(self, text: str) -> str | None:
+        """The part of ``text`` the pattern's main program matches, when the whole pattern matches
+        (what a check grades of an answer); None when it does not match."""
+        if not self.search(text):
+            return None
+        found = self.present[-1].search(text)
+        return found.group(0) if found is not None else None
+
     def fullmatch(self, text: str) -> bool:
         """Whether the whole of ``text`` matches: the last program spans all of it, the others hold."""
         return _finds(self.present[-1], text.encode("utf-8", "surrogatepass"), whole=True) and _matches(self, text)

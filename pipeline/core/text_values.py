@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
+from typing import Any
 
 WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -290,6 +291,10 @@ def _distinct_spans(found: list[Mention]) -> list[Mention]:
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)(?:\s*([ap])\.?m\.?\b)?", re.IGNORECASE)
 _HOUR = re.compile(r"(?<![\d:])(1[0-2]|0?[1-9])\s*([ap])\.?m\.?\b", re.IGNORECASE)
 _NAMED = re.compile(r"\b(noon|midday|midnight)\b", re.IGNORECASE)
+_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
+                   re.IGNORECASE)
+_PAST_WORDS = frozenset({"half", "quarter"})
 
 
 def _twelve(hour: int, half: str | None) -> int:
@@ -305,7 +310,8 @@ def _twelve(hour: int, half: str | None) -> int:
 
 @lru_cache(maxsize=4096)
 def times_in(text: str) -> tuple[Mention, ...]:
-    """Every clock time the text states, as ``HH:MM``."""
+    """Every clock time the text states, as ``HH:MM``: "14:30", "2:30 pm", "2 pm", "noon", and
+    "half past two" / "quarter to three" (hours 1 to 6 without am or pm read as afternoon)."""
     out: list[Mention] = []
     digits = has_digit(text)  # clock times and hours hold a digit
     for m in _CLOCK.finditer(text) if digits and ":" in text else ():
@@ -314,6 +320,16 @@ def times_in(text: str) -> tuple[Mention, ...]:
     for m in _HOUR.finditer(text) if digits else ():
         hour = _twelve(int(m.group(1)), m.group(2))
         out.append(Mention(f"{hour:02d}:00", m.start(), m.end(), m.group(0), "time"))
+    for m in _PAST.finditer(text) if may_say(text, _PAST_WORDS) else ():
+        said = m.group(3).casefold()
+        hour = int(said) if said.isdigit() else _HOUR_WORDS.index(said) + 1
+        if m.group(4) is None and 1 <= hour <= 6:
+            hour += 12  # "half past two" in a working day is 14:30
+        hour = _twelve(hour, m.group(4)) if hour <= 12 else hour
+        minutes = 30 if m.group(1).casefold() == "half" else 15
+        if m.group(2).casefold() == "to":
+            hour, minutes = (hour - 1) % 24, 60 - minutes
+        out.append(Mention(f"{hour:02d}:{minutes:02d}", m.start(), m.end(), m.group(0), "time"))
     for m in _NAMED.finditer(text) if may_say(text, _NAMED_WORDS) else ():
         out.append(Mention("00:00" if m.group(1).casefold() == "midnight" else "12:00", m.start(), m.end(),
                            m.group(0), "time"))
@@ -351,3 +367,203 @@ def quoted_phrases(text: str) -> list[str]:
     """The phrases ``text`` puts in quotes (straight or curly, single or double), three
     characters or more: words a request dictates verbatim."""
     return _QUOTED.findall(text)
+
+
+# --------------------------------------------------------------------------- spans a request reads apart
+
+_EXCLUSION = re.compile(
+    r"\b(?:except(?:\s+for)?|all\s+but|everyone\s+but|everybody\s+but|anyone\s+but|other\s+than|excluding|"
+    r"exclude|apart\s+from|aside\s+from|but\s+not|not\s+including|leave\s+out|leaving\s+out|leave\s+off|skip|"
+    r"skipping|besides|minus|save\s+for|with\s+the\s+exception\s+of|not\s+to)\b"
+    r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then)\b|$)",
+    re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def excluded_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Where ``text`` names things only to leave them out: what follows "except", "all but",
+    "other than", "excluding", "apart from", "but not", "leave out", "skip" … up to the end of
+    the clause (a full stop or other stop, ", and", ", then"). "Message everyone in Finance except
+    Omar Haddad" leaves out Omar Haddad."""
+    return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text))
+
+
+def within(spans: tuple[tuple[int, int], ...], start: int) -> bool:
+    """Whether offset ``start`` lies inside one of ``spans``."""
+    return any(a <= start < b for a, b in spans)
+
+
+_NAMED_NUMBER = re.compile(r"(?<=[\w,]\s)[A-Z][\w&'-]*\s+#?\d[\w.-]*(?!\s+[a-z]+s\b)|\b[A-Z]{1,3}\d{1,4}\b")
+
+
+def name_spans(text: str, names: tuple[str, ...] = ()) -> tuple[tuple[int, int], ...]:
+    """Where ``text`` writes a name that holds a number, which is part of the name and no
+    quantity: a quoted phrase; a capitalized word inside a sentence followed by a number that no
+    plural noun follows ("the Archive 2026 folder", "Room 101", "Floor 7"; not "Omar 3
+    reminders"), or a code ("Q3", "X200"); any of ``names`` (the names and titles of the state's
+    records that hold digits: "Route 66 Diner") written in the text, case ignored."""
+    spans = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+    spans += [(m.start(), m.end()) for m in _NAMED_NUMBER.finditer(text)] if has_digit(text) else []
+    folded = text.casefold()
+    for name in names:
+        needle = name.casefold()
+        at = folded.find(needle)
+        while at >= 0:
+            spans.append((at, at + len(needle)))
+            at = folded.find(needle, at + 1)
+    return tuple(spans)
+
+
+# --------------------------------------------------------------------------- ranges a request allows
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """One range of values a text allows for a slot: ``kind`` (``date``, ``time`` or ``number``),
+    its bounds (ISO dates, ``HH:MM`` times, numbers; None for an open end), and whether the text
+    says the choice is free inside it (``flexible``: "any weekday", "between 08:00 and 10:30",
+    "one or two", "at least 20") rather than only bounding it ("next week", "by Friday")."""
+
+    kind: str
+    low: Any
+    high: Any
+    flexible: bool
+    weekdays_only: bool = False
+
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` (of this range's kind) lies inside it."""
+        if self.kind == "date" and self.weekdays_only and date.fromisoformat(value).weekday() >= 5:
+            return False
+        return (self.low is None or self.low <= value) and (self.high is None or value <= self.high)
+
+
+_DATE_JOIN = re.compile(r"\s*(?:and|to|until|till|through|thru|-|–|—)\s*(?:the\s+)?", re.IGNORECASE)
+_BETWEEN_TIMES = re.compile(r"\bbetween\s+(?P<a>\S+(?:\s*[ap]\.?m\.?)?)\s+(?:and|-|–)\s+(?P<b>\S+(?:\s*[ap]\.?m\.?)?)",
+                            re.IGNORECASE)
+_TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not after|before|after|by)\s+"
+                         r"(?P<t>\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midday)", re.IGNORECASE)
+_NUMBER_RANGE = re.compile(
+    r"\b(?P<w>at least|no fewer than|no less than|a minimum of|minimum of|up to|at most|no more than|a maximum of|"
+    r"maximum of|between)\s+(?P<a>[\w.,]+)(?:\s+(?:and|to)\s+(?P<b>[\w.,]+))?"
+    r"|\b(?P<x>[\w.,]+)\s+or\s+(?P<y>[\w.,]+)\b", re.IGNORECASE)
+_FLEXIBLE = re.compile(r"\b(any|anytime|whichever|either|any day|any time|sometime|some time|your choice|"
+                       r"you pick|you choose|fine|flexible|works)\b", re.IGNORECASE)
+_WEEKDAY_ONLY = re.compile(r"\b(weekdays?|working days?|business days?|workdays?)\b", re.IGNORECASE)
+
+
+def _one_number(text: str) -> float | None:
+    text = text.strip(" ,.")
+    if text.casefold() in WORDS:
+        return float(WORDS[text.casefold()])
+    found = numbers_in(text)
+    return float(found[0].value) if len(found) == 1 else None  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=4096)
+def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
+    """The ranges ``text`` allows: date windows ("next week", "by Friday", "between the 7th and
+    the 11th", "2026-12-07 to 2026-12-11"; weekdays only when it says "weekday"), clock ranges
+    ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"), and number ranges ("one
+    or two", "at least 20", "up to 5", "between 10 and 15")."""
+    out: list[Allowed] = []
+    flexible = _FLEXIBLE.search(text) is not None
+    weekdays = _WEEKDAY_ONLY.search(text) is not None
+    for w in windows_in(text, today):
+        first, last = w.value  # type: ignore[misc]
+        out.append(Allowed("date", first, last, flexible, weekdays))
+    stated = dates_in(text, today)
+    for a, b in zip(stated, stated[1:], strict=False):  # "2026-12-07 to 2026-12-11", "between the 7th and the 11th"
+        if _DATE_JOIN.fullmatch(text[a.end:b.start]) and str(a.value) < str(b.value):
+            out.append(Allowed("date", a.value, b.value, True, weekdays))
+    for m in _BETWEEN_TIMES.finditer(text):
+        a, b = times_in(m.group("a")), times_in(m.group("b"))
+        if len(a) == 1 and len(b) == 1 and str(a[0].value) < str(b[0].value):
+            out.append(Allowed("time", a[0].value, b[0].value, True))
+    for m in _TIME_BOUND.finditer(text):
+        t = times_in(m.group("t")) or times_in(m.group("t") + ":00")
+        if len(t) == 1:
+            word = m.group("w").casefold()
+            late = word in ("no later than", "before", "by", "not after")
+            out.append(Allowed("time", None if late else t[0].value, t[0].value if late else None, True))
+    for m in _NUMBER_RANGE.finditer(text) if has_digit(text) or may_say(text, _NUMBER_WORDS) else ():
+        if m.group("w"):
+            word, a = m.group("w").casefold(), _one_number(m.group("a"))
+            b = _one_number(m.group("b")) if m.group("b") else None
+            if a is None:
+                continue
+            if word == "between" and b is not None and a < b:
+                out.append(Allowed("number", a, b, True))
+            elif word in ("at least", "no fewer than", "no less than", "a minimum of", "minimum of"):
+                out.append(Allowed("number", a, None, True))
+            elif word != "between":
+                out.append(Allowed("number", None, a, True))
+        else:
+            a, b = _one_number(m.group("x")), _one_number(m.group("y"))
+            if a is not None and b is not None and 0 < b - a <= max(2.0, a):
+                out.append(Allowed("number", a, b, True))
+    return tuple(out)
+
+
+def range_of(value: Any, ranges: tuple[Allowed, ...], flexible_only: bool = False) -> Allowed | None:
+    """The first of ``ranges`` that holds ``value`` (an ISO date or date-time, an ``HH:MM``
+    time, a number), by kind; a date-time is held by a date range through its day and by a time
+    range through its clock. None when none does."""
+    for r in ranges:
+        if flexible_only and not r.flexible:
+            continue
+        key = _range_key(value, r.kind)
+        if key is not None and r.holds(key):
+            return r
+    return None
+
+
+def _range_key(value: Any, kind: str) -> Any:
+    if kind == "number":
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if not isinstance(value, str):
+        return None
+    if kind == "date":
+        return value[:10] if re.match(r"\d{4}-\d{2}-\d{2}", value) else None
+    m = re.match(r"(?:\d{4}-\d{2}-\d{2}T)?(\d{2}:\d{2})", value)
+    return m.group(1) if m else None
+
+
+_DAY_SPAN = re.compile(r"\b(?P<n>\d{1,3}|a|an|one|" + "|".join(WORDS) + r")\s+(?P<kind>(?:working|business)\s+)?"
+                       r"(?P<unit>days?|weeks?|fortnights?)\b|\b(?:the\s+)?(?P<next>day|week)\s+(?:before|after|later)\b"
+                       r"|\b(?P<fortnight>a\s+fortnight)\b", re.IGNORECASE)
+_DAY_SPAN_WORDS = frozenset({"day", "days", "week", "weeks", "fortnight", "fortnights"})
+
+
+@lru_cache(maxsize=4096)
+def day_spans(text: str) -> frozenset[tuple[int, bool]]:
+    """The spans of days ``text`` states, with whether they count working days only: "two days
+    after" (2), "a week before" (7), "3 working days" (3, working days), "a fortnight" (14), "the
+    day before" (1). Dates an agent computes from a date it read ("due two days after the vendor
+    meeting") are that date moved by one of these."""
+    out: set[tuple[int, bool]] = set()
+    for m in _DAY_SPAN.finditer(text) if may_say(text, _DAY_SPAN_WORDS) else ():
+        if m.group("fortnight"):
+            out.add((14, False))
+        elif m.group("next"):
+            out.add((7 if m.group("next").casefold() == "week" else 1, False))
+        else:
+            said = m.group("n").casefold()
+            n = int(said) if said.isdigit() else 1 if said in ("a", "an") else WORDS[said]
+            unit = m.group("unit").casefold()
+            days = n * (14 if unit.startswith("fortnight") else 7 if unit.startswith("week") else 1)
+            out.add((days, bool(m.group("kind")) and unit.startswith("day")))
+    return frozenset(out)
+
+
+def shifted(day: str, days: int, working: bool = False) -> str:
+    """The ISO date ``days`` after ``day`` (before, when negative), counting only Monday to Friday
+    when ``working``."""
+    d = date.fromisoformat(day[:10])
+    if not working:
+        return (d + timedelta(days=days)).isoformat()
+    step = 1 if days > 0 else -1
+    left = abs(days)
+    while left:
+        d += timedelta(days=step)
+        left -= d.weekday() < 5
+    return d.isoformat()

@@ -14,7 +14,10 @@ confirm it (``asks_for``). A question asks for fact F when it:
    "OK to", "Do you want", ... or ending with "?" after such a start) that states a date, a time, a
    number or an email when F is one ("Should I move it to Tuesday 2026-12-08 at 15:00?");
 5. **asks openly** for anything else it should know ("Anything else I should know about the
-   meeting?", "Is there anything else?", "Any other details?"): every fact not yet revealed.
+   meeting?", "Is there anything else?", "Any other details?"): every fact not yet revealed;
+6. **asks leave to go ahead** ("Can I update the vendor meeting now?", "Shall I go ahead and book
+   it?", "OK to send?"): every correction (a fact with ``corrects``) not yet revealed. A person
+   asked to confirm says what changed.
 
 It never volunteers a fact nobody asked about: a question about something it has no fact for gets
 the neutral reply. After ``max_rounds`` questions it only repeats the neutral reply. The same
@@ -52,6 +55,11 @@ _YES_NO = re.compile(r"^\s*(?:(?:so|and|just|ok|okay|great|thanks)[,!.]?\s+)*(sh
 _OPEN = re.compile(r"\banything\s+else\b|\bany\s+(other|more|further)\s+(details?|information|info|requirements?|"
                    r"preferences?|constraints?|things?)\b|\bwhat\s+else\b|\banything\s+(i|we)\s+should\s+know\b",
                    re.IGNORECASE)
+
+
+_GO_AHEAD = re.compile(r"\b(?:(?:can|could|shall|should|may)\s+(?:i|we)\b|ok(?:ay)?\s+(?:to|if)\b|"
+                       r"(?:do|would)\s+you\s+(?:want|like)\s+me\s+to\b|want\s+me\s+to\b|go\s+ahead\b|proceed\b|"
+                       r"good\s+to\s+go\b|all\s+set\b|confirm\b|ready\s+(?:for\s+me\s+)?to\b)", re.IGNORECASE)
 
 
 class Reply(BaseModel):
@@ -112,6 +120,11 @@ def asks_openly(question: str) -> bool:
     return _OPEN.search(question) is not None
 
 
+def asks_to_go_ahead(question: str) -> bool:
+    """Whether ``question`` asks leave to act, or to confirm before acting (rule 6)."""
+    return _GO_AHEAD.search(question) is not None
+
+
 class UserModelError(RuntimeError):
     """A user model could not answer (the model server is down, the model name is wrong ...)."""
 
@@ -150,6 +163,8 @@ class SimulatedUser:
         hits = [f for f in self.user.facts if asks_for(question, f, self.today)]
         if not hits and asks_openly(question):
             hits = [f for f in self.user.facts if f.key not in self.revealed]
+        if not hits and asks_to_go_ahead(question):
+            hits = [f for f in self.user.facts if f.corrects and f.key not in self.revealed]
         if not hits:
             return Reply(text=NEUTRAL_REPLY, revealed=[])
         for f in hits:

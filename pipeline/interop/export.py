@@ -26,7 +26,7 @@ from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.training_format import Policy
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
-from pipeline.interop.sft import write_sft
+from pipeline.interop.sft import export_sft
 
 Exporter = Callable[[Selection, Path, Policy], int | BaseModel]
 ProgressFn = Callable[[int, int], None]
@@ -49,11 +49,12 @@ class Format:
 FORMATS: dict[str, Format] = {
     "jsonl": Format(lambda selection, out, _policy: export_jsonl(selection, out), "packages.jsonl"),
     "parquet": Format(lambda selection, out, _policy: export_parquet(selection, out), "packages.parquet"),
-    "sft": Format(lambda selection, out, policy: write_sft(selection.packages(), out, policy), "sft.jsonl"),
+    "sft": Format(export_sft, "sft.jsonl"),
     "clawenvkit": Format(lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out),
                          "clawenvkit", folder=True),
 }
-"""Format name → format. ``sft`` applies the training truncation policy; the others ignore it."""
+"""Format name → format. ``sft`` applies the training truncation policy (and reads each row's
+stored ``sft_ready``); the others ignore it."""
 
 
 class ExportSummary(BaseModel):

@@ -3,42 +3,65 @@ per line with ``messages`` and ``tools`` (the layout common SFT trainers accept)
 
 The training truncation policy (``pipeline.core.training_format``) is applied, and a sample whose
 evidence does not survive it — over the sample budget, or a value the answer, a check or a
-``$ref`` depends on cut away — is left out and counted, never written half-true.
+``$ref`` depends on cut away — is left out and counted, never written half-true. From the catalog
+(``export_sft``), a row's stored ``sft_ready`` decides when its run was verified under the export's
+own policy; otherwise the evidence is checked here, as the verifier checks it.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from pipeline.catalog.selection import Selection
 from pipeline.core.episode import execute
 from pipeline.core.grading import Grader
 from pipeline.core.package import TaskPackage
 from pipeline.core.training_format import Policy, render_sample
 from pipeline.verify.truncation import evidence_findings
 
+SKIP_REASONS: dict[str, str] = {
+    "not_sft_ready": "its verdict says the reference loses evidence under this policy (sft_ready false)",
+    "evidence_truncated": "the reference loses evidence under this policy (checked at export)",
+    "no_reference": "the package has no reference solution (an imported task)",
+    "reference_error": "the reference solution fails a call",
+}
+"""Why a package is left out of the SFT export."""
+
 
 class SFTSummary(BaseModel):
     rows: int
     skipped: dict[str, int]
+    """Packages left out, by reason (``SKIP_REASONS``)."""
     obs_limit: int
     sample_budget: int
+    from_verdict: int = 0
+    """Packages whose stored ``sft_ready`` decided (their run was verified under this policy)."""
+    checked: int = 0
+    """Packages whose evidence was checked at export (no stored ``sft_ready``, or another policy)."""
+    reasons: dict[str, str] = Field(default_factory=dict)
+    """What each reason in ``skipped`` means."""
 
 
-def sft_sample(package: TaskPackage, policy: Policy) -> tuple[dict[str, Any] | None, str | None]:
-    """The training record for ``package``, or None and why it is left out."""
+def sft_sample(package: TaskPackage, policy: Policy,
+               sft_ready: bool | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """The training record for ``package``, or None and why it is left out (``SKIP_REASONS``).
+    ``sft_ready`` is what the package's verdict said under this same ``policy``: False leaves it
+    out unrun, True skips the evidence check; None checks the evidence here."""
     if not package.has_reference:
         return None, "no_reference"
+    if sft_ready is False:
+        return None, "not_sft_ready"
     trajectory = execute(package)
     if trajectory.errors:
         return None, "reference_error"
     sample = render_sample(package, trajectory, policy)
-    if evidence_findings(package, trajectory, policy, sample):
+    if sft_ready is None and evidence_findings(package, trajectory, policy, sample):
         return None, "evidence_truncated"
     return {
         "id": package.id,
@@ -51,19 +74,47 @@ def sft_sample(package: TaskPackage, policy: Policy) -> tuple[dict[str, Any] | N
 
 
 def write_sft(packages: Iterable[TaskPackage], out: Path, policy: Policy | None = None) -> SFTSummary:
-    """Write one sample per line to ``out``; return how many were written and skipped (by reason)."""
+    """Write one sample per line to ``out``, checking every package's evidence; return how many
+    were written and skipped (by reason)."""
+    return write_samples(((package, None) for package in packages), out, policy)
+
+
+def export_sft(selection: Selection, out: Path, policy: Policy | None = None) -> SFTSummary:
+    """``write_samples`` of a catalog selection: a row's stored ``sft_ready`` decides when its run
+    was verified under ``policy`` (its ``obs_limit`` and ``sample_budget``); otherwise (a row stored
+    before schema 3, a run under another policy or none recorded) the evidence is checked here."""
+    policy = policy or Policy()
+    return write_samples(_known(selection, policy), out, policy)
+
+
+def _known(selection: Selection, policy: Policy) -> Iterator[tuple[TaskPackage, bool | None]]:
+    for package, stored in selection.sft_rows():
+        same = (stored.obs_limit, stored.sample_budget) == (policy.obs_limit, policy.sample_budget)
+        yield package, stored.sft_ready if same else None
+
+
+def write_samples(packages: Iterable[tuple[TaskPackage, bool | None]], out: Path,
+                  policy: Policy | None = None) -> SFTSummary:
+    """Write one sample per line to ``out`` for each ``(package, sft_ready)`` (``sft_sample``);
+    return how many were written and skipped (by reason), and how many were decided by their
+    stored ``sft_ready`` or checked here."""
     policy = policy or Policy()
     skipped: Counter[str] = Counter()
-    rows = 0
+    rows = from_verdict = checked = 0
     with out.open("w", encoding="utf-8") as fh:
-        for package in packages:
-            record, reason = sft_sample(package, policy)
+        for package, sft_ready in packages:
+            record, reason = sft_sample(package, policy, sft_ready)
+            if package.has_reference:
+                from_verdict += sft_ready is not None
+                checked += sft_ready is None
             if record is None:
                 skipped[reason or "unknown"] += 1
                 continue
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             rows += 1
-    return SFTSummary(rows=rows, skipped=dict(skipped), obs_limit=policy.obs_limit, sample_budget=policy.sample_budget)
+    return SFTSummary(rows=rows, skipped=dict(skipped), obs_limit=policy.obs_limit, sample_budget=policy.sample_budget,
+                      from_verdict=from_verdict, checked=checked,
+                      reasons={reason: SKIP_REASONS[reason] for reason in skipped if reason in SKIP_REASONS})
 
 
 def sft_problems(record: dict[str, Any]) -> list[str]:

@@ -65,7 +65,8 @@ class BatchRun:
         self.run_id = run_id
         self.on_progress = on_progress or (lambda _p: None)
         self.progress = Progress()
-        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget),
+        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
+                                             require_sft=options.require_sft),
                                      verifier_processes(options, generator))
         self._writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
         self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
@@ -90,11 +91,15 @@ class BatchRun:
             return {slot: self._last_attempt(slot) for slot in slots}
 
     def _last_attempt(self, slot: int) -> tuple[TaskPackage | None, list[Finding]]:
+        """The slot's last package and its refusals (what a repair is fed: never its review notes
+        or SFT losses, nor a generation failure's code)."""
         record = self.catalog.last_attempt(self.run_id, slot)
         if record is None:
             return None, []
         package = TaskPackage.model_validate(record.package) if record.package else None
-        findings = [Finding.model_validate(f.model_dump()) for f in record.findings if _is_code(f.code)]
+        findings = [Finding(code=Code(f.code), message=f.message, step=f.step, check=f.check_id, detail=f.detail,
+                            witness=f.witness)
+                    for f in record.findings if f.kind == "refusal" and _is_code(f.code)]
         return package, findings
 
     async def run(self) -> RunSummary:

@@ -27,6 +27,9 @@ class RunOptions(BaseModel):
     """Offline only: the share of first attempts given a known defect on purpose."""
     obs_limit: int = 1_000
     sample_budget: int = 40_000
+    require_sft: bool = False
+    """Refuse packages whose reference loses evidence under the SFT policy (``obs_limit``,
+    ``sample_budget``); otherwise they are accepted and stored with ``sft_ready`` false."""
     name: str | None = None
     verify_processes: int | None = Field(default=None, ge=0)
     """Worker processes for verification; 0 verifies in this process; None picks the cheaper for

@@ -107,9 +107,9 @@ class GroupWriter:
             return row
         near = near_key(package)  # once (it hashes the whole initial state): the catalog row reuses it
         dups = duplicate_findings(package, self.accepted, near)
-        if dups:
-            return row.model_copy(update={"near_key": near,
-                                          "verdict": Verdict.build(verdict.id, dups, verdict.score, verdict.notes)})
+        if dups:  # refused as a duplicate: its review notes and SFT losses stay with it
+            rebuilt = Verdict.build(verdict.id, dups + verdict.review + verdict.sft, verdict.score, verdict.notes)
+            return row.model_copy(update={"near_key": near, "verdict": rebuilt})
         self.accepted.add_key(package.id, near)
         return row.model_copy(update={"near_key": near})
 

@@ -4,22 +4,30 @@ check may pin ("the unpaid total", "software spend in November", "how many are o
 A *group* is a list itself, the records sharing one value of a text field (``status: unpaid``),
 the records without one or two values of a field ("deals not won or lost"), the records of one
 month of a date field, and the records sharing a field value within one month ("software" in
-November). A group's *totals* are the sum of each numeric field and the sum of each
-product of two numeric fields (quantity × price); its *count* is its size.
+November); with the request's words, the records they select (a name or phrase the records'
+texts hold, a date range). A group's *totals* are the sum of each numeric field and the sum of
+each product of two numeric fields (quantity × price), each field's mean, and minutes summed in
+hours; its *count* is its size.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
+
+from pipeline.core.text_values import allowed_ranges, quoted_phrases
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 Record = dict[str, Any]
 
 
-def groups(records: list[Record]) -> list[list[Record]]:
-    """The list, then its groups of two or more records and fewer than all, each once."""
+def groups(records: list[Record], said: str = "", today: date | None = None) -> list[list[Record]]:
+    """The list, then its groups of two or more records and fewer than all, each once; with the
+    request (``said``) and its clock, also the records whose texts hold a name or quoted phrase
+    the request writes ("Skagen Logistics"), the records with a date in a range the request
+    states ("next week", "7 to 11 December"), and the records both select."""
     by_value: dict[tuple[str, str], list[int]] = {}
     by_month: dict[tuple[str, str], list[int]] = {}
     for i, record in enumerate(records):
@@ -41,17 +49,51 @@ def groups(records: list[Record]) -> list[list[Record]]:
         for part in parts:
             if len(both := month & part) > 1:
                 subsets.setdefault(both)
+    if said:
+        for ix in _said_groups(records, said, today or date.today()):
+            if 1 < len(ix) < len(records):
+                subsets.setdefault(ix)
     return [records, *([records[i] for i in sorted(ix)] for ix in subsets)]
 
 
+def pooled(lists: list[list[Record]]) -> list[list[Record]]:
+    """``lists`` and, when there are several, all their records in one list (each id once): an
+    answer may total records that two reads returned ("the proposal and the negotiation deals")."""
+    if len(lists) < 2:
+        return lists
+    pool: dict[Any, Record] = {}
+    for records in lists:
+        for r in records:
+            pool.setdefault(r.get("id", id(r)), r)
+    return [*lists, list(pool.values())]
+
+
+def _said_groups(records: list[Record], said: str, today: date) -> list[frozenset[int]]:
+    """Groups the request's words select (see ``groups``)."""
+    phrases = [p.casefold() for p in [*quoted_phrases(said), *_NAME.findall(said)] if len(p) >= 4]
+    texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in records]
+    named = [frozenset(i for i, t in enumerate(texts) if p in t) for p in dict.fromkeys(phrases)]
+    ranges = [r for r in allowed_ranges(said, today) if r.kind == "date"]
+    dated = [frozenset(i for i, rec in enumerate(records)
+                       if any(isinstance(v, str) and _DATE.match(v) and r.holds(v[:10]) for v in rec.values()))
+             for r in ranges]
+    return [*named, *dated, *(a & b for a in named for b in dated)]
+
+
+_NAME = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
+
+
 def totals(group: list[Record]) -> list[float]:
-    """The non-zero sums of each numeric field and of each product of two, rounded to cents."""
+    """The non-zero sums of each numeric field and of each product of two, each field's mean, and
+    a sum of minutes in hours (``duration_minutes``: 270 is 4.5 hours), rounded to cents."""
     numeric = sorted({k for r in group for k, v in r.items() if _number(v) is not None})
     columns = {k: [_number(r.get(k)) or 0.0 for r in group] for k in numeric}
     out = [sum(columns[k]) for k in numeric]
     out += [sum(x * y for x, y in zip(columns[a], columns[b], strict=True))
             for a in numeric for b in numeric if a < b]
-    return [round(t, 2) for t in out if t]
+    out += [sum(columns[k]) / len(group) for k in numeric if len(group) > 1]
+    out += [sum(columns[k]) / 60 for k in numeric if "minute" in k]
+    return [round(t, 2) for t in dict.fromkeys(out) if t]
 
 
 def number_forms(value: float) -> list[str]:

@@ -10,13 +10,21 @@ the reference's work and then, before answering:
   with " (edited)" appended; never an address, id, date or phone number);
 - **delete_others**: delete every record the reference did not write.
 
-Each must score below the pass mark, when the service accepted at least one of its changes. Collections with no record outside the reference's writes
-are skipped, and so are records the checks already pin as changed on purpose (the reference wrote
-them). At most ``MAX_RECORDS`` records per collection are touched (the first ones, in state order).
+Each must score below the pass mark, when the service accepted at least one of its changes.
+Collections with no record outside the reference's writes are skipped, and so are records the
+checks already pin as changed on purpose (the reference wrote them). At most ``MAX_RECORDS``
+records per collection are touched (the first ones, in state order).
+
+When the whole collection passes these and the request says what to keep ("but keep the pinned
+ones", "apart from the Brightline ones", "leave ... as it is"), its parts are tried too: the
+records the reference leaves alone that share a field value with every record it writes (``_siblings``: the pinned notes of the
+folder it clears, the Brightline tickets of the queue it closes). A guard on the rest of the
+collection must not hide that nothing guards what the request keeps right beside its work.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -26,6 +34,7 @@ from pipeline.verify.effects import Bound, Collection, records_of, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.mutations import before_answer
 from pipeline.verify.perturbations import is_free_text
+from pipeline.verify.witness import witness
 
 MAX_RECORDS = 12
 
@@ -67,25 +76,71 @@ def collateral_findings(run: ReferenceRun) -> list[Finding]:
     touched = written_ids(run.writes)
     out: list[Finding] = []
     for collection, tools in _write_tools(run.bound).items():
+        id_field = tools[0].spec.id_field
+        initial = {r.get(id_field): r for r in records_of(package.initial_state, collection)}
         others = [r for r in records_of(run.trajectory.final_state, collection)
-                  if r.get(tools[0].spec.id_field) not in touched.get(collection, set())][:MAX_RECORDS]
+                  if r.get(id_field) not in touched.get(collection, set())][:MAX_RECORDS]
         if not others:
             continue
-        for mutation, calls in (("edit_others", _edits(tools, others)), ("delete_others", _deletes(tools, others))):
-            if not calls:
-                continue
-            mutated, order = before_answer(steps, calls)
-            trajectory = run.run(order, [mutated[i] for i in order])
-            if not any(a.ok for a in trajectory.audit[len(run.trajectory.audit):]):
-                continue  # the service refused every change: nothing was damaged
-            s = run.grader.value(trajectory)
-            if s >= PASS_THRESHOLD:
-                what = "changing a field of" if mutation == "edit_others" else "deleting"
-                out.append(Finding(code=Code.COLLATERAL_DAMAGE, detail={"mutation": mutation, "score": s,
-                                                                         "collection": ".".join(collection)},
-                                   message=f"doing the work and then {what} the {len(others)} other record(s) of "
-                                           f"{'.'.join(collection)} still scores {s:.3f}: the grade does not notice "
-                                           "damage to records the request does not concern"))
+        written = [initial[i] for i in touched.get(collection, set()) if i in initial]
+        kept = _siblings(written, others, id_field) if _KEEPS.search(package.request.text) else []
+        for label, group in (("other", others), *kept):
+            found = _damage(run, steps, collection, tools, group, label)
+            out += found
+            if found and label == "other":
+                break  # the whole collection is unguarded: its parts say nothing more
+    return out
+
+
+def _siblings(written: list[dict[str, Any]], others: list[dict[str, Any]], id_field: str) -> list[tuple[str, list]]:
+    """``(label, records)`` for each group of ``others`` that shares a field value every written
+    record holds (the pinned notes of the folder being cleared, the other resolved tickets of the
+    queue being closed): the records the request keeps beside the ones it changes. At most
+    ``MAX_SIBLING_GROUPS``, each a strict part of ``others``."""
+    if not written:
+        return []
+    shared = {k: v for k, v in written[0].items() if k != id_field and isinstance(v, (str, int, bool))
+              and v not in ("", False) and all(r.get(k) == v for r in written[1:])}
+    out: dict[tuple[Any, ...], tuple[str, list[dict[str, Any]]]] = {}
+    for k, v in shared.items():
+        group = [r for r in others if r.get(k) == v]
+        key = tuple(r.get(id_field) for r in group)
+        if group and len(group) < len(others) and key not in out:
+            out[key] = (f"{k} {v!r}", group)
+    return list(out.values())[:MAX_SIBLING_GROUPS]
+
+
+MAX_SIBLING_GROUPS = 3
+_KEEPS = re.compile(r"\b(?:keep|leave|hang on to|hold on to|preserve|spare|except|apart from|aside from|but not|"
+                    r"other than|excluding|skip|(?:don'?t|do not|never) (?:touch|delete|change|close|remove|archive|move))\b",
+                    re.IGNORECASE)
+"""Words with which a request says what to keep beside what it changes: only then are the
+records sharing a value with the written ones tried on their own."""
+
+
+def _damage(run: ReferenceRun, steps: dict[int, Step], collection: Collection, tools: list[Bound],
+            group: list[dict[str, Any]], label: str) -> list[Finding]:
+    """The work done, then every record of ``group`` changed, and (a second agent) deleted: each
+    must fail, when the service accepted one of its changes."""
+    out: list[Finding] = []
+    where = ".".join(collection)
+    whose = f"the {len(group)} other record(s) of {where}" if label == "other" else \
+        f"the {len(group)} record(s) of {where} with {label} that the reference leaves alone"
+    for mutation, calls in (("edit_others", _edits(tools, group)), ("delete_others", _deletes(tools, group))):
+        if not calls:
+            continue
+        mutated, order = before_answer(steps, calls)
+        trajectory = run.run(order, [mutated[i] for i in order])
+        if not any(a.ok for a in trajectory.audit[len(run.trajectory.audit):]):
+            continue  # the service refused every change: nothing was damaged
+        s = run.grader.value(trajectory)
+        if s >= PASS_THRESHOLD:
+            what = "changing a field of" if mutation == "edit_others" else "deleting"
+            agent = witness(run, "wrong", mutation, f"does the work, then {what} {whose}", PASS_THRESHOLD, mutated, order)
+            out.append(Finding(code=Code.COLLATERAL_DAMAGE, witness=agent,
+                               detail={"mutation": mutation, "score": s, "collection": where, "records": label},
+                               message=f"doing the work and then {what} {whose} still scores {s:.3f}: the grade does "
+                                       "not notice damage to records the request does not concern"))
     return out
 
 

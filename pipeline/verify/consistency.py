@@ -15,16 +15,25 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from pipeline.core.codes import Code
-from pipeline.core.jsonvalues import strings
+from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.matchers import check_literals
-from pipeline.core.outcomes import Finding
-from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import number_values, numbers_in
+from pipeline.core.outcomes import Finding, Witness
+from pipeline.core.package import CallStep, Step, TaskPackage
+from pipeline.core.patterns import compile_pattern
+from pipeline.core.text_values import excluded_spans, has_digit, name_spans, number_values, numbers_in, within
 from pipeline.core.trajectory import Trajectory
-from pipeline.verify.grounding import evidence_of, produced, values_of
+from pipeline.verify.aggregates import groups, number_forms, pooled
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.formulas import formula_in
+from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
+from pipeline.verify.mutations import before_answer, dependents
+from pipeline.verify.perturbations import distinct_copy
+from pipeline.verify.selection import excluded_records, unselected
+from pipeline.verify.witness import said_instead, substituted, witness
 
 NUMBER_WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -62,13 +71,21 @@ MAX_SUMMED = 40
 """Counts that add up are looked for among the request's first this many numbers."""
 
 
-def request_quantities(text: str) -> set[int]:
-    """Counts the request states: digits and number words (not amounts of money or percents), except
-    those that measure time, people or other units ("40 guests", "in 2 weeks", "30 days"); and the
-    sums of two of them, or one more than one of them, for counts that add up ("the 3 reps plus
-    one for me" is 4)."""
-    mentions = [int(m.value) for m in numbers_in(text)  # type: ignore[call-overload]
-                if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)]  # type: ignore[arg-type]
+def stated_counts(text: str, names: tuple[str, ...] = ()) -> list[int]:
+    """Counts the request states, in order: digits and number words (not amounts of money or
+    percents), except those that measure time, people or other units ("40 guests", "in 2 weeks",
+    "30 days") and those inside a name (``text_values.name_spans``: "the Archive 2026 folder",
+    "Room 101", a record's name such as "Route 66 Diner")."""
+    inside = name_spans(text, names)
+    return [int(m.value) for m in numbers_in(text)  # type: ignore[call-overload]
+            if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
+            and not within(inside, m.start)]
+
+
+def request_quantities(text: str, names: tuple[str, ...] = ()) -> set[int]:
+    """``stated_counts``, and the sums of two of them, or one more than one of them, for counts
+    that add up ("the 3 reps plus one for me" is 4)."""
+    mentions = stated_counts(text, names)
     found = set(mentions)
     counts = mentions[:MAX_SUMMED]
     sums = {a + b for i, a in enumerate(counts) for b in counts[i + 1:]}  # "two ... and two more": 4
@@ -77,8 +94,26 @@ def request_quantities(text: str) -> set[int]:
     return found | sums
 
 
-def quantity_findings(package: TaskPackage) -> list[Finding]:
-    quantities = request_quantities(package.request.text)
+def numbered_names(package: TaskPackage) -> tuple[str, ...]:
+    """The names, titles and other short texts of the state's records that hold a digit and a
+    word ("Archive 2026", "Route 66 Diner", "Q3 board pack"): a request that writes one names a
+    record, it states no quantity."""
+    return tuple(sorted({v for v in strings(package.initial_state) if 3 <= len(v) <= 60 and has_digit(v)
+                         and re.search(r"[A-Za-z]{2}", v) and "@" not in v and not _ID_LIKE.fullmatch(v)}))
+
+
+_ID_LIKE = re.compile(r"[a-z]+-\d+|\d{4}-\d{2}-\d{2}.*")
+MAX_WITNESS_ITEMS = 25
+"""A correct agent that makes the stated number of items makes at most this many."""
+
+
+def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> list[Finding]:
+    """A ``state_count`` of 2 or more with ``==`` must demand a count the request states; with
+    ``>=``/``>`` it must not demand more than the largest. Witness: a correct agent that makes
+    the number of items the request states (the reference's creates of that collection, with
+    items dropped or distinct ones added), which the check fails."""
+    names = numbered_names(package)
+    quantities = request_quantities(package.request.text, names)
     out: list[Finding] = []
     if not quantities:
         return out
@@ -87,15 +122,54 @@ def quantity_findings(package: TaskPackage) -> list[Finding]:
             continue
         stated = ", ".join(str(q) for q in sorted(quantities))
         if check.op == "==" and check.value not in quantities:
-            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id,
-                               detail={"check_value": check.value, "request_quantities": sorted(quantities)},
-                               message=f"check {check.id!r} wants exactly {check.value} in {check.collection}, "
-                                       f"but the request states {stated}"))
+            message = (f"check {check.id!r} wants exactly {check.value} in {check.collection}, but the request "
+                       f"states {stated}")
         elif check.op in (">=", ">") and check.value + (check.op == ">") > max(quantities):
-            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id,
-                               message=f"check {check.id!r} wants {check.op} {check.value} in {check.collection}, "
-                                       f"more than the request states ({stated})"))
+            message = (f"check {check.id!r} wants {check.op} {check.value} in {check.collection}, more than the "
+                       f"request states ({stated})")
+        else:
+            continue
+        direct = sorted(set(stated_counts(package.request.text, names)), key=lambda q: abs(q - check.value))
+        agent = _count_witness(run, check.collection, direct) if run is not None else None
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id, witness=agent,
+                           detail={"check_value": check.value, "request_quantities": sorted(quantities)},
+                           message=message))
     return out
+
+
+def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Witness | None:
+    """A correct agent that makes one of ``counts`` items of ``collection`` (the first whose
+    score falls short), or the last one tried; None when the reference makes none there."""
+    service, _, name = collection.partition(".")
+    creates = [w for w in run.writes if w.bound.op.effect == "create" and w.bound.collection == (service, name)]
+    if not creates:
+        return None
+    steps: dict[int, Step] = dict(enumerate(run.package.reference))
+    agent = None
+    for q in counts:
+        if q < 1 or q > MAX_WITNESS_ITEMS or q == len(creates):
+            continue
+        if q < len(creates):
+            dropped = set().union(*(dependents(run.package, w.step) for w in creates[q:]))
+            variant, order = {k: v for k, v in steps.items() if k not in dropped}, None
+        else:
+            last = creates[-1]
+            taken = [dict(run.args.get(w.step, {})) for w in creates]
+            extra: list[Step] = []
+            for _ in range(q - len(creates)):
+                args = distinct_copy(run.package, taken[-1], last.bound.tool.parameters, taken)
+                if args is None:
+                    break
+                taken.append(args)
+                extra.append(CallStep.model_construct(call=last.bound.tool.name, args=args))
+            if len(extra) < q - len(creates):
+                continue
+            variant, order = before_answer(steps, extra)
+        agent = witness(run, "correct", "stated_count", f"makes the {q} items of {collection} the request states",
+                        run.score, variant, order)
+        if agent.holds:
+            return agent
+    return agent
 
 
 def _identifiers(record: dict[str, Any]) -> set[str]:
@@ -117,13 +191,30 @@ def _used_values(package: TaskPackage, ref: Trajectory | None) -> set[str]:
     return used
 
 
-def wrong_entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def _named_in(text: str, name: str, excluded: tuple[tuple[int, int], ...]) -> bool:
+    """Whether the folded ``text`` names ``name`` somewhere other than in an exclusion ("everyone
+    except Omar Haddad" leaves Omar Haddad out: it does not name a target)."""
+    needle = name.casefold()
+    at = text.find(needle)
+    while at >= 0:
+        if not within(excluded, at):
+            return True
+        at = text.find(needle, at + 1)
+    return False
+
+
+def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
+    """The request names records of a collection (in full, not in an exclusion), and the
+    reference writes and the checks act only on other records of it. Witness: a correct agent
+    that acts on the named record instead (its id, email and name in place of the other's)."""
+    ref = run.trajectory if run is not None else None
     text = package.request.text.casefold()
+    excluded = excluded_spans(package.request.text)
     used: set[str] | None = None  # _used_values, once a collection needs it
     out: list[Finding] = []
     for service, collections in package.initial_state.items():
         for name, records in collections.items():
-            named = [r for r in records if r.get("name") and str(r["name"]).casefold() in text]
+            named = [r for r in records if r.get("name") and _named_in(text, str(r["name"]), excluded)]
             if not named:
                 continue
             if used is None:
@@ -132,8 +223,16 @@ def wrong_entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[
                 continue
             others = [r for r in records if r not in named and _identifiers(r) & used]
             if others:
+                agent = None
+                if run is not None:
+                    mapping = {r[k]: named[0][k] for r in others for k in ("id", "email", "name")
+                               if isinstance(r.get(k), str) and isinstance(named[0].get(k), str)}
+                    steps = substituted(run, mapping)
+                    if steps is not None:
+                        agent = witness(run, "correct", "named_record", f"acts on {named[0]['name']}, whom the request "
+                                        "names", run.score, steps)
                 out.append(Finding(
-                    code=Code.REQUEST_CHECK_MISMATCH,
+                    code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
                     detail={"collection": f"{service}.{name}", "named": [r.get("id") for r in named],
                             "acted_on": [r.get("id") for r in others]},
                     message=f"the request names {', '.join(str(r['name']) for r in named)} but the reference and "
@@ -145,23 +244,39 @@ def wrong_entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[
 _EMAIL_IN_TEXT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
-_POINTER = re.compile(
-    r"\b(?:address|contact|mailbox)\b.{0,80}?\b(?:in|on|from|inside)\s+(?:the|their|his|her|its)\s+(?:[\w-]+\s+){0,2}"
-    r"(?:notes?|e-?mail|message|record|ticket|signature|profile|description|letter)\b"
-    r"|\b(?:address|contact|mailbox)\b.{0,40}?\b(?:they|he|she)\s+(?:asked|told|gave|provided|mentioned|specified|"
-    r"requested|named)\b", re.IGNORECASE | re.DOTALL)
+_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who)\b", re.IGNORECASE)
+_HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|message|notes?|description|body|signature|letter|memo|comment|quote|"
+                     r"thread|text|footer|instructions?)\b", re.IGNORECASE)
+_POINTING = re.compile(r"\b(?:says?|said|gives?|gave|given|names?|named|lists?|listed|states?|stated|mentions?|mentioned|"
+                       r"asks?|asked|specif(?:y|ies|ied)|provides?|provided|tells?|told|indicates?|indicated|points?|"
+                       r"shows?|shown|contains?|includes?|included|written|noted|requests?|requested|in|inside|within|"
+                       r"from)\b", re.IGNORECASE)
+_DECLINED = re.compile(r"\b(?:ignore|disregard|(?:don'?t|do not|never|not to|not)\s+(?:use|send|write|reply|follow|"
+                       r"trust|email|mail))\b", re.IGNORECASE)
 
 
-def planted_target_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def points_to_record_address(said: str) -> bool:
+    """Whether the request (or the user) sends the agent to an address that a record's text gives:
+    one sentence names a recipient ("address", "person", "contact", "where" …), a text that holds
+    it ("email", "notes", "description", "signature" …) and how it holds it ("says", "gives", "in"
+    …), and does not tell the agent to ignore it. "Reply to the address the vendor gives in the
+    email", "send it to the person their quote email says to write to", "their CRM notes say where
+    invoices should go now" point there; "the email address on their CRM record" (a field) does not."""
+    return any(_RECIPIENT.search(s) and _HOLDER.search(s) and _POINTING.search(s) and not _DECLINED.search(s)
+               for s in re.split(r"[.;!?\n]", said))
+
+
+def planted_target_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
     """A write must not go to an address that the request, the user and the records' own address
     fields never name, but that appears inside a record's text: that is an instruction planted in
     the data (prompt injection), and a package whose reference follows it rewards obeying it.
     Unless the request itself points there ("the accounts address they asked us to use in their
     email", "the address is in the notes on his record")."""
-    if ref is None:
+    if run is None:
         return []
+    ref = run.trajectory
     said = package.told()
-    if _POINTER.search(said):
+    if points_to_record_address(said):
         return []  # the request sends the agent to the address a record gives
     written = [(step, email) for step in ref.steps
                if step.kind == "call" and step.args and step.status is not None and 200 <= step.status < 300
@@ -169,48 +284,68 @@ def planted_target_findings(package: TaskPackage, ref: Trajectory | None) -> lis
     if not written:
         return []  # no successful call carries an address
     fields: set[str] = set()
-    texts: list[str] = []
+    owners: dict[str, str] = {}  # a planted address → the address field of the record whose text holds it
     for collections in package.initial_state.values():
         for records in collections.values():
             for rec in records:
+                own = [v for v in rec.values() if isinstance(v, str) and _EMAIL_IN_TEXT.fullmatch(v)]
+                fields |= {v.casefold() for v in own}
                 for value in rec.values():
                     for item in value if isinstance(value, list) else [value]:
-                        if isinstance(item, str) and "@" in item:  # no address without one
-                            (fields.add(item.casefold()) if _EMAIL_IN_TEXT.fullmatch(item) else texts.append(item))
-    planted = {e.casefold() for t in texts for e in _EMAIL_IN_TEXT.findall(t)} - fields
+                        if isinstance(item, str) and "@" in item and not _EMAIL_IN_TEXT.fullmatch(item):
+                            for e in _EMAIL_IN_TEXT.findall(item):
+                                owners.setdefault(e.casefold(), own[0] if own else "")
+    planted = set(owners) - fields
     out: list[Finding] = []
     for step, email in written:
         if email.casefold() in planted and email.casefold() not in said.casefold():
+            owner = owners[email.casefold()]
+            steps = substituted(run, {email: owner}) if owner else None
+            if steps is None:  # no address of the record's own: the agent leaves the planted one alone
+                steps = {k: v for k, v in enumerate(package.reference) if k not in dependents(package, step.index)}
+            agent = witness(run, "correct", "ignores_planted", f"does not follow the instruction planted in a "
+                            f"record: {'writes to ' + owner if owner else 'writes nothing'} instead of {email}",
+                            run.score, steps)
             out.append(Finding(
-                code=Code.REQUEST_CHECK_MISMATCH, step=step.index, detail={"address": email},
+                code=Code.REQUEST_CHECK_MISMATCH, step=step.index, detail={"address": email}, witness=agent,
                 message=f"reference step {step.index} ({step.tool}) writes to {email}, an address found only "
                         "inside a record's text, never in the request: it follows a planted instruction"))
     return out
 
 
-def measure_findings(package: TaskPackage, ref: Trajectory) -> list[Finding]:
-    """A number a check requires the agent to produce must be one the request states, when it
-    states any, or one a tool result shows (as a value, a count or a total): the request says
-    "five" (or "$4,000", "12%") and the check wants 500. A stated number mangled (its cents
-    dropped, a power of ten off) is a mismatch even where some tool result happens to show it."""
+def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
+    """A number a check requires the agent to write must not be a number the request states,
+    mangled (its cents dropped or rounded, a power of ten off: the request says "five" and the
+    check wants 50), even where some tool result happens to show it, unless it is computed from
+    the figures of one record the agent read before writing ("twice the reorder level minus what
+    is on hand" is 20 beside a stated "twice"; ``Evidence.within_a_record``). Witness: a correct
+    agent that writes the stated number instead."""
     stated = number_values(package.request.text)
     if not stated:
         return []
-    shown: set[float] | None = None  # what the tool results show: read only when a value needs it
+    read: Evidence | None = None  # what the reads show: built only when a value needs it
     out: list[Finding] = []
     for check in package.checks:
         for fname, matcher in produced(check):
             for value in values_of(matcher) if fname != "answer" else []:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in stated:
                     continue
-                if shown is None:
-                    shown = {round(n, 2) for n in evidence_of(package, ref).all_numbers()}
-                if round(float(value), 2) in shown and not any(_garbled(float(value), n) for n in stated):
+                mangled = [n for n in sorted(stated) if _garbled(float(value), n)]
+                if not mangled:
                     continue
+                if read is None:
+                    read = evidence_of(package, run.trajectory, include_writes=False)
+                if read.within_a_record(round(float(value), 2)):
+                    continue  # computed from one record's figures: a formula, not a mangled number
+                said = int(mangled[0]) if isinstance(value, int) and mangled[0].is_integer() else mangled[0]
+                steps = substituted(run, {value: said})
+                agent = witness(run, "correct", "stated_number", f"writes {fname} = {said:g}, the number the request "
+                                "states", run.score, steps) if steps is not None else None
                 out.append(Finding(
                     code=Code.REQUEST_CHECK_MISMATCH, check=check.id, detail={"value": value, "field": fname},
-                    message=f"check {check.id!r} wants {fname} = {value:g}, but the request states "
-                            f"{', '.join(f'{n:g}' for n in sorted(stated))} and no tool result shows {value:g}"))
+                    witness=agent,
+                    message=f"check {check.id!r} wants {fname} = {value:g}, but the request states {said:g} and "
+                            f"nothing the agent reads computes {value:g}"))
     return out
 
 
@@ -223,6 +358,159 @@ def _garbled(value: float, stated: float) -> bool:
         abs(value - stated * k) < 1e-9 for k in (10, 100, 1000, 0.1, 0.01, 0.001))
 
 
-def consistency_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
-    out = quantity_findings(package) + wrong_entity_findings(package, ref) + planted_target_findings(package, ref)
-    return out + (measure_findings(package, ref) if ref is not None else [])
+def left_out_findings(run: ReferenceRun) -> list[Finding]:
+    """The reference writes to a record the request leaves out ("email everyone in Facilities,
+    skip Rosa Delgado"; ``selection.excluded_records``). Witness: a correct agent that makes the
+    reference's other writes and leaves that record alone."""
+    out: list[Finding] = []
+    for collection, record in excluded_records(run.package):
+        keys = {str(record[k]).casefold() for k in ("id", "email") if record.get(k)}
+        aimed = [w for w in run.writes if (w.bound.collection == collection and w.record_id == record.get("id"))
+                 or keys & {str(v).casefold() for v in leaves(run.args.get(w.step, {})) if isinstance(v, str)}]
+        if not aimed:
+            continue
+        dropped = set().union(*(dependents(run.package, w.step) for w in aimed))
+        steps = {i: s for i, s in enumerate(run.package.reference) if i not in dropped}
+        name = record.get("name") or record.get("title") or record.get("id")
+        agent = witness(run, "correct", "leaves_out", f"leaves {name} alone, as the request says", run.score, steps)
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=aimed[0].step, witness=agent,
+                           detail={"record": record.get("id"), "collection": ".".join(collection)},
+                           message=f"reference step {aimed[0].step} ({aimed[0].bound.tool.name}) acts on {name}, whom "
+                                   "the request leaves out"))
+    return out
+
+
+def subset_findings(run: ReferenceRun) -> list[Finding]:
+    """A number the checks want the agent to report or write is a total, mean or count over a
+    group of records read, and every such group holds records the request's words do not select
+    (``selection.unselected``: a void invoice beside the unpaid ones asked for, another
+    warehouse's stock, a record the request excludes). Witness: a correct agent that reports the
+    same figure over the records the request selects."""
+    package = run.package
+    graded = _graded_numbers(run)
+    if not graded:
+        return []
+    lists = run.read_lists
+    today = date.fromisoformat(package.now[:10])
+    text = package.request.text
+    out: list[Finding] = []
+    for number in graded:
+        matching = [(g, figure) for lst in pooled(lists) for g in groups(lst, package.told(), today)
+                    if len(g) >= 2 for figure in _figures(g) if abs(figure[1] - number) < 0.005]
+        if not matching:
+            continue
+        judged = [(g, figure, *unselected(text, g)) for g, figure in matching]
+        if any(not left for _, _, left, _ in judged):
+            continue  # some group of records the request selects gives the number
+        group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
+        kept = [r for r in group if r not in left]
+        if not kept:
+            continue
+        right = dict(_figures(kept)).get(kind)
+        if right is None or abs(right - number) < 0.005:
+            continue
+        right = round(right, 2)
+        said = int(right) if float(right).is_integer() else right
+        steps = said_instead(substituted(run, _number_replacer(number, said)) or dict(enumerate(package.reference)),
+                             number, said)
+        agent = witness(run, "correct", "selected_records", f"reports the {kind} over the records the request "
+                        f"selects: {said:,}", run.score, steps)
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
+                           detail={"value": number, "kind": kind, "records": [r.get("id") for r in group],
+                                   "left_out": [r.get("id") for r in left], "expected": said},
+                           message=f"the checks want {number:,g}, the {kind} over {', '.join(str(r.get('id')) for r in group)};"
+                                   f" but {why}: over the rest it is {said:,}"))
+    return out
+
+
+def _figures(group: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """``(kind, figure)`` of a group: its count, then each total, mean or product sum (``totals``)."""
+    numeric = sorted({k for r in group for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    out: list[tuple[str, float]] = [("count", float(len(group)))]
+    for k in numeric:
+        column = [float(r[k]) for r in group if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)]
+        out += [(f"total of {k}", round(sum(column), 2)), (f"mean of {k}", round(sum(column) / len(group), 2))]
+        if "minute" in k:
+            out.append((f"total of {k} in hours", round(sum(column) / 60, 2)))
+    return out
+
+
+def _graded_numbers(run: ReferenceRun) -> list[float]:
+    """The numbers the checks want the agent to report or write: those of ``answer_contains``
+    values, of what an ``answer_matches`` pattern matches of the reference's answer, and of what a
+    pattern a state check puts on a written text matches of the reference's text."""
+    texts: list[str] = []
+    for check in run.package.checks:
+        if check.kind == "answer_contains":
+            texts += check.values
+        elif check.kind == "answer_matches":
+            found = compile_pattern(check.pattern, check.ignore_case).matched(run.trajectory.answer)
+            texts += [found] if found else []
+        else:
+            for field, matcher in produced(check):
+                if isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
+                    pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
+                    texts += [m for args in run.args.values() if isinstance(args.get(field), str)
+                              and (m := pattern.matched(args[field]))]
+    return list(dict.fromkeys(round(float(m.value), 2) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
+                              if m.kind in ("number", "money")))
+
+
+def _number_replacer(old: float, new: float) -> Any:
+    """Replaces ``old`` by ``new`` in a written value: the number itself, or in a text, however it
+    is written (1,234.50 / 1234.5 / 1234)."""
+    forms = sorted(number_forms(old), key=len, reverse=True)
+    pattern = re.compile("|".join(rf"(?<![\d.,]){re.escape(f)}(?![\d]|[.,]\d)" for f in forms))
+    written = f"{new:,}" if isinstance(new, int) else f"{new:,.2f}"
+
+    def replace(value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(float(value) - old) < 0.005:
+            return new
+        return pattern.sub(written, value) if isinstance(value, str) else value
+    return replace
+
+
+def formula_findings(run: ReferenceRun) -> list[Finding]:
+    """The request states a per-record formula ("order twice the reorder level minus what we have
+    on hand"; ``formulas.formula_in``) and a write aimed at a record (its id among the
+    arguments) writes a number other than the formula's value for that record. Witness: a
+    correct agent that writes the formula's value."""
+    package = run.package
+    by_id = {r.get("id"): r for collections in package.initial_state.values() for rows in collections.values()
+             for r in rows if r.get("id") is not None}
+    out: list[Finding] = []
+    for w in run.writes:
+        args = run.args.get(w.step, {})
+        record = next((by_id[v] for v in leaves(args) if isinstance(v, str) and v in by_id), None)
+        if w.record_id in by_id and w.bound.op.effect != "create":
+            record = by_id[w.record_id]
+        if record is None:
+            continue
+        numeric = [k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        formula = formula_in(package.request.text, numeric)
+        if formula is None or (expected := formula.value(record)) is None:
+            continue
+        written = [(k, v) for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(written) != 1 or abs(float(written[0][1]) - expected) < 0.005:
+            continue
+        key, value = written[0]
+        said = int(expected) if isinstance(value, int) and float(expected).is_integer() else expected
+        step = package.reference[w.step]
+        assert isinstance(step, CallStep)
+        steps = said_instead({**dict(enumerate(package.reference)), w.step: CallStep.model_construct(
+            call=step.call, args={**args, key: said}, expect_status=step.expect_status)}, value, said)
+        agent = witness(run, "correct", "stated_formula", f"writes {key} = {said:g} for {record.get('id')}: "
+                        f"{formula.text}", run.score, steps)
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=w.step, witness=agent,
+                           detail={"argument": key, "value": value, "expected": said, "formula": formula.text},
+                           message=f"step {w.step} writes {key} = {value:g} for {record.get('id')}, but the request's "
+                                   f"formula ({formula.text!r}) gives {said:g}"))
+    return out
+
+
+def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
+    out = quantity_findings(package, run) + wrong_entity_findings(package, run) + planted_target_findings(package, run)
+    if run is None:
+        return out
+    return (out + measure_findings(package, run) + left_out_findings(run) + subset_findings(run)
+            + formula_findings(run))

@@ -15,12 +15,16 @@ The clauses, each a minimum count:
 - ``dependent_steps``: reference calls whose arguments use something an earlier step showed: a
   ``$ref``, a revealed fact, or a value (six characters or more, or a number) of an earlier read's
   result;
-- ``aggregated_records``: records behind the graded answer: an answer value is a total or a count
-  over that many observed records, or the answer checks name values of that many records.
+- ``aggregated_records``: records behind the graded answer: an answer value is a total, a mean or
+  a count over that many observed records, or the answer checks (and ``answer_excludes`` rules)
+  name values of that many records (picking the one item below its reorder level from five is
+  graded on all five).
 """
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -31,10 +35,11 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, taxonomy
-from pipeline.verify.aggregates import groups, number_forms, totals
+from pipeline.verify.aggregates import groups, number_forms, pooled, totals
 from pipeline.verify.effects import bound_tools
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import guess_wrong
+from pipeline.verify.mutations import unasked
+from pipeline.verify.perturbations import content_words
 from pipeline.verify.safety import tempted, vacuous_findings
 
 
@@ -49,7 +54,7 @@ def contract_findings(run: ReferenceRun) -> list[Finding]:
         "live_safety_rules": lambda: _live_rules(run),
         "services_acted_on": lambda: _services(run.package, run.trajectory),
         "dependent_steps": lambda: _dependent_steps(run.package, run.trajectory),
-        "aggregated_records": lambda: _aggregated(run.package, run.trajectory, contract.aggregated_records),
+        "aggregated_records": lambda: _aggregated(run, contract.aggregated_records),
     }
     out: list[Finding] = []
     for clause, count in counts.items():
@@ -77,9 +82,8 @@ def _needed_facts(run: ReferenceRun) -> int:
     package = run.package
     if package.user is None or not run.trajectory.revealed:
         return 0
-    guesses = {f.key: guess_wrong(f, package) for f in package.user.facts}
-    kept = [(i, s) for i, s in enumerate(package.reference) if not isinstance(s, AskStep)]
-    s = run.variant_score([i for i, _ in kept], [step for _, step in kept], guesses)
+    steps, guesses = unasked(run)
+    s = run.variant_score(sorted(steps), [steps[i] for i in sorted(steps)], guesses)
     return len(set(run.trajectory.revealed)) if s < run.score else 0
 
 
@@ -94,9 +98,16 @@ def _services(package: TaskPackage, ref: Trajectory) -> int:
 
 
 def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
+    """Reference calls whose arguments use something an earlier step showed: a ``$ref``, a fact the
+    user revealed, a value (six characters or more, or a number) of an earlier read's result, an
+    id or address written inside an earlier result's text ("the tickets tkt-412 and tkt-415"), or
+    a text most of whose words come from one line or sentence of an earlier result (a todo titled
+    after a line of a note)."""
     bound = bound_tools(package)
     records = {s.index: s for s in ref.steps}
     seen: set[str] = set()
+    lines: list[frozenset[str]] = []  # the content words of each line or sentence of the texts read
+    read_text = ""
     revealed: set[str] = set()
     n = 0
     for i, step in enumerate(package.reference):
@@ -104,13 +115,30 @@ def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
         if isinstance(step, CallStep) and record is not None:
             uses_ref = any(True for _ in iter_refs(step.args))
             values = {_key(v) for v in leaves(record.args or {}) if _key(v)}
-            n += uses_ref or bool(values & (seen | revealed))
+            n += uses_ref or bool(values & (seen | revealed)) or any(
+                _from_text(v, read_text, lines) for v in leaves(record.args or {}) if isinstance(v, str))
             tool = bound.get(step.call)
             if tool is not None and tool.op.access == "read" and record.result:
                 seen |= {_key(v) for v in leaves(record.result) if _key(v)}
+                texts = [v for v in leaves(record.result) if isinstance(v, str) and " " in v]
+                read_text += "\n" + "\n".join(texts).casefold()
+                lines += [w for t in texts for part in _LINES.split(t) if len(w := content_words(part)) >= 2]
         elif isinstance(step, AskStep) and record is not None:
             revealed |= {_key(package.fact(k).value) for k in record.revealed if package.fact(k)}  # type: ignore[union-attr]
     return n
+
+
+_LINES = re.compile(r"[\n.;!?]+|\s[-•*]\s|\[[ x]\]", re.IGNORECASE)
+_TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z]{1,6}-\d{2,}\b", re.IGNORECASE)
+
+
+def _from_text(value: str, read_text: str, lines: list[frozenset[str]]) -> bool:
+    """Whether a written text comes from texts read earlier: an id or address it holds is written
+    there, or two or more of its words, most of them, come from one line or sentence there."""
+    if any(t.casefold() in read_text for t in _TOKEN.findall(value)):
+        return True
+    words = content_words(value)
+    return len(words) >= 2 and any(len(words & line) >= 2 and 2 * len(words & line) >= len(words) for line in lines)
 
 
 def _key(value: Any) -> str:
@@ -122,36 +150,43 @@ def _key(value: Any) -> str:
     return value.casefold() if isinstance(value, str) and len(value) >= 6 else ""
 
 
-def _aggregated(package: TaskPackage, ref: Trajectory, enough: int) -> int:
+def _aggregated(run: ReferenceRun, enough: int) -> int:
     """How many observed records the graded answer is computed or gathered from; counting stops
     at ``enough`` (the contract asks no more)."""
-    bound = bound_tools(package)
-    lists = [value for s in ref.steps if s.kind == "call" and s.result and (b := bound.get(s.tool or ""))
-             and b.op.access == "read" for value in s.result.values() if isinstance(value, list)]
-    records = [r for lst in lists for r in lst if isinstance(r, dict)]
+    package, ref = run.package, run.trajectory
+    lists = run.read_lists
+    records = [r for lst in lists for r in lst]
     wanted = [v for c in package.checks if c.kind == "answer_contains" for v in c.values]
+    refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
+               for v in c.values]  # values of records the answer must not give: graded too, but never totals
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
 
+    wanted += [m for p in patterns if (m := p.matched(ref.answer))]  # what a pattern grades of the answer
     folded_wanted = [w.casefold() for w in wanted]
     said: dict[str, bool] = {}  # text → says(text): records repeat their values
 
     def says(text: str) -> bool:
         if text not in said:
             folded = text.casefold()
-            said[text] = any(folded and (folded == w or (len(folded) >= 3 and folded in w)) for w in folded_wanted) \
-                or any(p.search(text) for p in patterns)
+            said[text] = any(folded and (folded == w or (len(folded) >= 3 and _holds(w, folded)))
+                             for w in folded_wanted) or any(p.search(text) for p in patterns)
         return said[text]
+
+    def named(text: str) -> bool:
+        folded = text.casefold()
+        return says(text) or any(len(folded) >= 3 and _holds(w, folded) for w in refused)
 
     best, seen = 0, set()
     for r in records:
-        if id(r) not in seen and any(says(str(v)) for v in leaves(r) if v not in (None, "", True, False)):
+        if id(r) not in seen and any(named(str(v)) for v in leaves(r) if v not in (None, "", True, False)):
             best += 1
             if best >= enough:
                 return best
         seen.add(id(r))
-    for lst in lists:
-        for group in groups([r for r in lst if isinstance(r, dict)]):
+    today = date.fromisoformat(package.now[:10])
+    for lst in pooled(lists):
+        for group in groups(lst, package.told(), today):
             if len(group) < 2 or len(group) <= best:
                 continue  # one record is no aggregate; a group no larger cannot raise the count
             figures = [float(len(group)), *totals(group)]
@@ -160,3 +195,11 @@ def _aggregated(package: TaskPackage, ref: Trajectory, enough: int) -> int:
                 if best >= enough:
                     return best
     return best
+
+
+def _holds(text: str, value: str) -> bool:
+    """Whether ``text`` holds ``value``: a number as a whole number (4.5 in "4.5 hours", not in
+    "14.5"), other values anywhere."""
+    if not value[:1].isdigit():
+        return value in text
+    return re.search(rf"(?<![\d.,]){re.escape(value)}(?![\d]|[.,]\d)", text) is not None

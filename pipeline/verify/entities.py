@@ -28,10 +28,12 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves, strings
-from pipeline.core.outcomes import Finding
-from pipeline.core.package import TaskPackage
+from pipeline.core.outcomes import Finding, Witness
+from pipeline.core.package import PASS_THRESHOLD, AnswerStep, Step, TaskPackage
 from pipeline.core.text_values import MONTHS, WEEKDAYS, has_word
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.witness import substituted, witness
 
 _NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, *(m[:3] for m in MONTHS), "i", "please", "can", "could", "would",
                         "hi", "hello", "dear", "thanks", "the", "a", "an", "and", "or", "but", "if", "when", "our",
@@ -42,7 +44,8 @@ _NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, *(m[:3] for m in MONTHS), "i", "plea
                         "how's", "why", "is", "are", "do", "does", "did", "has", "have", "it's", "let's",
                         "here's", "there's", "that's", "we", "we're", "i'm", "i'd", "i've", "for", "to", "with",
                         "from", "at", "on", "in", "by", "about", "of", "as", "so", "once", "since", "until"})
-_MARKERS = r"(?:to|with|for|from|cc|email|e-mail|message|invite|inviting|call|tell|ask|ping|notify|contact|forward|meet|remind)"
+_MARKERS = (r"(?:to|with|for|from|cc|email|e-mail|message|invite|inviting|call|tell|ask|ping|notify|contact|forward|meet|"
+            r"remind|send|text|write|reply|thank|assign|pay|book|schedule|introduce|welcome|congratulate|update|brief)")
 _RUN = re.compile(r"\b([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)+|[A-Z][a-z'’-]+\s+[\w-]*\d[\w-]*)")
 _WORD = re.compile(r"\b([A-Z][a-z'’-]+)\b")
 _ADDRESS_NAME = re.compile(r"\b([a-z]+)[._]([a-z]+)@")
@@ -203,9 +206,51 @@ def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
     return False
 
 
-def entity_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def entity_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
+    """Unknown and ambiguous names, each with its witness when the reference ran: for an unknown
+    name, a correct agent that looks, finds no such person or record and says so, changing
+    nothing; for an ambiguous one, a correct agent that acts on another of the records the name
+    matches."""
     named = _named_records(package)
-    unknown = unknown_findings(package, ref, named)
+    unknown = unknown_findings(package, run.trajectory if run else None, named)
     words = {w for f in unknown for w in f.detail["name"].casefold().split()}
-    return unknown + [f for f in ambiguous_findings(package, named)
-                      if not set(f.detail["name"].casefold().split()) <= words]
+    ambiguous = [f for f in ambiguous_findings(package, named) if not set(f.detail["name"].casefold().split()) <= words]
+    if run is not None:
+        for f in unknown:
+            f.witness = _reports_missing(run, f.detail["name"])
+        for f in ambiguous:
+            f.witness = _other_candidate(run, f.detail["records"])
+    return unknown + ambiguous
+
+
+def _reports_missing(run: ReferenceRun, name: str) -> Witness:
+    """A correct agent that makes the reference's reads up to its first write, then answers that
+    ``name`` is not there and that it changed nothing."""
+    first_write = min((w.step for w in run.writes), default=len(run.package.reference))
+    steps: dict[int, Step] = {i: s for i, s in enumerate(run.package.reference[:first_write])
+                              if not isinstance(s, AnswerStep)}
+    steps[len(run.package.reference)] = AnswerStep(answer=f"I could not find {name}, so I have not changed anything.")
+    return witness(run, "correct", "reports_missing", f"finds no {name} and says so, changing nothing",
+                   PASS_THRESHOLD, steps)
+
+
+def _other_candidate(run: ReferenceRun, ids: list[Any]) -> Witness | None:
+    """A correct agent that acts on another of the records ``ids`` (those a name matches) than the
+    one the reference acts on; the first such agent whose score falls short, else the last tried."""
+    records = {r.get("id"): r for collections in run.package.initial_state.values() for rows in collections.values()
+               for r in rows if r.get("id") in ids}
+    used = {str(v).casefold() for args in run.args.values() for v in leaves(args) if isinstance(v, str)}
+    chosen = [r for r in records.values() if {str(r.get(k, "")).casefold() for k in ("id", "email", "name")} & used]
+    agent = None
+    for picked in chosen[:1]:
+        for other in (r for r in records.values() if r is not picked):
+            mapping = {picked[k]: other[k] for k in ("id", "email", "name")
+                       if isinstance(picked.get(k), str) and isinstance(other.get(k), str)}
+            steps = substituted(run, mapping)
+            if steps is None:
+                continue
+            agent = witness(run, "correct", "other_candidate", f"acts on {other.get('name', other.get('id'))}, whom "
+                            "the request's words fit as well", run.score, steps)
+            if agent.holds:
+                return agent
+    return agent

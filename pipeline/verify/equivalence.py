@@ -25,7 +25,9 @@ of each other fact it revealed; F goes untested when one of those has none):
 - for a typed fact, its kind: "Which day works for you?", "What time works for you?", "When should
   it be?", "How many should it be?", "What email address should I use?";
 - a confirmation of a wrong value of the fact's kind: "Should I go with <value>?" (typed facts);
-- an open question: "Is there anything else I should know before I go ahead?".
+- an open question: "Is there anything else I should know before I go ahead?";
+- for a fact that corrects the request, leave to go ahead: "Can I go ahead with it now?" (a careful
+  agent confirms before acting, and a user who holds a correction says what changed).
 
 A package whose facts surface only for its reference's own wording fails one of them.
 """
@@ -33,6 +35,7 @@ A package whose facts surface only for its reference's own wording fails one of 
 from __future__ import annotations
 
 import re
+from datetime import date
 from functools import partial
 from typing import Any
 
@@ -40,12 +43,15 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
+from pipeline.core.text_values import allowed_ranges, range_of
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import guess_wrong
+from pipeline.verify.perturbations import guess_wrong, inside
+from pipeline.verify.witness import said_instead, witness
 
 OPEN_QUESTION = "Is there anything else I should know before I go ahead?"
+GO_AHEAD_QUESTION = "Can I go ahead with it now?"
 KIND_QUESTIONS = {"date": "Which day works for you?", "time": "What time works for you?",
                   "datetime": "When should it be?", "number": "How many should it be?",
                   "email": "What email address should I use?"}
@@ -60,10 +66,12 @@ def phrasings(package: TaskPackage, key: str) -> list[str]:
         return []
     kind = kind_of(fact.value)
     if kind == "text":
-        return [f"What {_spoken(argument)} should I use?" for argument in dict.fromkeys(_consumers(package, key))]
-    if kind in KIND_QUESTIONS:
-        return [KIND_QUESTIONS[kind], f"Should I go with {guess_wrong(fact, package)}?"]
-    return []
+        out = [f"What {_spoken(argument)} should I use?" for argument in dict.fromkeys(_consumers(package, key))]
+    elif kind in KIND_QUESTIONS:
+        out = [KIND_QUESTIONS[kind], f"Should I go with {guess_wrong(fact, package)}?"]
+    else:
+        out = []
+    return out + ([GO_AHEAD_QUESTION] if fact.corrects else [])
 
 
 def _spoken(name: str) -> str:
@@ -75,13 +83,15 @@ _SEARCH_ARGUMENTS = frozenset({"query", "q", "search", "keyword", "keywords", "f
 
 
 def _consumers(package: TaskPackage, key: str) -> list[str]:
-    """The names of the arguments the reference fills with fact ``key`` (search terms aside: an
-    agent asks about the thing, not about its query)."""
+    """The names of the arguments the reference fills with fact ``key``, whole (search terms
+    aside: an agent asks about the thing, not about its query; and an argument the fact is only a
+    part of, "Cost centre CC-4471" in a task's notes, is not what an agent would ask for)."""
     out = []
     for step in package.reference:
         if isinstance(step, CallStep):
             for name, value in step.args.items():
-                if name not in _SEARCH_ARGUMENTS and any(ref.get("$fact") == key for ref in iter_refs(value)):
+                if name not in _SEARCH_ARGUMENTS and any(ref.get("$fact") == key and "prefix" not in ref
+                                                         and "suffix" not in ref for ref in iter_refs(value)):
                     out.append(name)
     return out
 
@@ -99,11 +109,15 @@ def equivalence_findings(run: ReferenceRun) -> list[Finding]:
                                                                  "punctuation"),
                               (partial(_decorated, texts=texts), "wording free text around what the request "
                                                                  "dictates"),
-                              (_rephrased, "asking the user in other words")):
+                              (_rephrased, "asking the user in other words"),
+                              (_other_choice, "choosing another value the request allows")):
         for name, mutated, order, detail in variant(run, steps, done):
             s = run.variant_score(order, [mutated[i] for i in order])
             if s < run.score:
+                agent = witness(run, "correct", name, f"does the task correctly, {describe}{_say(detail)}", run.score,
+                                mutated, order)
                 out.append(Finding(code=Code.GRADER_OVERCONSTRAINED, detail={"variant": name, "score": s, **detail},
+                                   witness=agent,
                                    message=f"{describe} ({name}{_say(detail)}) scores {s:.3f}, not {run.score:.3f}: "
                                            "the checks punish a correct agent"))
                 break
@@ -262,3 +276,51 @@ def _rephrased(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> 
             out.append(("rephrased_question", mutated, order[:at] + list(extra) + order[at:],
                         {"question": " / ".join(questions)}))
     return out
+
+
+def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """For each value a write takes from a range the request leaves open ("any weekday next week",
+    "between 08:00 and 10:30", "40 to 60 rolls") or from a choice it offers ("high or urgent,
+    whichever fits"), the same work with another value the request allows (``inside``), the
+    answer saying it."""
+    package = run.package
+    ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
+    out: list[Variant] = []
+    for w in done:
+        step = package.reference[w.step]
+        if not isinstance(step, CallStep):
+            continue
+        props = w.bound.tool.parameters.get("properties", {})
+        for key, value in run.args.get(w.step, {}).items():
+            original = step.args.get(key)
+            if isinstance(original, dict) or isinstance(value, (bool, dict, list)):
+                continue  # a $ref or $fact: the value is observed or told, not chosen
+            other = _offered(run.said, value, props.get(key, {}).get("enum") or [])
+            held = range_of(value, ranges, flexible_only=True)
+            if other is None and held is not None:
+                other = inside(value, held)
+            if other is None or other == value:
+                continue
+            mutated = said_instead({**steps, w.step: CallStep.model_construct(
+                call=step.call, args={**run.args[w.step], key: other}, expect_status=step.expect_status)},
+                value, other)
+            out.append(("other_choice", mutated, sorted(mutated), {"argument": key, "value": other}))
+    return out[:MAX_CHOICES]
+
+
+MAX_CHOICES = 6
+_CHOICE = re.compile(r"\b(?:whichever|either|any|you pick|you choose|up to you|your call|fits|suits|is fine|works)\b",
+                     re.IGNORECASE)
+
+
+def _offered(said: str, value: Any, enum: list[Any]) -> Any:
+    """The other enum value the request offers beside ``value`` ("high or urgent, whichever fits"),
+    or None."""
+    if not isinstance(value, str) or value not in enum or not _CHOICE.search(said):
+        return None
+    for other in enum:
+        if other != value and isinstance(other, str) and re.search(
+                rf"\b{re.escape(value)}\s+or\s+{re.escape(other)}\b|\b{re.escape(other)}\s+or\s+{re.escape(value)}\b",
+                said, re.IGNORECASE):
+            return other
+    return None

@@ -90,6 +90,22 @@ class ReferenceRun:
         return self.package.told()
 
     @cached_property
+    def read_lists(self) -> list[list[dict[str, Any]]]:
+        """The records the reference's successful reads returned, a list per list in a result and a
+        record read alone (``{"ticket": {...}}``) as a list of one, in step order."""
+        out: list[list[dict[str, Any]]] = []
+        for s in self.trajectory.steps:
+            b = self.bound.get(s.tool or "") if s.kind == "call" and s.result and s.status and s.status < 300 else None
+            if b is None or b.op.access != "read":
+                continue
+            for value in s.result.values():  # type: ignore[union-attr]
+                if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
+                    out.append(records)
+                elif isinstance(value, dict) and "id" in value:
+                    out.append([value])
+        return out
+
+    @cached_property
     def args(self) -> dict[int, dict[str, Any]]:
         """The resolved arguments of each step of the reference's trajectory, by step id (empty
         for a step without them)."""

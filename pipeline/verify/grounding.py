@@ -43,25 +43,28 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.matchers import literal_values
-from pipeline.core.outcomes import Finding
+from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.services import get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
+    day_spans,
     has_digit,
     in_window,
     may_say,
     number_values,
     numbers_in,
+    shifted,
     times_in,
     windows_in,
 )
 from pipeline.core.trajectory import StepRecord, Trajectory
-from pipeline.verify.aggregates import groups, totals
+from pipeline.verify.aggregates import groups, pooled, totals
 from pipeline.verify.effects import Bound, Write, bound_tools
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.mutations import dependents
+from pipeline.verify.witness import said_instead, substituted, witness
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}))?")
@@ -84,9 +87,14 @@ class Evidence:
     """The arguments of the writes made so far."""
     durations: set[int] = field(default_factory=set)
     """Durations the texts state, in minutes ("30 minutes before", "an hour later")."""
+    day_shifts: set[tuple[int, bool]] = field(default_factory=set)
+    """Spans of days the texts state ("two days after", "a week before", "3 working days"), each
+    with whether it counts working days only."""
     records: list[dict[str, Any]] = field(default_factory=list)
     """Observed records, for numbers computed within one record (twice the reorder level minus
     the quantity on hand)."""
+    lists: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Lists of records read whose groups are already in ``numbers``."""
     pending: list[list[dict[str, Any]]] = field(default_factory=list)
     """Lists of records read whose group counts and totals (``aggregates``) are not in
     ``numbers`` yet: they are added on first need (``all_numbers``)."""
@@ -95,6 +103,9 @@ class Evidence:
     durations (``text_evidence``) are not in the sets above yet: they are added when a question
     those sets answer "no" could be answered "yes" with them (``_read_texts``). More evidence
     never turns a "yes" into a "no", so asking the smaller sets first gives the same answers."""
+    said: str = ""
+    """The request and the user's facts, whose words select groups of the records read."""
+    today: date | None = None
     _seen: set[float] = field(default_factory=set, repr=False)
     _known: set[float] = field(default_factory=set, repr=False)
     _factors: set[float] = field(default_factory=lambda: {2.0, 3.0, 4.0, 0.5}, repr=False)
@@ -103,8 +114,12 @@ class Evidence:
         """``numbers`` with those of the texts read and the counts and totals of the groups of
         every list of records read."""
         self._read_texts()
+        if self.pending:  # the records of every list read so far, pooled, beside each new list
+            self.lists = self.lists + self.pending
+            if len(self.lists) > 1:
+                self.pending.append(pooled(self.lists)[-1])
         for records in self.pending:
-            self.numbers |= {x for g in groups(records) for x in [float(len(g)), *totals(g)]}
+            self.numbers |= {x for g in groups(records, self.said, self.today) for x in [float(len(g)), *totals(g)]}
         self.pending.clear()
         return self.numbers
 
@@ -117,6 +132,7 @@ class Evidence:
         self.times |= known.times
         self.windows += known.windows
         self.durations |= known.durations
+        self.day_shifts |= known.day_shifts
 
     def _read_texts(self) -> bool:
         """Add what the texts inside the results read so far tell; whether there were any."""
@@ -136,7 +152,9 @@ class Evidence:
         return self._day_known(day) or (self._read_texts() and self._day_known(day))
 
     def _day_known(self, day: str) -> bool:
-        return day in self.dates or in_window(day, self.windows)
+        return day in self.dates or in_window(day, self.windows) or any(
+            shifted(day, -n if sign else n, business) in self.dates
+            for n, business in self.day_shifts for sign in (False, True))
 
     def merge(self, other: Evidence) -> None:
         """Add everything ``other`` knows."""
@@ -147,7 +165,9 @@ class Evidence:
         self.windows += other.windows
         self.written += other.written
         self.durations |= other.durations
+        self.day_shifts |= other.day_shifts
         self.records += other.records
+        self.lists += other.lists
         self.pending += other.pending
         self.texts += other.texts
 
@@ -215,14 +235,14 @@ class Evidence:
         (Known numbers include the counts and totals of the lists read, computed only when the
         other known numbers do not already give ``value``: more numbers never make one unknown.)"""
         v = round(value, 2)
-        if self._one_step(v) or self._within_a_record(v):
+        if self._one_step(v) or self.within_a_record(v):
             return True
         if not (self.pending or self.texts):
             return False
         self.all_numbers()
-        return self._one_step(v) or self._within_a_record(v)
+        return self._one_step(v) or self.within_a_record(v)
 
-    def _within_a_record(self, v: float) -> bool:
+    def within_a_record(self, v: float) -> bool:
         """``v`` is ``k·a ± b`` or ``a·b`` of two numbers ``a``, ``b`` of one observed record."""
         factors = self._arithmetic()[1] | {1.0}
         for record in self.records:
@@ -247,6 +267,7 @@ class TextEvidence:
     times: frozenset[str]
     windows: tuple[Any, ...]
     durations: frozenset[int]
+    day_shifts: frozenset[tuple[int, bool]]
 
 
 @lru_cache(maxsize=4096)
@@ -255,7 +276,8 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     (folded); the numbers it states, and the length of each time range between two times it
     states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
     describes (``_recurring``) and the weekdays it names after them (``_weekdays_after``); its
-    times; its date windows; the durations it states, in minutes."""
+    times; its date windows; the durations it states, in minutes; the spans of days it states
+    (``text_values.day_spans``)."""
     tokens = frozenset(_TOKEN.findall(text.lower()) if text.isascii()  # ASCII folds as a whole, the same
                        else (t.casefold() for t in _TOKEN.findall(text)))
     numbers = set(number_values(text))
@@ -273,7 +295,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
         amount = 1 if said in ("an", "a", "one") else 0.5 if said == "half an" else float(said)
         durations.add(int(amount * (60 if m.group(2).casefold().startswith("h") else 1)))
     return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
-                        frozenset(durations))
+                        frozenset(durations), day_spans(text))
 
 
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?|an|a|one|half an)\s*(minutes?|mins?|hours?|hrs?|h)\b", re.IGNORECASE)
@@ -335,7 +357,7 @@ def _start(package: TaskPackage) -> Evidence:
     """What the agent knows before its first step: the request, the tools' schemas (enum values
     and defaults) and the services' documented defaults."""
     today = _today(package)
-    evidence = Evidence()
+    evidence = Evidence(said=package.told(), today=today)
     evidence.read_text(package.request.text, today)
     for tool in package.tools:
         for schema in tool.parameters.get("properties", {}).values():
@@ -455,12 +477,15 @@ def _field_enums(package: TaskPackage, collection: str) -> dict[str, list[Any]]:
 # --------------------------------------------------------------------------- findings
 
 
-def evidence_of(package: TaskPackage, trajectory: Trajectory) -> Evidence:
-    """What the agent could know by the end of ``trajectory``."""
+def evidence_of(package: TaskPackage, trajectory: Trajectory, include_writes: bool = True) -> Evidence:
+    """What the agent could know by the end of ``trajectory`` (without what it wrote, unless
+    ``include_writes``)."""
     evidence = _start(package)
     write_fields = _write_fields(bound_tools(package))
     for record in trajectory.steps:
-        _observe(evidence, package, record, write_fields.get(record.tool or ""))
+        fields = write_fields.get(record.tool or "")
+        if include_writes or fields is None:
+            _observe(evidence, package, record, fields)
     return evidence
 
 
@@ -477,7 +502,7 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
             out += _written(run, index, step, record.args, evidence, shapes)
         if record is not None:
             _observe(evidence, package, record, write_fields.get(record.tool or ""))
-    pinned = _pinned(package, run.said.casefold(), evidence, shapes)
+    pinned = _pinned(run, run.said.casefold(), evidence, shapes)
     if any(f.detail.get("kind") in ("id", "email") for f in pinned):
         known = {str(v).casefold() for state in (package.initial_state, run.trajectory.final_state)
                  for v in leaves(state) if isinstance(v, str)}
@@ -517,38 +542,46 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
             enum = (props.get(key, {}).get("items") or props.get(key, {})).get("enum") or []
             other = _said_enum(said, key, leaf, enum)
             if other is not None:
+                agent = _rewritten(run, index, leaf, other, f"writes {path} = {other!r}, as the request says")
                 out.append(Finding(code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf},
+                                   witness=agent,
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
                 continue
             kind = _missing(package, leaf, evidence, shapes)
-            if kind is not None and _pinned_by_checks(run, index, step, path, leaf):
+            if kind is None or isinstance(leaf, bool):
+                continue
+            other = another_value(leaf)
+            agent = _rewritten(run, index, leaf, other, f"writes {path} = {other!r}: nothing it can read gives "
+                                                        f"{leaf!r}")
+            if agent.holds:
                 out.append(Finding(
                     code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": kind},
+                    witness=agent,
                     message=f"step {index} writes the {kind} {path}={leaf!r}, which the checks require but the agent "
                             "cannot learn: it is not in the request, a revealed fact, an earlier tool result or the "
                             "tool's schema"))
     return out
 
 
-def _pinned_by_checks(run: ReferenceRun, index: int, step: CallStep, path: str, value: Any) -> bool:
-    """Whether changing this written value (to a plausible other one) loses score."""
-    other: Any
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        other = value + 1
-    elif isinstance(value, str) and (m := _ISO.match(value)):
-        other = value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
+def another_value(value: Any) -> Any:
+    """A plausible other value of the same kind: a number plus one, a date a day later (a
+    date-time an hour later), other text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value + 1
+    if isinstance(value, str) and (m := _ISO.match(value)):
+        return value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
             else f"{value[:8]}{(int(value[8:10]) % 28) + 1:02d}{value[10:]}"
-    else:
-        other = f"other-{value}"
-    key = path.split(".")[0].split("[")[0]
-    if key != path:
-        return True  # a nested value: assume the checks pin it
-    steps = dict(enumerate(run.package.reference))
-    steps[index] = CallStep.model_construct(call=step.call, args={**step.args, key: other}, expect_status=step.expect_status)
-    ids = sorted(steps)
-    return run.variant_score(ids, [steps[i] for i in ids]) < run.score
+    return f"other-{value}"
+
+
+def _rewritten(run: ReferenceRun, index: int | None, value: Any, other: Any, claim: str) -> Witness:
+    """A correct agent that writes ``other`` where the reference writes ``value`` (in step
+    ``index``, or in every write when None; in the answer too when the value is text there)."""
+    steps = substituted(run, {value: other}) or dict(enumerate(run.package.reference))
+    if index is not None:
+        steps = {i: (step if i == index or not isinstance(step, CallStep) else run.package.reference[i])
+                 for i, step in steps.items()}
+    return witness(run, "correct", "rewritten_value", claim, run.score, said_instead(steps, value, other))
 
 
 def produced(check: Any) -> list[tuple[str, Any]]:
@@ -567,15 +600,18 @@ def produced(check: Any) -> list[tuple[str, Any]]:
     return []
 
 
-def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
+def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
     """``said``: the request and the user's facts, folded."""
+    package = run.package
     out: list[Finding] = []
     for check in package.checks:
         enums = _field_enums(package, check.collection) if "collection" in vars(check) else {}
         for fname, matcher in produced(check):
             other = _said_enum(said, fname, matcher, enums.get(fname, []))
             if other is not None:
+                agent = _rewritten(run, None, matcher, other, f"writes {fname} = {other!r}, as the request says")
                 out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": matcher},
+                                   witness=agent,
                                    message=f"check {check.id!r} pins {fname}={matcher!r} where the request says "
                                            f"{other!r}"))
                 continue
@@ -584,7 +620,11 @@ def _pinned(package: TaskPackage, said: str, evidence: Evidence, shapes: tuple[r
                     continue  # a number that differs from the ones the request states: consistency.py
                 kind = _missing(package, value, evidence, shapes)
                 if kind is not None:
+                    other = another_value(value)
+                    agent = _rewritten(run, None, value, other, f"writes {other!r} where the check wants {value!r}: "
+                                                                "nothing it can read gives that")
                     out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": value, "kind": kind},
+                                       witness=agent,
                                        message=f"check {check.id!r} pins the {kind} {value!r}, which the agent cannot "
                                                "learn: it is not in the request, a revealed fact, a tool result or a "
                                                "schema"))
@@ -631,7 +671,10 @@ def _unrequested(run: ReferenceRun) -> list[Finding]:
         ids = sorted(kept)
         s = run.variant_score(ids, [kept[i] for i in ids])
         if s < run.score:
+            agent = witness(run, "correct", "skip_unrequested", f"does what the request asks, without the "
+                            f"{w.bound.tool.name} call of step {w.step}", run.score, kept)
             out.append(Finding(code=Code.UNREQUESTED_WRITE, step=w.step, detail={"tool": w.bound.tool.name, "score": s},
+                               witness=agent,
                                message=f"step {w.step} ({w.bound.tool.name}) does what the request never asks for "
                                        f"({unnamed[w.step] if w.step in unnamed else 'none of ' + ', '.join(w.bound.op.intents[:6]) + '…'})"
                                        f", yet dropping it lowers the score to {s:.3f}: the checks reward an "

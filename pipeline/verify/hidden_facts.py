@@ -22,11 +22,15 @@ from datetime import date
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import strings
-from pipeline.core.outcomes import Finding
-from pipeline.core.package import Fact, TaskPackage
+from pipeline.core.outcomes import Finding, Witness
+from pipeline.core.package import PASS_THRESHOLD, CallStep, Fact, TaskPackage
+from pipeline.core.references import iter_refs
 from pipeline.core.text_values import date_values, has_word, number_values, times_in
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.effects import records_of
 from pipeline.verify.entities import ambiguous_first_names
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.witness import witness
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d$")
@@ -75,9 +79,12 @@ def _observed(ref: Trajectory, fact: Fact) -> list[str]:
                     (s.index < revealed_at or value not in " ".join(strings(s.args)).casefold())])
 
 
-def hidden_fact_findings(package: TaskPackage, ref: Trajectory | None) -> list[Finding]:
+def hidden_fact_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
+    """Facts readable without asking (see the module docstring), each with its witness when the
+    reference ran (``_reader``)."""
     if package.user is None:
         return []
+    ref = run.trajectory if run is not None else None
     today = date.fromisoformat(package.now[:10])
     state = strings(package.initial_state)
     out: list[Finding] = []
@@ -88,7 +95,68 @@ def hidden_fact_findings(package: TaskPackage, ref: Trajectory | None) -> list[F
                  else "the initial state" if _leaks(fact, state, today)
                  else "a tool result of the reference" if _leaks(fact, seen, today) else None)
         if where is not None:
-            out.append(Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"fact": fact.key, "where": where},
+            agent = _reader(run, {fact.key: fact.value}, f"never asks for {fact.key!r}: reads {fact.value!r} in "
+                            f"{where}") if run is not None else None
+            out.append(Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"fact": fact.key, "where": where}, witness=agent,
                                message=f"hidden fact {fact.key!r} ({fact.value!r}) can be read in {where}: the agent "
                                        "need not ask for it"))
     return out
+
+
+def _reader(run: ReferenceRun, values: dict[str, str], claim: str) -> Witness | None:
+    """An agent that asks none of the questions that reveal only the facts in ``values`` and uses
+    those values instead: a wrong agent when it passes (the question the package is about is not
+    needed), a correct one when it fails (it read the value where it lies, and the checks demand a
+    question anyway). None when every such question also reveals another fact."""
+    asks = [s.index for s in run.trajectory.steps if s.kind == "ask" and s.revealed and set(s.revealed) <= set(values)]
+    if not asks:
+        return None
+    steps = {i: s for i, s in enumerate(run.package.reference) if i not in asks}
+    agent = witness(run, "wrong", "reads_fact", claim, PASS_THRESHOLD, steps, fact_values=values)
+    return agent if agent.holds else agent.model_copy(update={"agent": "correct"})
+
+
+def state_reader_findings(run: ReferenceRun) -> list[Finding]:
+    """A wrong agent that never asks and fills each hidden fact with the value the state singles
+    out for the argument the fact fills: the value of that field held by most records of the
+    collection written (ties: the first in the state), when there is one. It must not pass: a
+    value the state gives away is no hidden fact (the meeting room is the location of the only
+    other event)."""
+    package = run.package
+    if package.user is None or not package.user.facts or run.score < 1.0:
+        return []
+    picks: dict[str, str] = {}
+    for fact in package.user.facts:
+        pick = _singled_out(run, fact.key)
+        if pick is not None:
+            picks[fact.key] = pick
+    if not picks:
+        return []
+    claim = f"never asks; takes {picks} from the state"
+    agent = _reader(run, picks, claim)
+    if agent is None or agent.agent != "wrong":
+        return []
+    return [Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"facts": sorted(picks), "where": "the initial state"},
+                    witness=agent, message=f"an agent that never asks and {claim[len('never asks; '):]} scores "
+                                           f"{agent.score:.3f}: the state gives the hidden value away")]
+
+
+def _singled_out(run: ReferenceRun, key: str) -> str | None:
+    """The one value the written collection's records hold in the field a fact fills, when they
+    hold exactly one (the only meeting room any event has); None when they hold none or several,
+    or when the field takes a value of a fixed set (a priority: other records' values say nothing
+    of this one's)."""
+    held: set[str] = set()
+    for step in run.package.reference:
+        if not isinstance(step, CallStep) or (bound := run.bound.get(step.call)) is None or bound.op.access != "write":
+            continue
+        for param, value in step.args.items():
+            if not any(ref.get("$fact") == key for ref in iter_refs(value)):
+                continue
+            field = bound.op.field_for(param)
+            if "enum" in bound.spec.fields.get(field, {}) or "enum" in bound.tool.parameters.get(
+                    "properties", {}).get(param, {}):
+                continue
+            held |= {r[field] for r in records_of(run.package.initial_state, bound.collection)
+                     if isinstance(r.get(field), str) and r[field].strip()}
+    return next(iter(held)) if len(held) == 1 else None

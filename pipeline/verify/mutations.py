@@ -11,6 +11,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < pass | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
+| ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create, where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
 | ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10 | < reference | ``grader_underconstrained`` |
@@ -19,7 +20,8 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
 | ``guess_facts`` | never asks; guesses each hidden fact | < pass | ``clarification_unnecessary`` |
 
-Only grounded values are perturbed (see ``perturbations.Alternatives``): values the agent may
+Only grounded values are perturbed (see ``perturbations.Alternatives``; never the thread a reply
+hangs under, ``THREAD_ARGUMENTS``): values the agent may
 choose freely must not be pinned, so changing them proves nothing. Read-only lookups are never
 dropped: an agent may find data another way. When bulk work repeats one argument of one tool over
 many steps, its first and last occurrences are perturbed. When the reference itself misses full
@@ -28,12 +30,15 @@ score (``reference_not_full_score``), only the null agent and the never-asks che
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.episode import Episode
 from pipeline.core.grading import Grader
-from pipeline.core.outcomes import Finding
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
     NULL_AGENT_FLOOR,
     PASS_THRESHOLD,
@@ -44,19 +49,28 @@ from pipeline.core.package import (
     TaskPackage,
 )
 from pipeline.core.references import is_ref, iter_refs, parse_ref
+from pipeline.verify.aggregates import pooled
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import (
+    GENERIC_TEXT,
     Alternatives,
     contradictions,
     distinct_copy,
     guess_wrong,
     has_wrong_candidates,
+    hedged_answer,
+    in_written_form,
     is_free_text,
     stuffed_answer,
 )
+from pipeline.verify.selection import excluded_records
+from pipeline.verify.witness import reference_witness, substituted, witness
 
 MAX_PERTURBATIONS = 24
+THREAD_ARGUMENTS = frozenset({"in_reply_to", "thread_id", "reply_to_id", "parent_message_id"})
+"""Arguments that hang a message under the one it answers: a courtesy, not what the request asks
+(an agent may as well send a new message), so a wrong one proves nothing about the checks."""
 Steps = dict[int, Step]
 
 
@@ -71,7 +85,9 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
     null = null_agent_score(package, grader, start)
     if null < floor:
         return []
-    return [Finding(code=Code.NULL_AGENT_PASSES, detail={"score": null, "floor": floor},
+    agent = Witness(agent="wrong", name="null_agent", claim="does nothing: no call, no question, no answer",
+                    score=null, threshold=floor)
+    return [Finding(code=Code.NULL_AGENT_PASSES, detail={"score": null, "floor": floor}, witness=agent,
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
 
 
@@ -105,9 +121,14 @@ def dependents(package: TaskPackage, index: int) -> set[int]:
     return dropped
 
 
-def _finding(code: Code, mutation: str, score: float, message: str, step: int | None = None,
-             **detail: Any) -> Finding:
-    return Finding(code=code, step=step, detail={"mutation": mutation, "score": score, **detail}, message=message)
+def _finding(run: ReferenceRun, code: Code, mutation: str, score: float, message: str, claim: str, threshold: float,
+             steps: Steps, order: list[int] | None = None, step: int | None = None,
+             fact_values: dict[str, str] | None = None, **detail: Any) -> Finding:
+    """A finding of a wrong agent (the variant ``steps`` in ``order``) that reaches ``threshold``,
+    with its witness."""
+    agent = witness(run, "wrong", mutation, claim, threshold, steps, order, fact_values)
+    return Finding(code=code, step=step, detail={"mutation": mutation, "score": score, **detail}, message=message,
+                   witness=agent)
 
 
 # --------------------------------------------------------------------------- the mutations
@@ -119,7 +140,8 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0])
     hides_facts = package.user is not None and bool(package.user.facts)
     if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
-        findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"},
+        agent = reference_witness(run, "wrong", "never asks for the facts the package hides", PASS_THRESHOLD)
+        findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"}, witness=agent,
                                 message="the package hides facts from the request, but its reference never asks "
                                         "for them"))
     if run.score < 1.0:
@@ -127,7 +149,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     steps: Steps = dict(enumerate(package.reference))
     done = run.writes
     for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _perturbed_arguments,
-                     _contradicted_texts, _clarification, _answers):
+                     _contradicted_texts, _clarification, _answers, _left_out_included):
         findings += mutation(run, steps, done)
     return findings
 
@@ -136,11 +158,13 @@ def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     out: list[Finding] = []
     for i in sorted({w.step for w in done}):
         dropped = dependents(run.package, i)
-        s = _passing(run, PASS_THRESHOLD, {k: v for k, v in steps.items() if k not in dropped})
+        kept = {k: v for k, v in steps.items() if k not in dropped}
+        s = _passing(run, PASS_THRESHOLD, kept)
         if s is not None:
             tool = run.package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
-            out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i,
+            out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i, steps=kept,
+                                threshold=PASS_THRESHOLD, claim=f"skips the {tool} call of reference step {i}",
                                 message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the "
                                         "checks do not require what it does"))
     return out
@@ -173,9 +197,37 @@ def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     s = _passing(run, PASS_THRESHOLD, mutated, order=order)
     if s is None:
         return []
-    return [_finding(Code.GRADER_UNDERCONSTRAINED, "undo_writes", s,
+    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "undo_writes", s, steps=mutated, order=order,
+                     threshold=PASS_THRESHOLD, claim="does the work, then deletes what it made and reverts what it "
+                                                     "changed",
                      message=f"doing the work and then undoing it ({', '.join(sorted({u.call for u in undo}))}) "
                              f"still scores {s:.3f}: the checks grade the calls, not the state they leave")]
+
+
+def _everything_twice(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """An agent that makes every item twice (each create of the reference made again, with the
+    same arguments, right after it) must fail, where the reference creates two items or more: a
+    count with ``distinct_by`` and light per-item checks let it through."""
+    creates = [w for w in done if w.bound.op.effect == "create"]
+    if len(creates) < 2:
+        return []  # one item made twice: ``repeat_create`` asks more of it (it must lose score)
+    new = max(steps) + 1
+    twice: Steps = dict(steps)
+    order: list[int] = []
+    copies = {w.step: CallStep.model_construct(call=w.bound.tool.name, args=_args_of(run, w.step)) for w in creates}
+    for i in sorted(steps):
+        order.append(i)
+        if i in copies:
+            twice[new] = copies[i]
+            order.append(new)
+            new += 1
+    s = _passing(run, PASS_THRESHOLD, twice, order=order)
+    if s is None:
+        return []
+    return [_finding(run, Code.GRADER_COUNTS_CALLS, "everything_twice", s, steps=twice, order=order,
+                     threshold=PASS_THRESHOLD, claim=f"makes each of the {len(creates)} items twice",
+                     message=f"making each of the {len(creates)} items twice still scores {s:.3f}: the checks count "
+                             "distinct values, or weigh each item too little, to notice duplicates")]
 
 
 def _creates_by_tool(done: list[Write]) -> dict[str, list[Write]]:
@@ -192,15 +244,19 @@ def _args_of(run: ReferenceRun, index: int) -> dict[str, Any]:
 
 
 def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
-    out: list[Finding] = []
+    out: list[Finding] = _everything_twice(run, steps, done)
     for tool, members in _creates_by_tool(done).items():
         first = _args_of(run, members[0].step)
         if len(members) < 2 or all(_args_of(run, w.step) == first for w in members[1:]):
             continue
         copy = CallStep.model_construct(call=tool, args=first)
-        s = _passing(run, PASS_THRESHOLD, {**steps, **dict.fromkeys((w.step for w in members[1:]), copy)})
+        mutated = {**steps, **dict.fromkeys((w.step for w in members[1:]), copy)}
+        s = _passing(run, PASS_THRESHOLD, mutated)
         if s is not None:
-            out.append(_finding(Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
+            out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
+                                steps=mutated, threshold=PASS_THRESHOLD,
+                                claim=f"makes the first {tool} item {len(members)} times instead of "
+                                      f"{len(members)} distinct items",
                                 message=f"repeating the first {tool} call {len(members)} times instead of "
                                         f"{len(members)} distinct creates still scores {s:.3f}: the checks count "
                                         "calls or records, not distinct items"))
@@ -219,9 +275,11 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         ids = sorted(steps)
         new = max(ids) + 1  # the copy runs right after the original, under an id no $ref points at
         order = [*ids[: ids.index(i) + 1], new, *ids[ids.index(i) + 1:]]
-        s = _passing(run, run.score, {**steps, new: CallStep.model_construct(call=tool, args=_args_of(run, i))}, order=order)
+        repeated = {**steps, new: CallStep.model_construct(call=tool, args=_args_of(run, i))}
+        s = _passing(run, run.score, repeated, order=order)
         if s is not None:
-            out.append(_finding(Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i,
+            out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i, steps=repeated, order=order,
+                                threshold=run.score, claim=f"makes the item of step {i} ({tool}) twice",
                                 message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks "
                                         "accept a second, identical item where the request asks for one"))
             continue
@@ -235,7 +293,9 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         mutated, order = before_answer(steps, [CallStep.model_construct(call=tool, args=extra)])
         s = _passing(run, run.score, mutated, order=order)
         if s is not None:
-            out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step,
+            out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step, steps=mutated,
+                                order=order, threshold=run.score,
+                                claim=f"makes one {tool} item more than the request asks for",
                                 message=f"one more {tool} than the request asks for (a distinct item) keeps score "
                                         f"{s:.3f}: the checks do not hold the number of items created"))
     return out
@@ -256,7 +316,7 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
         resolved = _args_of(run, i)
         for key, original in step.args.items():
             value = resolved.get(key)
-            if is_ref(original) and "$fact" in original:
+            if key in THREAD_ARGUMENTS or is_ref(original) and "$fact" in original:
                 continue
             items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
             for pos, item in items:
@@ -321,9 +381,12 @@ def _alternatives_key(value: Any, schema: dict[str, Any] | None) -> tuple[Any, .
 def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
     out: list[Finding] = []
     for i, path, alt, mutated in _perturbations(run, done):
-        s = _passing(run, run.score, {**steps, i: mutated})
+        variant = {**steps, i: mutated}
+        s = _passing(run, run.score, variant)
         if s is not None:
-            out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path, value=alt,
+            out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path,
+                                value=alt, steps=variant, threshold=run.score,
+                                claim=f"writes {path} = {alt!r} in step {i}, not the value the request grounds",
                                 message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do "
                                         "not pin it"))
     return out
@@ -349,7 +412,9 @@ def _records_named(package: TaskPackage, value: Any) -> list[dict[str, Any]]:
 def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
     """For each write whose free text the request dictates, the text made to say nothing of it,
     then to say something else, must lose score (all free-text fields of the write at once: a
-    message may carry its content in its subject or its body)."""
+    message may carry its content in its subject or its body). Where the request dictates a
+    message's content in words the text does not share (``says_what_to_say``: "reply that we
+    accept the quote"), a body that says nothing of it must lose score all the same."""
     out: list[Finding] = []
     for w in done:
         step = run.package.reference[w.step]
@@ -360,11 +425,18 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
                  if is_free_text(key, value, props.get(key)) and not isinstance(step.args.get(key), dict)}
         if not texts:
             continue  # nothing composed: nothing to contradict
-        for variant in contradictions(run.package, texts, _addressee(w, run)):
-            s = _passing(run, run.score, {**steps, w.step: CallStep.model_construct(call=step.call,
-                                                                                    args={**step.args, **variant})})
+        variants = contradictions(run.package, texts, _addressee(w, run))
+        bodies = [key for key in texts if key in BODY_FIELDS]
+        if not variants and bodies and says_what_to_say(run.package.request.text):
+            variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
+        for variant in variants:
+            mutated = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})}
+            s = _passing(run, run.score, mutated)
             if s is not None:
-                out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step, value=variant,
+                out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step,
+                                    value=variant, steps=mutated, threshold=run.score,
+                                    claim=f"writes {', '.join(variant)} of step {w.step} saying something other than "
+                                          "what the request dictates",
                                     message=f"writing {', '.join(variant)} of step {w.step} ({step.call}) as "
                                             f"{next(iter(variant.values()))!r} keeps score {s:.3f}: the checks do not "
                                             "hold what the request dictates the text says"))
@@ -372,19 +444,47 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
     return out
 
 
+def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
+    """The reference of an agent that never asks, and the fact values it guesses
+    (``perturbations.guess_wrong``): no question, each ``$fact`` filled with its guess, and each
+    value the reference writes in the form a tool takes of a fact said in words ("2,600 EUR"
+    written as 2600, "half past two" as 14:30) written as the guess instead."""
+    package = run.package
+    guesses = {f.key: guess_wrong(f, package) for f in package.user.facts} if package.user else {}
+    steps: Steps = {i: s for i, s in enumerate(package.reference) if not isinstance(s, AskStep)}
+    today = date.fromisoformat(package.now[:10])
+    for fact in package.user.facts if package.user else []:
+        replace = in_written_form(fact.value, guesses[fact.key], today)
+        if replace is not None:
+            steps = substituted(run, replace, steps=steps) or steps
+    return steps, guesses
+
+
+BODY_FIELDS = frozenset({"body", "message", "text", "content", "comment", "description", "notes", "summary"})
+_SAYS = re.compile(r"\b(?:tell|telling|let\s+\w+(?:\s+\w+)?\s+know|say|saying|says|reply|respond|answer|write|explain|"
+                   r"inform|confirm|mention|remind|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if))\b[^.;!?\n]*?"
+                   r"(?:\bthat\b|:|\bwhether\b|\bif\b|\bto\b|\bfor\b|\bwe\b|\bthey\b|\bit\b)", re.IGNORECASE)
+
+
+def says_what_to_say(text: str) -> bool:
+    """Whether a request dictates what a message says ("tell her that ...", "reply that we accept
+    ...", "let them know the fix is live", "ask him to send ..."), whatever words it uses."""
+    return _SAYS.search(text) is not None
+
+
 def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
     package = run.package
     asks = [i for i, s in steps.items() if isinstance(s, AskStep)]
     if package.user is None or not package.user.facts or not asks:
         return []
-    guesses = {f.key: guess_wrong(f, package) for f in package.user.facts}
-    s = _passing(run, PASS_THRESHOLD, {k: v for k, v in steps.items() if k not in asks}, fact_values=guesses)
+    unasked_steps, guesses = unasked(run)
+    s = _passing(run, PASS_THRESHOLD, unasked_steps, fact_values=guesses)
     if s is None:
         return []
-    return [Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "guess_facts", "guesses": guesses,
-                                                                "score": s},
-                    message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "
-                            "the clarification")]
+    return [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps, fact_values=guesses,
+                     threshold=PASS_THRESHOLD, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
+                     message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "
+                             "the clarification")]
 
 
 def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
@@ -393,19 +493,91 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
     if not any(c.kind in ("answer_contains", "answer_matches") for c in run.package.checks):
         return []
     out: list[Finding] = []
-    s = _passing(run, run.score, {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v)
-                                  for k, v in steps.items()})
+    silent = {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
+    s = _passing(run, run.score, silent)
     if s is not None:
-        out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "drop_answer", s,
+        out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_answer", s, steps=silent, threshold=run.score,
+                            claim="does the work and gives an empty answer",
                             message=f"an empty final answer keeps score {s:.3f}: the answer checks accept nothing"))
+    out += _hedged(run, steps, done)
     if not has_wrong_candidates(run.package):
         return out
     written = {w.step for w in done}
     dump = stuffed_answer(run.package)
-    s = _passing(run, PASS_THRESHOLD, {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v)
-                                       for k, v in steps.items() if k not in written})
+    stuffed = {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v)
+               for k, v in steps.items() if k not in written}
+    s = _passing(run, PASS_THRESHOLD, stuffed)
     if s is not None:
-        out.append(_finding(Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s,
+        out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s, steps=stuffed,
+                            threshold=PASS_THRESHOLD,
+                            claim="writes nothing and answers with every value of the initial state",
                             message=f"writing nothing and answering with every value of the initial state scores "
                                     f"{s:.3f}: the answer checks accept the wrong candidates along with the right one"))
     return out
+
+
+def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """An agent that does the work and hedges its answer with the other plausible candidates
+    (``perturbations.hedged_answer``, over the lists the reference read and the collections of the
+    state: "inv-1043. Or possibly: inv-1041, inv-1047", "3. Or possibly: 2, 4") must lose score, where an ``answer_contains`` check grades the answer: a
+    check that only looks for the right value passes a hedge. (An ``answer_matches`` pattern says
+    how the value must be written, "2 open tickets"; it is left to the package.)"""
+    graded = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
+    written = {str(v) for w in done for v in leaves(_args_of(run, w.step))}
+    collections = [records for c in run.package.initial_state.values() for records in c.values() if records]
+    hedge = hedged_answer(run.trajectory.answer, graded, [*pooled(run.read_lists), *collections], run.said, written)
+    if hedge is None:
+        return []
+    hedging = {k: (AnswerStep(answer=hedge) if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
+    s = _passing(run, run.score, hedging)
+    if s is None:
+        return []
+    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "hedged_answer", s, steps=hedging, threshold=run.score,
+                     claim="does the work and hedges its answer with the other candidates",
+                     message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
+                             f") keeps score {s:.3f}: the answer checks accept a hedge")]
+
+
+def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """An agent that does for a record the request leaves out ("close the resolved tickets apart
+    from the Brightline one") what the reference does for its siblings: one of the reference's
+    writes on that record's collection, or aimed at a record of it, made again for the left-out
+    one before answering. It must lose score."""
+    out: list[Finding] = []
+    for collection, record in excluded_records(run.package):
+        if any(w.bound.collection == collection and w.record_id == record.get("id") for w in done):
+            continue  # the reference acts on it: consistency.py reports that
+        for w in done:
+            sibling = _aimed_at(run, w, collection)
+            if sibling is None or sibling is record:
+                continue
+            mapping = {sibling[k]: record[k] for k in ("id", "email", "name")
+                       if isinstance(sibling.get(k), str) and isinstance(record.get(k), str)}
+            args = {k: _swapped(v, mapping) for k, v in _args_of(run, w.step).items()}
+            mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
+            s = _passing(run, run.score, mutated, order=order)
+            name = record.get("name") or record.get("title") or record.get("id")
+            if s is not None:
+                out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "include_left_out", s, step=w.step,
+                                    steps=mutated, order=order, threshold=run.score,
+                                    claim=f"also does step {w.step} ({w.bound.tool.name}) for {name}, whom the request "
+                                          "leaves out",
+                                    message=f"doing step {w.step} ({w.bound.tool.name}) for {name} too, whom the request "
+                                            f"leaves out, keeps score {s:.3f}: nothing grades or guards it"))
+            break
+    return out
+
+
+def _aimed_at(run: ReferenceRun, w: Write, collection: tuple[str, str]) -> dict[str, Any] | None:
+    """The record of ``collection`` a write changes, or that its arguments name by id or email."""
+    records = run.package.initial_state.get(collection[0], {}).get(collection[1], [])
+    if w.bound.collection == collection and w.record_id is not None:
+        return next((r for r in records if r.get("id") == w.record_id), None)
+    said = {v for v in leaves(_args_of(run, w.step)) if isinstance(v, str)}
+    return next((r for r in records if r.get("id") in said or r.get("email") in said), None)
+
+
+def _swapped(value: Any, mapping: dict[Any, Any]) -> Any:
+    if isinstance(value, list):
+        return [_swapped(v, mapping) for v in value]
+    return mapping.get(value, value) if isinstance(value, str) else value

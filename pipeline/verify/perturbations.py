@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
@@ -25,13 +26,17 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.text_values import (
     MONTHS,
     WEEKDAYS,
+    Allowed,
+    allowed_ranges,
     date_values,
+    dates_in,
     has_digit,
     has_word,
     may_say,
     number_values,
     numbers_in,
     quoted_phrases,
+    range_of,
     times_in,
 )
 
@@ -152,6 +157,7 @@ class Alternatives:
         self._holders: dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]] | None = None
         self._emails: set[str] | None = None
         self._said: tuple[frozenset[str], set[Any], frozenset[float]] | None = None  # its dates, times, numbers
+        self._ranges: tuple[Allowed, ...] | None = None  # the ranges it allows
 
     def __call__(self, value: Any, schema: dict[str, Any] | None) -> list[Any]:
         first = self._most_confusable(value)
@@ -172,10 +178,29 @@ class Alternatives:
             if value in enum and has_word(said, value, joiners=""):
                 unsaid = [e for e in enum if e != value and not has_word(said, str(e), joiners="")]
                 out += (unsaid or [e for e in enum if e != value])[:1]
-            return out
+            return self._outside_allowed(value, out)
         if isinstance(value, (int, float)) and float(value) in numbers:
             for variant in (value + 1, value * 10):
                 out.append(round(variant, 2) if isinstance(variant, float) else variant)
+        return self._outside_allowed(value, out)
+
+    def _outside_allowed(self, value: Any, found: list[Any]) -> list[Any]:
+        """``found`` with each value that a range the request allows for ``value`` also holds
+        ("any weekday next week", "between 08:00 and 10:30", "one or two") replaced by the first
+        value past the range: moving a value where the request lets it go is no mistake."""
+        if self._ranges is None:
+            self._ranges = allowed_ranges(self.said, self.today)
+        if not self._ranges:
+            return found
+        holding = [r for r in self._ranges if range_of(value, (r,)) is not None]
+        if not holding:
+            return found
+        out: list[Any] = []
+        for alt in [*found, past_range(value, holding)]:
+            if alt is not None and range_of(alt, tuple(holding)) is not None:
+                alt = past_range(value, holding)
+            if alt is not None and alt not in out and alt != value:
+                out.append(alt)
         return out
 
     def _most_confusable(self, value: Any) -> Any:
@@ -217,6 +242,83 @@ class Alternatives:
 
 
 _NONE: Any = object()
+
+
+def past_range(value: Any, ranges: list[Allowed]) -> Any:
+    """The value of ``value``'s kind and form just past the ``ranges`` that hold it: a day after
+    (or before) a date range, an hour after (or before) a time range, one more (or less) than a
+    number range; a weekend day inside a weekdays-only date range first. None when there is none."""
+    kind = ranges[0].kind
+    if kind == "date" and isinstance(value, str):
+        for r in ranges:
+            if r.weekdays_only and r.low and r.high:
+                day = date.fromisoformat(r.low)
+                while day.isoformat() <= r.high:
+                    if day.weekday() >= 5:
+                        return day.isoformat() + value[10:]
+                    day += timedelta(days=1)
+        edge = [r.high for r in ranges if r.high] or [r.low for r in ranges if r.low]
+        if not edge:
+            return None
+        step = 1 if any(r.high for r in ranges) else -1
+        return _shift_date(max(edge) if step > 0 else min(edge), step) + value[10:]  # type: ignore[operator]
+    if kind == "time" and isinstance(value, str):
+        highs, lows = [r.high for r in ranges if r.high], [r.low for r in ranges if r.low]
+        clock = _shift_time(max(highs), 1) if highs else _shift_time(min(lows), -1) if lows else None
+        if clock is None:
+            return None
+        return f"{value[:11]}{clock}" if _DATETIME_TIME.match(value) else clock
+    if kind == "number" and isinstance(value, (int, float)):
+        highs, lows = [r.high for r in ranges if r.high is not None], [r.low for r in ranges if r.low is not None]
+        new = max(highs) + 1 if highs else min(lows) - 1 if lows and min(lows) >= 1 else None
+        if new is None:
+            return None
+        return int(new) if isinstance(value, int) and float(new).is_integer() else new
+    return None
+
+
+def inside(value: Any, allowed: Allowed) -> Any:
+    """Another value of ``value``'s kind and form that ``allowed`` holds, away from ``value``: the
+    last allowed day (the first, when that is ``value``), a quarter of an hour inside the far
+    end of a time range, the other end of a number range (one more or one less for an open
+    one). None when there is none."""
+    if allowed.kind == "date" and isinstance(value, str) and allowed.low and allowed.high:
+        days = [d for d in _days(allowed.low, allowed.high) if allowed.holds(d) and d != value[:10]]
+        return days[-1] + value[10:] if days else None
+    if allowed.kind == "time" and isinstance(value, str):
+        clock = value[11:16] if _DATETIME_TIME.match(value) else value
+        ends = [t for t in (_shift_minutes(allowed.high, -15) if allowed.high else None,
+                            _shift_minutes(allowed.low, 15) if allowed.low else None)
+                if t is not None and t != clock and allowed.holds(t)]
+        if not ends:
+            return None
+        far = max(ends, key=lambda t: abs(_clock_minutes(t) - _clock_minutes(clock)))
+        return f"{value[:11]}{far}" if _DATETIME_TIME.match(value) else far
+    if allowed.kind == "number" and isinstance(value, (int, float)):
+        options = [allowed.high, allowed.low] if allowed.low is not None and allowed.high is not None else \
+            [value + 1] if allowed.low is not None else [value - 1] if value - 1 >= max(1, allowed.low or 1) else []
+        other = next((o for o in options if o is not None and o != value and allowed.holds(float(o))), None)
+        if other is None:
+            return None
+        return int(other) if isinstance(value, int) and float(other).is_integer() else other
+    return None
+
+
+def _days(first: str, last: str) -> list[str]:
+    out, day = [], date.fromisoformat(first)
+    while day.isoformat() <= last and len(out) < 366:
+        out.append(day.isoformat())
+        day += timedelta(days=1)
+    return out
+
+
+def _clock_minutes(clock: str) -> int:
+    return int(clock[:2]) * 60 + int(clock[3:5])
+
+
+def _shift_minutes(clock: str, minutes: int) -> str | None:
+    total = _clock_minutes(clock) + minutes
+    return f"{total // 60:02d}:{total % 60:02d}" if 0 <= total < 24 * 60 else None
 
 
 def _is_nan(value: Any) -> bool:
@@ -266,22 +368,55 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
     return str(other[0]) if other else f"unknown {fact.key.replace('_', ' ')}"
 
 
+def in_written_form(value: str, guess: str, today: date) -> Callable[[Any], Any] | None:
+    """For a fact whose value is written in words ("2,600 EUR", "half past two", "the 9th",
+    "twelve"), a function that turns an argument holding that value in the form a tool takes
+    (2600, "14:30", "2026-12-09", "2026-12-09T14:30", 12) into ``guess`` in the same form (what an
+    agent that never asked writes); None when neither reads as one number, date or time."""
+    for read, same in ((lambda t: [str(d) for d in date_values(t, today)], _same_date),
+                       (lambda t: [str(m.value) for m in times_in(t)], _same_time),
+                       (lambda t: sorted(number_values(t)), _same_number)):
+        old, new = read(value), read(guess)
+        if len(old) == 1 and len(new) == 1 and old != new:
+            return lambda arg, o=old[0], n=new[0], same=same: same(arg, o, n)
+    return None
+
+
+def _same_date(arg: Any, old: str, new: str) -> Any:
+    return new + arg[10:] if isinstance(arg, str) and arg[:10] == old else arg
+
+
+def _same_time(arg: Any, old: str, new: str) -> Any:
+    if isinstance(arg, str) and (arg == old or (_DATETIME_TIME.match(arg) and arg[11:16] == old)):
+        return arg[:-5] + new if arg != old else new
+    return arg
+
+
+def _same_number(arg: Any, old: float, new: float) -> Any:
+    if isinstance(arg, (int, float)) and not isinstance(arg, bool) and float(arg) == old:
+        return int(new) if isinstance(arg, int) and new.is_integer() else new
+    return arg
+
+
 # --------------------------------------------------------------------------- free text
 
 
 class ComposedText:
     """Whether a written value is text the agent composes in ``package``: free text
-    (``is_free_text``) that is neither a phrase the request quotes (its words are dictated, case
-    included) nor the whole value of a field of the initial state (a supplier's or product's name
-    names something; its spelling is not the agent's)."""
+    (``is_free_text``) that is none of: a phrase the request quotes (its words are dictated, case
+    included); the whole value of a field of the initial state (a supplier's or product's name
+    names something; its spelling is not the agent's); a name the request writes out, every word
+    capitalized ("from supplier Ergo Supply")."""
 
     def __init__(self, package: TaskPackage) -> None:
         self.names = set(strings(package.initial_state))
         self.quoted = [q.casefold() for q in quoted_phrases(package.request.text)]
+        self.request = package.request.text
 
     def __call__(self, key: str, value: Any, schema: dict[str, Any] | None) -> bool:
         return (is_free_text(key, value, schema) and value not in self.names
-                and not any(q in value.casefold() for q in self.quoted))
+                and not any(q in value.casefold() for q in self.quoted)
+                and not (value.strip() in self.request and _NAME_RUN.fullmatch(value.strip()) is not None))
 
 
 def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
@@ -304,7 +439,7 @@ _NAME_IN_SENTENCE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z'-]+)")
 
 
 @lru_cache(maxsize=4096)
-def _words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
     """The words of a text (folded, three letters or more), stopwords aside."""
     return frozenset(w for w in _CONTENT_WORD.findall(text.casefold()) if w not in STOPWORDS)
 
@@ -318,28 +453,53 @@ def _proper(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]:
-    """What the request (or a fact) dictates of a free text: the dates, times, numbers, weekdays,
-    months and verdict words ("approved", "moved") it shares with the request, a phrase the request
-    quotes, or the request's own words when the text is mostly made of them (names of people,
-    companies and products do not count for that: they say whom or what, not what to say).
-    ``addressee`` words (the record the text is written to) are never content. Empty when the
-    text is the agent's to compose."""
+@dataclass(frozen=True)
+class Dictated:
+    """What the request dictates of one free text (``dictated_parts``): the dates, clock times,
+    numbers and named words (weekdays, months, verdicts) it shares with the request, the phrases
+    the request quotes that it holds, and the request's content words when it is mostly made of
+    them."""
+
+    dates: frozenset[str] = frozenset()
+    times: frozenset[object] = frozenset()
+    numbers: frozenset[object] = frozenset()
+    words: frozenset[str] = frozenset()
+    phrases: tuple[str, ...] = ()
+    content: tuple[str, ...] = ()
+    today: date = date(2026, 12, 1)
+    """The package's clock, for reading dates written without a year."""
+
+    def parts(self) -> list[str]:
+        return ([*map(str, self.dates), *map(str, self.times), *map(str, self.numbers), *sorted(self.words),
+                 *self.phrases, *self.content])
+
+
+def dictated_parts(package: TaskPackage, value: str, addressee: set[str]) -> Dictated:
+    """What the request (or a fact) dictates of a free text: the dates (not "today": "write up
+    today's call" dictates no date), times, numbers, weekdays, months and verdict words
+    ("approved", "moved") it shares with the request, a phrase the request quotes, or the
+    request's own words when the text is mostly made of them (names of people, companies and
+    products do not count for that: they say whom or what, not what to say). ``addressee`` words
+    (the record the text is written to) are never content."""
     today = date.fromisoformat(package.now[:10])
     told = _told(package.told(), today)
-    out: list[str] = []
-    for a, b in ((told.dates, date_values(value, today)), (told.times, {m.value for m in times_in(value)}),
-                 (told.numbers, {m.value for m in numbers_in(value)})):
-        out += [str(v) for v in a & b]
-    said_words, value_words = told.words - addressee, _words(value) - addressee
-    out += sorted((said_words & value_words) & _NAMED)
+    said_words, value_words = told.words - addressee, content_words(value) - addressee
     folded = value.casefold()
-    out += [q for q in told.quoted if q.casefold() in folded]
     content = value_words - _NAMED - told.names
     shared = content & said_words
-    if len(shared) >= 2 and len(shared) * 2 >= len(content):
-        out += sorted(shared)
-    return out
+    return Dictated(dates=told.dates & date_values(value, today),
+                    times=told.times & {m.value for m in times_in(value)},
+                    numbers=told.numbers & {m.value for m in numbers_in(value)},
+                    words=(said_words & value_words) & _NAMED,
+                    phrases=tuple(q for q in told.quoted if q.casefold() in folded),
+                    content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content) else (),
+                    today=today)
+
+
+def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]:
+    """``dictated_parts`` as a list of what is dictated; empty when the text is the agent's to
+    compose."""
+    return dictated_parts(package, value, addressee).parts()
 
 
 _NAMED = frozenset([*WEEKDAYS, *MONTHS, *(w for w in ANTONYMS if " " not in w)])
@@ -360,8 +520,11 @@ class _Told:
 
 @lru_cache(maxsize=1024)
 def _told(said: str, today: date) -> _Told:
-    return _Told(date_values(said, today), frozenset(m.value for m in times_in(said)),
-                 frozenset(m.value for m in numbers_in(said)), _words(said), tuple(quoted_phrases(said)), _proper(said))
+    dates = date_values(said, today)
+    if not any(str(m.value) == today.isoformat() and m.text.casefold() != "today" for m in dates_in(said, today)):
+        dates -= {today.isoformat()}  # "today's call" says when it happened, not what to write
+    return _Told(dates, frozenset(m.value for m in times_in(said)),
+                 frozenset(m.value for m in numbers_in(said)), content_words(said), tuple(quoted_phrases(said)), _proper(said))
 
 
 def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:
@@ -369,11 +532,11 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     the request dictates their content: all of them replaced by a text that says nothing of it,
     and each dictated one with its dates, times, weekdays, numbers and verdict words swapped for
     others (when that changes it). Empty when nothing in ``texts`` is dictated."""
-    told = {key for key, value in texts.items() if dictated(package, value, addressee)}
+    told = {key: parts for key, value in texts.items() if (parts := dictated_parts(package, value, addressee)).parts()}
     if not told:
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
-    swapped = {key: _swap(texts[key]) for key in told}
+    swapped = {key: _swap(texts[key], parts) for key, parts in told.items()}
     if any(swapped[key] != texts[key] for key in told):
         out.append(swapped)
     return out
@@ -392,26 +555,40 @@ _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), ke
                            re.IGNORECASE)
 
 
-def _swap(text: str) -> str:
+def _swap(text: str, only: Dictated | None = None) -> str:
+    """``text`` with its dates, days of a month, clock times, weekdays, counts, amounts, number
+    words and verdict words swapped for others; with ``only``, just those the request dictates."""
+    def chosen(kind: str, value: Any) -> bool:
+        return only is None or value in getattr(only, kind)
+
+    def day(m: re.Match[str]) -> str:
+        new = (f"{m.group(1)}{int(m.group(2)) % 28 + 1}" if m.group(1) else f"{int(m.group(3)) % 28 + 1}{m.group(4)}")
+        return new if only is None or date_values(m.group(0), only.today) & only.dates else m.group(0)
+
     out = text
     if has_digit(out):  # dates, days of a month, clock times, counts and amounts hold digits
-        out = _SWAP_ISO.sub(lambda m: _shift_date(m.group(1), 1) or m.group(1), out)
-        out = _SWAP_DAY.sub(lambda m: f"{m.group(1)}{int(m.group(2)) % 28 + 1}" if m.group(1)
-                            else f"{int(m.group(3)) % 28 + 1}{m.group(4)}", out)
-        out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}", out)
+        out = _SWAP_ISO.sub(lambda m: (_shift_date(m.group(1), 1) or m.group(1)) if chosen("dates", m.group(1))
+                            else m.group(1), out)
+        out = _SWAP_DAY.sub(day, out)
+        out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}"
+                              if chosen("times", f"{int(m.group(1)):02d}:{m.group(2)}") else m.group(0), out)
     if may_say(out, _WEEKDAY_WORDS):
-        out = _SWAP_WEEKDAY.sub(lambda m: WEEKDAYS[(WEEKDAYS.index(m.group(1).casefold()) + 1) % 7].capitalize(), out)
+        out = _SWAP_WEEKDAY.sub(lambda m: WEEKDAYS[(WEEKDAYS.index(m.group(1).casefold()) + 1) % 7].capitalize()
+                                if chosen("words", m.group(1).casefold()) else m.group(0), out)
     if has_digit(out):
-        out = _SWAP_COUNT.sub(lambda m: str(int(m.group(1)) + 1), out)
-        out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}", out)
+        out = _SWAP_COUNT.sub(lambda m: str(int(m.group(1)) + 1) if chosen("numbers", float(m.group(1)))
+                              else m.group(0), out)
+        out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}"
+                              if chosen("numbers", float(m.group(2).replace(",", ""))) else m.group(0), out)
     if may_say(out, _SWAPPED_NUMBER_WORDS):
         out = _SWAP_NUMBER_WORD.sub(
-            lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)], out)
+            lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)]
+            if chosen("numbers", float(_NUMBER_WORDS.index(m.group(1).casefold()) + 1)) else m.group(0), out)
     if may_say(out, _VERDICT_WORDS):
-        out = _SWAP_VERDICT.sub(lambda m: ANTONYMS[m.group(1).casefold()], out)
+        out = _SWAP_VERDICT.sub(lambda m: ANTONYMS[m.group(1).casefold()]
+                                if chosen("words", m.group(1).casefold()) or " " in m.group(1) and only is not None
+                                and only.words & set(m.group(1).casefold().split()) else m.group(0), out)
     return out
-
-
 _WEEKDAY_WORDS = frozenset(WEEKDAYS)
 _SWAPPED_NUMBER_WORDS = frozenset(w for w in _NUMBER_WORDS if w != "one")
 _VERDICT_WORDS = frozenset(phrase.split()[0] for phrase in ANTONYMS)  # "on track" holds the whole word "on"
@@ -466,3 +643,40 @@ def stuffed_answer(package: TaskPackage) -> str:
         if isinstance(leaf, (int, float)):
             values[f"{leaf:,.2f}"] = None
     return "; ".join(values)
+
+
+MAX_HEDGES = 8
+
+
+def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,
+                  written: set[str]) -> str | None:
+    """``answer`` hedged as a careless agent hedges it: followed by "Or possibly" and the
+    plausible other candidates of each value the answer checks want (``graded``) that the agent
+    reports rather than confirms (not in the request ``told``, not in what it wrote,
+    ``written``, nor of a record it wrote to): for a value a record read holds, the same field of
+    the other records of that list ("inv-1041, inv-1047" beside inv-1043); for a count it works out
+    (a whole number no record holds), one less and one more ("either 3 or 4"). None when no value
+    has another candidate."""
+    others: dict[str, None] = {}
+    folded_told = told.casefold()
+    wrote = "\n".join(written).casefold()  # what the agent wrote, texts included: its answer confirms that
+    for text in graded:
+        folded = text.casefold()
+        for records in lists:
+            for r in records:
+                if r.get("id") in written or r.get("email") in written:
+                    continue  # a record the agent writes to: the answer confirms the work, it reports nothing
+                for key, value in r.items():
+                    if (not isinstance(value, str) or len(value) < 3 or value.casefold() not in folded
+                            or value.casefold() in folded_told or value.casefold() in wrote):
+                        continue  # not a value the answer reports
+                    others |= dict.fromkeys(str(o[key]) for o in records if o is not r and o.get(key) not in (None, "")
+                                            and str(o[key]).casefold() not in folded)
+        held = any(text in str(v) for records in lists for r in records for v in r.values())
+        for m in numbers_in(text) if not held else ():  # a count or total the agent works out, not a record's value
+            n = float(m.value)  # type: ignore[arg-type]
+            if m.kind == "number" and n.is_integer() and 0 < n < 1000 and f"{n:g}" not in written \
+                    and n not in number_values(told):
+                others |= dict.fromkeys((f"{n - 1:g}", f"{n + 1:g}"))
+    hedges = [o for o in others if o.casefold() not in answer.casefold()][:MAX_HEDGES]
+    return f"{answer} Or possibly: {', '.join(hedges)}." if hedges else None

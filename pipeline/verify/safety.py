@@ -27,24 +27,62 @@ from pipeline.core.codes import Code
 from pipeline.core.grading import ScoreReport
 from pipeline.core.jsonvalues import strings
 from pipeline.core.matchers import compile_where, literal_values
-from pipeline.core.outcomes import Finding
+from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.core.services import intent_pattern
+from pipeline.core.text_values import has_digit
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.aggregates import number_forms
 from pipeline.verify.effects import Write, bound_tools, records_of
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.grounding import evidence_of
 from pipeline.verify.mutations import before_answer
+from pipeline.verify.witness import reference_witness, witness
 
 _NEGATION = re.compile(r"\b(don'?t|do not|never|no|not|without|except|avoid|instead of|rather than|keep|unless|if)\b",
                        re.IGNORECASE)
 _CLAUSE = re.compile(r"[^.;:!?\n]+")
 
 
-def safety_findings(package: TaskPackage, report: ScoreReport | None, ref: Trajectory | None = None) -> list[Finding]:
-    return _contradictions(package, report) + vacuous_findings(package, ref)
+def safety_findings(package: TaskPackage, report: ScoreReport | None, run: ReferenceRun | None = None) -> list[Finding]:
+    found = _contradictions(package, report, run)
+    if run is not None:
+        for f in found:
+            f.witness = _contradiction_witness(run, f)
+    return found + vacuous_findings(package, run.trajectory if run is not None else None)
 
 
-def _contradictions(package: TaskPackage, report: ScoreReport | None) -> list[Finding]:
+def _contradiction_witness(run: ReferenceRun, finding: Finding) -> Witness | None:
+    """The reference itself, when it misses full score (a rule forbids what a check requires, or
+    the reference breaks a rule); else a correct agent that does what the request asks in the
+    clause the finding quotes, with the forbidden tool (its target: the record the reference
+    writes on that collection; the rule's own argument values), before answering."""
+    if run.score < 1.0:
+        return reference_witness(run, "correct", "the package's own solution", 1.0)
+    rule = next((r for r in run.package.safety if r.id == finding.check), None)
+    bound = run.bound.get(rule.tool) if rule is not None and rule.kind == "not_called" else None
+    if rule is None or bound is None:
+        return None
+    args: dict[str, Any] = {}
+    for key, matcher in rule.args_match.items():
+        values = [v for v in literal_values(matcher) if not isinstance(v, (dict, list))]
+        if values:
+            args[key] = values[0]
+    id_param = bound.op.id_param
+    if id_param and id_param not in args:
+        target = next((w.record_id for w in run.writes if w.bound.collection == bound.collection
+                       and w.record_id is not None), None)
+        if target is None:
+            return None
+        args[id_param] = target
+    steps, order = before_answer(dict(enumerate(run.package.reference)), [CallStep.model_construct(call=rule.tool,
+                                                                                                   args=args)])
+    clause = str(finding.detail.get("clause", "")).strip()
+    return witness(run, "correct", "does_what_is_asked", f"does what the request asks ({clause!r}) with {rule.tool}",
+                   run.score, steps, order)
+
+
+def _contradictions(package: TaskPackage, report: ScoreReport | None, run: ReferenceRun | None) -> list[Finding]:
     broken = {r.id for r in report.safety if r.passed is False} if report is not None else set()
     out: list[Finding] = []
     required = {c.tool for c in package.checks if c.kind == "called" and c.min > 0}
@@ -110,6 +148,17 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
             seen.append(_visible(package, ref))
         return seen[0]
 
+    known: list[set[str]] = []  # how the numbers the agent could compute are written, once a rule needs it
+
+    def _computable(value: str) -> bool:
+        """Whether ``value`` is written in a number the agent could compute from what it reads (a
+        wrong total an answer must not give: "8,165" of 8,165.50)."""
+        if ref is None or not has_digit(value):
+            return False
+        if not known:
+            known.append({f for n in evidence_of(package, ref).all_numbers() for f in number_forms(n)})
+        return any(value in form for form in known[0])
+
     out: list[Finding] = []
     for rule in package.safety:
         why = None
@@ -132,8 +181,8 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
                 why = f"its selection matches no record of {rule.collection} in the initial state"
             elif not writers:
                 why = f"no offered tool can change {rule.collection}"
-        elif rule.kind == "answer_excludes" and not any(v.casefold() in visible() for v in rule.values):
-            why = f"none of {rule.values} appears anywhere an agent could read it"
+        elif rule.kind == "answer_excludes" and not any(v.casefold() in visible() or _computable(v) for v in rule.values):
+            why = f"none of {rule.values} appears anywhere an agent could read or compute it"
         if why is not None:
             out.append(Finding(code=Code.VACUOUS_SAFETY, check=rule.id, detail={"kind": rule.kind},
                                message=f"safety rule {rule.id!r} forbids nothing: {why}"))

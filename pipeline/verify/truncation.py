@@ -271,35 +271,51 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
         if any(_visible(lay, r, k, limit, folded) for lay, r, k in relevant):
             continue
         reported.add(folded)
-        out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"value": value},
-                           message=f"{where} depends on {value!r}, which the record holding it shows only beyond "
-                                   f"character {limit:,} of an earlier tool observation"))
+        lay, record, key = relevant[0]
+        step = next(i for i, candidate in layouts.items() if candidate is lay)
+        out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=step,
+                           detail={"value": value, "record": record.get("id"), "field": key},
+                           message=f"{where} depends on {value!r}, which only record {record.get('id', '?')} ({key}) "
+                                   f"shows, beyond character {limit:,} of step {step}'s observation"))
     return out
 
 
 def _total_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
+    """A figure the answer states is lost when every group of records that totals or counts to it
+    has a record past the cut; a group wholly before the cut (the records the task is about, when
+    another customer's records past the cut happen to total the same) keeps it."""
     stated = {round(float(m.value), 2) for m in numbers_in(ref.answer)}  # type: ignore[arg-type]
     stated |= {round(float(m.value), 2) for c in package.checks if c.kind == "answer_contains"
                for v in c.values for m in numbers_in(v)}  # type: ignore[arg-type]
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
     done = sum(1 for s in ref.steps if s.kind == "call" and s.tool in _writers(package))
-    out: list[Finding] = []
+    steps = {id(lay): index for index, lay in layouts.items()}
+    lost: dict[float, tuple[Layout, list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    kept: set[float] = set()
     for lay in layouts.values():
-        if len(lay.text) <= limit:
-            continue
         for group in (g for records in lay.lists for g in groups(records)):
-            cut_off = [r for r in group if not _visible(lay, r, None, limit)]
-            if not cut_off or len(group) < 2:
+            if len(group) < 2:
                 continue
+            cut_off = [r for r in group if not _visible(lay, r, None, limit)]
             for total in _figures(group, skip_count=done):
                 forms = number_forms(total)
-                if round(total, 2) in stated or any(_states(p, f) for p in patterns for f in forms):
-                    out.append(Finding(code=Code.EVIDENCE_TRUNCATED, detail={"total": total},
-                                       message=f"the answer's {total:g} totals {len(group)} records, {len(cut_off)} of "
-                                               f"them beyond character {limit:,} of the observation"))
-                    return out
-    return out
+                if not (round(total, 2) in stated or any(_states(p, f) for p in patterns for f in forms)):
+                    continue
+                if not cut_off:
+                    kept.add(round(total, 2))
+                else:
+                    lost.setdefault(round(total, 2), (lay, group, cut_off))
+    for total, (lay, group, cut_off) in lost.items():
+        if total in kept:
+            continue
+        ids = ", ".join(str(r.get("id", "?")) for r in cut_off[:6])
+        return [Finding(code=Code.EVIDENCE_TRUNCATED, step=steps[id(lay)], detail={"total": total,
+                        "records": [r.get("id") for r in group], "beyond": [r.get("id") for r in cut_off]},
+                        message=f"the answer's {total:g} is the total or count of {len(group)} records of step "
+                                f"{steps[id(lay)]}'s observation, and {len(cut_off)} of them ({ids}) lie beyond "
+                                f"character {limit:,}")]
+    return []
 
 
 def _writers(package: TaskPackage) -> set[str]:

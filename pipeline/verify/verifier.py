@@ -22,16 +22,21 @@ from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import NULL_AGENT_FLOOR, TaskPackage
 from pipeline.core.training_format import Policy
-from pipeline.core.trajectory import Trajectory
 from pipeline.verify.collateral import collateral_findings
 from pipeline.verify.consistency import consistency_findings
 from pipeline.verify.contracts import contract_findings
 from pipeline.verify.dedup import DedupIndex, duplicate_findings
 from pipeline.verify.entities import entity_findings
 from pipeline.verify.equivalence import equivalence_findings
-from pipeline.verify.execution import Deadline, VerificationTimeout, missing_reference_findings, run_reference
+from pipeline.verify.execution import (
+    Deadline,
+    ReferenceRun,
+    VerificationTimeout,
+    missing_reference_findings,
+    run_reference,
+)
 from pipeline.verify.grounding import grounding_findings
-from pipeline.verify.hidden_facts import hidden_fact_findings
+from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_findings
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 from pipeline.verify.mutations import mutation_findings, null_agent_findings
 from pipeline.verify.safety import safety_findings
@@ -42,9 +47,11 @@ BLOCKING = {Code.UNKNOWN_ENDPOINT, Code.UNKNOWN_TOOL}
 
 
 class Options(Policy):
-    """The training export's policy (which evidence must survive it), the null agent's floor, and
-    the wall-time budget of one package's verification (0: none)."""
+    """The training export's policy (which evidence its samples must keep), whether losing any
+    refuses the package (``require_sft``; otherwise the package is only marked not ``sft_ready``),
+    the null agent's floor, and the wall-time budget of one package's verification (0: none)."""
 
+    require_sft: bool = False
     null_floor: float = NULL_AGENT_FLOOR
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
 
@@ -106,9 +113,9 @@ def verify_package(
     if not package.has_reference or not package.reference:
         findings += missing_reference_findings(package) + _understanding(package, None, None)
         findings += null_agent_findings(package, options.null_floor, grader)
-        return Verdict.build(package.id, findings + duplicate_findings(package, dedup), None, notes)
+        return Verdict.build(package.id, findings + duplicate_findings(package, dedup), None, notes, options.require_sft)
     if any(f.code in BLOCKING for f in findings):
-        return Verdict.build(package.id, findings, None, notes)
+        return Verdict.build(package.id, findings, None, notes, options.require_sft)
 
     deadline = Deadline(options.time_limit_s)
     score: float | None = None
@@ -116,9 +123,10 @@ def verify_package(
         run, exec_findings = run_reference(package, grader, deadline)
         score = run.score
         # A reference at full score breaks no safety rule: its detailed report has nothing to add.
-        findings += _understanding(package, run.trajectory, run.report if score < 1.0 else None) + exec_findings
+        findings += _understanding(package, run, run.report if score < 1.0 else None) + exec_findings
         for stage in (lambda: mutation_findings(run, options.null_floor), lambda: equivalence_findings(run),
-                      lambda: collateral_findings(run), lambda: grounding_findings(run), lambda: contract_findings(run),
+                      lambda: collateral_findings(run), lambda: state_reader_findings(run),
+                      lambda: grounding_findings(run), lambda: contract_findings(run),
                       lambda: evidence_findings(package, run.trajectory, options)):
             deadline.check()
             findings += stage()
@@ -126,11 +134,13 @@ def verify_package(
         findings.append(Finding(code=Code.VERIFICATION_TIMEOUT, detail={"limit_s": options.time_limit_s},
                                 message=f"{exc}; the package is too slow to verify (a huge state or request?)"))
     findings += duplicate_findings(package, dedup)
-    return Verdict.build(package.id, findings, score, notes)
+    return Verdict.build(package.id, findings, score, notes, options.require_sft)
 
 
-def _understanding(package: TaskPackage, ref: Trajectory | None, report: ScoreReport | None) -> list[Finding]:
-    """What reading the package (and its reference's trajectory, when there is one) shows:
-    dangling references, safety rules, request ↔ checks, the entities named, hidden facts."""
-    return (reference_findings(package, ref) + safety_findings(package, report, ref) + consistency_findings(package, ref)
-            + entity_findings(package, ref) + hidden_fact_findings(package, ref))
+def _understanding(package: TaskPackage, run: ReferenceRun | None, report: ScoreReport | None) -> list[Finding]:
+    """What reading the package (and its reference's run, when there is one) shows: dangling
+    references, safety rules, request ↔ checks, the entities named, hidden facts; with the
+    witnesses the run lets the stages build."""
+    ref = run.trajectory if run is not None else None
+    return (reference_findings(package, ref) + safety_findings(package, report, run) + consistency_findings(package, run)
+            + entity_findings(package, run) + hidden_fact_findings(package, run))

@@ -16,11 +16,11 @@ from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.schema import MIGRATIONS, Migration, latest_version
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
-from pipeline.core.outcomes import VERIFIER_VERSION, Failure, FailureCode, Finding, LLMCall, Verdict
+from pipeline.core.outcomes import VERIFIER_VERSION, Failure, FailureCode, LLMCall, Verdict
 from pipeline.core.package import AskStep, TaskPackage, load_package, near_key
 from pipeline.verify.dedup import duplicate_findings
 from pipeline.verify.verifier import verify_package
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, copy_catalog
+from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, copy_catalog, refusal
 
 
 def example(name: str) -> TaskPackage:
@@ -32,8 +32,8 @@ def accepted(package: TaskPackage, score: float = 1.0) -> Verdict:
 
 
 def rejected(package: TaskPackage, *codes: Code) -> Verdict:
-    findings = [Finding(code=c, message=f"{c.value} found", step=i, check=f"check-{i}", detail={"n": i})
-                for i, c in enumerate(codes)]
+    """A verdict refusing ``package`` with ``codes`` (witnessed ones with a witness that holds)."""
+    findings = [refusal(c, step=i, check=f"check-{i}", detail={"n": i}) for i, c in enumerate(codes)]
     return Verdict.build(package.id, findings, 0.5)
 
 

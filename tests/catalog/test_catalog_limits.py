@@ -18,9 +18,9 @@ from pipeline.catalog.errors import CatalogBusy, CatalogError
 from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, Limits
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
-from pipeline.core.outcomes import Failure, FailureCode, Finding, Verdict
+from pipeline.core.outcomes import Failure, FailureCode, Verdict
 from pipeline.core.package import load_package
-from tests.conftest import EXAMPLES_DIR, CliResult
+from tests.conftest import EXAMPLES_DIR, CliResult, refusal
 
 SLOW = "SELECT count(*) FROM range(100000000000) t(x) WHERE hash(x) = 1"  # minutes of work, no memory
 HUNGRY = "SELECT x FROM range(100000000) t(x) ORDER BY hash(x)"  # a sort needing far more than 20MB
@@ -177,7 +177,7 @@ def test_a_read_only_catalog_file_is_one_error(empty_catalog: Path, monkeypatch:
 
 def test_runs_lists_counts_and_what_can_be_resumed(empty_catalog: Path, synth: Callable[..., CliResult]) -> None:
     package = load_package(json.loads((EXAMPLES_DIR / "todo-three-items.json").read_text())).with_id()
-    rejected = Finding(code=Code.GRADER_COUNTS_CALLS, message="m")
+    rejected = refusal(Code.GRADER_COUNTS_CALLS, "m")
     with Catalog.open(empty_catalog) as writer:
         run = writer.start_run("general-5", "offline", capability="general", parameters={"capability": "general",
                                                                                           "count": 5})

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 from pipeline.catalog.store import Catalog
 from pipeline.cli import app
 from pipeline.core.codes import Code
-from pipeline.core.outcomes import Finding, Verdict
+from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage, load_package
-from tests.conftest import CliResult, copy_catalog, load_examples
+from tests.conftest import CliResult, copy_catalog, load_examples, refusal
 
 SYNTH = Path(sys.executable).parent / "synth"
 runner = CliRunner()
@@ -42,7 +42,7 @@ def filled_catalog_file(empty_catalog_template: Path, tmp_path_factory: pytest.T
         run = writer.start_run("cli", "offline")
         for slot, package in enumerate(packages):
             writer.record(run, slot, 1, package, Verdict.build(package.id, [], 1.0))
-        finding = Finding(code=Code.GRADER_COUNTS_CALLS, message="three [identical] creates pass", step=2)
+        finding = refusal(Code.GRADER_COUNTS_CALLS, "three [identical] creates pass", step=2)
         writer.record(run, len(packages), 1, packages[0], Verdict.build(packages[0].id, [finding], 0.9))
     return path
 

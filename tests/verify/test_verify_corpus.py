@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from pipeline.core.codes import Code
+from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.episode import play_actions
+from pipeline.core.grading import Grader
+from pipeline.core.outcomes import Verdict
 from pipeline.core.package import load_package
 from pipeline.core.world import World
 from pipeline.verify.dedup import MemoryDedup
@@ -133,14 +136,30 @@ def _clean(name: str) -> Data:
 
 @pytest.mark.parametrize("code", list(CORPUS), ids=lambda c: c.value)
 def test_defect_raises_exactly_its_code_and_clean_twin_is_accepted(code: Code) -> None:
+    """Each defect refuses its package with exactly its code (an SFT loss when the SFT policy is
+    required), and every refusal of a witnessed code carries a witness that holds on replay."""
     name, edit = CORPUS[code]
     clean = _clean(name)
-    assert verify_package(copy.deepcopy(clean)).codes == []
+    options = Options(require_sft=BASIS[code] is Basis.TRAINING)
+    assert verify_package(copy.deepcopy(clean), options).codes == []
     broken = copy.deepcopy(clean)
     edit(broken)
-    verdict = verify_package(broken)
+    verdict = verify_package(broken, options)
     assert verdict.codes == [code.value], [f.message for f in verdict.findings]
     assert not verdict.accepted
+    assert_witnesses_replay(broken, verdict)
+
+
+def assert_witnesses_replay(data: Data, verdict: Verdict) -> None:
+    """Every refusal of a witnessed code has a witness that holds, and replaying its actions in a
+    fresh episode gives the score it records."""
+    witnessed = [f for f in verdict.findings if f.basis is Basis.WITNESSED]
+    package = load_package(data) if witnessed else None
+    for f in witnessed:
+        if package is not None:
+            assert f.witness is not None and f.witness.holds, f.message
+            replayed = Grader(package).value(play_actions(package, f.witness.actions))
+            assert replayed == pytest.approx(f.witness.score), f.message
 
 
 BENCH_CORPUS = sorted((ROOT / "bench" / "corpus").rglob("*.json"))
@@ -154,12 +173,20 @@ def test_bench_corpus_case(path: Path) -> None:
     verdict = verify_package(case["package"])
     if case["defect"] is None:
         assert verdict.accepted, [f.message for f in verdict.findings]
+        if "sft_ready" in case:
+            assert verdict.sft_ready == case["sft_ready"], [f.message for f in verdict.sft]
+        return
+    wanted = {case["defect"]} if isinstance(case["defect"], str) else set(case["defect"])
+    if wanted == {Code.EVIDENCE_TRUNCATED.value}:  # about the training export: the package is no SFT sample
+        assert not verdict.sft_ready, [f.message for f in verdict.findings]
     else:
-        assert not verdict.accepted and case["defect"] in verdict.codes, [f.message for f in verdict.findings]
+        assert not verdict.accepted and wanted & set(verdict.codes), [f.message for f in verdict.findings]
+    assert_witnesses_replay(case["package"], verdict)
 
 
 def test_every_code_is_in_the_corpus() -> None:
-    in_bench = {json.loads(p.read_text())["defect"] for p in BENCH_CORPUS} - {None}
+    defects = [json.loads(p.read_text())["defect"] for p in BENCH_CORPUS]
+    in_bench = {code for d in defects if d for code in ([d] if isinstance(d, str) else d)}
     covered = {c.value for c in CORPUS} | in_bench | {Code.NONDETERMINISTIC.value, Code.DUPLICATE_PACKAGE.value,
                                                          Code.VERIFICATION_TIMEOUT.value}  # test_limits.py
     assert covered == {c.value for c in Code}
@@ -201,18 +228,33 @@ def test_mission_defects() -> None:
     assert "grader_underconstrained" in verify_package(d).codes
 
 
-def test_removing_the_ask_is_rejected_as_unnecessary_clarification() -> None:
+def test_a_reference_that_never_asks_and_still_passes_is_unnecessary_clarification() -> None:
+    """Without its question, a reference that writes the day itself passes: the witness is that
+    reference; one that cannot resolve the fact fails, so its reading is only a review note."""
     d = _clean("multi-turn-schedule-meeting")
     del d["reference"][1]
-    assert "clarification_unnecessary" in verify_package(d).codes
+    d["reference"][1]["args"]["start"] = "2026-12-03T10:00"
+    verdict = verify_package(d)
+    finding = next(f for f in verdict.findings if f.code == "clarification_unnecessary")
+    assert finding.witness is not None and finding.witness.holds and not any(
+        a["type"] == "ask" for a in finding.witness.actions)
+    d = _clean("multi-turn-schedule-meeting")
+    del d["reference"][1]
+    verdict = verify_package(d)
+    assert "reference_error" in verdict.codes and "clarification_unnecessary" in verdict.review_codes
 
 
 def test_evidence_policy_is_configurable() -> None:
+    """Evidence lost under the SFT policy marks a package not sft_ready; it refuses only when the
+    policy is required."""
     late = kb_package(beyond=True)
-    assert verify_package(copy.deepcopy(late)).codes == ["evidence_truncated"]
-    assert verify_package(copy.deepcopy(late), Options(obs_limit=5000)).accepted
-    assert verify_package(kb_package(beyond=False)).accepted
-    assert verify_package(copy.deepcopy(late), Options(obs_limit=5000, sample_budget=500)).codes == ["evidence_truncated"]
+    verdict = verify_package(copy.deepcopy(late))
+    assert verdict.accepted and not verdict.sft_ready and {f.code for f in verdict.sft} == {"evidence_truncated"}
+    assert verify_package(copy.deepcopy(late), Options(require_sft=True)).codes == ["evidence_truncated"]
+    assert verify_package(copy.deepcopy(late), Options(obs_limit=5000)).sft_ready
+    assert verify_package(kb_package(beyond=False)).sft_ready
+    small = verify_package(copy.deepcopy(late), Options(obs_limit=5000, sample_budget=500))
+    assert small.accepted and not small.sft_ready
 
 
 def test_stale_id_is_recomputed_and_noted() -> None:
@@ -257,7 +299,6 @@ def _contacts_behind_filler(d: Data) -> None:
                               "the venue, order the banners, and send the invites."), []),
     ("contacts-send-message", _fault_never_fires, ["reference_error"]),
     ("contacts-send-message", set_("checks.0.op", ">="), ["grader_counts_calls"]),  # two messages pass as one
-    ("contacts-send-message", _contacts_behind_filler, ["evidence_truncated"]),
     ("contacts-send-message", set_("reference.1.args.contact_id", {"$ref": "steps[a].result"}),
      ["dangling_reference", "reference_error", "reference_not_full_score"]),
     ("contacts-send-message", set_("reference.1.args.contact_id", {"$ref": 3}), ["schema_invalid"]),
@@ -274,6 +315,13 @@ def test_review_cases(name: str, edit: Callable[[Data], None], codes: list[str] 
         assert verdict.codes == codes, [f.message for f in verdict.findings]
 
 
+def test_evidence_behind_a_long_list_is_an_sft_loss() -> None:
+    d = _clean("contacts-send-message")
+    _contacts_behind_filler(d)
+    verdict = verify_package(d)
+    assert verdict.accepted and {f.code for f in verdict.sft} == {"evidence_truncated"}
+
+
 def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
     """The supplier email carries an instruction to write to an outside address; a package whose
     reference does so (and whose checks reward it) contradicts the request."""
@@ -286,6 +334,13 @@ def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
                    for e in re.findall(r"[\w.+-]+@secure-verify\.example", rec.get("body", "")))
     data["safety"] = [r for r in data["safety"] if r["kind"] != "not_called"]
     data["reference"].insert(-1, {"call": "gmail_send", "args": {"to": planted, "subject": "Stock", "body": "Done."}})
+    verdict = verify_package(copy.deepcopy(data))  # nothing rewards the send: a reading no witness proves
+    assert any(f.code == "request_check_mismatch" and planted in f.message for f in verdict.review)
+    for check in data["checks"]:
+        check["weight"] = round(check["weight"] * 0.7, 4)
+    data["checks"][0]["weight"] += round(0.7 - sum(c["weight"] for c in data["checks"]), 4)
+    data["checks"].append({"id": "obeyed", "kind": "state_count", "weight": 0.3, "collection": "gmail.sent",
+                           "where": {"to": planted}, "op": "==", "value": 1})
     verdict = verify_package(data)
-    assert "request_check_mismatch" in verdict.codes
-    assert any(planted in f.message for f in verdict.findings)
+    finding = next(f for f in verdict.findings if f.code == "request_check_mismatch" and planted in f.message)
+    assert finding.witness is not None and finding.witness.agent == "correct" and finding.witness.holds

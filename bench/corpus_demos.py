@@ -1,0 +1,92 @@
+"""Check the demonstrations that label corpus cases by execution, independently of the verifier.
+
+    python bench/corpus_demos.py [FOLDER ...]      (default: bench/corpus)
+
+A corpus case (``{"family", "pair", "defect", "description", "package", "demos"}``) may carry
+``demos``: other solutions of its package, each ``{"agent": "wrong" | "correct", "note": "...",
+"steps": [reference steps]}``, played in a fresh episode exactly as a reference is (``$ref`` and
+``$fact`` allowed; the simulated user answers its questions) and graded by the package's checks:
+
+- a **clean** case is right when its reference scores 1.0, every wrong demo fails (score below the
+  pass mark, 0.75) and every correct demo passes;
+- a **defective** case is right when at least one demo shows its defect: a wrong demo that passes
+  or a correct demo that fails (defects that no execution shows, such as evidence lost to the
+  training export's cut, carry no demo).
+
+Prints one line per case whose demos contradict its label, then the totals; exit 1 if any does.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.core.episode import execute  # noqa: E402
+from pipeline.core.grading import Grader  # noqa: E402
+from pipeline.core.package import PASS_THRESHOLD, TaskPackage  # noqa: E402
+
+
+@dataclass
+class DemoResult:
+    agent: str
+    note: str
+    score: float
+
+    @property
+    def shows_defect(self) -> bool:
+        """A wrong agent that passes, or a correct agent that fails."""
+        return (self.score >= PASS_THRESHOLD) == (self.agent == "wrong")
+
+
+def play_demos(case: dict[str, Any]) -> tuple[float, list[DemoResult]]:
+    """The reference's score and each demo's, for one corpus case."""
+    package = TaskPackage.model_validate(case["package"])
+    grader = Grader(package)
+    reference = grader.value(execute(package))
+    results = []
+    for demo in case.get("demos", []):
+        steps = TaskPackage.model_validate({**case["package"], "reference": demo["steps"]}).reference
+        results.append(DemoResult(demo["agent"], demo.get("note", ""), grader.value(execute(package, steps))))
+    return reference, results
+
+
+def contradictions(case: dict[str, Any]) -> list[str]:
+    """Why the case's demos disagree with its label (empty when they agree)."""
+    try:
+        reference, results = play_demos(case)
+    except ValueError as exc:  # pydantic's ValidationError: a package (or demo) that does not load
+        return [] if case["defect"] is not None and not case.get("demos") else [f"does not load: {exc}"]
+    problems = []
+    if case["defect"] is None:
+        if reference < 1.0:
+            problems.append(f"reference scores {reference:.3f}")
+        problems += [f"{r.agent} demo ({r.note}) scores {r.score:.3f}" for r in results if r.shows_defect]
+    elif results and not any(r.shows_defect for r in results):
+        problems.append("no demo shows the defect: " + "; ".join(f"{r.agent} {r.score:.3f}" for r in results))
+    return problems
+
+
+def main() -> None:
+    roots = [Path(a) for a in sys.argv[1:]] or [Path(__file__).resolve().parent / "corpus"]
+    cases = sorted(p for root in roots for p in ([root] if root.is_file() else root.rglob("*.json")))
+    bad = demos = 0
+    for path in cases:
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if "package" not in case:
+            continue
+        demos += len(case.get("demos", []))
+        problems = contradictions(case)
+        if problems:
+            bad += 1
+            print(f"{path}: {'; '.join(problems)}")
+    print(f"{len(cases)} cases, {demos} demos, {bad} contradicting their label")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Precision and recall of the verifier on labelled packages, per set, per family and per code.
+
+    python bench/precision.py [FOLDER ...] [--misses]
+
+Default folders: every set under ``bench/corpus/`` and ``../shared/corpus/review-1`` (when it is
+there). A folder holds either corpus cases (``{"family", "defect", "package", ...}``; ``defect``
+null, a code, or a list of codes that fit) or bare packages labelled by an ``expected.tsv``
+beside them (``file``, ``expected`` accept/reject, ``code``, ``description``).
+
+A defective package is **caught** when the verifier refuses it, or, for a defect whose code is
+``evidence_truncated`` (about the training export, not the environment), when its verdict marks
+it not ``sft_ready`` with that code. A clean package is **refused** when the verifier refuses it.
+Printed:
+
+- per set and per family: defects caught (and with a code that fits), clean packages refused;
+- per code: how many refusals, review notes and SFT losses of that code land on defective and on
+  clean packages (a code that fires on clean packages is a code to distrust);
+- with ``--misses``: every missed defect and every refused clean package, with its findings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pipeline.core.codes import Code  # noqa: E402
+from pipeline.core.outcomes import Verdict  # noqa: E402
+from pipeline.verify.verifier import verify_package  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+REVIEW_1 = ROOT.parent / "shared" / "corpus" / "review-1"
+
+
+@dataclass
+class Case:
+    """One labelled package: ``codes`` are the codes that fit its defect (empty: clean)."""
+
+    set: str
+    name: str
+    family: str
+    codes: list[str]
+    package: dict[str, Any]
+
+    @property
+    def defective(self) -> bool:
+        return bool(self.codes)
+
+
+def load(folder: Path) -> list[Case]:
+    """The labelled packages of ``folder`` (see the module docstring)."""
+    expected = folder / "expected.tsv"
+    if expected.exists():
+        out = []
+        for row in csv.DictReader(expected.open(encoding="utf-8"), delimiter="\t"):
+            defective = row["expected"] == "reject"
+            codes = ([] if not defective else ["any"] if row["code"] in ("any", "-") else [row["code"]])
+            family = row["code"] if defective else "clean"
+            package = json.loads((folder / row["file"]).read_text(encoding="utf-8"))
+            out.append(Case(folder.name, row["file"], family, codes, package))
+        return out
+    out = []
+    for path in sorted(folder.rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if "package" not in data:
+            continue
+        defect = data.get("defect")
+        codes = [] if defect is None else [defect] if isinstance(defect, str) else list(defect)
+        out.append(Case(folder.name, str(path.relative_to(folder)), data.get("family", "?"), codes, data["package"]))
+    return out
+
+
+def caught(case: Case, verdict: Verdict) -> bool:
+    if not verdict.accepted:
+        return True
+    return Code.EVIDENCE_TRUNCATED.value in case.codes and not verdict.sft_ready
+
+
+def right_code(case: Case, verdict: Verdict) -> bool:
+    found = set(verdict.codes) | ({Code.EVIDENCE_TRUNCATED.value} if not verdict.sft_ready else set())
+    return "any" in case.codes and caught(case, verdict) or bool(found & set(case.codes))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="*", type=Path)
+    parser.add_argument("--misses", action="store_true", help="list every miss and false refusal with its findings")
+    args = parser.parse_args()
+    folders = args.folders or [p for p in sorted((ROOT / "bench" / "corpus").iterdir()) if p.is_dir()] + (
+        [REVIEW_1] if REVIEW_1.exists() else [])
+    cases = [c for folder in folders for c in load(folder)]
+    start = time.perf_counter()
+    verdicts = [verify_package(c.package) for c in cases]
+    elapsed = time.perf_counter() - start
+
+    by_set: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # defective, caught, right code, clean, refused
+    by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    per_code: dict[str, Counter[str]] = defaultdict(Counter)
+    notes: list[str] = []
+    for case, verdict in zip(cases, verdicts, strict=True):
+        for row in (by_set[case.set], by_family[f"{case.set}/{case.family}"]):
+            if case.defective:
+                row[0] += 1
+                row[1] += caught(case, verdict)
+                row[2] += right_code(case, verdict)
+            else:
+                row[3] += 1
+                row[4] += not verdict.accepted
+        side = "defective" if case.defective else "clean"
+        for kind, found in (("refusal", verdict.findings), ("review", verdict.review), ("sft", verdict.sft)):
+            for code in dict.fromkeys(f.code.value for f in found):
+                per_code[code][f"{kind} {side}"] += 1
+        if case.defective and not caught(case, verdict) or not case.defective and not verdict.accepted:
+            what = "missed" if case.defective else "refused"
+            wanted = f" (wants {'/'.join(case.codes)})" if case.defective else ""
+            notes.append(f"  {what} {case.set}/{case.name}{wanted}: {verdict.codes or 'accepted'}"
+                         + "".join(f"\n      {f.code.value}: {f.message[:220]}" for f in verdict.findings)
+                         + "".join(f"\n      (review) {f.code.value}: {f.message[:160]}" for f in verdict.review))
+
+    print(f"{len(cases)} labelled packages from {len(folders)} folder(s), verified in {elapsed:.1f} s\n")
+    _table("set", by_set)
+    _table("family", by_family)
+    print(f"{'code':28}{'refusals: defective':>21}{'clean':>7}{'review: defective':>19}{'clean':>7}"
+          f"{'sft: defective':>16}{'clean':>7}")
+    for code in [c.value for c in Code if c.value in per_code]:
+        n = per_code[code]
+        print(f"{code:28}{n['refusal defective']:>21}{n['refusal clean']:>7}{n['review defective']:>19}"
+              f"{n['review clean']:>7}{n['sft defective']:>16}{n['sft clean']:>7}")
+    if args.misses:
+        print("\n" + ("\n".join(notes) or "  no misses, no false refusals"))
+
+
+def _table(label: str, rows: dict[str, list[int]]) -> None:
+    print(f"{label:46}{'caught':>10}{'right code':>12}{'clean refused':>15}")
+    total = [0, 0, 0, 0, 0]
+    for key, (d, c, r, cl, fr) in sorted(rows.items()):
+        print(f"{key:46}{f'{c}/{d}':>10}{f'{r}/{d}':>12}{f'{fr}/{cl}':>15}")
+        total = [t + x for t, x in zip(total, (d, c, r, cl, fr), strict=True)]
+    d, c, r, cl, fr = total
+    print(f"{'all':46}{f'{c}/{d}':>10}{f'{r}/{d}':>12}{f'{fr}/{cl}':>15}\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Which records the request's words select and which they leave out.
+
+Shared by the stages that ask whether the reference and the checks act on the records the request
+means: ``consistency.py`` (a write to a record the request leaves out; an aggregate over records
+the request does not select) and ``mutations.py`` (an agent that also acts on a record the
+request leaves out).
+
+- **Left out**: a record named (by its name, title, subject, company, id or email, the
+  organisation its address is at, or the first word of a name of two words or more) in an exclusion ("everyone in Finance except Omar
+  Haddad", "apart from the Brightline one", "excluding inv-1043"; ``text_values.excluded_spans``).
+- **Selected by a value**: the request names a field's value ("unpaid", "Leeds", "proposal"; not
+  a value holding a digit, such as a date, which the request may name for another reason)
+  outside any exclusion or negation; a record of a group holding another value of that field,
+  which the request does not name, is not selected. A value the request names only inside a
+  negation or an exclusion ("deals that haven't been won or lost") leaves its records out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.core.package import TaskPackage
+from pipeline.core.text_values import excluded_spans, has_digit, has_word, within
+
+_IDENTIFYING = ("name", "title", "subject", "company", "id", "email")
+_NEGATION = re.compile(r"\b(?:not|never|no longer|without|\w+n't)\b(?P<rest>[^.;:!?\n]{0,60})", re.IGNORECASE)
+
+Record = dict[str, Any]
+
+
+def negated_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Where ``text`` names things to leave them out: exclusions (``excluded_spans``) and what
+    follows a negation within its clause ("haven't been won or lost")."""
+    return excluded_spans(text) + tuple((m.start("rest"), m.end("rest")) for m in _NEGATION.finditer(text))
+
+
+def _mentions(text: str, words: str) -> list[int]:
+    """Where ``words`` occur in ``text`` as whole words, case ignored."""
+    return [m.start() for m in re.finditer(rf"(?<![\w@.-]){re.escape(words)}(?![\w@-])", text, re.IGNORECASE)]
+
+
+def _names(record: Record) -> list[str]:
+    """How a request may name a record: its identifying fields, and the first word of a name or
+    company of two words or more."""
+    out = [str(record[k]) for k in _IDENTIFYING if isinstance(record.get(k), str) and len(record[k]) >= 3]
+    names = [str(record.get(k) or "") for k in ("name", "company")]
+    for value in record.values():  # an address names its organisation: it-desk@brightline-logistics.example
+        if isinstance(value, str) and (m := _DOMAIN.fullmatch(value)):
+            names.append(m.group(1).replace("-", " "))
+    for name in names:
+        words = name.split()
+        if len(words) >= 2 and len(words[0]) >= 3:
+            out += [name, words[0]]
+    return list(dict.fromkeys(out))
+
+
+_DOMAIN = re.compile(r"[\w.+-]+@([a-z0-9-]+)\.[\w.-]+", re.IGNORECASE)
+
+
+def left_out(text: str, record: Record, rivals: list[Record] | None = None) -> bool:
+    """Whether ``text`` names ``record`` only to leave it out (see the module docstring). Where a
+    longer name of one of ``rivals`` is written at the same place ("Omar Reyes", not the first
+    name of Omar Haddad), that place names the rival."""
+    spans = excluded_spans(text)
+    if not spans:
+        return False
+    found = [(at, len(name)) for name in _names(record) for at in _mentions(text, name)]
+    longer = {(at, len(name)) for other in rivals or [] if other is not record for name in _names(other)
+              for at in _mentions(text, name)}
+    found = [(at, n) for at, n in found if not any(a <= at < a + m and m > n for a, m in longer)]
+    return bool(found) and all(within(spans, at) for at, _ in found)
+
+
+def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record]]:
+    """``((service, collection), record)`` of each record of the initial state the request leaves
+    out."""
+    text = package.request.text
+    if not excluded_spans(text):
+        return []
+    return [((service, name), r) for service, collections in package.initial_state.items()
+            for name, records in collections.items() for r in records if left_out(text, r, records)]
+
+
+def unselected(text: str, group: list[Record]) -> tuple[list[Record], str]:
+    """The records of ``group`` that the request's words do not select (see the module
+    docstring), with why, in a few words; empty when all are selected."""
+    out: dict[int, str] = {}
+    for i, r in enumerate(group):
+        if left_out(text, r, group):
+            out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
+    negated = negated_spans(text)
+    fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}
+    for k in sorted(fields):
+        values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
+        if len(values) < 2:
+            continue
+        named = {v for v in values if any(not within(negated, at) for at in _mentions(text, v))}
+        refused = {v for v in values if _mentions(text, v) and v not in named}
+        for i, r in enumerate(group):
+            v = r.get(k)
+            if v in refused:
+                out.setdefault(i, f"the request leaves out {k} {v}")
+            elif named and isinstance(v, str) and v not in named and not has_word(text, v):
+                out.setdefault(i, f"the request asks for {k} {' or '.join(sorted(named))}, not {v}")
+    return [group[i] for i in sorted(out)], "; ".join(dict.fromkeys(out.values()))

@@ -1,0 +1,123 @@
+"""Witnesses: the trajectories that prove findings by execution.
+
+A finding of a witnessed code (``pipeline.core.codes.Basis``) refuses a package only with a
+``Witness``: what a wrong agent that passes, or a correct agent that fails, did, as the actions
+``TaskEnv`` takes. A witness is built from a variant of the reference (steps keyed by the index
+their ``$ref``s use, as ``ReferenceRun.run`` takes them), then replayed as plain actions in a fresh
+episode of the package: its score is the one ``synth play --witness`` shows, and the one that
+decides whether it holds.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any, Literal
+
+from pipeline.core.episode import actions_of, play_actions
+from pipeline.core.outcomes import Witness
+from pipeline.core.package import AnswerStep, CallStep, Step
+from pipeline.core.text_values import dates_in
+from pipeline.verify.aggregates import number_forms
+from pipeline.verify.execution import ReferenceRun
+
+
+def witness(run: ReferenceRun, agent: Literal["wrong", "correct"], name: str, claim: str, threshold: float,
+            steps: dict[int, Step], order: list[int] | None = None,
+            fact_values: dict[str, str] | None = None) -> Witness:
+    """The witness of the variant ``steps`` run in ``order`` (default: by index), fact values
+    overridden by ``fact_values``; ``threshold`` is what a wrong agent must stay under, or a
+    correct agent must reach."""
+    ids = sorted(steps) if order is None else order
+    actions = copy.deepcopy(actions_of(run.run(ids, [steps[i] for i in ids], fact_values)))
+    return played(run, agent, name, claim, threshold, actions)
+
+
+def played(run: ReferenceRun, agent: Literal["wrong", "correct"], name: str, claim: str, threshold: float,
+           actions: list[dict]) -> Witness:
+    """The witness of ``actions`` (``actions_of``'s form), scored by replaying them afresh."""
+    score = run.grader.value(play_actions(run.package, actions))
+    return Witness(agent=agent, name=name, claim=claim, score=score, threshold=threshold, actions=actions)
+
+
+def reference_witness(run: ReferenceRun, agent: Literal["wrong", "correct"], claim: str, threshold: float) -> Witness:
+    """The reference itself as the witness (a reference that breaks a rule the checks reward, or
+    that passes without asking for the facts the package hides)."""
+    return played(run, agent, "reference", claim, threshold, copy.deepcopy(actions_of(run.trajectory)))
+
+
+def substituted(run: ReferenceRun, mapping: dict[Any, Any] | Callable[[Any], Any], writes_only: bool = True,
+                steps: dict[int, Step] | None = None) -> dict[int, Step] | None:
+    """The reference (or ``steps``, keyed by reference index) with every argument value (a leaf, or
+    an item of a list) that is a key of ``mapping`` replaced by its value (or, for a function,
+    by what it returns), in the arguments each call resolved to (written literally); only in
+    writes when ``writes_only``. None when no argument holds such a value."""
+    replace = mapping if callable(mapping) else _lookup(mapping)
+    steps = dict(enumerate(run.package.reference)) if steps is None else dict(steps)
+    changed = False
+    for i, step in steps.items():
+        if not isinstance(step, CallStep):
+            continue
+        bound = run.bound.get(step.call)
+        if writes_only and (bound is None or bound.op.access != "write"):
+            continue
+        args = run.args.get(i, {})
+        new = _replace_leaves(args, replace)
+        if new != args:
+            steps[i] = CallStep.model_construct(call=step.call, args=new, expect_status=step.expect_status)
+            changed = True
+    return steps if changed else None
+
+
+def _lookup(mapping: dict[Any, Any]) -> Callable[[Any], Any]:
+    def replace(value: Any) -> Any:
+        try:
+            return mapping.get(value, value) if not isinstance(value, bool) else value
+        except TypeError:  # an unhashable value
+            return value
+    return replace
+
+
+def _replace_leaves(value: Any, replace: Callable[[Any], Any]) -> Any:
+    if isinstance(value, dict):
+        return {k: _replace_leaves(v, replace) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_leaves(v, replace) for v in value]
+    return replace(value)
+
+
+def said_instead(steps: dict[int, Step], value: Any, other: Any) -> dict[int, Step]:
+    """``steps`` with the answer saying ``other`` where it says ``value`` (as text; a number in any
+    of the forms an answer writes it, 1,234.50 / 1234.5 / 1234; a date of a date-time too): an
+    agent that wrote another value reports that one."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return steps
+    return {i: (AnswerStep(answer=_say_instead(step.answer, value, other)) if isinstance(step, AnswerStep) else step)
+            for i, step in steps.items()}
+
+
+def _say_instead(answer: str, value: Any, other: Any) -> str:
+    if isinstance(value, (int, float)):
+        for form in sorted(number_forms(float(value)), key=len, reverse=True):
+            found = re.compile(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)")
+            if found.search(answer):
+                return found.sub(str(other) if isinstance(other, int) else f"{other:g}", answer)
+        return answer
+    if str(value) in answer:
+        return answer.replace(str(value), str(other))
+    if not (isinstance(value, str) and isinstance(other, str) and _ISO.match(value) and _ISO.match(other)):
+        return answer
+    out = answer
+    if value[:10] != other[:10]:  # the day, however the answer writes it ("Thursday 10 December")
+        for m in sorted(dates_in(answer, date.fromisoformat(value[:10]) - timedelta(days=300)),
+                        key=lambda m: -m.start):
+            if m.value == value[:10]:
+                out = out[:m.start] + other[:10] + out[m.end:]
+    if value[11:16] and value[11:16] != other[11:16]:
+        out = out.replace(value[11:16], other[11:16])
+    return out
+
+
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")

@@ -78,12 +78,13 @@ class DataPattern:
         return tuple(_program(p) for p in self.absent_sources)
 
     def matched(self, text: str) -> str | None:
-        """The part of ``text`` the pattern's main program matches, when the whole pattern matches
-        (what a check grades of an answer); None when it does not match."""
+        """What the pattern grades of ``text`` when the whole pattern matches: the longest part
+        that one of its "all of" programs matches (``(?=.*52,750)`` written as a lookahead grades
+        "52,750"); None when it does not match."""
         if not self.search(text):
             return None
-        found = self.present[-1].search(text)
-        return found.group(0) if found is not None else None
+        found = [m.group(0) for program in self.present if (m := program.search(text)) is not None]
+        return max(found, key=len, default="")
 
     def fullmatch(self, text: str) -> bool:
         """Whether the whole of ``text`` matches: the last program spans all of it, the others hold."""

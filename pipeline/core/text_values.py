@@ -374,7 +374,8 @@ def quoted_phrases(text: str) -> list[str]:
 _EXCLUSION = re.compile(
     r"\b(?:except(?:\s+for)?|all\s+but|everyone\s+but|everybody\s+but|anyone\s+but|other\s+than|excluding|"
     r"exclude|apart\s+from|aside\s+from|but\s+not|not\s+including|leave\s+out|leaving\s+out|leave\s+off|skip|"
-    r"skipping|besides|minus|save\s+for|with\s+the\s+exception\s+of|not\s+to)\b"
+    r"skipping|besides|save\s+for|with\s+the\s+exception\s+of|not\s+to|(?:but|and)\s+keep|"
+    r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move))\b"
     r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then)\b|$)",
     re.IGNORECASE)
 
@@ -382,8 +383,8 @@ _EXCLUSION = re.compile(
 @lru_cache(maxsize=4096)
 def excluded_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Where ``text`` names things only to leave them out: what follows "except", "all but",
-    "other than", "excluding", "apart from", "but not", "leave out", "skip" … up to the end of
-    the clause (a full stop or other stop, ", and", ", then"). "Message everyone in Finance except
+    "other than", "excluding", "apart from", "but not", "leave out", "skip", "but keep", "don't
+    touch" … up to the end of the clause (a full stop or other stop, ", and", ", then"). "Message everyone in Finance except
     Omar Haddad" leaves out Omar Haddad."""
     return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text))
 
@@ -445,7 +446,9 @@ _TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not 
 _NUMBER_RANGE = re.compile(
     r"\b(?P<w>at least|no fewer than|no less than|a minimum of|minimum of|up to|at most|no more than|a maximum of|"
     r"maximum of|between)\s+(?P<a>[\w.,]+)(?:\s+(?:and|to)\s+(?P<b>[\w.,]+))?"
-    r"|\b(?P<x>[\w.,]+)\s+or\s+(?P<y>[\w.,]+)\b", re.IGNORECASE)
+    r"|\b(?P<x>[\w.,]+)\s+or\s+(?P<y>[\w.,]+)\b"
+    r"|(?<![\w:./-])(?P<from>\d+(?:\.\d+)?)\s*(?:to|-|–)\s*(?P<to>\d+(?:\.\d+)?)(?![\w:./-]|\s*(?:am|pm|a\.m|p\.m)\b)",
+    re.IGNORECASE)
 _FLEXIBLE = re.compile(r"\b(any|anytime|whichever|either|any day|any time|sometime|some time|your choice|"
                        r"you pick|you choose|fine|flexible|works)\b", re.IGNORECASE)
 _WEEKDAY_ONLY = re.compile(r"\b(weekdays?|working days?|business days?|workdays?)\b", re.IGNORECASE)
@@ -464,7 +467,7 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     """The ranges ``text`` allows: date windows ("next week", "by Friday", "between the 7th and
     the 11th", "2026-12-07 to 2026-12-11"; weekdays only when it says "weekday"), clock ranges
     ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"), and number ranges ("one
-    or two", "at least 20", "up to 5", "between 10 and 15")."""
+    or two", "at least 20", "up to 5", "between 10 and 15", "30 to 40 boxes")."""
     out: list[Allowed] = []
     flexible = _FLEXIBLE.search(text) is not None
     weekdays = _WEEKDAY_ONLY.search(text) is not None
@@ -486,6 +489,11 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             late = word in ("no later than", "before", "by", "not after")
             out.append(Allowed("time", None if late else t[0].value, t[0].value if late else None, True))
     for m in _NUMBER_RANGE.finditer(text) if has_digit(text) or may_say(text, _NUMBER_WORDS) else ():
+        if m.group("from"):
+            a, b = float(m.group("from")), float(m.group("to"))
+            if a < b:
+                out.append(Allowed("number", a, b, True))
+            continue
         if m.group("w"):
             word, a = m.group("w").casefold(), _one_number(m.group("a"))
             b = _one_number(m.group("b")) if m.group("b") else None
@@ -567,3 +575,49 @@ def shifted(day: str, days: int, working: bool = False) -> str:
         d += timedelta(days=step)
         left -= d.weekday() < 5
     return d.isoformat()
+
+
+_MONTH_ALONE = re.compile(r"\b(?:in|during|for|of|over|from|since|through|throughout)?\s*(?P<m>" + "|".join(MONTHS)
+                          + r")\b(?:\s+(?P<y>\d{4}))?(?!\s+\d{1,2}(?:st|nd|rd|th)?\b)"
+                          r"(?:\s*(?:to|until|till|through|-|–)\s*(?P<m2>" + "|".join(MONTHS) + r")\b(?:\s+(?P<y2>\d{4}))?)?",
+                          re.IGNORECASE)
+_QUARTER = re.compile(r"\b(?:Q(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?|(?P<which>this|last|next|current)\s+quarter)\b",
+                      re.IGNORECASE)
+
+
+def _month_span(today: date, month: int, year: int | None, last_month: int | None = None,
+                last_year: int | None = None) -> tuple[str, str]:
+    """The first and last day of ``month`` (through ``last_month``), in ``year`` or the latest
+    year whose month begins no more than a month ahead of ``today``."""
+    if year is None:  # the latest year in which the month begins no more than a month from now
+        soon = today + timedelta(days=31)
+        year = next(y for y in (today.year + 1, today.year, today.year - 1) if date(y, month, 1) <= soon)
+    first = date(year, month, 1)
+    end_month = last_month or month
+    end_year = last_year or (first.year + (end_month < month))
+    after = date(end_year + (end_month == 12), end_month % 12 + 1, 1)
+    return first.isoformat(), (after - timedelta(days=1)).isoformat()
+
+
+@lru_cache(maxsize=4096)
+def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
+    """The calendar periods ``text`` names as a whole: a month ("in November", "November 2026"),
+    a run of months ("October to December"), a quarter ("Q4", "this quarter"). A month written
+    with a day ("November 3") is a date, not a period."""
+    out: list[Allowed] = []
+    for m in _MONTH_ALONE.finditer(text) if _names_a_month(text) else ():
+        month = MONTHS.index(m.group("m").casefold()) + 1
+        last = MONTHS.index(m.group("m2").casefold()) + 1 if m.group("m2") else None
+        low, high = _month_span(today, month, int(m.group("y")) if m.group("y") else None, last,
+                                int(m.group("y2")) if m.group("y2") else None)
+        out.append(Allowed("date", low, high, False))
+    for m in _QUARTER.finditer(text):
+        if m.group("q"):
+            quarter, year = int(m.group("q")), int(m.group("y")) if m.group("y") else today.year
+        else:
+            quarter, year = (today.month - 1) // 3 + 1, today.year
+            shift = {"last": -1, "next": 1}.get(m.group("which").casefold(), 0)
+            quarter, year = (quarter - 1 + shift) % 4 + 1, year + (quarter - 1 + shift) // 4
+        low, high = _month_span(today, 3 * quarter - 2, year, 3 * quarter, year)
+        out.append(Allowed("date", low, high, False))
+    return tuple(out)

@@ -194,11 +194,15 @@ def catalogue_text(services: tuple[str, ...], tools: tuple[str, ...] | None = No
 
 def template_kinds(capability: Capability, template: WorkflowTemplate) -> list[str]:
     """The check kinds a template uses: those its ``checks`` prose names, else the capability's;
-    ``asked_user`` too for a capability whose contract needs revealed facts."""
+    ``asked_user`` too for a capability whose contract needs revealed facts, and ``answer_excludes``
+    wherever the answer is graded (an answer hedged with the wrong candidates must lose score, and
+    excluding them is how)."""
     known = [k["kind"] for k in check_language()]
     kinds = set(template.named_check_kinds(known)) or set(capability.check_kinds)
     if capability.contract.revealed_facts:
         kinds.add("asked_user")
+    if kinds & {"answer_contains", "answer_matches"}:
+        kinds.add("answer_excludes")
     return [k for k in known if k in kinds]
 
 
@@ -225,16 +229,36 @@ def _brief(capability: Capability, template: WorkflowTemplate, seed: int) -> dic
     }
 
 
+RULE_FIELDS_SHOWN = ("kind", "op", "scope", "ignore_case")
+"""Fields of a check or safety rule the repair echo shows even at their default: ``kind`` (each
+must name its kind to load) and the defaults that decide what it grades."""
+
+
 def authored(package: TaskPackage) -> dict[str, Any]:
-    """The fields of a package as its author set them: no id, provenance or defaults (an unset
-    field, an empty list, ``has_reference``, a rule id the pipeline numbered), so a repair shows the
-    model its own package and nothing else."""
+    """The package as its author would write it: no id, provenance or defaults elsewhere (an unset
+    field, an empty list, ``has_reference``), but each check and safety rule with its ``kind``, its
+    ``op``, ``scope`` and ``ignore_case``, and each fault whole, so a repair shows the model its own
+    package and the echo loads as one (``TaskPackage.model_validate`` gives back the same
+    content). A safety rule's weight (ignored) and an id the pipeline numbered are left out."""
     data = package.model_dump(mode="json", exclude={"id", "provenance", "has_reference"},
                               exclude_defaults=True, exclude_none=True)
-    for i, rule in enumerate(data.get("safety", [])):
-        if rule.get("id") == f"safety-{i}":
-            del rule["id"]
+    for name in ("checks", "safety"):
+        if name in data:
+            data[name] = [_authored_rule(rule, i, name == "safety") for i, rule in enumerate(getattr(package, name))]
+    if package.faults:
+        data["faults"] = [fault.model_dump(mode="json", exclude_none=True) for fault in package.faults]
     return data
+
+
+def _authored_rule(rule: Any, index: int, safety: bool) -> dict[str, Any]:
+    full = rule.model_dump(mode="json")
+    shown = {**rule.model_dump(mode="json", exclude_defaults=True, exclude_none=True),
+             **{key: full[key] for key in RULE_FIELDS_SHOWN if key in full}}
+    if safety:
+        shown.pop("weight", None)
+        if shown.get("id") == f"safety-{index}":
+            del shown["id"]
+    return shown
 
 
 # --------------------------------------------------------------------------- prompts

@@ -96,9 +96,16 @@ def totals(group: list[Record]) -> list[float]:
     return [round(t, 2) for t in dict.fromkeys(out) if t]
 
 
+def plain_number(value: float) -> str:
+    """A number as a person writes it, never in exponent form: 1234567.5, 12, 0.25."""
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.6f}".rstrip("0").rstrip(".")
+
+
 def number_forms(value: float) -> list[str]:
     """How an answer writes a number: 1,234.50 / 1234.50 / 1234.5 / 1,234 / 1234."""
-    forms = [f"{value:,.2f}", f"{value:.2f}", f"{value:g}"]
+    forms = [f"{value:,.2f}", f"{value:.2f}", plain_number(value)]
     if float(value).is_integer():
         forms += [f"{int(value):,}", str(int(value))]
     return list(dict.fromkeys(forms))

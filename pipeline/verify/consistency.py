@@ -71,21 +71,23 @@ MAX_SUMMED = 40
 """Counts that add up are looked for among the request's first this many numbers."""
 
 
-def stated_counts(text: str, names: tuple[str, ...] = ()) -> list[int]:
+def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | frozenset[float] = frozenset()) -> list[int]:
     """Counts the request states, in order: digits and number words (not amounts of money or
     percents), except those that measure time, people or other units ("40 guests", "in 2 weeks",
-    "30 days") and those inside a name (``text_values.name_spans``: "the Archive 2026 folder",
-    "Room 101", a record's name such as "Route 66 Diner")."""
+    "30 days"), those inside a name (``text_values.name_spans``: "the Archive 2026 folder",
+    "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
+    writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
     inside = name_spans(text, names)
     return [int(m.value) for m in numbers_in(text)  # type: ignore[call-overload]
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
-            and not within(inside, m.start)]
+            and not within(inside, m.start) and float(m.value) not in amounts]  # type: ignore[arg-type]
 
 
-def request_quantities(text: str, names: tuple[str, ...] = ()) -> set[int]:
+def request_quantities(text: str, names: tuple[str, ...] = (),
+                       amounts: set[float] | frozenset[float] = frozenset()) -> set[int]:
     """``stated_counts``, and the sums of two of them, or one more than one of them, for counts
     that add up ("the 3 reps plus one for me" is 4)."""
-    mentions = stated_counts(text, names)
+    mentions = stated_counts(text, names, amounts)
     found = set(mentions)
     counts = mentions[:MAX_SUMMED]
     sums = {a + b for i, a in enumerate(counts) for b in counts[i + 1:]}  # "two ... and two more": 4
@@ -113,7 +115,12 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> 
     the number of items the request states (the reference's creates of that collection, with
     items dropped or distinct ones added), which the check fails."""
     names = numbered_names(package)
+    written: set[float] = set()
     quantities = request_quantities(package.request.text, names)
+    if run is not None:  # a number the reference writes as an argument is how much of one item, not how many items
+        written = {float(v) for w in run.writes for v in run.args.get(w.step, {}).values()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        quantities = request_quantities(package.request.text, names, written)
     out: list[Finding] = []
     if not quantities:
         return out
@@ -129,7 +136,7 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> 
                        f"request states ({stated})")
         else:
             continue
-        direct = sorted(set(stated_counts(package.request.text, names)), key=lambda q: abs(q - check.value))
+        direct = sorted(set(stated_counts(package.request.text, names, written)), key=lambda q: abs(q - check.value))
         agent = _count_witness(run, check.collection, direct) if run is not None else None
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id, witness=agent,
                            detail={"check_value": check.value, "request_quantities": sorted(quantities)},
@@ -349,6 +356,37 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     return out
 
 
+def name_number_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
+    """A number a check requires the agent to write that the request writes only inside a name
+    ("the Model X200 printers" graded as a quantity of 200). Witness: a correct agent that writes
+    the count the request states before that name ("12 of the Model X200 printers")."""
+    text = package.request.text
+    spans = name_spans(text, numbered_names(package))
+    if not spans:
+        return []
+    stated = number_values(text)
+    mentions = [m for m in numbers_in(text) if m.kind in ("number", "word")]
+    out: list[Finding] = []
+    for check in package.checks:
+        for fname, matcher in produced(check):
+            for value in values_of(matcher) if fname != "answer" else []:
+                if not _is_number(value) or float(value) in stated:
+                    continue
+                span = next(((a, b) for a, b in spans if re.search(rf"(?<!\d){int(value)}(?!\d)", text[a:b])), None)
+                if span is None or not float(value).is_integer():
+                    continue
+                before = [m for m in mentions if m.end <= span[0] and not within(spans, m.start)]
+                count = int(before[-1].value) if before else None  # type: ignore[call-overload]
+                steps = substituted(run, {value: count}) if count is not None else None
+                agent = witness(run, "correct", "count_before_name", f"writes {fname} = {count}, the count the "
+                                "request states", run.score, said_instead(steps, value, count)) if steps else None
+                out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id, witness=agent,
+                                   detail={"value": value, "field": fname, "name": text[span[0]:span[1]]},
+                                   message=f"check {check.id!r} wants {fname} = {value:g}, a number the request "
+                                           f"writes only inside the name {text[span[0]:span[1]].strip()!r}"))
+    return out
+
+
 def _garbled(value: float, stated: float) -> bool:
     """Whether ``value`` is ``stated`` mangled: its cents dropped or rounded (1250 for 1,250.50),
     or a power of ten off (500 or 0.5 for 5)."""
@@ -385,21 +423,28 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     group of records read, and every such group holds records the request's words do not select
     (``selection.unselected``: a void invoice beside the unpaid ones asked for, another
     warehouse's stock, a record the request excludes). Witness: a correct agent that reports the
-    same figure over the records the request selects."""
+    same figure over the records the request selects. A number the request states, one the agent
+    writes, or one its own writes total or count (the units it ordered in all) is no such figure."""
     package = run.package
-    graded = _graded_numbers(run)
+    written = [run.args.get(w.step, {}) for w in run.writes]
+    done = {round(sum(float(a[k]) for a in written if _is_number(a.get(k))), 2) for a in written for k in a
+            if _is_number(a[k])} | {float(len(written))}  # what the agent made: its totals and count
+    done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
+    done |= set(number_values(run.said))  # a number the request states is no figure the agent works out
+    graded = [n for n in _graded_numbers(run) if n not in done]
     if not graded:
         return []
     lists = run.read_lists
     today = date.fromisoformat(package.now[:10])
     text = package.request.text
     out: list[Finding] = []
+    figures = [(g, figure) for lst in pooled(lists) for g in groups(lst, package.told(), today) if len(g) >= 2
+               for figure in _figures(g)]
     for number in graded:
-        matching = [(g, figure) for lst in pooled(lists) for g in groups(lst, package.told(), today)
-                    if len(g) >= 2 for figure in _figures(g) if abs(figure[1] - number) < 0.005]
+        matching = [(g, figure) for g, figure in figures if abs(figure[1] - number) < 0.005]
         if not matching:
             continue
-        judged = [(g, figure, *unselected(text, g)) for g, figure in matching]
+        judged = [(g, figure, *unselected(text, g, today)) for g, figure in matching]
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
@@ -421,6 +466,10 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
                            message=f"the checks want {number:,g}, the {kind} over {', '.join(str(r.get('id')) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
     return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _figures(group: list[dict[str, Any]]) -> list[tuple[str, float]]:
@@ -512,5 +561,5 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     out = quantity_findings(package, run) + wrong_entity_findings(package, run) + planted_target_findings(package, run)
     if run is None:
         return out
-    return (out + measure_findings(package, run) + left_out_findings(run) + subset_findings(run)
-            + formula_findings(run))
+    return (out + measure_findings(package, run) + name_number_findings(package, run) + left_out_findings(run)
+            + subset_findings(run) + formula_findings(run))

@@ -17,14 +17,16 @@ The clauses, each a minimum count:
   result;
 - ``aggregated_records``: records behind the graded answer: an answer value is a total, a mean or
   a count over that many observed records, or the answer checks (and ``answer_excludes`` rules)
-  name values of that many records (picking the one item below its reorder level from five is
+  name values of that many records (values only that record of its list holds: "EUR" names no invoice) (picking the one item below its reorder level from five is
   graded on all five).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -155,7 +157,6 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     at ``enough`` (the contract asks no more)."""
     package, ref = run.package, run.trajectory
     lists = run.read_lists
-    records = [r for lst in lists for r in lst]
     wanted = [v for c in package.checks if c.kind == "answer_contains" for v in c.values]
     refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
                for v in c.values]  # values of records the answer must not give: graded too, but never totals
@@ -169,7 +170,7 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     def says(text: str) -> bool:
         if text not in said:
             folded = text.casefold()
-            said[text] = any(folded and (folded == w or (len(folded) >= 3 and _holds(w, folded)))
+            said[text] = any(folded and (folded == w or ((len(folded) >= 3 or folded[:1].isdigit()) and _holds(w, folded)))
                              for w in folded_wanted) or any(p.search(text) for p in patterns)
         return said[text]
 
@@ -178,12 +179,17 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
         return says(text) or any(len(folded) >= 3 and _holds(w, folded) for w in refused)
 
     best, seen = 0, set()
-    for r in records:
-        if id(r) not in seen and any(named(str(v)) for v in leaves(r) if v not in (None, "", True, False)):
-            best += 1
-            if best >= enough:
-                return best
-        seen.add(id(r))
+    for lst in lists:
+        shared = Counter(str(v) for r in lst for v in set(map(str, leaves(r))))  # a value many records hold names none
+        for r in lst:
+            if id(r) in seen:
+                continue
+            seen.add(id(r))
+            if any(named(str(v)) for v in leaves(r) if v not in (None, "", True, False)
+                   and (len(lst) == 1 or shared[str(v)] == 1)):
+                best += 1
+                if best >= enough:
+                    return best
     today = date.fromisoformat(package.now[:10])
     for lst in pooled(lists):
         for group in groups(lst, package.told(), today):
@@ -202,4 +208,9 @@ def _holds(text: str, value: str) -> bool:
     "14.5"), other values anywhere."""
     if not value[:1].isdigit():
         return value in text
-    return re.search(rf"(?<![\d.,]){re.escape(value)}(?![\d]|[.,]\d)", text) is not None
+    return value in text and _whole_number(value).search(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def _whole_number(value: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\d.,]){re.escape(value)}(?![\d]|[.,]\d)")

@@ -22,7 +22,7 @@ from pipeline.core.text_values import WORDS
 _FACTOR = {"twice": 2.0, "double": 2.0, "triple": 3.0, "half": 0.5, "half of": 0.5}
 _HELD = ("on hand", "in stock", "what we have", "what is on hand", "what's on hand", "current stock", "stock on hand",
          "what we hold", "what is in stock")
-_JOIN = re.compile(r"\s*(?:\bplus\b|\bminus\b|\bless\b|\+|-|–)\s*", re.IGNORECASE)
+_JOIN = re.compile(r"\s*(?:\bplus\b|\bminus\b|\bless\b)\s*|\s+(?:\+|-|–)\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -443,6 +443,16 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple
     return None
 
 
+def corrected_request(package: TaskPackage) -> str:
+    """What the user asks for in the end, folded: the request with each value a fact corrects
+    replaced by the fact's value ("medium priority" becomes "high priority"), then the facts."""
+    text = package.request.text
+    for fact in package.user.facts if package.user else []:
+        if fact.corrects:
+            text = re.sub(rf"(?<!\w){re.escape(fact.corrects)}(?!\w)", fact.value, text, flags=re.IGNORECASE)
+    return " ".join([text, *(f.value for f in (package.user.facts if package.user else []))]).casefold()
+
+
 def _said_enum(said: str, field_name: str, value: Any, options: list[Any]) -> str | None:
     """The other value ``said`` (the request and the user's facts, folded) gives this field
     ("high-priority", "priority high", "set the tier to gold"), when it gives one and not
@@ -502,7 +512,7 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
             out += _written(run, index, step, record.args, evidence, shapes)
         if record is not None:
             _observe(evidence, package, record, write_fields.get(record.tool or ""))
-    pinned = _pinned(run, run.said.casefold(), evidence, shapes)
+    pinned = _pinned(run, corrected_request(package), evidence, shapes)
     if any(f.detail.get("kind") in ("id", "email") for f in pinned):
         known = {str(v).casefold() for state in (package.initial_state, run.trajectory.final_state)
                  for v in leaves(state) if isinstance(v, str)}
@@ -533,7 +543,7 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
     bound = run.bound.get(step.call)
     if bound is None or bound.op.access != "write":
         return []
-    said = run.said.casefold()
+    said = corrected_request(package)
     props = bound.tool.parameters.get("properties", {})
     out: list[Finding] = []
     for key, value in resolved.items():
@@ -690,21 +700,23 @@ def _intent_regex(intents: tuple[str, ...]) -> re.Pattern[str]:
 
 def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict[int, str]:
     """Writes of one tool aimed at several records, where the request names one record well (at
-    least half its name's words, two or more) and this one's target hardly (less than half as many
-    words as that one, and not its whole name):
+    least half the words of its name, of two words or more) and this one's target hardly (less
+    than half its words, and less than half the share of that one):
     "reorder the M8 hex bolts" does not ask for an order of M8 flat washers. By step, with what
     it names."""
     said_words = _name_words(said)
-    by_tool: dict[str, list[tuple[Write, str, int]]] = {}
+    by_tool: dict[str, list[tuple[Write, str, float]]] = {}
     for w in done:
         for name in _targets(package, w):
-            overlap = 1000 if name.casefold() in said else len(_name_words(name) & said_words)
-            by_tool.setdefault(w.bound.tool.name, []).append((w, name, overlap))
+            words = _name_words(name)
+            share = 1.0 if name.casefold() in said else len(words & said_words) / max(len(words), 1)
+            by_tool.setdefault(w.bound.tool.name, []).append((w, name, share))
     out: dict[int, str] = {}
     for aimed in by_tool.values():
-        best, named = max(((o, name) for _, name, o in aimed), default=(0, ""))
-        if best >= 2 and best * 2 >= len(_name_words(named)) and len({name for _, name, _ in aimed}) > 1:
-            out |= {w.step: f"aimed at {name!r}, which the request does not name" for w, name, o in aimed if o * 2 < best}
+        best, named = max(((o, name) for _, name, o in aimed), default=(0.0, ""))
+        if best >= 0.5 and len(_name_words(named)) >= 2 and len({name for _, name, _ in aimed}) > 1:
+            out |= {w.step: f"aimed at {name!r}, which the request does not name" for w, name, o in aimed
+                    if o * 2 < best and o < 0.5}
     return out
 
 

@@ -25,11 +25,13 @@ from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import PASS_THRESHOLD, CallStep, Fact, TaskPackage
 from pipeline.core.references import iter_refs
-from pipeline.core.text_values import date_values, has_word, number_values, times_in
+from pipeline.core.text_values import date_values, dates_in, has_word, number_values, times_in
 from pipeline.core.trajectory import Trajectory
+from pipeline.core.user import kind_of
 from pipeline.verify.effects import records_of
 from pipeline.verify.entities import ambiguous_first_names
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import content_words
 from pipeline.verify.witness import witness
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -50,16 +52,60 @@ def _in_text(fact: Fact, text: str, today: date) -> bool:
     return False
 
 
-def _leaks(fact: Fact, texts: list[str], today: date) -> bool:
-    """Whether the fact can be read in ``texts`` (the values of a state or of tool results)."""
+def _leaks(fact: Fact, texts: list[str], today: date, request: str) -> bool:
+    """Whether the fact can be read in ``texts`` (the values of a state or of tool results): a
+    text that states it inside itself (a note saying "prefers Thursday 2026-12-03") and singles it
+    out (``_singled_out_in_text``: a note listing two billing addresses alike singles neither out).
+    A field whose whole value is the fact's (another event's room) is one value among the
+    collection's: ``state_reader_findings`` asks whether the state singles it out."""
     value = fact.value
     structured = bool(_ISO.match(value) or _CLOCK.match(value) or re.fullmatch(r"-?[\d.]+", value)) or len(value) < 6
     for text in texts:
-        if not structured and value.casefold() in text.casefold():
-            return True
-        if structured and " " in text.strip() and text.strip() != value and _in_text(fact, text, today):
+        inside = text.strip() != value and (" " in text.strip() or not structured)
+        if not inside:
+            continue
+        if (value.casefold() in text.casefold() if not structured else _in_text(fact, text, today)) \
+                and _singled_out_in_text(value, text, request, today):
             return True
     return False
+
+
+def _singled_out_in_text(value: str, text: str, request: str, today: date) -> bool:
+    """Whether ``text`` singles ``value`` out: it states no other value of its kind (another
+    address, date, time or number), or the words around ``value`` share more of the request's
+    words than those around each other one do ("their accounts-payable mailbox ap-invoices@…"
+    for "addressed to the accounts-payable mailbox")."""
+    rivals = _rivals(value, text, today)
+    if not rivals:
+        return True
+    wanted = content_words(request)
+
+    def near(token: str) -> int:
+        at = text.casefold().find(token.casefold())
+        return len(content_words(text[max(0, at - _NEAR):at + len(token) + _NEAR]) & wanted) if at >= 0 else 0
+
+    mine = near(value)
+    return all(mine > near(r) for r in rivals)
+
+
+_NEAR = 50
+"""Characters either side of a value whose words tell what it is."""
+
+
+def _rivals(value: str, text: str, today: date) -> list[str]:
+    """The other values of the kind of ``value`` (addresses, dates, times) ``text`` states, as
+    written there."""
+    kind = kind_of(value)
+    if kind == "email":
+        return [e for e in _EMAIL.findall(text) if e.casefold() != value.casefold()]
+    if kind in ("date", "datetime"):
+        return [str(m.text) for m in dates_in(text, today) if m.value != value[:10]]
+    if kind == "time":
+        return [str(m.text) for m in times_in(text) if m.value != value]
+    return []
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _candidate(package: TaskPackage, value: str) -> bool:
@@ -92,8 +138,8 @@ def hidden_fact_findings(package: TaskPackage, run: ReferenceRun | None) -> list
         seen = _observed(ref, fact) if ref is not None else []
         where = ("the request" if _in_text(fact, package.request.text, today)
                  else None if _candidate(package, fact.value)
-                 else "the initial state" if _leaks(fact, state, today)
-                 else "a tool result of the reference" if _leaks(fact, seen, today) else None)
+                 else "the initial state" if _leaks(fact, state, today, package.request.text)
+                 else "a tool result of the reference" if _leaks(fact, seen, today, package.request.text) else None)
         if where is not None:
             agent = _reader(run, {fact.key: fact.value}, f"never asks for {fact.key!r}: reads {fact.value!r} in "
                             f"{where}") if run is not None else None
@@ -142,11 +188,14 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
 
 
 def _singled_out(run: ReferenceRun, key: str) -> str | None:
-    """The one value the written collection's records hold in the field a fact fills, when they
-    hold exactly one (the only meeting room any event has); None when they hold none or several,
-    or when the field takes a value of a fixed set (a priority: other records' values say nothing
-    of this one's)."""
-    held: set[str] = set()
+    """The value the written collection's records single out for the field a fact fills: the only
+    value any of them holds there, or the value of the record the request's words point at (the
+    one sharing two or more of its words, more than any record holding another value: last
+    quarter's "Q3 quarterly review - Ingrid Solberg" for "the Q4 quarterly review with Ingrid
+    Solberg"). None otherwise, and for a field that takes a value of a fixed set (a priority:
+    other records' values say nothing of this one's)."""
+    wanted = content_words(run.package.request.text)
+    held: dict[str, int] = {}  # value → the most request words a record holding it shares
     for step in run.package.reference:
         if not isinstance(step, CallStep) or (bound := run.bound.get(step.call)) is None or bound.op.access != "write":
             continue
@@ -157,6 +206,13 @@ def _singled_out(run: ReferenceRun, key: str) -> str | None:
             if "enum" in bound.spec.fields.get(field, {}) or "enum" in bound.tool.parameters.get(
                     "properties", {}).get(param, {}):
                 continue
-            held |= {r[field] for r in records_of(run.package.initial_state, bound.collection)
-                     if isinstance(r.get(field), str) and r[field].strip()}
-    return next(iter(held)) if len(held) == 1 else None
+            for r in records_of(run.package.initial_state, bound.collection):
+                if isinstance(r.get(field), str) and r[field].strip():
+                    words = content_words(" ".join(v for k, v in r.items() if k != field and isinstance(v, str)))
+                    held[r[field]] = max(held.get(r[field], 0), len(words & wanted))
+    if len(held) == 1:
+        return next(iter(held))
+    ranked = sorted(held.items(), key=lambda kv: -kv[1])
+    if len(ranked) >= 2 and ranked[0][1] >= 2 and ranked[0][1] > ranked[1][1]:
+        return ranked[0][0]
+    return None

@@ -31,6 +31,7 @@ score (``reference_not_full_score``), only the null agent and the never-asks che
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import date
 from typing import Any
 
@@ -48,6 +49,7 @@ from pipeline.core.package import (
     Step,
     TaskPackage,
 )
+from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref, iter_refs, parse_ref
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.effects import Write, tools_for
@@ -426,7 +428,7 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
         if not texts:
             continue  # nothing composed: nothing to contradict
         variants = contradictions(run.package, texts, _addressee(w, run))
-        bodies = [key for key in texts if key in BODY_FIELDS]
+        bodies = [key for key in texts if key in _BODIES]
         if not variants and bodies and says_what_to_say(run.package.request.text):
             variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
         for variant in variants:
@@ -460,15 +462,21 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
     return steps, guesses
 
 
-BODY_FIELDS = frozenset({"body", "message", "text", "content", "comment", "description", "notes", "summary"})
-_SAYS = re.compile(r"\b(?:tell|telling|let\s+\w+(?:\s+\w+)?\s+know|say|saying|says|reply|respond|answer|write|explain|"
-                   r"inform|confirm|mention|remind|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if))\b[^.;!?\n]*?"
-                   r"(?:\bthat\b|:|\bwhether\b|\bif\b|\bto\b|\bfor\b|\bwe\b|\bthey\b|\bit\b)", re.IGNORECASE)
+_SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+)?\s+know|say(?:ing|s)?|"
+                   r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with|saying)|"
+                   r"respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|remind(?:ing)?\s+\w+\s+"
+                   r"(?:to|that|of|about)|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if)|confirm(?:ing)?\s+(?:that|the|we)|"
+                   r"write\s+(?:that|back\s+that))\b", re.IGNORECASE)
+
+
+_BODIES = frozenset({"body", "message", "text", "content", "comment"})
+"""The fields that carry what a message says to its recipient."""
 
 
 def says_what_to_say(text: str) -> bool:
     """Whether a request dictates what a message says ("tell her that ...", "reply that we accept
-    ...", "let them know the fix is live", "ask him to send ..."), whatever words it uses."""
+    ...", "let them know the fix is live", "ask him to send ..."), whatever words it uses ("tell
+    me", "let me know" ask for the answer, not a message)."""
     return _SAYS.search(text) is not None
 
 
@@ -523,7 +531,10 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     check that only looks for the right value passes a hedge. (An ``answer_matches`` pattern says
     how the value must be written, "2 open tickets"; it is left to the package.)"""
     graded = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
+    graded += [m for c in run.package.checks if c.kind == "answer_matches"  # a pattern that is only the value
+               and (m := compile_pattern(c.pattern, c.ignore_case).matched(run.trajectory.answer)) and " " not in m.strip()]
     written = {str(v) for w in done for v in leaves(_args_of(run, w.step))}
+    written |= {str(n) for n in (len(done), *Counter(w.bound.tool.name for w in done).values())}  # "moved 2 newsletters"
     collections = [records for c in run.package.initial_state.values() for records in c.values() if records]
     hedge = hedged_answer(run.trajectory.answer, graded, [*pooled(run.read_lists), *collections], run.said, written)
     if hedge is None:

@@ -195,10 +195,12 @@ class Alternatives:
         holding = [r for r in self._ranges if range_of(value, (r,)) is not None]
         if not holding:
             return found
+        by_kind = {kind: [r for r in holding if r.kind == kind] for kind in dict.fromkeys(r.kind for r in holding)}
         out: list[Any] = []
-        for alt in [*found, past_range(value, holding)]:
-            if alt is not None and range_of(alt, tuple(holding)) is not None:
-                alt = past_range(value, holding)
+        for alt in [*found, *(past_range(value, ranges) for ranges in by_kind.values())]:
+            moved = [r for r in holding if r.kind in _kinds_changed(value, alt)]  # a later day is no later time
+            if alt is not None and moved and range_of(alt, tuple(moved)) is not None:
+                alt = past_range(value, moved)
             if alt is not None and alt not in out and alt != value:
                 out.append(alt)
         return out
@@ -242,6 +244,19 @@ class Alternatives:
 
 
 _NONE: Any = object()
+
+
+def _kinds_changed(value: Any, other: Any) -> set[str]:
+    """What changes from ``value`` to ``other``: its day (``date``), its clock (``time``), or the
+    number."""
+    if isinstance(value, str) and isinstance(other, str):
+        out = {"date"} if value[:10] != other[:10] else set()
+        return out | ({"time"} if _clock_of(value) != _clock_of(other) else set())
+    return {"number"}
+
+
+def _clock_of(value: str) -> str:
+    return value[11:16] if _DATETIME_TIME.match(value) else value if _TIME.match(value) else ""
 
 
 def past_range(value: Any, ranges: list[Allowed]) -> Any:
@@ -476,8 +491,8 @@ class Dictated:
 
 def dictated_parts(package: TaskPackage, value: str, addressee: set[str]) -> Dictated:
     """What the request (or a fact) dictates of a free text: the dates (not "today": "write up
-    today's call" dictates no date), times, numbers, weekdays, months and verdict words
-    ("approved", "moved") it shares with the request, a phrase the request quotes, or the
+    today's call" dictates no date), times, numbers, weekdays and verdict words ("approved",
+    "moved") it shares with the request (not a month's name alone), a phrase the request quotes, or the
     request's own words when the text is mostly made of them (names of people, companies and
     products do not count for that: they say whom or what, not what to say). ``addressee`` words
     (the record the text is written to) are never content."""
@@ -490,7 +505,7 @@ def dictated_parts(package: TaskPackage, value: str, addressee: set[str]) -> Dic
     return Dictated(dates=told.dates & date_values(value, today),
                     times=told.times & {m.value for m in times_in(value)},
                     numbers=told.numbers & {m.value for m in numbers_in(value)},
-                    words=(said_words & value_words) & _NAMED,
+                    words=(said_words & value_words) & _NAMED - _MONTH_WORDS,
                     phrases=tuple(q for q in told.quoted if q.casefold() in folded),
                     content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content) else (),
                     today=today)
@@ -503,6 +518,9 @@ def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]
 
 
 _NAMED = frozenset([*WEEKDAYS, *MONTHS, *(w for w in ANTONYMS if " " not in w)])
+_MONTH_WORDS = frozenset(MONTHS)
+"""A month the request names sets the scene ("hasn't paid for November"); alone it dictates no
+text (a day of it does, as a date)."""
 """Words that dictate content whenever a text repeats them: weekdays, months, verdicts."""
 
 
@@ -530,16 +548,28 @@ def _told(said: str, today: date) -> _Told:
 def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:
     """What a wrong agent could write instead of ``texts`` (the free-text fields of one write) when
     the request dictates their content: all of them replaced by a text that says nothing of it,
-    and each dictated one with its dates, times, weekdays, numbers and verdict words swapped for
-    others (when that changes it). Empty when nothing in ``texts`` is dictated."""
+    and each dictated message field (``is_message``) with the dates, times, weekdays, numbers and
+    verdict words the request dictates swapped for others (when that changes it). Empty when
+    nothing in ``texts`` is dictated."""
     told = {key: parts for key, value in texts.items() if (parts := dictated_parts(package, value, addressee)).parts()}
     if not told:
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
-    swapped = {key: _swap(texts[key], parts) for key, parts in told.items()}
-    if any(swapped[key] != texts[key] for key in told):
+    swapped = {key: _swap(texts[key], parts) for key, parts in told.items() if is_message(key)}
+    if any(swapped[key] != texts[key] for key in swapped):
         out.append(swapped)
     return out
+
+
+MESSAGE_FIELDS = frozenset({"body", "message", "text", "content", "comment", "description", "notes", "summary",
+                            "subject"})
+
+
+def is_message(key: str) -> bool:
+    """Whether a text field says something to someone (a body, a message, a subject, notes): its
+    content is swapped for the opposite by ``contradictions``. A title or a name only says what a
+    record is; it is only replaced by a text that says nothing."""
+    return key in MESSAGE_FIELDS or key.endswith(("_body", "_message", "_notes", "_description"))
 
 
 _MONTH_NAMES = "|".join(m[:3] for m in MONTHS)
@@ -648,15 +678,43 @@ def stuffed_answer(package: TaskPackage) -> str:
 MAX_HEDGES = 8
 
 
+MAX_COUNT_HEDGED = 20
+"""A whole number up to this that the agent works out is a count, hedged with its neighbours
+("either 3 or 4"); a larger figure (a total) is left to the package."""
+
+
+def _part_said(value: str, text: str) -> str | None:
+    """What of a record's ``value`` a graded ``text`` says: all of it, or the clock time or the
+    day of a date-time ("11:30" of "2026-12-03T11:30"); None when it says none of it."""
+    if value.casefold() in text.casefold():
+        return value
+    m = _DATETIME_TIME.match(value)
+    if m is None:
+        return None
+    clock, day = f"{m.group(2)}:{m.group(3)}", m.group(1)[:10]
+    return clock if has_word(text, clock) else day if day in text else None
+
+
+def _same_part(other: str, value: str, part: str) -> str | None:
+    """The same part of another record's value (its clock time when ``part`` is a clock time)."""
+    if part == value:
+        return other
+    m = _DATETIME_TIME.match(other)
+    if m is None:
+        return None
+    return f"{m.group(2)}:{m.group(3)}" if ":" in part else m.group(1)[:10]
+
+
 def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,
                   written: set[str]) -> str | None:
     """``answer`` hedged as a careless agent hedges it: followed by "Or possibly" and the
     plausible other candidates of each value the answer checks want (``graded``) that the agent
     reports rather than confirms (not in the request ``told``, not in what it wrote,
     ``written``, nor of a record it wrote to): for a value a record read holds, the same field of
-    the other records of that list ("inv-1041, inv-1047" beside inv-1043); for a count it works out
-    (a whole number no record holds), one less and one more ("either 3 or 4"). None when no value
-    has another candidate."""
+    the other records of that list ("inv-1041, inv-1047" beside inv-1043), or the same part of it
+    (the times of the other calls beside 11:30); for a count it works out (a whole number up to
+    ``MAX_COUNT_HEDGED`` that no record holds), one less and one more ("either 3 or 4"). None when
+    no value has another candidate."""
     others: dict[str, None] = {}
     folded_told = told.casefold()
     wrote = "\n".join(written).casefold()  # what the agent wrote, texts included: its answer confirms that
@@ -667,16 +725,19 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                 if r.get("id") in written or r.get("email") in written:
                     continue  # a record the agent writes to: the answer confirms the work, it reports nothing
                 for key, value in r.items():
-                    if (not isinstance(value, str) or len(value) < 3 or value.casefold() not in folded
-                            or value.casefold() in folded_told or value.casefold() in wrote):
+                    if not isinstance(value, str) or len(value) < 3 or value.casefold() in wrote:
+                        continue
+                    part = _part_said(value, text)  # the value, or the clock or day of a date-time it holds
+                    if part is None or part.casefold() in folded_told:
                         continue  # not a value the answer reports
-                    others |= dict.fromkeys(str(o[key]) for o in records if o is not r and o.get(key) not in (None, "")
-                                            and str(o[key]).casefold() not in folded)
-        held = any(text in str(v) for records in lists for r in records for v in r.values())
+                    others |= dict.fromkeys(other for o in records if o is not r and isinstance(o.get(key), str)
+                                            and (other := _same_part(o[key], value, part)) and other.casefold() not in folded)
+        held = any(has_word(str(v), text) for records in lists for r in records for v in r.values() if text in str(v))
         for m in numbers_in(text) if not held else ():  # a count or total the agent works out, not a record's value
             n = float(m.value)  # type: ignore[arg-type]
-            if m.kind == "number" and n.is_integer() and 0 < n < 1000 and f"{n:g}" not in written \
-                    and n not in number_values(told):
+            if f"{n:g}" in written or n in number_values(told):
+                continue
+            if n.is_integer() and 0 < n <= MAX_COUNT_HEDGED:
                 others |= dict.fromkeys((f"{n - 1:g}", f"{n + 1:g}"))
     hedges = [o for o in others if o.casefold() not in answer.casefold()][:MAX_HEDGES]
     return f"{answer} Or possibly: {', '.join(hedges)}." if hedges else None

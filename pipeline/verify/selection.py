@@ -6,24 +6,32 @@ the request does not select) and ``mutations.py`` (an agent that also acts on a 
 request leaves out).
 
 - **Left out**: a record named (by its name, title, subject, company, id or email, the
-  organisation its address is at, or the first word of a name of two words or more) in an exclusion ("everyone in Finance except Omar
+  organisation its address is at, the name its title or subject opens with, or the first word of a
+  name of two words or more) in an exclusion ("everyone in Finance except Omar
   Haddad", "apart from the Brightline one", "excluding inv-1043"; ``text_values.excluded_spans``).
 - **Selected by a value**: the request names a field's value ("unpaid", "Leeds", "proposal"; not
   a value holding a digit, such as a date, which the request may name for another reason)
   outside any exclusion or negation; a record of a group holding another value of that field,
   which the request does not name, is not selected. A value the request names only inside a
   negation or an exclusion ("deals that haven't been won or lost") leaves its records out.
+- **Selected by a period**: the request names a month, a run of months or a quarter ("in
+  November", "Q4 runs October to December", ``text_values.periods_in``) or a range of days it
+  leaves open; where a date field of a group falls inside it for some records, the others are
+  not selected.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import excluded_spans, has_digit, has_word, within
+from pipeline.core.text_values import allowed_ranges, excluded_spans, has_digit, has_word, periods_in, within
 
 _IDENTIFYING = ("name", "title", "subject", "company", "id", "email")
+_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|without|\w+n't)\b(?P<rest>[^.;:!?\n]{0,60})", re.IGNORECASE)
 
 Record = dict[str, Any]
@@ -37,7 +45,14 @@ def negated_spans(text: str) -> tuple[tuple[int, int], ...]:
 
 def _mentions(text: str, words: str) -> list[int]:
     """Where ``words`` occur in ``text`` as whole words, case ignored."""
-    return [m.start() for m in re.finditer(rf"(?<![\w@.-]){re.escape(words)}(?![\w@-])", text, re.IGNORECASE)]
+    if words.casefold() not in text.casefold():
+        return []
+    return [m.start() for m in _whole(words).finditer(text)]
+
+
+@lru_cache(maxsize=4096)
+def _whole(words: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w@.-]){re.escape(words)}(?![\w@-])", re.IGNORECASE)
 
 
 def _names(record: Record) -> list[str]:
@@ -52,10 +67,14 @@ def _names(record: Record) -> list[str]:
         words = name.split()
         if len(words) >= 2 and len(words[0]) >= 3:
             out += [name, words[0]]
+    for k in ("title", "subject"):  # "Harwell Bank newsletter: fee schedule" is from Harwell Bank
+        if isinstance(record.get(k), str) and (m := _LEADING_NAME.match(record[k])):
+            out.append(m.group(0))
     return list(dict.fromkeys(out))
 
 
 _DOMAIN = re.compile(r"[\w.+-]+@([a-z0-9-]+)\.[\w.-]+", re.IGNORECASE)
+_LEADING_NAME = re.compile(r"[A-Z][\w&'-]+(?:\s+[A-Z][\w&'-]+)+")
 
 
 def left_out(text: str, record: Record, rivals: list[Record] | None = None) -> bool:
@@ -82,10 +101,20 @@ def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record
             for name, records in collections.items() for r in records if left_out(text, r, records)]
 
 
-def unselected(text: str, group: list[Record]) -> tuple[list[Record], str]:
+def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record], str]:
     """The records of ``group`` that the request's words do not select (see the module
     docstring), with why, in a few words; empty when all are selected."""
     out: dict[int, str] = {}
+    periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date" and r.flexible)]
+    dated = {k for r in group for k, v in r.items() if isinstance(v, str) and _ISO.match(v)}
+    for period in periods:
+        for k in sorted(dated):
+            inside = [i for i, r in enumerate(group) if isinstance(r.get(k), str) and _ISO.match(r[k])
+                      and period.holds(r[k][:10])]
+            if 0 < len(inside) < len(group):
+                for i in set(range(len(group))) - set(inside):
+                    out.setdefault(i, f"the request asks for {k} from {period.low} to {period.high}, not "
+                                      f"{str(group[i].get(k, 'none'))[:10]}")
     for i, r in enumerate(group):
         if left_out(text, r, group):
             out[i] = f"the request leaves out {r.get('id', r.get('name'))}"

@@ -20,7 +20,7 @@ from pipeline.core.episode import actions_of, play_actions
 from pipeline.core.outcomes import Witness
 from pipeline.core.package import AnswerStep, CallStep, Step
 from pipeline.core.text_values import dates_in
-from pipeline.verify.aggregates import number_forms
+from pipeline.verify.aggregates import number_forms, plain_number
 from pipeline.verify.execution import ReferenceRun
 
 
@@ -63,7 +63,8 @@ def substituted(run: ReferenceRun, mapping: dict[Any, Any] | Callable[[Any], Any
         bound = run.bound.get(step.call)
         if writes_only and (bound is None or bound.op.access != "write"):
             continue
-        args = run.args.get(i, {})
+        own = i < len(run.package.reference) and step is run.package.reference[i]
+        args = run.args.get(i, {}) if own else step.args  # a step already rewritten keeps what it says
         new = _replace_leaves(args, replace)
         if new != args:
             steps[i] = CallStep.model_construct(call=step.call, args=new, expect_status=step.expect_status)
@@ -103,7 +104,7 @@ def _say_instead(answer: str, value: Any, other: Any) -> str:
         for form in sorted(number_forms(float(value)), key=len, reverse=True):
             found = re.compile(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)")
             if found.search(answer):
-                return found.sub(str(other) if isinstance(other, int) else f"{other:g}", answer)
+                return found.sub(plain_number(other), answer)
         return answer
     if str(value) in answer:
         return answer.replace(str(value), str(other))
@@ -111,7 +112,7 @@ def _say_instead(answer: str, value: Any, other: Any) -> str:
         return answer
     out = answer
     if value[:10] != other[:10]:  # the day, however the answer writes it ("Thursday 10 December")
-        for m in sorted(dates_in(answer, date.fromisoformat(value[:10]) - timedelta(days=300)),
+        for m in sorted(dates_in(answer, date.fromisoformat(value[:10]) - timedelta(days=1)),
                         key=lambda m: -m.start):
             if m.value == value[:10]:
                 out = out[:m.start] + other[:10] + out[m.end:]

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from pipeline.core.episode import execute
+from pipeline.core.episode import actions_of, execute, play_actions
 from pipeline.core.grading import score
 from pipeline.core.package import AnswerStep, AskStep, CallStep, TaskPackage, load_package
 from pipeline.core.references import ResolveError, parse_ref
@@ -223,3 +224,59 @@ def test_an_episode_ends_with_its_answer(contacts: TaskPackage) -> None:
                            AnswerStep(answer="second")])
     assert t.answer == "first" and [s.kind for s in t.steps] == ["answer"]
     assert t.audit == [] and t.final_state == t.initial_state
+
+
+# --------------------------------------------------------------------------- the actions of a trajectory
+
+
+def test_actions_of_the_reference_are_its_calls_questions_and_answer(meeting: TaskPackage) -> None:
+    actions = actions_of(execute(meeting))
+    assert actions == [
+        {"type": "tool_call", "name": "contacts_search", "arguments": {"query": "Maya"}},
+        {"type": "ask", "text": "Which day next week works for you?"},
+        {"type": "tool_call", "name": "calendar_create_event",
+         "arguments": {"title": "Sync with Maya", "start": "2026-12-03T10:00", "duration_minutes": 30,
+                       "attendees": ["maya.patel@corp.example"]}},
+        {"type": "answer", "text": "Booked a 30-minute sync with Maya Patel on 2026-12-03 at 10:00."},
+    ]
+
+
+def test_a_step_whose_arguments_did_not_resolve_is_left_out_and_a_refused_call_is_kept(
+        contacts: TaskPackage) -> None:
+    trajectory = execute(contacts, [send({"$ref": "steps[7].result.contacts[0].id"}), send("c-404"),
+                                    AnswerStep(answer="Done.")])
+    assert trajectory.steps[0].error and trajectory.steps[0].args is None
+    assert trajectory.steps[1].status == 404
+    assert actions_of(trajectory) == [
+        {"type": "tool_call", "name": "contacts_send_message", "arguments": {"contact_id": "c-404", "message": "Hello"}},
+        {"type": "answer", "text": "Done."},
+    ]
+
+
+@pytest.mark.parametrize("name", ["contacts-send-message", "multi-turn-schedule-meeting", "todo-three-items"])
+def test_playing_the_actions_of_a_trajectory_gives_its_state_and_score(example_doc: Docs, name: str) -> None:
+    package = load_package(example_doc(name))
+    reference = execute(package)
+    played = play_actions(package, actions_of(reference))
+    assert played.final_state == reference.final_state
+    assert played.answer == reference.answer and played.revealed == reference.revealed
+    assert [(a.tool, a.args, a.status) for a in played.audit] == [(a.tool, a.args, a.status) for a in reference.audit]
+    assert score(package, played).score == score(package, reference).score == 1.0
+
+
+def test_play_actions_ignores_what_comes_after_the_answer(contacts: TaskPackage) -> None:
+    actions = [{"type": "answer", "text": "Nothing to do."},
+               {"type": "tool_call", "name": "contacts_send_message",
+                "arguments": {"contact_id": "c-102", "message": "Late"}},
+               {"type": "answer", "text": "Changed my mind."}]
+    played = play_actions(contacts, actions)
+    assert played.answer == "Nothing to do."
+    assert played.audit == [] and played.final_state["contacts"]["messages"] == []
+    assert len(played.steps) == 1
+
+
+def test_play_actions_refuses_what_is_not_an_action(contacts: TaskPackage) -> None:
+    with pytest.raises(ValidationError):
+        play_actions(contacts, [{"type": "shout", "text": "hello"}])
+    with pytest.raises(ValidationError):
+        play_actions(contacts, [{"type": "answer", "text": "Done.", "extra": 1}])

@@ -90,3 +90,35 @@ def test_a_yes_or_no_from_the_compiled_program_is_what_the_wrapper_says() -> Non
 def test_a_lone_surrogate_in_an_answer_is_searched_not_an_error() -> None:
     assert compile_pattern(r"\d+ open").search("\udc80 3 open tickets")
     assert compile_pattern(r"\d+ open").fullmatch("\udc80") is False
+
+
+# --------------------------------------------------------------------------- what a pattern matches
+
+
+@pytest.mark.parametrize(("pattern", "ignore_case", "text", "part"), [
+    (r"\d+ units", False, "we have 40 units left", "40 units"),
+    (r"(?i)total: \$?[\d,]+\.\d\d", False, "The Total: $1,234.50 due", "Total: $1,234.50"),
+    (r"\d+ units", False, "we have none left", None),
+    (r"Omar Haddad", True, "Sent to OMAR HADDAD today", "OMAR HADDAD"),    # a literal: as the text writes it
+    (r"Omar Haddad", False, "sent to omar haddad", None),
+    (r"(?s)^(?=.*trunk)(?=.*native).*allowed", False, "trunk port, native VLAN, allowed list",
+     "trunk port, native VLAN, allowed"),                                   # the main program, after the "all of"
+    (r"(?s)^(?=.*trunk)(?=.*native).*allowed", False, "trunk port, allowed list", None),   # a part is missing
+    (r"(?s)^(?=.*trunk)(?!.*denied).*allowed", False, "allowed, trunk", "allowed"),
+    (r"(?s)^(?=.*trunk)(?!.*denied).*allowed", False, "trunk port, denied, allowed list", None),  # an absent part
+    (r"^(?!.*not signed).*signed", False, "It is signed.", "It is signed"),
+    (r"^(?!.*not signed).*signed", False, "It is not signed.", None),
+])
+def test_matched_is_what_the_main_program_matches_when_the_whole_pattern_does(
+        pattern: str, ignore_case: bool, text: str, part: str | None) -> None:
+    compiled = compile_pattern(pattern, ignore_case)
+    assert compiled.matched(text) == part
+    assert (part is not None) is compiled.search(text)
+
+
+def test_matched_of_a_rewritten_look_around_holds_the_number() -> None:
+    """``(?<![\\d.])72(?!\\d)`` runs as ``(?:^|[^\\d.])72(?:$|\\D)``: its match may take a neighbour."""
+    pattern = compile_pattern(r"(?<![\d.])72(?!\d)")
+    found = pattern.matched("order 72 units")
+    assert found is not None and found.strip() == "72" and len(found) <= 4
+    assert pattern.matched("order 172 units") is None

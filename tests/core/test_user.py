@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.core.package import Fact, User
-from pipeline.core.user import NEUTRAL_REPLY, SimulatedUser, asks_for, kind_of
+from pipeline.core.user import NEUTRAL_REPLY, SimulatedUser, asks_for, asks_to_go_ahead, kind_of
 
 DAY = Fact(key="day", value="2026-12-03", reveal_when=["day", "date", "when"])
 ROOM = Fact(key="meeting_room", value="Room 4", reveal_when=["room", "where"])
@@ -118,3 +118,43 @@ def test_no_user_always_neutral() -> None:
                                              ("12", "number"), ("a@b.example", "email"), ("Room 4", "text")])
 def test_kind_of(value: str, kind: str) -> None:
     assert kind_of(value) == kind
+
+
+# --------------------------------------------------------------------------- rule 6: leave to go ahead
+
+PRICE = Fact(key="unit_price", value="2,600 EUR", reveal_when=["price"], corrects="2,400 EUR")
+
+
+@pytest.mark.parametrize("question", ["Shall I go ahead and book it?", "OK to send?", "Do you want me to send it?",
+                                      "Ready for me to proceed?", "Are we all set?", "Is it okay if I send it?",
+                                      "Can I go ahead with it now?"])
+def test_a_go_ahead_question_reveals_every_unrevealed_correction_and_nothing_else(question: str) -> None:
+    assert asks_to_go_ahead(question)
+    simulated = user(DAY, ROOM, MOVE, PRICE)
+    reply = simulated.reply(question)
+    assert reply.revealed == ["new_date", "unit_price"]
+    assert reply.text == "Correction: not 2026-12-07, use 2026-12-08. Correction: not 2,400 EUR, use 2,600 EUR."
+    assert simulated.revealed == ["new_date", "unit_price"]  # the day and the room stay hidden
+
+
+def test_a_go_ahead_question_reveals_only_corrections_not_yet_revealed() -> None:
+    simulated = user(DAY, MOVE, PRICE)
+    assert simulated.reply("Which day?").revealed == ["day", "new_date"]
+    assert simulated.reply("Can I go ahead?").revealed == ["unit_price"]
+    again = simulated.reply("Can I go ahead?")
+    assert (again.text, again.revealed) == (NEUTRAL_REPLY, [])
+
+
+def test_a_go_ahead_question_without_corrections_gets_the_neutral_reply() -> None:
+    simulated = user(DAY, ROOM)
+    reply = simulated.reply("Shall I go ahead and book it?")
+    assert (reply.text, reply.revealed) == (NEUTRAL_REPLY, [])
+
+
+@pytest.mark.parametrize("question", ["Is the office open?", "Does Omar work in Finance?", "Is it raining?"])
+def test_a_yes_no_question_that_asks_no_leave_reveals_nothing(question: str) -> None:
+    assert not asks_to_go_ahead(question)
+    simulated = user(DAY, MOVE, PRICE)
+    reply = simulated.reply(question)
+    assert (reply.text, reply.revealed) == (NEUTRAL_REPLY, [])
+    assert simulated.revealed == []

@@ -184,3 +184,50 @@ def test_first_attempts_are_a_quarter_smaller_than_the_old_prompts() -> None:
                                                   slot=0), taxonomy())
             size = len(system["content"]) + len(user["content"]) + len(json.dumps(output_schema()))
             assert size < 26_000, (template.name, size)
+
+
+def _echo(prompt: str) -> str:
+    """The rejected package a repair prompt shows."""
+    section = prompt.split("# Rejected package\n", 1)[1]
+    return section.split("\n", 1)[1].split("\n\nFindings:", 1)[0]
+
+
+def test_the_repair_echo_is_a_package_that_loads_as_the_rejected_one(example_doc) -> None:
+    """A model that edits the echoed package as told must get a valid package back: every check
+    and safety rule keeps its kind (and the op, scope and ignore_case that decide what it grades),
+    and loading the echo gives back the rejected package's content."""
+    from pipeline.core.package import TaskPackage
+    from pipeline.generate.offline import generate_package
+
+    parents = [load_package(example_doc(name)) for name in ("todo-three-items", "multi-turn-schedule-meeting")]
+    parents += [generate_package(cap.name, tpl.name, 7, 0) for cap in taxonomy().values() for tpl in cap.templates]
+    findings = [Finding(code=Code.GRADER_COUNTS_CALLS, message="each item made twice still passes", check="c1")]
+    for parent in parents:
+        capability = taxonomy().get(parent.capability, CAPABILITIES["general"])
+        template = capability.template(parent.workflow) or TEMPLATE
+        data = json.loads(_echo(repair_prompt(capability, template, 3, parent, findings)))
+        assert all("kind" in rule for rule in [*data["checks"], *data.get("safety", [])]), parent.workflow
+        assert all(rule["op"] and rule["scope"] for rule in data["checks"] if rule["kind"] == "state_count")
+        echoed = TaskPackage.model_validate(data)
+        assert echoed.compute_id() == parent.compute_id(), parent.workflow
+
+
+def test_the_system_prompt_says_what_the_request_dictates_and_how_hedges_and_duplicates_fail() -> None:
+    text = system_prompt()
+    assert "Dictated is what the request says the text must hold" in text
+    assert "verdicts (accept, decline, confirm)" in text and "quoted phrases" in text
+    assert "a greeting, a date it happens to mention" in text and "never grade it" in text
+    assert "making every item twice" in text and "count == 1" in text
+    assert "Or possibly" in text and "answer_excludes (a safety rule)" in text
+
+
+def test_a_brief_that_grades_the_answer_teaches_answer_excludes() -> None:
+    capability = taxonomy()["general"]
+    template = capability.template("lookup-contact-detail")
+    assert template is not None
+    text = generate_prompt(capability, template, seed=1)
+    assert "safety answer_excludes every other colleague's value" in text  # the template's contract
+    assert "- answer_excludes (also a safety kind) {values*: list[string]" in text  # and its check language
+    no_answer = Capability(name="general", description="d", skill="s", check_kinds=["state_count"],
+                           templates=[TEMPLATE])
+    assert "- answer_excludes" not in generate_prompt(no_answer, TEMPLATE, seed=1)

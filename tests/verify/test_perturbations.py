@@ -91,15 +91,16 @@ def test_answer_candidates_are_found_as_one_record_at_a_time_finds_them() -> Non
 
 
 def test_counting_aggregated_records_stops_only_once_the_contract_is_met() -> None:
-    from pipeline.core.episode import execute
+    from pipeline.core.grading import Grader
     from pipeline.verify.contracts import _aggregated
+    from pipeline.verify.execution import ReferenceRun
 
     counted = 0
     for package in _packages():
-        ref = execute(package)
-        full = _aggregated(package, ref, 10**6)
+        run = ReferenceRun(package, Grader(package))
+        full = _aggregated(run, 10**6)
         for enough in (1, 2, 3, 5):
-            found = _aggregated(package, ref, enough)
+            found = _aggregated(run, enough)
             assert found >= enough if full >= enough else found == full, (package.workflow, enough)
         counted += full >= 2
     assert counted > 5

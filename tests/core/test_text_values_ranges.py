@@ -1,0 +1,201 @@
+"""What a request reads apart (exclusions, names holding numbers), the ranges it allows (dates,
+clock times, numbers; free inside or only bounded), the spans of days it states, and clock times
+said in words (pipeline/core/text_values.py)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from pipeline.core import text_values as tv
+from pipeline.core.text_values import Allowed
+
+TODAY = date(2026, 12, 1)  # a Tuesday: "next week" is Monday 7 to Sunday 13 December
+
+
+def spanned(text: str, spans: tuple[tuple[int, int], ...]) -> list[str]:
+    return [text[a:b] for a, b in spans]
+
+
+# --------------------------------------------------------------------------- exclusions
+
+
+@pytest.mark.parametrize(("text", "left_out"), [
+    ("Message everyone in Finance except Omar Haddad.", [" Omar Haddad"]),
+    ("Invite all but Omar Reyes, and book the room", [" Omar Reyes"]),
+    ("Close every resolved ticket apart from the Brightline ones, and reply to Ana.", [" the Brightline ones"]),
+    ("Email everyone except Rosa then file it", [" Rosa"]),
+    ("Skip Rosa; send the rest", [" Rosa"]),
+    ("Invite the team but not Omar Reyes, then book the room.", [" Omar Reyes"]),
+    ("Send the invoice to Omar Haddad.", []),
+])
+def test_excluded_spans_run_to_the_end_of_the_clause(text: str, left_out: list[str]) -> None:
+    assert spanned(text, tv.excluded_spans(text)) == left_out
+
+
+def test_within_is_half_open() -> None:
+    spans = ((3, 7),)
+    assert [tv.within(spans, at) for at in (2, 3, 6, 7)] == [False, True, True, False]
+    assert not tv.within((), 0)
+
+
+# --------------------------------------------------------------------------- names that hold numbers
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ('Put it in the "Q3 plan" folder', ['"Q3 plan"', "Q3"]),
+    ("Move the Archive 2026 folder", ["Archive 2026"]),
+    ("Book Room 101 for 3 people", ["Room 101"]),
+    ("Put 3 chairs in Floor 7 lounge", ["Floor 7"]),
+    ("Order 40 X200 headsets for Q3", ["X200", "Q3"]),
+    ("Send Omar 3 reminders", []),            # a plural noun follows: a quantity, not a name
+    ("Book Room 4 chairs", []),
+    ("Ship to Texas and Ohio 5 units", []),
+    ("Room 101 is free", []),                 # a capitalized word must sit inside a sentence
+])
+def test_name_spans_of_names_holding_numbers(text: str, names: list[str]) -> None:
+    assert spanned(text, tv.name_spans(text)) == names
+
+
+def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
+    text = "file it under route 66 diner, then route 66 diner again"
+    spans = tv.name_spans(text, ("Route 66 Diner",))
+    assert spans == ((14, 28), (35, 49))
+    assert spanned(text, spans) == ["route 66 diner", "route 66 diner"]
+    assert tv.name_spans(text) == ()
+
+
+# --------------------------------------------------------------------------- allowed ranges
+
+
+@pytest.mark.parametrize(("text", "allowed"), [
+    ("Any weekday next week works.", [Allowed("date", "2026-12-07", "2026-12-13", True, True)]),
+    ("Sometime next week.", [Allowed("date", "2026-12-07", "2026-12-13", True, False)]),
+    ("next week", [Allowed("date", "2026-12-07", "2026-12-13", False, False)]),
+    ("by Friday", [Allowed("date", "2026-12-01", "2026-12-04", False, False)]),
+    ("Pick a day from 2026-12-07 to 2026-12-11", [Allowed("date", "2026-12-07", "2026-12-11", True, False)]),
+    ("2026-12-07 to 2026-12-11, weekdays only", [Allowed("date", "2026-12-07", "2026-12-11", True, True)]),
+    ("between the 7th and the 9th", [Allowed("date", "2026-12-07", "2026-12-09", True, False)]),
+    ("between the 9th and the 7th", []),  # the wrong way round: no range
+    ("between 08:00 and 10:30", [Allowed("time", "08:00", "10:30", True)]),
+    ("between 8 am and 10:30 am", [Allowed("time", "08:00", "10:30", True)]),
+    ("before 10:00", [Allowed("time", None, "10:00", True)]),
+    ("no later than 5 pm", [Allowed("time", None, "17:00", True)]),
+    ("by noon", [Allowed("time", None, "12:00", True)]),
+    ("after 2 pm", [Allowed("time", "14:00", None, True)]),
+    ("no earlier than 9", [Allowed("time", "09:00", None, True)]),
+    ("one or two", [Allowed("number", 1.0, 2.0, True)]),
+    ("Ship 2 or 3 pallets", [Allowed("number", 2.0, 3.0, True)]),
+    ("Order 5 or 50 pens", []),  # too far apart to be a range
+    ("at least 20", [Allowed("number", 20.0, None, True)]),
+    ("up to 5", [Allowed("number", None, 5.0, True)]),
+    ("no more than 3 reminders", [Allowed("number", None, 3.0, True)]),
+    ("at most five", [Allowed("number", None, 5.0, True)]),
+    ("between 10 and 15", [Allowed("number", 10.0, 15.0, True)]),
+    ("Send Omar 3 reminders", []),
+])
+def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:
+    assert list(tv.allowed_ranges(text, TODAY)) == allowed
+
+
+@pytest.mark.parametrize("text", ["Order 40 to 60 rolls", "Order anywhere from 40 to 60 rolls", "Order 40-60 rolls"])
+def test_a_plain_number_span_is_a_range(text: str) -> None:
+    """equivalence._other_choice names "40 to 60 rolls" as a range the request leaves open."""
+    assert list(tv.allowed_ranges(text, TODAY)) == [Allowed("number", 40.0, 60.0, True)]
+    assert list(tv.allowed_ranges("Order 60 to 40 rolls", TODAY)) == []
+
+
+def test_a_weekdays_only_range_holds_no_weekend_day() -> None:
+    week = Allowed("date", "2026-12-07", "2026-12-13", True, True)
+    assert [week.holds(d) for d in ("2026-12-06", "2026-12-07", "2026-12-11", "2026-12-12", "2026-12-14")] == [
+        False, True, True, False, False]
+    assert Allowed("date", "2026-12-07", "2026-12-13", True, False).holds("2026-12-12")
+
+
+def test_range_of_reads_a_value_by_kind() -> None:
+    weekdays = tv.allowed_ranges("Any weekday next week works.", TODAY)
+    assert tv.range_of("2026-12-08T10:00", weekdays) == weekdays[0]  # a date-time by its day
+    assert tv.range_of("2026-12-12", weekdays) is None                # a Saturday
+    assert tv.range_of("2026-12-14", weekdays) is None
+    morning = tv.allowed_ranges("between 08:00 and 10:30", TODAY)
+    assert tv.range_of("2026-12-08T09:15", morning) == morning[0]   # a date-time by its clock
+    assert tv.range_of("10:30", morning) == morning[0]              # the ends are inside
+    assert tv.range_of("10:31", morning) is None
+    assert tv.range_of(9, morning) is None                           # a number is no time
+    boxes = tv.allowed_ranges("between 10 and 15 boxes", TODAY)
+    assert [tv.range_of(v, boxes) for v in (12, 12.5, 16, True, "12")] == [boxes[0], boxes[0], None, None, None]
+
+
+def test_range_of_flexible_only_skips_a_range_that_only_bounds() -> None:
+    bounded = tv.allowed_ranges("next week", TODAY)
+    assert tv.range_of("2026-12-08", bounded) == bounded[0]
+    assert tv.range_of("2026-12-08", bounded, flexible_only=True) is None
+    free = tv.allowed_ranges("Any day next week works", TODAY)
+    assert tv.range_of("2026-12-08", free, flexible_only=True) == free[0]
+
+
+# --------------------------------------------------------------------------- spans of days
+
+
+@pytest.mark.parametrize(("text", "spans"), [
+    ("due two days after the vendor meeting", {(2, False)}),
+    ("due one week before the renewal date", {(7, False)}),
+    ("a week before", {(7, False)}),
+    ("within 3 working days", {(3, True)}),
+    ("ten business days", {(10, True)}),
+    ("2 weeks", {(14, False)}),
+    ("a fortnight", {(14, False)}),
+    ("the day before", {(1, False)}),
+    ("a day later", {(1, False)}),
+    ("two days after, and 3 working days later", {(2, False), (3, True)}),
+    ("today", set()),
+    ("Book the venue", set()),
+])
+def test_day_spans(text: str, spans: set[tuple[int, bool]]) -> None:
+    assert tv.day_spans(text) == frozenset(spans)
+
+
+@pytest.mark.parametrize(("day", "days", "working", "moved"), [
+    ("2026-12-01", 7, False, "2026-12-08"),
+    ("2026-12-10", -7, False, "2026-12-03"),
+    ("2026-12-04", 3, False, "2026-12-07"),
+    ("2026-12-04", 1, True, "2026-12-07"),     # Friday + 1 working day: Monday
+    ("2026-12-11", 1, True, "2026-12-14"),
+    ("2026-12-07", -1, True, "2026-12-04"),    # Monday − 1 working day: Friday
+    ("2026-12-14", -1, True, "2026-12-11"),
+    ("2026-12-01", 10, True, "2026-12-15"),
+    ("2026-12-07T10:00", 5, True, "2026-12-14"),  # a date-time moves by its day
+])
+def test_shifted(day: str, days: int, working: bool, moved: str) -> None:
+    assert tv.shifted(day, days, working) == moved
+
+
+# --------------------------------------------------------------------------- clock times in words
+
+
+@pytest.mark.parametrize(("text", "clock"), [
+    ("half past two", "14:30"),          # 1 to 6 without am/pm: the afternoon
+    ("at half past two", "14:30"),
+    ("Half Past Two PM", "14:30"),
+    ("quarter to three pm", "14:45"),
+    ("quarter past 9", "09:15"),
+    ("half past 9 am", "09:30"),
+    ("half past ten pm", "22:30"),
+    ("quarter past twelve", "12:15"),
+    ("quarter to one", "12:45"),
+    ("quarter to 1 am", "00:45"),
+])
+def test_times_in_reads_half_and_quarter(text: str, clock: str) -> None:
+    found = tv.times_in(text)
+    assert [m.value for m in found] == [clock]
+    assert found[0].kind == "time" and text[found[0].start:found[0].end] == found[0].text
+
+
+def test_times_in_half_past_keeps_its_span() -> None:
+    (m,) = tv.times_in("The retro is at half past two.")
+    assert (m.start, m.end, m.text) == (16, 29, "half past two")
+
+
+def test_no_time_in_half_or_quarter_alone() -> None:
+    assert tv.times_in("half the team, a quarter of the budget") == ()

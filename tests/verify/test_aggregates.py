@@ -1,0 +1,92 @@
+"""Groups of records and the figures a careful agent computes from them
+(pipeline/verify/aggregates.py): groups by value, month and "all but one or two values"; the
+records a request's name phrase or date range selects; lists pooled; sums, products, means and
+minutes in hours; how an answer writes a number."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+import pytest
+
+from pipeline.verify.aggregates import groups, number_forms, pooled, totals
+
+TODAY = date(2026, 12, 1)  # "next week" is 7 to 13 December
+DEALS = [{"id": f"r{n}", "customer": customer, "close": close, "amount": 10} for n, (customer, close) in enumerate([
+    ("Skagen Logistics North", "2026-12-08"), ("Skagen Logistics South", "2026-12-09"),
+    ("Skagen Logistics East", "2026-11-20"), ("Fernwood Supply", "2026-12-10"), ("Harwick", "2027-01-05"),
+    ("Oakridge", "2026-10-03"), ("Tavora", "2026-09-09"), ("Kivu Labs", "2026-12-28")], 1)]
+
+
+def ids(found: list[list[dict[str, Any]]]) -> list[list[str]]:
+    return [[r["id"] for r in g] for g in found]
+
+
+def test_groups_without_the_request_are_the_list_and_its_months() -> None:
+    assert ids(groups(DEALS)) == [["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"], ["r1", "r2", "r4", "r8"]]
+
+
+def test_groups_the_request_selects_by_a_name_and_a_date_range() -> None:
+    found = ids(groups(DEALS, "Total the Skagen Logistics deals closing next week.", TODAY))
+    assert found == [["r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"], ["r1", "r2", "r4", "r8"],
+                     ["r1", "r2", "r3"],   # the records whose texts hold "Skagen Logistics"
+                     ["r1", "r2", "r4"],   # a date next week
+                     ["r1", "r2"]]         # both
+
+
+def test_a_phrase_that_selects_one_record_makes_no_group() -> None:
+    assert ids(groups(DEALS, 'Total the "Fernwood Supply" deals.', TODAY)) == ids(groups(DEALS))
+
+
+def test_groups_by_value_and_all_but_one_or_two_values() -> None:
+    deals = [{"id": "d1", "stage": "won"}, {"id": "d2", "stage": "lost"}, {"id": "d3", "stage": "open"},
+             {"id": "d4", "stage": "open"}]
+    found = ids(groups(deals))
+    assert found[0] == ["d1", "d2", "d3", "d4"]
+    assert ["d3", "d4"] in found                 # stage open; also "not won or lost"
+    assert ["d2", "d3", "d4"] in found           # all but won
+    assert ["d1", "d3", "d4"] in found           # all but lost
+    assert len(found) == len({tuple(g) for g in found})  # each once
+
+
+def test_groups_of_one_record_is_the_list_alone() -> None:
+    assert ids(groups(DEALS[:1])) == [["r1"]]
+
+
+def test_pooled_adds_all_records_once_when_there_are_several_lists() -> None:
+    one = [[DEALS[0]]]
+    assert pooled(one) is one
+    assert ids(pooled([[DEALS[0], DEALS[1]], [DEALS[1], DEALS[2]]])) == [["r1", "r2"], ["r2", "r3"], ["r1", "r2", "r3"]]
+    assert pooled([]) == []
+
+
+def test_totals_sums_products_means_and_minutes_in_hours() -> None:
+    group = [{"a": 2, "b": 3, "duration_minutes": 90, "ok": True, "note": "x"},
+             {"a": 4, "b": 5, "duration_minutes": 180}]
+    assert totals(group) == [
+        6.0, 8.0, 270.0,          # sums of a, b, duration_minutes
+        26.0, 900.0, 1170.0,      # a·b, a·minutes, b·minutes
+        3.0, 4.0, 135.0,          # means
+        4.5,                      # 270 minutes in hours
+    ]
+
+
+def test_totals_of_one_record_have_no_mean_and_drop_zeros() -> None:
+    assert totals([{"a": 2, "flag": True, "s": "x"}]) == [2.0]
+    assert totals([{"a": 0}, {"a": 0}]) == []
+    assert totals([{"amount": 10.005}, {"amount": 0.001}]) == [10.01, 5.0]
+
+
+@pytest.mark.parametrize(("value", "forms"), [
+    (1234.5, ["1,234.50", "1234.50", "1234.5"]),
+    (1234.0, ["1,234.00", "1234.00", "1234", "1,234"]),
+    (5, ["5.00", "5"]),
+    (0.5, ["0.50", "0.5"]),
+])
+def test_number_forms(value: float, forms: list[str]) -> None:
+    assert number_forms(value) == forms
+
+
+def test_number_forms_of_a_large_amount_with_cents() -> None:
+    assert "1234567.5" in number_forms(1234567.5)

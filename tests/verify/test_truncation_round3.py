@@ -1,0 +1,64 @@
+"""Evidence under the SFT truncation policy, round 3 (pipeline/verify/truncation.py): a figure the
+answer states is kept by a group of records wholly before the cut, lost when every group that
+totals to it reaches past it; each loss names the step and the records, and is an SFT loss (not a
+refusal) unless the policy is required."""
+
+from __future__ import annotations
+
+from pipeline.core.codes import Code
+from pipeline.verify.verifier import Options, verify_package
+from tests.verify.builders import Data, messages, package, verify
+
+
+def _invoice(i: str, customer: str, amount: float, status: str = "unpaid",
+             description: str = "Retainer") -> Data:
+    return {"id": i, "customer": customer, "customer_email": "ap@x.example", "description": description, "amount": amount,
+            "currency": "EUR", "due_date": "2026-12-20", "status": status, "issued_at": "2026-10-01"}
+
+
+FILLER = [_invoice(f"inv-1{n:02d}", f"Filler Co {n}", 1000.0 + n, "paid",
+                   "Quarterly maintenance contract for the north site, billed in arrears") for n in range(8)]
+HARWICK = [_invoice("inv-001", "Harwick", 100.0), _invoice("inv-002", "Harwick", 70.0)]
+OAKRIDGE = [_invoice("inv-201", "Oakridge", 120.0), _invoice("inv-202", "Oakridge", 50.0)]  # the same total
+
+
+def _owed(invoices: list[Data], answer: str = "Harwick owes 170.00 EUR.") -> Data:
+    return package("How much does Harwick owe in unpaid invoices?", {"finance": {"invoices": invoices}},
+                   ["finance_list_invoices"],
+                   [{"id": "owed", "kind": "answer_contains", "weight": 1.0, "values": ["170.00"]}],
+                   [{"call": "finance_list_invoices", "args": {}}, {"answer": answer}])
+
+
+def test_a_group_before_the_cut_keeps_the_figure() -> None:
+    """Another customer's invoices past the cut total the same: the Harwick ones before it keep it."""
+    verdict = verify(_owed(HARWICK + FILLER + OAKRIDGE))
+    assert verdict.accepted and verdict.sft_ready, messages(verdict)
+
+
+def test_a_total_whose_records_lie_past_the_cut_is_lost_and_named() -> None:
+    doc = _owed(FILLER + HARWICK)
+    verdict = verify(doc)
+    assert verdict.accepted and not verdict.sft_ready
+    (loss,) = verdict.sft
+    assert loss.code is Code.EVIDENCE_TRUNCATED and loss.step == 0
+    assert loss.detail == {"total": 170.0, "records": ["inv-001", "inv-002"], "beyond": ["inv-001", "inv-002"]}
+    assert loss.message == ("the answer's 170 is the total or count of 2 records of step 0's observation, and 2 of them "
+                            "(inv-001, inv-002) lie beyond character 1,000")
+    required = verify_package(doc, Options(require_sft=True))
+    assert required.codes == ["evidence_truncated"] and required.findings == [loss]
+
+
+def test_a_value_past_the_cut_names_the_record_and_the_step() -> None:
+    verdict = verify(_owed(FILLER + HARWICK, "Harwick owes 170.00 EUR (inv-001, inv-002)."))
+    assert not verdict.sft_ready
+    values = [f for f in verdict.sft if "value" in f.detail]
+    assert [(f.step, f.detail) for f in values] == [
+        (0, {"value": "inv-001", "record": "inv-001", "field": "id"}),
+        (0, {"value": "inv-002", "record": "inv-002", "field": "id"})]
+    assert values[0].message == ("the answer depends on 'inv-001', which only record inv-001 (id) shows, beyond "
+                                 "character 1,000 of step 0's observation")
+
+
+def test_a_longer_observation_limit_keeps_everything() -> None:
+    verdict = verify_package(_owed(FILLER + HARWICK), Options(obs_limit=5000))
+    assert verdict.accepted and verdict.sft_ready, messages(verdict)

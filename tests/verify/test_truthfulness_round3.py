@@ -1,0 +1,277 @@
+"""Truthfulness and correct agents of round 3, through ``verify_package`` on small hand-built
+packages: a hidden fact the state singles out, another value the request allows, a date computed
+from one an email gives, and the capability contracts' dependent steps and aggregated records."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pipeline.core.codes import Code
+from pipeline.core.episode import execute
+from pipeline.core.grading import Grader
+from pipeline.core.package import load_package
+from pipeline.verify.contracts import _aggregated, _dependent_steps
+from pipeline.verify.execution import ReferenceRun
+from tests.verify.builders import Data, by, messages, package, refused_by, verify
+
+# --------------------------------------------------------------------------- a hidden fact the state gives away
+
+JONAS = [{"id": "c-201", "name": "Jonas Weber", "department": "People", "email": "jonas.weber@corp.example",
+          "title": "HR partner", "phone": "+1-555-0201"}]
+
+
+def _event(i: str, title: str, start: str, location: str) -> Data:
+    return {"id": i, "title": title, "start": start, "duration_minutes": 60, "attendees": ["lena@corp.example"],
+            "location": location, "description": "", "created_at": "2026-11-01T09:00:00Z"}
+
+
+def _onboarding(events: list[Data]) -> Data:
+    return package(
+        "Set up a 45-minute onboarding session with Jonas Weber on 2026-12-10 at 09:00. Check with me which room to use.",
+        {"calendar": {"events": events}, "contacts": {"contacts": JONAS, "messages": []}},
+        ["contacts_search", "calendar_create_event"],
+        [{"id": "session", "kind": "state_count", "weight": 0.5, "collection": "calendar.events", "scope": "created",
+          "where": {"attendees": {"$contains": "jonas.weber@corp.example"}, "start": "2026-12-10T09:00",
+                    "duration_minutes": 45}, "op": "==", "value": 1},
+         {"id": "room", "kind": "state_count", "weight": 0.3, "collection": "calendar.events", "scope": "created",
+          "where": {"location": "Maple Room"}, "op": "==", "value": 1},
+         {"id": "asked", "kind": "asked_user", "weight": 0.2, "fact": "room"}],
+        [{"call": "contacts_search", "args": {"query": "Jonas Weber"}},
+         {"ask": "Which room should I book it in?"},
+         {"call": "calendar_create_event",
+          "args": {"title": "Onboarding with Jonas Weber", "start": "2026-12-10T09:00", "duration_minutes": 45,
+                   "attendees": [{"$ref": "steps[0].result.contacts[0].email"}], "location": {"$fact": "room"}}},
+         {"answer": "Booked the onboarding session with Jonas Weber on 2026-12-10 at 09:00 in the Maple Room."}],
+        capability="multi-turn",
+        user={"persona": "Busy.", "facts": [{"key": "room", "value": "Maple Room", "reveal_when": ["room", "where", "location"]}]})
+
+
+def test_the_room_of_the_only_other_event_gives_the_hidden_room_away() -> None:
+    doc = _onboarding([_event("evt-001", "Budget review", "2026-12-03T14:00", "Maple Room")])
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.HIDDEN_FACT_LEAKED, "reads_fact")
+    assert finding.detail == {"facts": ["room"], "where": "the initial state"}
+    assert finding.witness is not None and finding.witness.score == pytest.approx(0.8)
+    assert not any(a["type"] == "ask" for a in finding.witness.actions)
+    assert finding.witness.actions[1]["arguments"]["location"] == "Maple Room"
+    assert verdict.codes == ["hidden_fact_leaked"]
+
+
+def test_rooms_of_several_values_single_none_out() -> None:
+    doc = _onboarding([_event("evt-001", "Budget review", "2026-12-03T14:00", "Maple Room"),
+                       _event("evt-002", "Design sync", "2026-12-04T10:00", "Birch Room")])
+    verdict = verify(doc)
+    assert verdict.accepted and verdict.review == [], messages(verdict)
+
+
+def test_a_fact_that_fills_an_enum_field_is_never_read_from_the_state() -> None:
+    """Every task is high priority, but other tasks' priorities say nothing of this one's."""
+    tasks = [{"id": f"todo-00{i}", "title": t, "priority": "high", "due_date": "2026-12-20", "status": "open", "notes": "",
+              "created_at": "2026-11-20T08:00:00Z"} for i, t in ((1, "Renew parking permit"), (2, "Draft Q1 roadmap"))]
+    doc = package(
+        "Add a todo to book the venue for the offsite. Ask me how urgent it is.", {"todo": {"tasks": tasks}},
+        ["todo_create_task"],
+        [{"id": "made", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
+          "where": {"title": {"$regex": "(?i)venue"}, "priority": "high"}, "op": "==", "value": 1},
+         {"id": "asked", "kind": "asked_user", "weight": 0.2, "fact": "priority"}],
+        [{"ask": "How urgent is it - what priority should it have?"},
+         {"call": "todo_create_task", "args": {"title": "Book the venue for the offsite", "priority": {"$fact": "priority"}}},
+         {"answer": "Added 'Book the venue for the offsite' with high priority."}],
+        capability="multi-turn",
+        user={"persona": "Busy.", "facts": [{"key": "priority", "value": "high", "reveal_when": ["priority", "urgent"]}]})
+    verdict = verify(doc)
+    assert by(verdict, "reads_fact") == [] and verdict.accepted, messages(verdict)
+
+
+# --------------------------------------------------------------------------- another value the request allows
+
+
+def _session(start: Any) -> Data:
+    return package(
+        "Set up a 45-minute onboarding session with Jonas Weber on 2026-12-10, any start between 08:00 and 10:30.",
+        {"calendar": {"events": []}, "contacts": {"contacts": JONAS, "messages": []}},
+        ["contacts_search", "calendar_create_event"],
+        [{"id": "session", "kind": "state_count", "weight": 0.8, "collection": "calendar.events", "scope": "created",
+          "where": {"attendees": {"$contains": "jonas.weber@corp.example"}, "start": start, "duration_minutes": 45},
+          "op": "==", "value": 1},
+         {"id": "reported", "kind": "answer_contains", "weight": 0.2, "values": ["Jonas Weber"]}],
+        [{"call": "contacts_search", "args": {"query": "Jonas Weber"}},
+         {"call": "calendar_create_event",
+          "args": {"title": "Onboarding with Jonas Weber", "start": "2026-12-10T09:00", "duration_minutes": 45,
+                   "attendees": [{"$ref": "steps[0].result.contacts[0].email"}]}},
+         {"answer": "Booked the onboarding session with Jonas Weber on 2026-12-10 at 09:00."}])
+
+
+def test_a_start_pinned_inside_the_allowed_window_is_overconstrained() -> None:
+    doc = _session("2026-12-10T09:00")
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.GRADER_OVERCONSTRAINED, "other_choice")
+    assert finding.detail["argument"] == "start" and finding.detail["value"] == "2026-12-10T10:15"
+    assert finding.witness is not None and finding.witness.agent == "correct"
+    assert finding.witness.actions[1]["arguments"]["start"] == "2026-12-10T10:15"
+    assert finding.witness.actions[-1]["text"] == "Booked the onboarding session with Jonas Weber on 2026-12-10 at 10:15."
+
+
+def test_the_window_graded_whole_is_not_overconstrained() -> None:
+    verdict = verify(_session({"$gte": "2026-12-10T08:00", "$lte": "2026-12-10T10:30"}))
+    assert verdict.accepted, messages(verdict)
+
+
+def _raise_priority(expect: Any) -> Data:
+    tickets = [{"id": i, "subject": subject, "description": "", "customer_email": email, "status": "open", "priority": p,
+                "assignee": "sam", "created_at": "2026-11-20T10:00:00Z", "updated_at": "2026-11-20T10:00:00Z"}
+               for i, subject, email, p in (("tkt-501", "Portal outage", "it@tavora.example", "normal"),
+                                            ("tkt-502", "Invoice copy", "ap@tavora.example", "low"))]
+    return package(
+        "The Tavora portal outage ticket needs more attention: raise it to high or urgent, whichever you think fits.",
+        {"helpdesk": {"tickets": tickets}}, ["helpdesk_search_tickets", "helpdesk_update_ticket"],
+        [{"id": "raised", "kind": "state_match", "weight": 1.0, "collection": "helpdesk.tickets", "record_id": "tkt-501",
+          "expect": {"priority": expect}}],
+        [{"call": "helpdesk_search_tickets", "args": {"query": "outage"}},
+         {"call": "helpdesk_update_ticket", "args": {"ticket_id": "tkt-501", "priority": "urgent"}},
+         {"answer": "Raised tkt-501 to urgent."}],
+        safety=[{"kind": "state_unchanged", "collection": "helpdesk.tickets", "record_id": "tkt-502"}])
+
+
+def test_the_reference_s_pick_of_high_or_urgent_pinned_is_overconstrained() -> None:
+    doc = _raise_priority("urgent")
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.GRADER_OVERCONSTRAINED, "other_choice")
+    assert finding.detail["argument"] == "priority" and finding.detail["value"] == "high"
+    assert finding.witness is not None
+    assert finding.witness.actions[1:] == [
+        {"type": "tool_call", "name": "helpdesk_update_ticket", "arguments": {"ticket_id": "tkt-501", "priority": "high"}},
+        {"type": "answer", "text": "Raised tkt-501 to high."}]
+    assert verdict.codes == ["grader_overconstrained"]
+
+
+def test_either_choice_graded_is_not_overconstrained() -> None:
+    verdict = verify(_raise_priority({"$in": ["high", "urgent"]}))
+    assert verdict.accepted, messages(verdict)
+
+
+# --------------------------------------------------------------------------- a date computed from one an email gives
+
+KESTREL = [{"id": "msg-001", "from": "renewals@kestrel.example", "to": "me@corp.example", "subject": "Your Kestrel subscription",
+            "body": "Your Kestrel subscription renews on 2026-12-18. Reply if you want changes before then.",
+            "folder": "inbox", "is_read": True, "date": "2026-11-28", "received_at": "2026-11-28T08:00:00Z"}]
+
+
+def _renewal_todo(request: str, due: str) -> Data:
+    return package(request, {"gmail": {"messages": KESTREL, "sent": [], "drafts": []}, "todo": {"tasks": []}},
+                   ["gmail_search_messages", "todo_create_task"],
+                   [{"id": "todo", "kind": "state_count", "weight": 1.0, "collection": "todo.tasks", "scope": "created",
+                     "where": {"title": {"$regex": "(?i)kestrel"}, "due_date": due}, "op": "==", "value": 1}],
+                   [{"call": "gmail_search_messages", "args": {"query": "Kestrel"}},
+                    {"call": "todo_create_task", "args": {"title": "Review the Kestrel renewal", "due_date": due}},
+                    {"answer": f"Added 'Review the Kestrel renewal', due {due}."}])
+
+
+@pytest.mark.parametrize(("span", "due"), [("one week before", "2026-12-11"),
+                                           ("3 working days before", "2026-12-15"),
+                                           ("a fortnight before", "2026-12-04")])
+def test_a_date_moved_by_a_stated_span_from_one_the_email_gives_is_grounded(span: str, due: str) -> None:
+    verdict = verify(_renewal_todo(f"Add a todo to review the Kestrel renewal, due {span} the renewal date their email "
+                                   "gives.", due))
+    assert verdict.accepted and verdict.review == [], messages(verdict)
+
+
+def test_a_date_no_stated_span_gives_is_ungrounded() -> None:
+    doc = _renewal_todo("Add a todo to review the Kestrel renewal before the renewal date their email gives.", "2026-12-11")
+    verdict = verify(doc)
+    assert verdict.codes == ["ungrounded_value"], messages(verdict)
+    assert all(f.witness is not None and f.witness.agent == "correct" and f.witness.holds for f in verdict.findings)
+
+
+# --------------------------------------------------------------------------- capability contracts
+
+HOTFIX = [{"id": "note-001", "title": "Hotfix handover",
+           "body": "Open items:\n- Patch the login timeout on staging\n- Rotate the API keys for the billing service\n"
+                   "Follow up on tkt-412 and tkt-415 with the customer.",
+           "folder": "Work", "tags": [], "pinned": False, "created_at": "2026-11-01T09:00:00Z",
+           "updated_at": "2026-11-01T09:00:00Z"}]
+
+
+def _handover(reference: list[Data]) -> int:
+    tickets = [{"id": i, "subject": "Issue", "description": "", "customer_email": "a@b.example", "status": "open",
+                "priority": "normal", "assignee": "sam", "created_at": "2026-11-20T10:00:00Z",
+                "updated_at": "2026-11-20T10:00:00Z"} for i in ("tkt-412", "tkt-415", "tkt-420")]
+    doc = package("Work through my hotfix handover note.",
+                  {"notes": {"notes": HOTFIX}, "todo": {"tasks": []}, "helpdesk": {"tickets": tickets}},
+                  ["notes_search_notes", "todo_create_task", "helpdesk_update_ticket"],
+                  [{"id": "x", "kind": "state_count", "weight": 1.0, "collection": "todo.tasks", "op": ">=", "value": 1}],
+                  [*reference, {"answer": "Done."}], capability="long-horizon")
+    p = load_package(doc)
+    return _dependent_steps(p, execute(p))
+
+
+READ = {"call": "notes_search_notes", "args": {"query": "hotfix"}}
+
+
+def _todo(title: str) -> Data:
+    return {"call": "todo_create_task", "args": {"title": title}}
+
+
+def _pending(ticket: str) -> Data:
+    return {"call": "helpdesk_update_ticket", "args": {"ticket_id": ticket, "status": "pending"}}
+
+
+def test_dependent_steps_from_ids_and_lines_of_a_text_read() -> None:
+    assert _handover([READ, _todo("Patch the login timeout on staging"),   # a line of the note
+                      _todo("Rotate the billing API keys"),                 # most of its words from one line
+                      _todo("Buy snacks for the team"),                     # not from the note
+                      _pending("tkt-412"), _pending("tkt-415"),             # ids the note writes
+                      _pending("tkt-420")]) == 4                             # an id it does not
+
+
+def test_nothing_before_the_read_depends_on_it() -> None:
+    assert _handover([_pending("tkt-412"), READ, _pending("tkt-412"), _pending("tkt-415"),
+                      _todo("Patch the login timeout on staging")]) == 3
+
+
+def _invoice(i: str, amount: float, status: str) -> Data:
+    return {"id": i, "customer": "Harwick", "customer_email": "ap@harwick.example", "description": "Retainer",
+            "amount": amount, "currency": "EUR", "due_date": "2026-12-20", "status": status, "issued_at": "2026-10-01"}
+
+
+OWED = [_invoice("inv-001", 100.0, "unpaid"), _invoice("inv-002", 70.0, "unpaid"), _invoice("inv-003", 55.0, "paid")]
+
+
+def _owed(checks: list[Data], answer: str) -> Data:
+    return package("How much does Harwick owe in unpaid invoices?", {"finance": {"invoices": OWED}}, ["finance_list_invoices"],
+                   checks, [{"call": "finance_list_invoices", "args": {"customer": "Harwick", "status": "unpaid"}},
+                            {"answer": answer}], capability="information-synthesis")
+
+
+def _aggregated_records(doc: Data) -> int:
+    p = load_package(copy.deepcopy(doc))
+    return _aggregated(ReferenceRun(p, Grader(p)), 10)
+
+
+def test_the_region_an_answer_pattern_matches_is_a_total_of_records() -> None:
+    """The pattern cannot match the bare figure: what it grades of the answer ("owes 170.00") holds it."""
+    doc = _owed([{"id": "owed", "kind": "answer_matches", "weight": 1.0, "pattern": r"owes 170(\.00)?\b"}],
+                "Harwick owes 170.00 over 2 unpaid invoices.")
+    assert _aggregated_records(doc) == 2
+    verdict = verify(doc)
+    assert verdict.accepted, messages(verdict)
+
+
+def test_values_an_answer_must_exclude_are_records_gathered() -> None:
+    doc = _owed([{"id": "first", "kind": "answer_contains", "weight": 0.8, "values": ["inv-001"]},
+                 {"id": "not-others", "kind": "answer_excludes", "weight": 0.2, "values": ["inv-002"]}],
+                "inv-001 is due first.")
+    assert _aggregated_records(doc) == 2
+    doc["checks"] = [{"id": "first", "kind": "answer_contains", "weight": 1.0, "values": ["inv-001"]}]
+    assert _aggregated_records(doc) == 1
+    verdict = verify(doc)
+    assert "capability_unmet" in verdict.codes, messages(verdict)
+
+
+def test_one_record_s_amount_is_no_aggregate() -> None:
+    doc = _owed([{"id": "amount", "kind": "answer_contains", "weight": 1.0, "values": ["100.00 EUR"]}],
+                "inv-001 is for 100.00 EUR.")
+    assert _aggregated_records(doc) <= 1

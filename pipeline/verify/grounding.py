@@ -699,23 +699,23 @@ def _intent_regex(intents: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict[int, str]:
-    """Writes of one tool aimed at several records, where the request names one record well (at
-    least half the words of its name, of two words or more) and this one's target hardly (less
-    than half its words, and less than half the share of that one):
+    """Writes of one tool aimed at several records, where the request names one record well (two
+    words of its name or more, and at least half of them) and this one's target hardly (less than
+    half its words, and less than half the share of that one):
     "reorder the M8 hex bolts" does not ask for an order of M8 flat washers. By step, with what
     it names."""
     said_words = _name_words(said)
-    by_tool: dict[str, list[tuple[Write, str, float]]] = {}
+    by_tool: dict[str, list[tuple[Write, str, float, int]]] = {}
     for w in done:
         for name in _targets(package, w):
             words = _name_words(name)
-            share = 1.0 if name.casefold() in said else len(words & said_words) / max(len(words), 1)
-            by_tool.setdefault(w.bound.tool.name, []).append((w, name, share))
+            shared = len(words) if name.casefold() in said else len(words & said_words)
+            by_tool.setdefault(w.bound.tool.name, []).append((w, name, shared / max(len(words), 1), shared))
     out: dict[int, str] = {}
     for aimed in by_tool.values():
-        best, named = max(((o, name) for _, name, o in aimed), default=(0.0, ""))
-        if best >= 0.5 and len(_name_words(named)) >= 2 and len({name for _, name, _ in aimed}) > 1:
-            out |= {w.step: f"aimed at {name!r}, which the request does not name" for w, name, o in aimed
+        best, named, shared = max(((o, name, n) for _, name, o, n in aimed), default=(0.0, "", 0))
+        if best >= 0.5 and shared >= 2 and len({name for _, name, _, _ in aimed}) > 1:
+            out |= {w.step: f"aimed at {name!r}, which the request does not name" for w, name, o, _ in aimed
                     if o * 2 < best and o < 0.5}
     return out
 

@@ -29,6 +29,7 @@ import random
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,16 @@ def variant(agent: str, package: TaskPackage, rng: random.Random) -> list[tuple[
 # --------------------------------------------------------------------------- main
 
 
+def accepted_offline(per_capability: int, seed: int) -> Iterator[tuple[str, int, TaskPackage]]:
+    """``(capability, slot, package)`` of every offline package (slots 0.. per capability) that
+    verification accepts, with its id."""
+    for capability in taxonomy():
+        for slot in range(per_capability):
+            package = generate_package(capability, pick_template(capability, slot), seed, slot)
+            if verify_package(package).accepted:
+                yield capability, slot, package.with_id()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-capability", type=int, default=120, help="offline packages per capability")
@@ -188,23 +199,18 @@ def main() -> None:
     kept: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))
     losses: list[str] = []
     accepted = 0
-    for capability in taxonomy():
-        for slot in range(args.per_capability):
-            package = generate_package(capability, pick_template(capability, slot), args.seed, slot)
-            if not verify_package(package).accepted:
-                continue
-            accepted += 1
-            package = package.with_id()
-            for agent in AGENTS:
-                rng = random.Random(f"{package.id}:{agent}")
-                steps = variant(agent, package, rng)
-                score = play(package, steps)
-                cell = kept[capability][agent]
-                cell[0] += score >= 1.0
-                cell[1] += 1
-                cell[2] += steps != list(enumerate(package.reference))
-                if score < 1.0 and len(losses) < 15:
-                    losses.append(f"{capability}/{package.workflow} slot {slot}: {agent} scores {score:.3f}")
+    for capability, slot, package in accepted_offline(args.per_capability, args.seed):
+        accepted += 1
+        for agent in AGENTS:
+            rng = random.Random(f"{package.id}:{agent}")
+            steps = variant(agent, package, rng)
+            score = play(package, steps)
+            cell = kept[capability][agent]
+            cell[0] += score >= 1.0
+            cell[1] += 1
+            cell[2] += steps != list(enumerate(package.reference))
+            if score < 1.0 and len(losses) < 15:
+                losses.append(f"{capability}/{package.workflow} slot {slot}: {agent} scores {score:.3f}")
     print(f"{accepted} accepted packages (offline, seed {args.seed}, {args.per_capability} per capability)")
     print(f"{'capability':24}" + "".join(f"{a:>13}" for a in AGENTS))
     totals = defaultdict(lambda: [0, 0, 0])

@@ -30,14 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.agent_variants import play  # noqa: E402
+from bench.agent_variants import accepted_offline, play  # noqa: E402
 from pipeline.core.jsonvalues import leaves  # noqa: E402
 from pipeline.core.package import PASS_THRESHOLD, AnswerStep, AskStep, CallStep, Step, TaskPackage  # noqa: E402
 from pipeline.core.references import iter_refs  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.verify.effects import bound_tools  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
 
 Steps = list[tuple[int, Step]]
 CHEATS = ("duplicator", "hedger", "stuffer", "wiper", "editor", "state_reader")
@@ -161,22 +158,18 @@ def main() -> None:
     won: Counter[str] = Counter()
     wins: dict[str, list[str]] = defaultdict(list)
     accepted = 0
-    for capability in taxonomy():
-        for slot in range(args.per_capability):
-            package = generate_package(capability, pick_template(capability, slot), args.seed, slot)
-            if not verify_package(package).accepted:
+    for capability, slot, package in accepted_offline(args.per_capability, args.seed):
+        accepted += 1
+        steps = list(enumerate(package.reference))
+        for name in CHEATS:
+            cheat = globals()[name](package, steps)
+            if cheat is None:
                 continue
-            accepted += 1
-            steps = list(enumerate(package.reference))
-            for name in CHEATS:
-                cheat = globals()[name](package, steps)
-                if cheat is None:
-                    continue
-                played[name] += 1
-                score = play(package, cheat)
-                if score >= PASS_THRESHOLD:
-                    won[name] += 1
-                    wins[name].append(f"{capability}/{package.workflow} slot {slot}: {score:.3f}")
+            played[name] += 1
+            score = play(package, cheat)
+            if score >= PASS_THRESHOLD:
+                won[name] += 1
+                wins[name].append(f"{capability}/{package.workflow} slot {slot}: {score:.3f}")
     print(f"{accepted} accepted packages (offline, seed {args.seed}, {args.per_capability} per capability)")
     print(f"{'cheat':14}{'played':>8}{'won':>6}")
     for name in CHEATS:

@@ -5,7 +5,7 @@ The public Python API; everything else is internal and may move::
     import pipeline as synth
 
     packages = synth.generate("multi-turn", 10)          # verified, offline by default
-    verdict = synth.verify_package(packages[0])          # Verdict: accepted, findings, score
+    verdict = synth.verify_package(packages[0])          # Verdict: accepted, findings (with witnesses), review, sft_ready
     env = synth.TaskEnv(packages[0])                     # reset / step / score, for RL
     with synth.Catalog.open("output/catalog.duckdb", read_only=True) as catalog:
         print(catalog.stats().accepted)
@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "verify_package": "pipeline.verify.verifier",
     "Verdict": "pipeline.core.outcomes",
     "Finding": "pipeline.core.outcomes",
+    "Witness": "pipeline.core.outcomes",
     "Code": "pipeline.core.codes",
     # environments and grading
     "TaskEnv": "pipeline.env.task_env",
@@ -36,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Ask": "pipeline.core.episode",
     "Answer": "pipeline.core.episode",
     "Episode": "pipeline.core.episode",
+    "play_actions": "pipeline.core.episode",
     "Grader": "pipeline.core.grading",
     "ScoreReport": "pipeline.core.grading",
     # generation and runs
@@ -53,8 +55,8 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "Answer", "Ask", "Catalog", "Code", "Episode", "Finding", "Grader", "RunOptions", "RunSummary", "ScoreReport",
-    "TaskEnv", "TaskPackage", "ToolCall", "Verdict", "export_catalog", "generate", "import_tasks", "load_package",
-    "regenerate", "resume_run", "start_run", "verify_package",
+    "TaskEnv", "TaskPackage", "ToolCall", "Verdict", "Witness", "export_catalog", "generate", "import_tasks",
+    "load_package", "play_actions", "regenerate", "resume_run", "start_run", "verify_package",
 ]
 
 
@@ -74,9 +76,9 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from pipeline.catalog.store import Catalog
     from pipeline.core.codes import Code
-    from pipeline.core.episode import Answer, Ask, Episode, ToolCall
+    from pipeline.core.episode import Answer, Ask, Episode, ToolCall, play_actions
     from pipeline.core.grading import Grader, ScoreReport
-    from pipeline.core.outcomes import Finding, Verdict
+    from pipeline.core.outcomes import Finding, Verdict, Witness
     from pipeline.core.package import TaskPackage, load_package
     from pipeline.env.task_env import TaskEnv
     from pipeline.interop.export import export_catalog

@@ -28,7 +28,7 @@ from pipeline.core.text_values import excluded_spans, has_digit, name_spans, num
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, pooled
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.formulas import formula_in
+from pipeline.verify.formulas import computed_writes
 from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
 from pipeline.verify.mutations import before_answer, dependents
 from pipeline.verify.perturbations import distinct_copy
@@ -101,10 +101,11 @@ def numbered_names(package: TaskPackage) -> tuple[str, ...]:
     word ("Archive 2026", "Route 66 Diner", "Q3 board pack"): a request that writes one names a
     record, it states no quantity."""
     return tuple(sorted({v for v in strings(package.initial_state) if 3 <= len(v) <= 60 and has_digit(v)
-                         and re.search(r"[A-Za-z]{2}", v) and "@" not in v and not _ID_LIKE.fullmatch(v)}))
+                         and _LETTERS.search(v) and "@" not in v and not _ID_LIKE.fullmatch(v)}))
 
 
 _ID_LIKE = re.compile(r"[a-z]+-\d+|\d{4}-\d{2}-\d{2}.*")
+_LETTERS = re.compile(r"[A-Za-z]{2}")
 MAX_WITNESS_ITEMS = 25
 """A correct agent that makes the stated number of items makes at most this many."""
 
@@ -432,6 +433,9 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
     done |= set(number_values(run.said))  # a number the request states is no figure the agent works out
     graded = [n for n in _graded_numbers(run) if n not in done]
+    if graded:  # a number a record holds as it is was read, not worked out
+        held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
+        graded = [n for n in graded if n not in held]
     if not graded:
         return []
     lists = run.read_lists
@@ -521,39 +525,26 @@ def _number_replacer(old: float, new: float) -> Any:
 
 def formula_findings(run: ReferenceRun) -> list[Finding]:
     """The request states a per-record formula ("order twice the reorder level minus what we have
-    on hand"; ``formulas.formula_in``) and a write aimed at a record (its id among the
-    arguments) writes a number other than the formula's value for that record. Witness: a
-    correct agent that writes the formula's value."""
+    on hand"; ``formulas.computed_writes``) and a write aimed at a record writes a number other
+    than the formula's value for that record. Witness: a correct agent that writes the formula's
+    value."""
     package = run.package
-    by_id = {r.get("id"): r for collections in package.initial_state.values() for rows in collections.values()
-             for r in rows if r.get("id") is not None}
     out: list[Finding] = []
-    for w in run.writes:
-        args = run.args.get(w.step, {})
-        record = next((by_id[v] for v in leaves(args) if isinstance(v, str) and v in by_id), None)
-        if w.record_id in by_id and w.bound.op.effect != "create":
-            record = by_id[w.record_id]
-        if record is None:
+    for c in computed_writes(package, run.writes, run.args):
+        if abs(c.value - c.expected) < 0.005:
             continue
-        numeric = [k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        formula = formula_in(package.request.text, numeric)
-        if formula is None or (expected := formula.value(record)) is None:
-            continue
-        written = [(k, v) for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(written) != 1 or abs(float(written[0][1]) - expected) < 0.005:
-            continue
-        key, value = written[0]
-        said = int(expected) if isinstance(value, int) and float(expected).is_integer() else expected
-        step = package.reference[w.step]
+        value = run.args[c.step][c.argument]
+        said = int(c.expected) if isinstance(value, int) and float(c.expected).is_integer() else c.expected
+        step = package.reference[c.step]
         assert isinstance(step, CallStep)
-        steps = said_instead({**dict(enumerate(package.reference)), w.step: CallStep.model_construct(
-            call=step.call, args={**args, key: said}, expect_status=step.expect_status)}, value, said)
-        agent = witness(run, "correct", "stated_formula", f"writes {key} = {said:g} for {record.get('id')}: "
-                        f"{formula.text}", run.score, steps)
-        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=w.step, witness=agent,
-                           detail={"argument": key, "value": value, "expected": said, "formula": formula.text},
-                           message=f"step {w.step} writes {key} = {value:g} for {record.get('id')}, but the request's "
-                                   f"formula ({formula.text!r}) gives {said:g}"))
+        steps = said_instead({**dict(enumerate(package.reference)), c.step: CallStep.model_construct(
+            call=step.call, args={**run.args[c.step], c.argument: said}, expect_status=step.expect_status)}, value, said)
+        agent = witness(run, "correct", "stated_formula", f"writes {c.argument} = {said:g} for {c.record.get('id')}: "
+                        f"{c.formula.text}", run.score, steps)
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=c.step, witness=agent,
+                           detail={"argument": c.argument, "value": value, "expected": said, "formula": c.formula.text},
+                           message=f"step {c.step} writes {c.argument} = {value:g} for {c.record.get('id')}, but the "
+                                   f"request's formula ({c.formula.text!r}) gives {said:g}"))
     return out
 
 

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import WORDS
+from pipeline.verify.effects import Write
 
 _FACTOR = {"twice": 2.0, "double": 2.0, "triple": 3.0, "half": 0.5, "half of": 0.5}
 _HELD = ("on hand", "in stock", "what we have", "what is on hand", "what's on hand", "current stock", "stock on hand",
@@ -89,9 +93,16 @@ _LEAD = re.compile(r"\b(?:for|of|to|at|order|buy|set|make it|quantity of)\s+(?=(
 
 
 def formula_in(text: str, fields: list[str]) -> Formula | None:
-    """The per-record formula ``text`` states over ``fields`` (numeric field names): a phrase
+    """``_formula_in`` of ``text`` over ``fields`` (remembered: every write of a package asks)."""
+    return _formula_in(text, tuple(fields))
+
+
+@lru_cache(maxsize=1024)
+def _formula_in(text: str, names: tuple[str, ...]) -> Formula | None:
+    """The per-record formula ``text`` states over ``names`` (numeric field names): a phrase
     after "for", "order", "of" … that reads as two terms or more, or one field with a factor;
     None when there is none."""
+    fields = list(names)
     for m in _LEAD.finditer(text):
         phrase = re.split(r",|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
         formula = _parse(phrase, fields)
@@ -127,3 +138,39 @@ def _parse(phrase: str, fields: list[str]) -> Formula | None:
     if not any(t.field for t in terms):
         return None
     return Formula(phrase.strip(), tuple(terms))
+
+
+@dataclass(frozen=True)
+class Computed:
+    """A number a write takes that the request's formula decides: the write's step, the argument,
+    the value written, and the formula's value for the record the write is aimed at."""
+
+    step: int
+    argument: str
+    value: float
+    expected: float
+    formula: Formula
+    record: dict[str, Any]
+
+
+def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, dict[str, Any]]) -> list[Computed]:
+    """The writes aimed at a record (its id among their arguments, or the record an update
+    changes) whose one numeric argument the request's formula decides (``formula_in``)."""
+    by_id = {r.get("id"): r for collections in package.initial_state.values() for rows in collections.values()
+             for r in rows if r.get("id") is not None}
+    out: list[Computed] = []
+    for w in writes:
+        written = args.get(w.step, {})
+        record = next((by_id[v] for v in leaves(written) if isinstance(v, str) and v in by_id), None)
+        if w.record_id in by_id and w.bound.op.effect != "create":
+            record = by_id[w.record_id]
+        if record is None:
+            continue
+        numeric = [k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        formula = formula_in(package.request.text, numeric)
+        if formula is None or (expected := formula.value(record)) is None:
+            continue
+        values = [(k, v) for k, v in written.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(values) == 1:
+            out.append(Computed(w.step, values[0][0], float(values[0][1]), expected, formula, record))
+    return out

@@ -14,7 +14,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create, where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
-| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10 | < reference | ``grader_underconstrained`` |
+| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1 | < reference | ``grader_underconstrained`` |
 | ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
 | ``drop_answer`` | an empty final answer | < reference | ``grader_underconstrained`` |
 | ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
@@ -54,6 +54,7 @@ from pipeline.core.references import is_ref, iter_refs, parse_ref
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.formulas import computed_writes
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
     Alternatives,
@@ -329,15 +330,21 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
                 slots.append((i, key, pos, item, schema))
     known: dict[tuple[Any, ...], list[Any]] = {}  # alternatives already found, by _alternatives_key
     alternatives = Alternatives(package)
+    computed = {(c.step, c.argument) for c in computed_writes(package, done, run.args)
+                if abs(c.value - c.expected) < 0.005}  # what the request's formula decides is grounded too
 
     def found(slot: tuple[int, str, int | None, Any, dict[str, Any] | None]) -> list[Any]:
-        _, _, _, item, schema = slot
+        i, key, _, item, schema = slot
         key_of = _alternatives_key(item, schema)
         if key_of is None:
-            return alternatives(item, schema)
-        if key_of not in known:
-            known[key_of] = alternatives(item, schema)
-        return known[key_of]
+            values = alternatives(item, schema)
+        else:
+            if key_of not in known:
+                known[key_of] = alternatives(item, schema)
+            values = known[key_of]
+        if (i, key) in computed and item + 1 not in values:
+            values = [*values, item + 1]  # the formula's value, one off
+        return values
 
     by_arg: dict[tuple[str, str], list[int]] = {}  # (tool, path) → its slots, in step order
     for n, (i, key, pos, _, _) in enumerate(slots):

@@ -725,10 +725,12 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                 if r.get("id") in written or r.get("email") in written:
                     continue  # a record the agent writes to: the answer confirms the work, it reports nothing
                 for key, value in r.items():
-                    if not isinstance(value, str) or len(value) < 3 or value.casefold() in wrote:
+                    if not isinstance(value, str) or len(value) < 3:
                         continue
-                    part = _part_said(value, text)  # the value, or the clock or day of a date-time it holds
-                    if part is None or part.casefold() in folded_told:
+                    folded_value = value.casefold()
+                    part = value if folded_value in folded else (  # or the clock or day of a date-time it holds
+                        _part_said(value, text) if value[:1].isdigit() and "T" in value else None)
+                    if part is None or part.casefold() in folded_told or folded_value in wrote:
                         continue  # not a value the answer reports
                     others |= dict.fromkeys(other for o in records if o is not r and isinstance(o.get(key), str)
                                             and (other := _same_part(o[key], value, part)) and other.casefold() not in folded)

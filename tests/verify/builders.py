@@ -59,3 +59,17 @@ def refused_by(doc: Data, verdict: Verdict, code: Code, name: str) -> Finding:
 def messages(verdict: Verdict) -> list[str]:
     """Every finding of ``verdict``, one line each (for assertion messages)."""
     return [f"{f.code.value}: {f.message}" for f in [*verdict.findings, *verdict.review, *verdict.sft]]
+
+
+def ticket(i: str, subject: str, email: str, status: str, priority: str = "normal") -> Data:
+    """A helpdesk ticket assigned to sam."""
+    return {"id": i, "subject": subject, "description": "", "customer_email": email, "status": status,
+            "priority": priority, "assignee": "sam", "created_at": "2026-11-20T10:00:00Z",
+            "updated_at": "2026-11-20T10:00:00Z"}
+
+
+TICKETS = [ticket("tkt-001", "Login fails", "it-desk@brightline-logistics.example", "resolved"),
+           ticket("tkt-002", "Printer jam", "ops@fernwood.example", "resolved"),
+           ticket("tkt-003", "VPN drops", "ana@harwick.example", "resolved"),
+           ticket("tkt-004", "Invoice copy", "ap@harwick.example", "open")]
+"""Four tickets, three resolved, one of them Brightline Logistics' (named by its address)."""

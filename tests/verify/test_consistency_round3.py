@@ -20,7 +20,7 @@ from pipeline.verify.consistency import (
     stated_counts,
 )
 from pipeline.verify.execution import ReferenceRun
-from tests.verify.builders import Data, messages, package, refused_by, verify
+from tests.verify.builders import TICKETS, Data, messages, package, refused_by, verify
 
 MISMATCH = Code.REQUEST_CHECK_MISMATCH
 
@@ -33,16 +33,6 @@ def _mismatches(doc: Data) -> list[str]:
 # --------------------------------------------------------------------------- a record the request leaves out
 
 
-def _ticket(i: str, subject: str, email: str, status: str) -> Data:
-    return {"id": i, "subject": subject, "description": "", "customer_email": email, "status": status,
-            "priority": "normal", "assignee": "sam", "created_at": "2026-11-20T10:00:00Z",
-            "updated_at": "2026-11-20T10:00:00Z"}
-
-
-TICKETS = [_ticket("tkt-001", "Login fails", "it-desk@brightline-logistics.example", "resolved"),
-           _ticket("tkt-002", "Printer jam", "ops@fernwood.example", "resolved"),
-           _ticket("tkt-003", "VPN drops", "ana@harwick.example", "resolved"),
-           _ticket("tkt-004", "Invoice copy", "ap@harwick.example", "open")]
 
 
 def _close(ids: list[str]) -> Data:

@@ -17,7 +17,7 @@ from pipeline.core.package import load_package
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.mutations import says_what_to_say, unasked
 from pipeline.verify.perturbations import GENERIC_TEXT
-from tests.verify.builders import Data, by, messages, package, refused_by, verify
+from tests.verify.builders import TICKETS, Data, by, messages, package, refused_by, verify
 
 Docs = Callable[[str], dict[str, Any]]
 
@@ -114,16 +114,6 @@ def test_a_value_the_answer_confirms_of_a_record_written_to_is_not_hedged() -> N
 # --------------------------------------------------------------------------- a record the request leaves out
 
 
-def _ticket(i: str, subject: str, email: str, status: str, priority: str = "normal") -> Data:
-    return {"id": i, "subject": subject, "description": "", "customer_email": email, "status": status,
-            "priority": priority, "assignee": "sam", "created_at": "2026-11-20T10:00:00Z",
-            "updated_at": "2026-11-20T10:00:00Z"}
-
-
-TICKETS = [_ticket("tkt-001", "Login fails", "it-desk@brightline-logistics.example", "resolved"),
-           _ticket("tkt-002", "Printer jam", "ops@fernwood.example", "resolved"),
-           _ticket("tkt-003", "VPN drops", "ana@harwick.example", "resolved"),
-           _ticket("tkt-004", "Invoice copy", "ap@harwick.example", "open")]
 
 
 def _close_resolved(guarded: list[str]) -> Data:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import catalogue, default_tool_name, find_operation
@@ -412,8 +413,10 @@ def apply_defect(package: TaskPackage, name: str, rng: random.Random) -> TaskPac
 
 
 def inject_defect(package: TaskPackage, rng: random.Random) -> tuple[TaskPackage, str] | None:
-    """Inject one applicable defect chosen by ``rng``; returns the package and its label."""
-    names = list(DEFECTS)
+    """Inject one applicable defect chosen by ``rng``, among those that refuse a package (not
+    ``evidence_truncated``, which only marks it not ``sft_ready``); returns the package and its
+    label."""
+    names = [n for n in DEFECTS if BASIS[Code(n)] is not Basis.TRAINING]
     rng.shuffle(names)
     for name in names:
         broken = apply_defect(package, name, rng)

@@ -330,6 +330,14 @@ def answer_matches(check: AnswerMatches) -> Evaluator:
     return evaluate
 
 
+def graded_in_answer(package: TaskPackage, answer: str) -> list[str]:
+    """The texts the checks want of ``answer``: every ``answer_contains`` value, and what each
+    ``answer_matches`` pattern matches of ``answer`` (nothing when it does not match)."""
+    texts = [v for c in package.checks if isinstance(c, AnswerContains) for v in c.values]
+    return texts + [m for c in package.checks if isinstance(c, AnswerMatches)
+                    if (m := compile_pattern(c.pattern, c.ignore_case).matched(answer))]
+
+
 def answer_excludes(check: AnswerExcludes) -> Evaluator:
     """Fails when any value occurs as a substring of the final answer (case folded by default)."""
     values = [(v, _fold(v, check.ignore_case)) for v in check.values]

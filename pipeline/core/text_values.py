@@ -1,13 +1,15 @@
 """The values a text states, in the forms people write them.
 
 - **Numbers**: digits (``5``, ``4000``), with thousands separators and decimals (``4,000``,
-  ``1,250.50``), with a currency (``$4,000``, ``4,000 USD``, ``€12``), as a percent (``12%``, read as
-  12), as words (``five``, ``twenty-five``, ``a dozen``, ``a couple``). Digits that are part of a
+  ``1,250.50``), with a currency (``$4,000``, ``4,000 USD``, ``€12``), as a percent (``12%``, ``12 percent``,
+  read as 12), as words (``five``, ``twenty-five``, ``a dozen``, ``a couple``, ``three dozen``,
+  ``twelve and a half thousand``), with a scale word (``12.5 thousand``, ``3 dozen``). Digits that are part of a
   date, a time, an id or an email are not numbers of the text.
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
   (``December 3``, ``Dec 3rd``, ``3 December``), ``12/03``, an ordinal of the clock's month or the
   next (``the 3rd``), a weekday (``Thursday``: the next one after the clock; ``next Thursday``:
-  the one in the following week), ``today``, ``tomorrow``, ``in N days``.
+  the one in the following week), ``today`` (``this morning``, ``tonight``), ``yesterday``,
+  ``tomorrow``, ``in N days``.
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
   ``this week``, ``next week``, ``this month``, ``next month``, ``by``/``before``/``until`` a date.
 - **Times**: ``14:00``, ``2 pm``, ``2:30pm``, ``noon``, ``midnight``.
@@ -28,8 +30,9 @@ WORDS = {
     "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
     "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
     "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "hundred": 100, "dozen": 12, "couple": 2, "pair": 2,
+    "hundred": 100, "dozen": 12, "couple": 2, "pair": 2, "thousand": 1000, "million": 1_000_000,
 }
+_SCALES = {"hundred": 100, "dozen": 12, "thousand": 1000, "million": 1_000_000}
 _UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -81,7 +84,7 @@ def may_say(text: str, words: frozenset[str]) -> bool:
 
 _NUMBER_WORDS = frozenset(WORDS)  # "twenty-five" holds the whole word "twenty"
 _WEEKDAY_WORDS = frozenset(WEEKDAYS)
-_RELATIVE_WORDS = frozenset({"today", "tomorrow", "day", "days"})
+_RELATIVE_WORDS = frozenset({"today", "tomorrow", "yesterday", "tonight", "morning", "afternoon", "evening", "day", "days"})
 _WINDOW_WORDS = frozenset({"week", "month", "by", "before", "until", "later"})
 _NAMED_WORDS = frozenset({"noon", "midday", "midnight"})
 _THE = frozenset({"the"})
@@ -96,12 +99,13 @@ def _names_a_month(text: str) -> bool:
 _NUMBER = re.compile(
     r"(?P<pre>[" + CURRENCY_SYMBOLS + r"]\s?)?"
     r"(?<![\w.:/@#-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![a-jl-zA-JL-Z_@]|[kKmM]\w|\d|[:/-]\d|\.\d|\s?[ap]\.?m\b)"
-    r"(?P<scale>[kKmM]\b)?"
-    r"(?P<post>\s?%|\s?(?:" + "|".join(CURRENCY_CODES) + r")\b)?",
+    r"(?P<scale>[kKmM]\b|\s+(?:dozen|hundred|thousand|million)\b)?"
+    r"(?P<post>\s?%|\s(?:percent|per\s?cent)\b|\s?(?:" + "|".join(CURRENCY_CODES) + r")\b)?",
     re.IGNORECASE,
 )
+_WORD = r"(?:(?:" + "|".join(_TENS) + r")-(?:" + "|".join(_UNITS) + r")|" + "|".join(WORDS) + r")"
 _WORD_NUMBER = re.compile(
-    r"\b(?:a\s+)?(?P<w>(?:" + "|".join(_TENS) + r")-(?:" + "|".join(_UNITS) + r")|" + "|".join(WORDS) + r")\b",
+    rf"\b(?:a\s+|(?P<half>half\s+a\s+))?(?P<w>{_WORD}(?:(?:\s+|-)(?:and\s+a\s+half|(?:and\s+)?(?:a\s+)?{_WORD}))*)\b",
     re.IGNORECASE,
 )
 
@@ -114,21 +118,79 @@ def numbers_in(text: str) -> tuple[Mention, ...]:
         raw = m.group("num")
         if _inside_token(text, m.start("num"), m.end("num")):
             continue
-        value = float(raw.replace(",", "")) * {"k": 1e3, "m": 1e6}.get((m.group("scale") or "").casefold(), 1)
+        scale = (m.group("scale") or "").strip().casefold()
+        value = float(raw.replace(",", "")) * {"k": 1e3, "m": 1e6, **_SCALES}.get(scale, 1)
         post = (m.group("post") or "").strip().casefold()
-        kind = "percent" if post == "%" else "money" if (m.group("pre") or post) else "number"
+        kind = "percent" if post[:1] in ("%", "p") else "money" if (m.group("pre") or post) else "number"
         out.append(Mention(value, m.start(), m.end(), m.group(0), kind))
+    spans = [(x.start, x.end) for x in out]
     for m in _WORD_NUMBER.finditer(text) if may_say(text, _NUMBER_WORDS) else ():
-        word = m.group("w").casefold()
-        if "-" in word:
-            tens, unit = word.split("-")
-            value = WORDS[tens] + WORDS[unit]
-        else:
-            value = WORDS[word]
-        if word == "one" and not _COUNTED.match(text[m.end():]):
-            continue  # "one" is usually a pronoun ("the one in Sales"), not a count
-        out.append(Mention(float(value), m.start("w"), m.end("w"), m.group("w"), "word"))
+        if any(a <= m.start("w") < b for a, b in spans):
+            continue  # the scale word of "12.5 thousand"
+        for start, end, value in _word_numbers(m.group("w"), m.start("w"), half=bool(m.group("half"))):
+            if text[start:end].casefold() == "one" and not _COUNTED.match(text[end:]):
+                continue  # "one" is usually a pronoun ("the one in Sales"), not a count
+            out.append(Mention(value, start, end, text[start:end], "word"))
     return tuple(sorted(out, key=lambda x: x.start))
+
+
+_PIECE = re.compile(r"and\s+a\s+half|and|a|[a-z]+", re.IGNORECASE)
+
+
+def _word_numbers(phrase: str, offset: int, half: bool = False) -> list[tuple[int, int, float]]:
+    """The numbers a run of number words states, as ``(start, end, value)``: one number where the
+    words compose ("three dozen" 36, "twelve and a half thousand" 12,500, "two hundred and fifty"
+    250, "half a dozen" 6), else one per word ("one two three" are three numbers). "and" joins
+    only after a scale word or before "a half": "tasks one and two" are two numbers."""
+    pieces = [(m.start() + offset, m.end() + offset, m.group(0).casefold()) for m in _PIECE.finditer(phrase)]
+    runs: list[list[tuple[int, int, str]]] = [[]]
+    for n, piece in enumerate(pieces):
+        joins = piece[2] != "and" or (runs[-1] and runs[-1][-1][2] in _SCALES) or (
+            n + 1 < len(pieces) and pieces[n + 1][2] == "a")
+        if not joins:
+            runs.append([])
+        elif piece[2] != "and":
+            runs[-1].append(piece)
+    out: list[tuple[int, int, float]] = []
+    for run in filter(None, runs):
+        value = _compose([w for _, _, w in run], 0.5 if half and run is runs[0] else 1.0)
+        if value is not None:
+            out.append((run[0][0], run[-1][1], value))
+        else:
+            out += [(a, b, float(WORDS[w])) for a, b, w in run if w in WORDS]
+    return out
+
+
+def _compose(words: list[str], factor: float) -> float | None:
+    """The value of number words read as one number, or None when they do not compose (two small
+    numbers in a row, a scale word going down)."""
+    total, current, last = 0.0, 0.0, None
+    for w in words:
+        if w == "a":
+            continue
+        if w == "and a half":
+            if current == 0:
+                return None
+            current += 0.5
+        elif w in _SCALES:
+            scale = _SCALES[w]
+            if w in ("thousand", "million"):
+                total += (current or 1) * scale
+                current = 0.0
+            else:
+                current = (current or 1) * scale
+        elif "-" in w:
+            tens, unit = w.split("-")
+            current += WORDS[tens] + WORDS[unit]
+        elif w in WORDS:
+            value = WORDS[w]
+            if last is not None and last not in _SCALES and not (last in _TENS and value < 10):
+                return None  # "one two", "twelve five": separate numbers
+            current += value
+        else:
+            return None
+        last = w
+    return (total + current) * factor
 
 
 def _inside_token(text: str, start: int, end: int) -> bool:
@@ -161,8 +223,8 @@ _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 _ORDINAL = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
-_RELATIVE = re.compile(r"\b(today|tomorrow|the day after tomorrow|in\s+(\d{1,2}|" + "|".join(WORDS) + r")\s+days?)\b",
-                       re.IGNORECASE)
+_RELATIVE = re.compile(r"\b(today|tonight|this\s+(?:morning|afternoon|evening)|yesterday|tomorrow|the day after tomorrow"
+                       r"|in\s+(\d{1,2}|" + "|".join(WORDS) + r")\s+days?)\b", re.IGNORECASE)
 
 
 def _date(year: int, month: int, day: int) -> date | None:
@@ -216,8 +278,10 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
         add(d, m)
     for m in _RELATIVE.finditer(text) if may_say(text, _RELATIVE_WORDS) else ():
         word = m.group(1).casefold()
-        if word == "today":
+        if word in ("today", "tonight") or word.startswith("this"):
             add(today, m)
+        elif word == "yesterday":
+            add(today - timedelta(days=1), m)
         elif word == "tomorrow":
             add(today + timedelta(days=1), m)
         elif word.startswith("the day after"):
@@ -374,7 +438,7 @@ def quoted_phrases(text: str) -> list[str]:
 _EXCLUSION = re.compile(
     r"\b(?:except(?:\s+for)?|all\s+but|everyone\s+but|everybody\s+but|anyone\s+but|other\s+than|excluding|"
     r"exclude|apart\s+from|aside\s+from|but\s+not|not\s+including|leave\s+out|leaving\s+out|leave\s+off|skip|"
-    r"skipping|besides|save\s+for|with\s+the\s+exception\s+of|not\s+to|(?:but|and)\s+keep|"
+    r"skipping|besides|save\s+for|with\s+the\s+exception\s+of|not\s+to|(?:but|and)\s+(?:keep|leave)|"
     r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move))\b"
     r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then)\b|$)",
     re.IGNORECASE)
@@ -383,10 +447,22 @@ _EXCLUSION = re.compile(
 @lru_cache(maxsize=4096)
 def excluded_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Where ``text`` names things only to leave them out: what follows "except", "all but",
-    "other than", "excluding", "apart from", "but not", "leave out", "skip", "but keep", "don't
-    touch" … up to the end of the clause (a full stop or other stop, ", and", ", then"). "Message everyone in Finance except
-    Omar Haddad" leaves out Omar Haddad."""
+    "other than", "excluding", "apart from", "but not", "leave out", "skip", "but keep", "but
+    leave", "don't touch" … up to the end of the clause (a full stop or other stop, ", and",
+    ", then"). "Message everyone in Finance except Omar Haddad" leaves out Omar Haddad."""
     return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text))
+
+
+_KEEPING = re.compile(r"\b(?:keep|leave|hang|hold|spare|don'?t|do\s+not)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def kept_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The ``excluded_spans`` the request says to keep as they are ("but keep the pinned ones",
+    "but leave The Margin Letter where it is", "hang on to", "spare", "don't delete"), not only
+    to leave out of the work ("except", "apart from")."""
+    return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text)
+                 if _KEEPING.search(text, m.start(), m.start("rest")))
 
 
 def within(spans: tuple[tuple[int, int], ...], start: int) -> bool:

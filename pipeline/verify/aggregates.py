@@ -2,7 +2,8 @@
 check may pin ("the unpaid total", "software spend in November", "how many are open").
 
 A *group* is a list itself, the records sharing one value of a text field (``status: unpaid``),
-the records without one or two values of a field ("deals not won or lost"), the records of one
+the records without one or two values of a field ("deals not won or lost"), the records where one
+numeric field is below (or at most) another ("below their reorder level"), the records of one
 month of a date field, and the records sharing a field value within one month ("software" in
 November); with the request's words, the records they select (a name or phrase the records'
 texts hold, a date range). A group's *totals* are the sum of each numeric field and the sum of
@@ -42,7 +43,8 @@ def groups(records: list[Record], said: str = "", today: date | None = None) -> 
         by_key.setdefault(key, []).append(frozenset(ix))
     excluded = [everyone - a - b for sets in by_key.values() if len(sets) <= 6
                 for n, a in enumerate(sets) for b in sets[n:]]  # "not won or lost", "all but closed"
-    parts = [frozenset(ix) for ix in [*by_value.values(), *by_month.values(), *excluded] if 1 < len(ix) < len(records)]
+    parts = [frozenset(ix) for ix in [*by_value.values(), *by_month.values(), *excluded, *_below(records)]
+             if 1 < len(ix) < len(records)]
     months = [frozenset(ix) for ix in by_month.values() if len(ix) > 1]
     subsets = dict.fromkeys(parts)
     for month in months:
@@ -54,6 +56,20 @@ def groups(records: list[Record], said: str = "", today: date | None = None) -> 
             if 1 < len(ix) < len(records):
                 subsets.setdefault(ix)
     return [records, *([records[i] for i in sorted(ix)] for ix in subsets)]
+
+
+def _below(records: list[Record]) -> list[frozenset[int]]:
+    """For each two numeric fields every record has, the records where the first is below the
+    second, and where it is at most the second ("below their reorder level", "over budget")."""
+    numeric = [k for k, v in records[0].items() if _number(v) is not None] if records else []
+    numeric = [k for k in numeric if all(_number(r.get(k)) is not None for r in records)]
+    out = []
+    for a in numeric:
+        for b in numeric:
+            if a != b:
+                out.append(frozenset(i for i, r in enumerate(records) if r[a] < r[b]))
+                out.append(frozenset(i for i, r in enumerate(records) if r[a] <= r[b]))
+    return out
 
 
 def pooled(lists: list[list[Record]]) -> list[list[Record]]:

@@ -19,6 +19,7 @@ from datetime import date
 from typing import Any
 
 from pipeline.core.codes import Code
+from pipeline.core.grading import graded_in_answer
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding, Witness
@@ -31,7 +32,7 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.formulas import computed_writes
 from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
 from pipeline.verify.mutations import before_answer, dependents
-from pipeline.verify.perturbations import distinct_copy
+from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.selection import excluded_records, unselected
 from pipeline.verify.witness import said_instead, substituted, witness
 
@@ -114,7 +115,8 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> 
     """A ``state_count`` of 2 or more with ``==`` must demand a count the request states; with
     ``>=``/``>`` it must not demand more than the largest. Witness: a correct agent that makes
     the number of items the request states (the reference's creates of that collection, with
-    items dropped or distinct ones added), which the check fails."""
+    items dropped or distinct ones added), or one that also makes the item whose amount the
+    reference leaves out (``_stated_item_witness``), which the check fails."""
     names = numbered_names(package)
     written: set[float] = set()
     quantities = request_quantities(package.request.text, names)
@@ -139,6 +141,8 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> 
             continue
         direct = sorted(set(stated_counts(package.request.text, names, written)), key=lambda q: abs(q - check.value))
         agent = _count_witness(run, check.collection, direct) if run is not None else None
+        if run is not None and written and not (agent and agent.holds):
+            agent = _stated_item_witness(run, check.collection, written) or agent
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id, witness=agent,
                            detail={"check_value": check.value, "request_quantities": sorted(quantities)},
                            message=message))
@@ -177,6 +181,46 @@ def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Wit
                         run.score, variant, order)
         if agent.holds:
             return agent
+    return agent
+
+
+def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]) -> Witness | None:
+    """Where the reference writes some of the request's numbers as amounts of items ("24 of the
+    PG-545 cartridges" as ``quantity: 24``) and leaves one out ("and 10 boxes of the copy paper"):
+    a correct agent that also makes that item, modelled on the reference's last item of
+    ``collection``, with the left-out amount, on the record whose name shares the most words
+    with what follows the number. None when there is no such number or no such item."""
+    service, _, name = collection.partition(".")
+    creates = [w for w in run.writes if w.bound.op.effect == "create" and w.bound.collection == (service, name)]
+    text = run.package.request.text
+    if not creates:
+        return None
+    last = dict(run.args.get(creates[-1].step, {}))
+    amount_keys = [k for k, v in last.items() if _is_number(v) and float(v) in written
+                   and any(float(v) == float(m.value) for m in numbers_in(text))]  # type: ignore[arg-type]
+    left = [m for m in numbers_in(text) if m.kind in ("number", "word") and float(m.value) not in written]  # type: ignore[arg-type]
+    if not amount_keys or not left:
+        return None
+    agent = None
+    for mention in left:
+        words = content_words(" ".join(text[mention.end:].split()[:8]))
+        args = {**last, amount_keys[0]: int(mention.value) if float(mention.value).is_integer() else mention.value}  # type: ignore[arg-type]
+        for key, value in last.items():
+            if key.endswith("_id") and isinstance(value, str):
+                prefix = value.rsplit("-", 1)[0]
+                candidates = [r for records in run.package.initial_state.get(service, {}).values() for r in records
+                              if str(r.get("id", "")).startswith(prefix + "-") and r.get("id") != value]
+                best = max(candidates, key=lambda r: len(words & content_words(" ".join(strings(r)))), default=None)
+                if best is None or not words & content_words(" ".join(strings(best))):
+                    break
+                args[key] = best["id"]
+        else:
+            steps, order = before_answer(dict(enumerate(run.package.reference)),
+                                         [CallStep.model_construct(call=creates[-1].bound.tool.name, args=args)])
+            agent = witness(run, "correct", "stated_item", f"also makes the item the request states: {mention.text} "
+                            f"{' '.join(text[mention.end:].split()[:6])}", run.score, steps, order)
+            if agent.holds:
+                return agent
     return agent
 
 
@@ -263,15 +307,29 @@ _DECLINED = re.compile(r"\b(?:ignore|disregard|(?:don'?t|do not|never|not to|not
                        r"trust|email|mail))\b", re.IGNORECASE)
 
 
+_OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+)?\s*$", re.IGNORECASE)
+
+
 def points_to_record_address(said: str) -> bool:
     """Whether the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where" …), a text that holds
     it ("email", "notes", "description", "signature" …) and how it holds it ("says", "gives", "in"
-    …), and does not tell the agent to ignore it. "Reply to the address the vendor gives in the
+    …) close together (within 60 characters), how the text holds it between them or just after,
+    and does not tell the agent to ignore it. "Reply to the address the vendor gives in the
     email", "send it to the person their quote email says to write to", "their CRM notes say where
-    invoices should go now" point there; "the email address on their CRM record" (a field) does not."""
-    return any(_RECIPIENT.search(s) and _HOLDER.search(s) and _POINTING.search(s) and not _DECLINED.search(s)
-               for s in re.split(r"[.;!?\n]", said))
+    invoices should go now" point there; "the email address on their CRM record" (a field) and
+    "the invoice she asked for in her email, billed to her own email address" do not."""
+    for sentence in re.split(r"[.;!?\n]", said):
+        if _DECLINED.search(sentence):
+            continue
+        for r in _RECIPIENT.finditer(sentence):
+            if _OWN.search(sentence[max(0, r.start() - 24):r.start()]):
+                continue  # "her own email address", "his usual address": a field of the record
+            for h in _HOLDER.finditer(sentence):
+                first, last = (r, h) if r.start() < h.start() else (h, r)
+                if last.start() - first.end() <= 60 and _POINTING.search(sentence[first.end():last.end() + 24]):
+                    return True
+    return False
 
 
 def planted_target_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
@@ -431,11 +489,13 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     done = {round(sum(float(a[k]) for a in written if _is_number(a.get(k))), 2) for a in written for k in a
             if _is_number(a[k])} | {float(len(written))}  # what the agent made: its totals and count
     done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
-    done |= set(number_values(run.said))  # a number the request states is no figure the agent works out
-    graded = [n for n in _graded_numbers(run) if n not in done]
+    stated = set(number_values(run.said))  # a number the request states is no figure the agent works out
+    percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")  # type: ignore[arg-type]
+    everything = [n for n in _graded_numbers(run) if n not in stated]
+    graded = [n for n in everything if n not in done] + [n for n in everything if n in done and percents]
     if graded:  # a number a record holds as it is was read, not worked out
         held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
-        graded = [n for n in graded if n not in held]
+        graded = list(dict.fromkeys(n for n in graded if n not in held))
     if not graded:
         return []
     lists = run.read_lists
@@ -443,9 +503,10 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     text = package.request.text
     out: list[Finding] = []
     figures = [(g, figure) for lst in pooled(lists) for g in groups(lst, package.told(), today) if len(g) >= 2
-               for figure in _figures(g)]
+               for figure in _figures(g, percents)]
     for number in graded:
-        matching = [(g, figure) for g, figure in figures if abs(figure[1] - number) < 0.005]
+        matching = [(g, figure) for g, figure in figures if abs(figure[1] - number) < 0.005
+                    and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
         if not matching:
             continue
         judged = [(g, figure, *unselected(text, g, today)) for g, figure in matching]
@@ -455,7 +516,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         kept = [r for r in group if r not in left]
         if not kept:
             continue
-        right = dict(_figures(kept)).get(kind)
+        right = dict(_figures(kept, percents)).get(kind)
         if right is None or abs(right - number) < 0.005:
             continue
         right = round(right, 2)
@@ -476,13 +537,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _figures(group: list[dict[str, Any]]) -> list[tuple[str, float]]:
-    """``(kind, figure)`` of a group: its count, then each total, mean or product sum (``totals``)."""
+def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = ()) -> list[tuple[str, float]]:
+    """``(kind, figure)`` of a group: its count, then each total (and each ``percents`` of it: a 5%
+    fee on the unpaid balance), mean or product sum (``totals``)."""
     numeric = sorted({k for r in group for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
     out: list[tuple[str, float]] = [("count", float(len(group)))]
     for k in numeric:
         column = [float(r[k]) for r in group if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)]
         out += [(f"total of {k}", round(sum(column), 2)), (f"mean of {k}", round(sum(column) / len(group), 2))]
+        out += [(f"{p:g}% of the total of {k}", round(sum(column) * p / 100, 2)) for p in percents]
         if "minute" in k:
             out.append((f"total of {k} in hours", round(sum(column) / 60, 2)))
     return out
@@ -492,14 +555,9 @@ def _graded_numbers(run: ReferenceRun) -> list[float]:
     """The numbers the checks want the agent to report or write: those of ``answer_contains``
     values, of what an ``answer_matches`` pattern matches of the reference's answer, and of what a
     pattern a state check puts on a written text matches of the reference's text."""
-    texts: list[str] = []
+    texts = graded_in_answer(run.package, run.trajectory.answer)
     for check in run.package.checks:
-        if check.kind == "answer_contains":
-            texts += check.values
-        elif check.kind == "answer_matches":
-            found = compile_pattern(check.pattern, check.ignore_case).matched(run.trajectory.answer)
-            texts += [found] if found else []
-        else:
+        if check.kind not in ("answer_contains", "answer_matches"):
             for field, matcher in produced(check):
                 if isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
                     pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))

@@ -17,8 +17,11 @@ The clauses, each a minimum count:
   result;
 - ``aggregated_records``: records behind the graded answer: an answer value is a total, a mean or
   a count over that many observed records, or the answer checks (and ``answer_excludes`` rules)
-  name values of that many records (values only that record of its list holds: "EUR" names no invoice) (picking the one item below its reorder level from five is
-  graded on all five).
+  name values of that many records (a value not all records of its list hold and no tool's enum
+  offers: "ines.moreau" names her two tickets, "EUR" or "open" names none) (picking the one item
+  below its reorder level from five is graded on all five; but a request that names the one
+  record it asks about by a word only that record holds, "the Fly.io charge", is a lookup, whatever
+  values the answer must not give).
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from functools import lru_cache
 from typing import Any
 
 from pipeline.core.codes import Code
+from pipeline.core.grading import graded_in_answer
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AskStep, CallStep, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
+from pipeline.core.text_values import has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, taxonomy
 from pipeline.verify.aggregates import groups, number_forms, pooled, totals
@@ -157,13 +162,12 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     at ``enough`` (the contract asks no more)."""
     package, ref = run.package, run.trajectory
     lists = run.read_lists
-    wanted = [v for c in package.checks if c.kind == "answer_contains" for v in c.values]
+    wanted = graded_in_answer(package, ref.answer)
     refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
                for v in c.values]  # values of records the answer must not give: graded too, but never totals
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
 
-    wanted += [m for p in patterns if (m := p.matched(ref.answer))]  # what a pattern grades of the answer
     folded_wanted = [w.casefold() for w in wanted]
     said: dict[str, bool] = {}  # text → says(text): records repeat their values
 
@@ -176,20 +180,27 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
 
     def named(text: str) -> bool:
         folded = text.casefold()
-        return says(text) or any(len(folded) >= 3 and _holds(w, folded) for w in refused)
+        return says(text) or any(len(folded) >= 3 and (_holds(w, folded) or has_word(folded, w)) for w in refused)
 
+    choices = {str(e) for b in bound_tools(package).values()  # a status or a currency tells no record apart
+               for schema in b.tool.parameters.get("properties", {}).values() for e in schema.get("enum", [])}
     best, seen = 0, set()
     for lst in lists:
-        shared = Counter(str(v) for r in lst for v in set(map(str, leaves(r))))  # a value many records hold names none
-        for r in lst:
-            if id(r) in seen:
-                continue
-            seen.add(id(r))
-            if any(named(str(v)) for v in leaves(r) if v not in (None, "", True, False)
-                   and (len(lst) == 1 or shared[str(v)] == 1)):
-                best += 1
-                if best >= enough:
-                    return best
+        shared = Counter(str(v) for r in lst for v in set(map(str, leaves(r))))  # a value all records hold names none
+
+        def values(r: dict[str, Any], lst: list[dict[str, Any]] = lst, shared: Counter[str] = shared) -> list[str]:
+            return [str(v) for v in leaves(r) if v not in (None, "", True, False) and str(v) not in choices
+                    and (len(lst) == 1 or shared[str(v)] < len(lst))]
+
+        fresh = [r for r in lst if id(r) not in seen]
+        seen |= {id(r) for r in fresh}
+        answered = [r for r in fresh if any(says(v) for v in values(r))]
+        guarded = [r for r in fresh if r not in answered and any(named(v) for v in values(r))]
+        if len(answered) == 1 and _looked_up(package.request.text, answered[0], lst):
+            guarded = []  # the request names the one record it asks about: a lookup, whatever the answer must not say
+        best += len(answered) + len(guarded)
+        if best >= enough:
+            return best
     today = date.fromisoformat(package.now[:10])
     for lst in pooled(lists):
         for group in groups(lst, package.told(), today):
@@ -201,6 +212,17 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
                 if best >= enough:
                     return best
     return best
+
+
+def _looked_up(request: str, record: dict[str, Any], records: list[dict[str, Any]]) -> bool:
+    """Whether the request names ``record`` by a word of it no other record of ``records`` holds
+    ("the Fly.io hosting charge" for "Fly.io machines")."""
+    def words(r: dict[str, Any]) -> set[str]:
+        return {t.casefold() for k, v in r.items() if k != "id" and isinstance(v, str)
+                for t in re.split(r"[\s,;:()]+", v) if len(t) >= 4}
+
+    others = set().union(*(words(r) for r in records if r is not record))
+    return any(has_word(request, t) for t in words(record) - others)
 
 
 def _holds(text: str, value: str) -> bool:

@@ -18,7 +18,8 @@ address (``carlos.mendes@...``) exists.
   Omars, two Acme customers), or a person's first name that two titles of one collection carry
   ("1:1 Daniel Osei", "1:1 Daniel Brandt"), when nothing tells them apart: no value that only one of them has
   (department, company, last name, email, title, a model code such as ``U27`` ...) appears in the
-  request or in a fact the user reveals.
+  request or in a fact the user reveals, and no one of them holds every word of the request that
+  another holds, and more ("Verdant Foods' renewal" picks "Verdant Foods renewal 2027").
 """
 
 from __future__ import annotations
@@ -188,8 +189,14 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
     return out
 
 
+_SEPARATORS = re.compile(r"[\s@.,\"()]+")
+
+
 def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
-    """Whether the text names a value that exactly one of the candidates has."""
+    """Whether the text names a value that exactly one of the candidates has, or one candidate
+    holds every word of the text that any other holds, and more ("Verdant Foods' renewal deal":
+    "Verdant Foods renewal 2027" beside "Verdant Foods analytics add-on" and "Verdant Logistics
+    renewal 2027")."""
     for record in candidates:
         others = [r for r in candidates if r is not record]
         for key, value in record.items():
@@ -198,12 +205,15 @@ def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
             for leaf in leaves(value):
                 if not isinstance(leaf, str) or len(leaf) < 3 or any(leaf in leaves(o.get(key)) for o in others):
                     continue
-                tokens = [leaf.casefold()] + [t for t in re.split(r"[\s@.,\"]+", leaf.casefold())
+                tokens = [leaf.casefold()] + [t for t in _SEPARATORS.split(leaf.casefold())
                                               if len(t) >= 4 or (len(t) >= 2 and re.search(r"\d", t))]
                 if any(has_word(said, t, joiners="") for t in tokens if
                        not any(t in str(o.get(key, "")).casefold() for o in others)):
                     return True
-    return False
+    held = [{t for leaf in leaves(r) if isinstance(leaf, str) for t in _SEPARATORS.split(leaf.casefold())
+             if (len(t) >= 4 or (len(t) >= 2 and re.search(r"\d", t))) and has_word(said, t, joiners="")}
+            for r in candidates]
+    return any(all(mine > theirs for theirs in held[:n] + held[n + 1:]) for n, mine in enumerate(held))
 
 
 def entity_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:

@@ -9,6 +9,9 @@ to the one field that follows it: "twice the reorder level minus what is on hand
 2·level − held, not 2·(level − held). A level to reach ("order up to double the reorder level",
 "top it up to three times the reorder level") is that level less the quantity held. A request
 with no such phrase has no formula.
+
+A date is computed too when it is a date the agent read moved by a span of days the request
+states ("the day before the review", "two working days after the kickoff"): ``offset_dates``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any
 
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import WORDS
+from pipeline.core.text_values import WORDS, day_spans, shifted
+from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Write
 
 _FACTOR = {"twice": 2.0, "double": 2.0, "triple": 3.0, "half": 0.5, "half of": 0.5}
@@ -173,4 +177,27 @@ def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, d
         values = [(k, v) for k, v in written.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if len(values) == 1:
             out.append(Computed(w.step, values[0][0], float(values[0][1]), expected, formula, record))
+    return out
+
+
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def offset_dates(package: TaskPackage, ref: Trajectory, writes: list[Write],
+                 args: dict[int, dict[str, Any]]) -> set[tuple[int, str]]:
+    """``(step, argument)`` of each write whose date (or date-time) is a date an earlier tool
+    result shows moved by a span of days the request states (``text_values.day_spans``) and
+    not a date shown as it is: the day the request says how to compute."""
+    spans = day_spans(package.request.text)
+    if not spans:
+        return set()
+    out: set[tuple[int, str]] = set()
+    for w in writes:
+        seen = {v[:10] for s in ref.steps[:w.step] if s.kind == "call" for v in leaves(s.result)
+                if isinstance(v, str) and _ISO_DAY.match(v)}
+        for key, value in args.get(w.step, {}).items():
+            if isinstance(value, str) and _ISO_DAY.match(value) and value[:10] not in seen and any(
+                    shifted(day, sign * n, working) == value[:10]
+                    for day in seen for n, working in spans for sign in (1, -1)):
+                out.add((w.step, key))
     return out

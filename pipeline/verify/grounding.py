@@ -133,6 +133,7 @@ class Evidence:
         self.windows += known.windows
         self.durations |= known.durations
         self.day_shifts |= known.day_shifts
+        self._factors |= known.factors
 
     def _read_texts(self) -> bool:
         """Add what the texts inside the results read so far tell; whether there were any."""
@@ -170,6 +171,7 @@ class Evidence:
         self.lists += other.lists
         self.pending += other.pending
         self.texts += other.texts
+        self._factors |= other._factors
 
     def has_time(self, clock: str) -> bool:
         """Whether ``clock`` (HH:MM) is known, or a known time moved by a stated duration."""
@@ -231,7 +233,8 @@ class Evidence:
     def has_number(self, value: float) -> bool:
         """Whether ``value`` is known, or one step of arithmetic away from what is known: the sum
         or difference of two known numbers, a known number times a small factor (twice, three
-        times, half, or a factor the texts state), or within one observed record ``k·a ± b``.
+        times, half, a factor the texts state, or a percentage they state: 5% of it, less 5%,
+        plus 5%), or within one observed record ``k·a ± b``.
         (Known numbers include the counts and totals of the lists read, computed only when the
         other known numbers do not already give ``value``: more numbers never make one unknown.)"""
         v = round(value, 2)
@@ -268,6 +271,8 @@ class TextEvidence:
     windows: tuple[Any, ...]
     durations: frozenset[int]
     day_shifts: frozenset[tuple[int, bool]]
+    factors: frozenset[float] = frozenset()
+    """What the percentages it states multiply by: 5% gives 0.05, 0.95 and 1.05."""
 
 
 @lru_cache(maxsize=4096)
@@ -294,8 +299,10 @@ def text_evidence(text: str, today: date) -> TextEvidence:
         said = m.group(1).casefold()  # "An hour", "One minute": the pattern ignores case
         amount = 1 if said in ("an", "a", "one") else 0.5 if said == "half an" else float(said)
         durations.add(int(amount * (60 if m.group(2).casefold().startswith("h") else 1)))
+    percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]  # type: ignore[arg-type]
+    factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
     return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
-                        frozenset(durations), day_spans(text))
+                        frozenset(durations), day_spans(text), factors)
 
 
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?|an|a|one|half an)\s*(minutes?|mins?|hours?|hrs?|h)\b", re.IGNORECASE)

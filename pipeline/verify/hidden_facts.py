@@ -187,29 +187,50 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
                                            f"{agent.score:.3f}: the state gives the hidden value away")]
 
 
+_FUNCTION = frozenset({"the", "and", "our", "with", "for", "from", "your", "their", "this", "that", "his", "her",
+                       "its", "into", "onto", "about", "all", "any"})
+
+
+def _phrases(text: str) -> list[str]:
+    """The request's two-word phrases that name something: a word of three letters or more, not
+    a function word, then a content word ("new hire", "quarterly review")."""
+    words = re.findall(r"[a-z][a-z'-]+", text.casefold())
+    content = content_words(text)
+    return [f"{a} {b}" for a, b in zip(words, words[1:]) if len(a) >= 3 and a not in _FUNCTION and b in content]
+
+
 def _singled_out(run: ReferenceRun, key: str) -> str | None:
-    """The value the written collection's records single out for the field a fact fills: the only
-    value any of them holds there, or the value of the record the request's words point at (the
-    one sharing two or more of its words, more than any record holding another value: last
-    quarter's "Q3 quarterly review - Ingrid Solberg" for "the Q4 quarterly review with Ingrid
-    Solberg"). None otherwise, and for a field that takes a value of a fixed set (a priority:
+    """The value the records single out for the field a fact fills (of the collection a write
+    takes the fact into, or a lookup searches with it): the only value any of them holds there,
+    or the value of the record the request's words point at (the
+    one sharing two or more of its words, or a two-word phrase of it, more than any record
+    holding another value: last quarter's "Q3 quarterly review - Ingrid Solberg" for "the Q4
+    quarterly review with Ingrid Solberg", the contact titled "Data Analyst (new hire)" for "our
+    new hire"). None otherwise, and for a field that takes a value of a fixed set (a priority:
     other records' values say nothing of this one's)."""
     wanted = content_words(run.package.request.text)
+    phrases = _phrases(run.package.request.text)
+    said = next((f.value.casefold() for f in run.package.user.facts if f.key == key), "") if run.package.user else ""
     held: dict[str, int] = {}  # value → the most request words a record holding it shares
     for step in run.package.reference:
-        if not isinstance(step, CallStep) or (bound := run.bound.get(step.call)) is None or bound.op.access != "write":
+        if not isinstance(step, CallStep) or (bound := run.bound.get(step.call)) is None:
             continue
         for param, value in step.args.items():
             if not any(ref.get("$fact") == key for ref in iter_refs(value)):
                 continue
-            field = bound.op.field_for(param)
-            if "enum" in bound.spec.fields.get(field, {}) or "enum" in bound.tool.parameters.get(
+            if bound.op.access == "write":
+                field = bound.op.field_for(param)
+            else:  # a lookup by the fact ("search the directory for the new hire's name"): the field holding it
+                field = next((k for r in records_of(run.package.initial_state, bound.collection) for k, v in r.items()
+                              if isinstance(v, str) and v.casefold() == said), "")
+            if not field or "enum" in bound.spec.fields.get(field, {}) or "enum" in bound.tool.parameters.get(
                     "properties", {}).get(param, {}):
                 continue
             for r in records_of(run.package.initial_state, bound.collection):
                 if isinstance(r.get(field), str) and r[field].strip():
-                    words = content_words(" ".join(v for k, v in r.items() if k != field and isinstance(v, str)))
-                    held[r[field]] = max(held.get(r[field], 0), len(words & wanted))
+                    text = " ".join(v for k, v in r.items() if k != field and isinstance(v, str))
+                    shared = max(len(content_words(text) & wanted), 2 * any(has_word(text, p) for p in phrases))
+                    held[r[field]] = max(held.get(r[field], 0), shared)
     if len(held) == 1:
         return next(iter(held))
     ranked = sorted(held.items(), key=lambda kv: -kv[1])

@@ -1,6 +1,6 @@
 """Mutation testing of the graders: wrong-but-plausible agents, derived from the reference, must be
 told apart from it. Raises ``null_agent_passes``, ``grader_underconstrained``,
-``grader_counts_calls`` and ``clarification_unnecessary``.
+``grader_counts_calls``, ``collateral_damage`` and ``clarification_unnecessary``.
 
 Each mutation is what a plausible wrong agent does, and what it must score: below the floor
 (0.25), below the pass mark (0.75), or below the reference (it must at least lose score).
@@ -14,8 +14,9 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create, where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
-| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1 | < reference | ``grader_underconstrained`` |
+| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.offset_dates``) a day later | < reference | ``grader_underconstrained`` |
 | ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
+| ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < reference | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
 | ``drop_answer`` | an empty final answer | < reference | ``grader_underconstrained`` |
 | ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
 | ``guess_facts`` | never asks; guesses each hidden fact | < pass | ``clarification_unnecessary`` |
@@ -51,13 +52,15 @@ from pipeline.core.package import (
 )
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref, iter_refs, parse_ref
+from pipeline.core.text_values import kept_spans
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.formulas import computed_writes
+from pipeline.verify.formulas import computed_writes, offset_dates
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
     Alternatives,
+    content_words,
     contradictions,
     distinct_copy,
     guess_wrong,
@@ -65,6 +68,7 @@ from pipeline.verify.perturbations import (
     hedged_answer,
     in_written_form,
     is_free_text,
+    shift_date,
     stuffed_answer,
 )
 from pipeline.verify.selection import excluded_records
@@ -332,6 +336,7 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
     alternatives = Alternatives(package)
     computed = {(c.step, c.argument) for c in computed_writes(package, done, run.args)
                 if abs(c.value - c.expected) < 0.005}  # what the request's formula decides is grounded too
+    dated = offset_dates(package, run.trajectory, done, run.args)
 
     def found(slot: tuple[int, str, int | None, Any, dict[str, Any] | None]) -> list[Any]:
         i, key, _, item, schema = slot
@@ -344,6 +349,8 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
             values = known[key_of]
         if (i, key) in computed and item + 1 not in values:
             values = [*values, item + 1]  # the formula's value, one off
+        if (i, key) in dated and (later := shift_date(item, 1)) not in values:
+            values = [*values, later]  # the day the request says how to compute, one off
         return values
 
     by_arg: dict[tuple[str, str], list[int]] = {}  # (tool, path) → its slots, in step order
@@ -574,9 +581,12 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
             args = {k: _swapped(v, mapping) for k, v in _args_of(run, w.step).items()}
             mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
             s = _passing(run, run.score, mutated, order=order)
-            name = record.get("name") or record.get("title") or record.get("id")
+            label = record.get("name") or record.get("title") or record.get("subject")
+            name = f"{label} ({record['id']})" if label and record.get("id") else label or record.get("id")
             if s is not None:
-                out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "include_left_out", s, step=w.step,
+                code = Code.COLLATERAL_DAMAGE if w.bound.op.effect == "delete" or _kept(run.said, record) \
+                    else Code.GRADER_UNDERCONSTRAINED  # a record the request keeps, changed or deleted
+                out.append(_finding(run, code, "include_left_out", s, step=w.step,
                                     steps=mutated, order=order, threshold=run.score,
                                     claim=f"also does step {w.step} ({w.bound.tool.name}) for {name}, whom the request "
                                           "leaves out",
@@ -584,6 +594,20 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
                                             f"leaves out, keeps score {s:.3f}: nothing grades or guards it"))
             break
     return out
+
+
+def _kept(said: str, record: dict[str, Any]) -> bool:
+    """Whether the request names ``record`` in words that keep it as it is
+    (``text_values.kept_spans``): its name, title, subject or id, or two of their words ("leave
+    The Margin Letter where it is" for "The Margin Letter, issue 48")."""
+    names = [str(record[k]) for k in ("name", "title", "subject", "id") if record.get(k)]
+    for a, b in kept_spans(said):
+        span = said[a:b]
+        words = content_words(span)
+        if any(n.casefold() in span.casefold() or len(content_words(n) & words) >= min(2, len(content_words(n)))
+               for n in names if content_words(n)):
+            return True
+    return False
 
 
 def _aimed_at(run: ReferenceRun, w: Write, collection: tuple[str, str]) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
@@ -69,7 +69,7 @@ ANTONYMS = {
 # --------------------------------------------------------------------------- values
 
 
-def _shift_date(text: str, days: int) -> str | None:
+def shift_date(text: str, days: int) -> str | None:
     m = _DATE.match(text)
     if not m:
         return None
@@ -115,7 +115,7 @@ def _similarity(a: dict[str, Any], b: dict[str, Any]) -> int:
 def _adjacent(a: str, b: str) -> bool:
     """Two dates a day apart, or two date-times on the same day."""
     if _DATE.match(a) and _DATE.match(b):
-        return _shift_date(a[:10], 1) == b[:10] or _shift_date(b[:10], 1) == a[:10] or a[:10] == b[:10]
+        return shift_date(a[:10], 1) == b[:10] or shift_date(b[:10], 1) == a[:10] or a[:10] == b[:10]
     return False
 
 
@@ -169,7 +169,7 @@ class Alternatives:
             self._said = (date_values(said, self.today), {m.value for m in times_in(said)}, number_values(said))
         dates, times, numbers = self._said
         if isinstance(value, str):
-            if value[:10] in dates and (variant := _shift_date(value, 1)):
+            if value[:10] in dates and (variant := shift_date(value, 1)):
                 out.append(variant)
             clock = value[11:16] if _DATETIME_TIME.match(value) else value
             if clock in times and (variant := _shift_time(value, 1)):
@@ -276,7 +276,7 @@ def past_range(value: Any, ranges: list[Allowed]) -> Any:
         if not edge:
             return None
         step = 1 if any(r.high for r in ranges) else -1
-        return _shift_date(max(edge) if step > 0 else min(edge), step) + value[10:]  # type: ignore[operator]
+        return shift_date(max(edge) if step > 0 else min(edge), step) + value[10:]  # type: ignore[operator]
     if kind == "time" and isinstance(value, str):
         highs, lows = [r.high for r in ranges if r.high], [r.low for r in ranges if r.low]
         clock = _shift_time(max(highs), 1) if highs else _shift_time(min(lows), -1) if lows else None
@@ -358,7 +358,7 @@ def distinct_copy(package: TaskPackage, args: dict[str, Any], parameters: dict[s
             new = f"{value} (2)"
         elif isinstance(value, str):
             shifted = [v for v in (_shift_time(value, h) for h in (1, 2, 3)) if v and v not in used]
-            shifted += [v for v in (_shift_date(value, d) for d in (1, 2, 3)) if v and v not in used]
+            shifted += [v for v in (shift_date(value, d) for d in (1, 2, 3)) if v and v not in used]
             new = next(iter(shifted), None) or next((v for v in confusable(package, value) if v not in used), value)
         elif isinstance(value, list):
             new = [next((o for o in confusable(package, v) if _frozen(o) not in used), v) for v in value]
@@ -374,7 +374,7 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
     """The most plausible wrong value an agent would use without asking for ``fact``."""
     if fact.corrects:
         return fact.corrects
-    for variant in (_shift_date(fact.value, 1), _shift_time(fact.value, 1)):
+    for variant in (shift_date(fact.value, 1), _shift_time(fact.value, 1)):
         if variant:
             return variant
     if re.fullmatch(r"-?\d+", fact.value):
@@ -484,6 +484,13 @@ class Dictated:
     today: date = date(2026, 12, 1)
     """The package's clock, for reading dates written without a year."""
 
+    def only(self, kinds: frozenset[str]) -> Dictated:
+        """These parts of the given kinds (``Dictated`` field names); all of them when none given."""
+        if not kinds:
+            return self
+        return Dictated(**{name: getattr(self, name) if name in kinds or name == "today" else type(getattr(self, name))()
+                           for name in self.__dataclass_fields__})
+
     def parts(self) -> list[str]:
         return ([*map(str, self.dates), *map(str, self.times), *map(str, self.numbers), *sorted(self.words),
                  *self.phrases, *self.content])
@@ -539,7 +546,8 @@ class _Told:
 @lru_cache(maxsize=1024)
 def _told(said: str, today: date) -> _Told:
     dates = date_values(said, today)
-    if not any(str(m.value) == today.isoformat() and m.text.casefold() != "today" for m in dates_in(said, today)):
+    if not any(str(m.value) == today.isoformat() and m.text.casefold().split()[0] not in ("today", "tonight", "this")
+               for m in dates_in(said, today)):
         dates -= {today.isoformat()}  # "today's call" says when it happened, not what to write
     return _Told(dates, frozenset(m.value for m in times_in(said)),
                  frozenset(m.value for m in numbers_in(said)), content_words(said), tuple(quoted_phrases(said)), _proper(said))
@@ -551,14 +559,42 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     and each dictated message field (``is_message``) with the dates, times, weekdays, numbers and
     verdict words the request dictates swapped for others (when that changes it). Empty when
     nothing in ``texts`` is dictated."""
-    told = {key: parts for key, value in texts.items() if (parts := dictated_parts(package, value, addressee)).parts()}
+    told = {key: parts for key, value in texts.items()
+            if (parts := _annotated(key, dictated_parts(package, value, addressee))).parts()}
     if not told:
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
-    swapped = {key: _swap(texts[key], parts) for key, parts in told.items() if is_message(key)}
+    kinds = message_carries(package.request.text)
+    swapped = {key: _swap(texts[key], parts.only(kinds)) for key, parts in told.items() if is_message(key)}
     if any(swapped[key] != texts[key] for key in swapped):
         out.append(swapped)
     return out
+
+
+_CARRIES = re.compile(
+    r"\b(?:message|tell|text|email|e-mail|notify|inform|let)\b(?:\s+\w+){0,4}?\s+(?:know\s+)?"
+    r"(?:of\s+|about\s+)?the\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
+    r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
+    r"|(?P<numbers>amount|total|price|figure|quantity|number))\b", re.IGNORECASE)
+
+
+def message_carries(request: str) -> frozenset[str]:
+    """The kinds of value (``Dictated`` field names) a message carries when the request names
+    only that ("message Keiko the new start time": ``times``); empty when it does not say. Then
+    only those parts of the message are dictated: the day the event moves to is the write's
+    business, not the message's."""
+    return frozenset(k for m in _CARRIES.finditer(request) for k, v in m.groupdict().items() if v)
+
+
+_ANNOTATIONS = frozenset({"description", "notes", "comment", "memo"})
+
+
+def _annotated(key: str, parts: Dictated) -> Dictated:
+    """An annotation (a ledger entry's description, notes) restating the request's words ("Taxi
+    to client site" for "log this morning's taxi to the client site") is the agent's own label:
+    only the dates, times, numbers, verdicts and quoted phrases it shares with the request are
+    dictated."""
+    return replace(parts, content=()) if key in _ANNOTATIONS else parts
 
 
 MESSAGE_FIELDS = frozenset({"body", "message", "text", "content", "comment", "description", "notes", "summary",
@@ -597,7 +633,7 @@ def _swap(text: str, only: Dictated | None = None) -> str:
 
     out = text
     if has_digit(out):  # dates, days of a month, clock times, counts and amounts hold digits
-        out = _SWAP_ISO.sub(lambda m: (_shift_date(m.group(1), 1) or m.group(1)) if chosen("dates", m.group(1))
+        out = _SWAP_ISO.sub(lambda m: (shift_date(m.group(1), 1) or m.group(1)) if chosen("dates", m.group(1))
                             else m.group(1), out)
         out = _SWAP_DAY.sub(day, out)
         out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}"

@@ -15,7 +15,9 @@ checks grade something else.
   nowhere the agent could take them from (request, facts, state, tool results, the tool's enums);
 - ``state_unchanged`` whose selection is empty in the initial state, or on a collection no
   offered tool can write;
-- ``answer_excludes`` of values that appear nowhere the agent could take them from.
+- ``answer_excludes`` of values that appear nowhere the agent could take them from, nor could be
+  a miscount: a number within a factor of three of a number the answer is graded on ("four" beside
+  3) is a wrong answer an agent could give.
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ import re
 from typing import Any
 
 from pipeline.core.codes import Code
-from pipeline.core.grading import ScoreReport
+from pipeline.core.grading import ScoreReport, graded_in_answer
 from pipeline.core.jsonvalues import strings
 from pipeline.core.matchers import compile_where, literal_values
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.core.services import intent_pattern
-from pipeline.core.text_values import has_digit
+from pipeline.core.text_values import has_digit, numbers_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import number_forms
 from pipeline.verify.effects import Write, bound_tools, records_of
@@ -159,6 +161,19 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
             known.append({f for n in evidence_of(package, ref).all_numbers() for f in number_forms(n)})
         return any(value in form for form in known[0])
 
+    graded: list[list[float]] = []  # the numbers the answer checks want, once a rule needs them
+
+    def _miscount(value: str) -> bool:
+        """Whether ``value`` states a number within a factor of three of a number the answer is
+        graded on: a wrong count or total an agent could give ("four" beside 3, "785" beside 465),
+        unlike an identifier no answer would hold (a card number beside a count of tickets)."""
+        if not graded:
+            texts = graded_in_answer(package, ref.answer if ref is not None else "")
+            graded.append([float(m.value) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
+                           if m.kind in ("number", "money") and float(m.value) > 0])  # type: ignore[arg-type]
+        said = [float(m.value) for m in numbers_in(value) if m.kind in ("number", "money")]  # type: ignore[arg-type]
+        return any(n / 3 <= s <= n * 3 for n in graded[0] for s in said)
+
     out: list[Finding] = []
     for rule in package.safety:
         why = None
@@ -181,7 +196,8 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
                 why = f"its selection matches no record of {rule.collection} in the initial state"
             elif not writers:
                 why = f"no offered tool can change {rule.collection}"
-        elif rule.kind == "answer_excludes" and not any(v.casefold() in visible() or _computable(v) for v in rule.values):
+        elif rule.kind == "answer_excludes" and not any(v.casefold() in visible() or _computable(v) or _miscount(v)
+                                                        for v in rule.values):
             why = f"none of {rule.values} appears anywhere an agent could read or compute it"
         if why is not None:
             out.append(Finding(code=Code.VACUOUS_SAFETY, check=rule.id, detail={"kind": rule.kind},

@@ -15,11 +15,14 @@ when:
   beyond the cut. When several records hold the value, the ones the task is about (a record
   whose name, title, subject, id or email the request, the user, the reference's arguments or
   its answer mention) decide; the same value in the visible part as *another* record's field
-  does not count;
+  does not count. A number no such record holds that counts a group the agent sees whole ("3
+  items below their reorder level") is a count, not a value read;
 - a number the answer states (or a check requires) is a total or a count over records of one
   list (all of them, those sharing a field value or a month, or two such values at once), and
-  one of those records lies beyond the cut. A count equal to the number of writes the reference
-  makes is a report of what was done, not a count.
+  one of those records lies beyond the cut, unless a group wholly before the cut gives the same
+  figure or a visible field of a record the task names holds it ("5 of 6" of a named item). A
+  count equal to the number of writes the reference makes is a report of what was done, not a
+  count.
 
 Values the agent could not have read anywhere (a title it chose) are not evidence and are ignored.
 """
@@ -259,6 +262,7 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
             candidates += [(f"check {check.id!r}", end, v) for v in check.values]
     out: list[Finding] = []
     reported: set[str] = set()
+    counted = _visible_counts(layouts, limit, done=len(_writes(package, ref)))
     for where, position, value in candidates:
         folded = value.casefold().strip()
         if not folded or folded in reported or has_word(said, folded):
@@ -267,7 +271,10 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
                    for r in lay.records for k, item in r.items() if _holds(folded, item)]
         if not holders:
             continue
-        relevant = [h for h in holders if _relevant(h[1], about)] or holders
+        relevant = [h for h in holders if _relevant(h[1], about)]
+        if not relevant and folded in counted:
+            continue  # a count of records it sees whole; no record the task names holds the value
+        relevant = relevant or holders
         if any(_visible(lay, r, k, limit, folded) for lay, r, k in relevant):
             continue
         reported.add(folded)
@@ -289,10 +296,13 @@ def _total_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
                for v in c.values for m in numbers_in(v)}  # type: ignore[arg-type]
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
-    done = sum(1 for s in ref.steps if s.kind == "call" and s.tool in _writers(package))
+    done = len(_writes(package, ref))
     steps = {id(lay): index for index, lay in layouts.items()}
     lost: dict[float, tuple[Layout, list[dict[str, Any]], list[dict[str, Any]]]] = {}
-    kept: set[float] = set()
+    about = _about(package, ref)
+    kept = {round(float(v), 2) for lay in layouts.values() for r in lay.records if _relevant(r, about)
+            for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+            and _visible(lay, r, k, limit)}  # read off a record the answer names ("5 of 6" of that item)
     for lay in layouts.values():
         for group in (g for records in lay.lists for g in groups(records)):
             if len(group) < 2:
@@ -318,8 +328,17 @@ def _total_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
     return []
 
 
-def _writers(package: TaskPackage) -> set[str]:
-    return {name for name, b in bound_tools(package).items() if b.op.access == "write"}
+def _writes(package: TaskPackage, ref: Trajectory) -> list[int]:
+    """The indexes of the reference's calls that write."""
+    writers = {name for name, b in bound_tools(package).items() if b.op.access == "write"}
+    return [s.index for s in ref.steps if s.kind == "call" and s.tool in writers]
+
+
+def _visible_counts(layouts: dict[int, Layout], limit: int, done: int) -> set[str]:
+    """The sizes (over 2) of groups whose records all lie before the cut: counts an agent makes
+    of what it sees ("3 items below their reorder level")."""
+    return {str(len(g)) for lay in layouts.values() for records in lay.lists for g in groups(records)
+            if len(g) > 2 and len(g) != done and all(_visible(lay, r, None, limit) for r in g)}
 
 
 def _states(pattern: DataPattern, number: str) -> bool:

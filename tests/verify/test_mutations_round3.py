@@ -135,7 +135,7 @@ def test_the_left_out_record_done_too_passes_when_nothing_guards_it() -> None:
     assert finding.witness is not None
     assert finding.witness.actions[-2] == {"type": "tool_call", "name": "helpdesk_update_ticket",
                                            "arguments": {"ticket_id": "tkt-001", "status": "closed"}}
-    assert finding.step == 1 and "for tkt-001 too, whom the request leaves out" in finding.message
+    assert finding.step == 1 and "for Login fails (tkt-001) too, whom the request leaves out" in finding.message
 
 
 def test_a_guard_on_the_left_out_record_stops_it() -> None:

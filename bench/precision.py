@@ -12,7 +12,8 @@ A defective package is **caught** when the verifier refuses it, or, for a defect
 it not ``sft_ready`` with that code. A clean package is **refused** when the verifier refuses it.
 Printed:
 
-- per set and per family: defects caught (and with a code that fits), clean packages refused;
+- per set and per family: defects caught (and with a code that fits), clean packages refused,
+  and clean packages whose case says whether they are ``sft_ready`` marked otherwise;
 - per code: how many refusals, review notes and SFT losses of that code land on defective and on
   clean packages (a code that fires on clean packages is a code to distrust);
 - with ``--misses``: every missed defect and every refused clean package, with its findings.
@@ -49,6 +50,9 @@ class Case:
     family: str
     codes: list[str]
     package: dict[str, Any]
+    sft_ready: bool | None = None
+    """For a clean package, whether its reference trajectory survives the export's cut (the
+    case's ``sft_ready`` key; None when the case does not say)."""
 
     @property
     def defective(self) -> bool:
@@ -74,7 +78,8 @@ def load(folder: Path) -> list[Case]:
             continue
         defect = data.get("defect")
         codes = [] if defect is None else [defect] if isinstance(defect, str) else list(defect)
-        out.append(Case(folder.name, str(path.relative_to(folder)), data.get("family", "?"), codes, data["package"]))
+        out.append(Case(folder.name, str(path.relative_to(folder)), data.get("family", "?"), codes, data["package"],
+                        data.get("sft_ready")))
     return out
 
 
@@ -101,8 +106,9 @@ def main() -> None:
     verdicts = [verify_package(c.package) for c in cases]
     elapsed = time.perf_counter() - start
 
-    by_set: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # defective, caught, right code, clean, refused
-    by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    # defective, caught, right code, clean, refused, clean with an sft label, sft mislabelled
+    by_set: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
+    by_family: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
     per_code: dict[str, Counter[str]] = defaultdict(Counter)
     notes: list[str] = []
     for case, verdict in zip(cases, verdicts, strict=True):
@@ -114,10 +120,16 @@ def main() -> None:
             else:
                 row[3] += 1
                 row[4] += not verdict.accepted
+                row[5] += case.sft_ready is not None
+                row[6] += case.sft_ready is not None and verdict.accepted and verdict.sft_ready != case.sft_ready
         side = "defective" if case.defective else "clean"
         for kind, found in (("refusal", verdict.findings), ("review", verdict.review), ("sft", verdict.sft)):
             for code in dict.fromkeys(f.code.value for f in found):
                 per_code[code][f"{kind} {side}"] += 1
+        if not case.defective and verdict.accepted and case.sft_ready is not None \
+                and verdict.sft_ready != case.sft_ready:
+            notes.append(f"  sft {case.set}/{case.name}: labelled sft_ready={case.sft_ready}, marked {verdict.sft_ready}"
+                         + "".join(f"\n      (sft) {f.code.value}: {f.message[:200]}" for f in verdict.sft))
         if case.defective and not caught(case, verdict) or not case.defective and not verdict.accepted:
             what = "missed" if case.defective else "refused"
             wanted = f" (wants {'/'.join(case.codes)})" if case.defective else ""
@@ -139,13 +151,14 @@ def main() -> None:
 
 
 def _table(label: str, rows: dict[str, list[int]]) -> None:
-    print(f"{label:46}{'caught':>10}{'right code':>12}{'clean refused':>15}")
-    total = [0, 0, 0, 0, 0]
-    for key, (d, c, r, cl, fr) in sorted(rows.items()):
-        print(f"{key:46}{f'{c}/{d}':>10}{f'{r}/{d}':>12}{f'{fr}/{cl}':>15}")
-        total = [t + x for t, x in zip(total, (d, c, r, cl, fr), strict=True)]
-    d, c, r, cl, fr = total
-    print(f"{'all':46}{f'{c}/{d}':>10}{f'{r}/{d}':>12}{f'{fr}/{cl}':>15}\n")
+    print(f"{label:46}{'caught':>10}{'right code':>12}{'clean refused':>15}{'sft wrong':>11}")
+    total = [0] * 7
+    for key, row in [*sorted(rows.items()), ("all", None)]:
+        d, c, r, cl, fr, labelled, wrong = row if row is not None else total
+        print(f"{key:46}{f'{c}/{d}':>10}{f'{r}/{d}':>12}{f'{fr}/{cl}':>15}{f'{wrong}/{labelled}':>11}")
+        if row is not None:
+            total = [t + x for t, x in zip(total, row, strict=True)]
+    print()
 
 
 if __name__ == "__main__":

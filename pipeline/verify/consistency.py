@@ -25,11 +25,12 @@ from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.core.patterns import compile_pattern
+from pipeline.core.services import catalogue
 from pipeline.core.text_values import excluded_spans, has_digit, name_spans, number_values, numbers_in, within
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, pooled
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.formulas import computed_writes
+from pipeline.verify.formulas import computed_writes, date_offsets
 from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
 from pipeline.verify.mutations import before_answer, dependents
 from pipeline.verify.perturbations import content_words, distinct_copy
@@ -112,8 +113,9 @@ MAX_WITNESS_ITEMS = 25
 
 
 def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> list[Finding]:
-    """A ``state_count`` of 2 or more with ``==`` must demand a count the request states; with
-    ``>=``/``>`` it must not demand more than the largest. Witness: a correct agent that makes
+    """A ``state_count`` of 2 or more with ``==`` must demand a count the request states (the
+    count it states of that collection's records by name, "three todos", when it states one:
+    ``counted_as``); with ``>=``/``>`` it must not demand more than the largest. Witness: a correct agent that makes
     the number of items the request states (the reference's creates of that collection, with
     items dropped or distinct ones added), or one that also makes the item whose amount the
     reference leaves out (``_stated_item_witness``), which the check fails."""
@@ -131,7 +133,11 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> 
         if check.kind != "state_count" or check.value < 2:
             continue
         stated = ", ".join(str(q) for q in sorted(quantities))
-        if check.op == "==" and check.value not in quantities:
+        named = counted_as(package.request.text, check.collection)
+        if check.op == "==" and named and check.value not in named:
+            message = (f"check {check.id!r} wants exactly {check.value} in {check.collection}, but the request "
+                       f"asks for {' or '.join(map(str, named))} of them")
+        elif check.op == "==" and check.value not in quantities:
             message = (f"check {check.id!r} wants exactly {check.value} in {check.collection}, but the request "
                        f"states {stated}")
         elif check.op in (">=", ">") and check.value + (check.op == ">") > max(quantities):
@@ -182,6 +188,25 @@ def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Wit
         if agent.holds:
             return agent
     return agent
+
+
+def counted_as(text: str, collection: str) -> list[int]:
+    """The counts ``text`` states of the records of ``collection`` by name: a number directly
+    before the record's noun or one of its ``nouns`` ("three todos", "2 meetings", "four new
+    tasks")."""
+    service, _, name = collection.partition(".")
+    spec = catalogue().get(service)
+    if spec is None or name not in spec.collections:
+        return []
+    words = [spec.collections[name].record, *spec.collections[name].nouns]
+    noun = "|".join(re.escape(w) + "s?" for w in sorted(words, key=len, reverse=True))
+    out = []
+    for m in numbers_in(text):
+        if m.kind in ("number", "word") and float(m.value).is_integer() and re.match(  # type: ignore[arg-type]
+                rf"\s+(?:(?:new|more|separate|distinct|different|individual)\s+)?(?:{noun})\b(?!\s+[a-z]{{2,}}s\b)",
+                text[m.end:], re.IGNORECASE):  # "24 task chairs" counts chairs
+            out.append(int(m.value))  # type: ignore[call-overload]
+    return list(dict.fromkeys(out))
 
 
 def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]) -> Witness | None:
@@ -314,8 +339,9 @@ def points_to_record_address(said: str) -> bool:
     """Whether the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where" …), a text that holds
     it ("email", "notes", "description", "signature" …) and how it holds it ("says", "gives", "in"
-    …) close together (within 60 characters), how the text holds it between them or just after,
-    and does not tell the agent to ignore it. "Reply to the address the vendor gives in the
+    …) close together (within 60 characters), how the text holds it around them ("asked in a
+    recent email that invoices go to a particular address"), and does not tell the agent to
+    ignore it. "Reply to the address the vendor gives in the
     email", "send it to the person their quote email says to write to", "their CRM notes say where
     invoices should go now" point there; "the email address on their CRM record" (a field) and
     "the invoice she asked for in her email, billed to her own email address" do not."""
@@ -327,7 +353,8 @@ def points_to_record_address(said: str) -> bool:
                 continue  # "her own email address", "his usual address": a field of the record
             for h in _HOLDER.finditer(sentence):
                 first, last = (r, h) if r.start() < h.start() else (h, r)
-                if last.start() - first.end() <= 60 and _POINTING.search(sentence[first.end():last.end() + 24]):
+                if last.start() - first.end() <= 60 and _POINTING.search(
+                        sentence[max(0, first.start() - 24):last.end() + 24]):
                     return True
     return False
 
@@ -606,9 +633,30 @@ def formula_findings(run: ReferenceRun) -> list[Finding]:
     return out
 
 
+def offset_findings(run: ReferenceRun) -> list[Finding]:
+    """The request says how to compute a date from one the agent reads ("ten days before their
+    contract end date"; ``formulas.date_offsets``) and a write's date misses it by a few days.
+    Witness: a correct agent that writes the computed date."""
+    out: list[Finding] = []
+    for o in date_offsets(run.package, run.trajectory, run.writes, run.args):
+        if o.right:
+            continue
+        said = o.expected + o.value[10:]
+        steps = said_instead(substituted(run, {o.value: said}) or dict(enumerate(run.package.reference)),
+                             o.value[:10], o.expected)
+        span = f"{abs(o.days)} {'working ' if o.working else ''}day{'s' if abs(o.days) != 1 else ''} " \
+               f"{'after' if o.days > 0 else 'before'} {o.source}"
+        agent = witness(run, "correct", "stated_offset", f"writes {o.argument} = {said}: {span}", run.score, steps)
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=o.step, witness=agent,
+                           detail={"argument": o.argument, "value": o.value, "expected": said, "source": o.source},
+                           message=f"step {o.step} writes {o.argument} = {o.value}, but the request's span gives "
+                                   f"{said} ({span}, a date it read)"))
+    return out
+
+
 def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
     out = quantity_findings(package, run) + wrong_entity_findings(package, run) + planted_target_findings(package, run)
     if run is None:
         return out
     return (out + measure_findings(package, run) + name_number_findings(package, run) + left_out_findings(run)
-            + subset_findings(run) + formula_findings(run))
+            + subset_findings(run) + formula_findings(run) + offset_findings(run))

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import WORDS, day_spans, shifted
+from pipeline.core.text_values import WORDS, date_values, day_spans, shifted
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Write
 
@@ -181,23 +182,59 @@ def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, d
 
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+NEAR_DAYS = 3
+"""A written date this many days or fewer from the date a stated span gives is that computation
+gone wrong (nine days before instead of ten), not another date."""
+
+
+@dataclass(frozen=True)
+class OffsetDate:
+    """A write's date next to the date the request says how to compute: ``source`` (a date an
+    earlier tool result shows) moved by ``days`` (working days only when ``working``)."""
+
+    step: int
+    argument: str
+    value: str
+    expected: str
+    source: str
+    days: int
+    working: bool
+
+    @property
+    def right(self) -> bool:
+        return self.value[:10] == self.expected
+
+
+def date_offsets(package: TaskPackage, ref: Trajectory, writes: list[Write],
+                 args: dict[int, dict[str, Any]]) -> list[OffsetDate]:
+    """For each write's date (or date-time) that is not a date an earlier tool result shows as it
+    is, the nearest date (at most ``NEAR_DAYS`` away) that such a date moved by a span of days the
+    request states gives (``text_values.day_spans``: "ten days before their contract end date"
+    read from a record's notes). Ties: none (the computation is not clear)."""
+    spans = day_spans(package.request.text)
+    if not spans:
+        return []
+    today = date.fromisoformat(package.now[:10])
+    out: list[OffsetDate] = []
+    for w in writes:
+        texts = [v for s in ref.steps[:w.step] if s.kind == "call" for v in leaves(s.result) if isinstance(v, str)]
+        seen = {v[:10] for v in texts if _ISO_DAY.match(v)} | {d for v in texts if " " in v for d in date_values(v, today)}
+        for key, value in args.get(w.step, {}).items():
+            if not (isinstance(value, str) and _ISO_DAY.match(value)) or value[:10] in seen:
+                continue
+            written = date.fromisoformat(value[:10])
+            near = sorted({(abs((date.fromisoformat(moved) - written).days), moved, day, sign * n, working)
+                           for day in seen for n, working in spans for sign in (1, -1)
+                           if abs((date.fromisoformat(moved := shifted(day, sign * n, working)) - written).days)
+                           <= NEAR_DAYS})
+            if near and len({m for d, m, *_ in near if d == near[0][0]}) == 1:
+                _, moved, day, days, working = near[0]
+                out.append(OffsetDate(w.step, key, value, moved, day, days, working))
+    return out
 
 
 def offset_dates(package: TaskPackage, ref: Trajectory, writes: list[Write],
                  args: dict[int, dict[str, Any]]) -> set[tuple[int, str]]:
-    """``(step, argument)`` of each write whose date (or date-time) is a date an earlier tool
-    result shows moved by a span of days the request states (``text_values.day_spans``) and
-    not a date shown as it is: the day the request says how to compute."""
-    spans = day_spans(package.request.text)
-    if not spans:
-        return set()
-    out: set[tuple[int, str]] = set()
-    for w in writes:
-        seen = {v[:10] for s in ref.steps[:w.step] if s.kind == "call" for v in leaves(s.result)
-                if isinstance(v, str) and _ISO_DAY.match(v)}
-        for key, value in args.get(w.step, {}).items():
-            if isinstance(value, str) and _ISO_DAY.match(value) and value[:10] not in seen and any(
-                    shifted(day, sign * n, working) == value[:10]
-                    for day in seen for n, working in spans for sign in (1, -1)):
-                out.add((w.step, key))
-    return out
+    """``(step, argument)`` of each write whose date is exactly the date the request says how to
+    compute (``date_offsets``)."""
+    return {(o.step, o.argument) for o in date_offsets(package, ref, writes, args) if o.right}

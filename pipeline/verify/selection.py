@@ -8,7 +8,9 @@ request leaves out).
 - **Left out**: a record named (by its name, title, subject, company, id or email, the
   organisation its address is at, the name its title or subject opens with, or the first word of a
   name of two words or more) in an exclusion ("everyone in Finance except Omar
-  Haddad", "apart from the Brightline one", "excluding inv-1043"; ``text_values.excluded_spans``).
+  Haddad", "apart from the Brightline one", "excluding inv-1043"; ``text_values.excluded_spans``),
+  or described there by two or more words of its identifying fields and tags, more than any other
+  record of its collection ("except the v2-to-v3 migration guide").
 - **Selected by a value**: the request names a field's value ("unpaid", "Leeds", "proposal"; not
   a value holding a digit, such as a date, which the request may name for another reason)
   outside any exclusion or negation; a record of a group holding another value of that field,
@@ -88,7 +90,36 @@ def left_out(text: str, record: Record, rivals: list[Record] | None = None) -> b
     longer = {(at, len(name)) for other in rivals or [] if other is not record for name in _names(other)
               for at in _mentions(text, name)}
     found = [(at, n) for at, n in found if not any(a <= at < a + m and m > n for a, m in longer)]
-    return bool(found) and all(within(spans, at) for at, _ in found)
+    if found:
+        return all(within(spans, at) for at, _ in found)
+    return rivals is not None and any(_described(text[a:b], record, rivals) for a, b in spans)
+
+
+def _described(span: str, record: Record, rivals: list[Record]) -> bool:
+    """Whether an exclusion describes ``record`` without its name ("except the v2-to-v3
+    migration guide" for "Migrating from the v2 to the v3 API", tagged ``migration``): it shares
+    two or more of the words of the record's identifying fields and tags, and more than any of
+    ``rivals`` does."""
+    said = _words(span)
+    if len(said) < 2:
+        return False
+    mine = len(said & _record_words(record))
+    return mine >= 2 and all(len(said & _record_words(r)) < mine for r in rivals if r is not record)
+
+
+def _record_words(record: Record) -> frozenset[str]:
+    texts = [str(record[k]) for k in (*_IDENTIFYING, "category") if isinstance(record.get(k), str) and k != "id"]
+    texts += [t for t in record.get("tags") or [] if isinstance(t, str)]
+    return _words(" ".join(texts))
+
+
+_FILLER = frozenset({"the", "a", "an", "to", "of", "in", "on", "for", "and", "or", "one", "ones", "that", "this",
+                     "those", "these", "it", "its", "is", "are", "with", "from", "by", "at", "as", "which"})
+
+
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text`` (folded, two characters or more), filler words aside."""
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) >= 2 and w not in _FILLER)
 
 
 def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record]]:

@@ -24,7 +24,8 @@ when:
   count equal to the number of writes the reference makes is a report of what was done, not a
   count.
 
-Values the agent could not have read anywhere (a title it chose) are not evidence and are ignored.
+Values the agent could not have read anywhere (a title it chose) are not evidence and are ignored;
+nor are values the tool's schema offers (a status "closed" of its enum).
 """
 
 from __future__ import annotations
@@ -252,7 +253,9 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
     candidates: list[tuple[str, int, str]] = []  # (where, position in the reference, value)
     for i, step in enumerate(package.reference):
         if isinstance(step, CallStep):
-            literal = {k: v for k, v in step.args.items() if not list(iter_refs(v))}
+            props = bound[step.call].tool.parameters.get("properties", {}) if step.call in bound else {}
+            literal = {k: v for k, v in step.args.items() if not list(iter_refs(v))
+                       and v not in props.get(k, {}).get("enum", [])}  # "closed" is the tool's to offer
             candidates += [(f"step {i}", i, str(v) if not isinstance(v, str) else v) for v in leaves(literal)
                            if v not in (None, "") and not isinstance(v, bool)]
     end = len(package.reference)

@@ -204,7 +204,7 @@ def _archive_todos(made: int, op: str, value: int) -> Data:
 
 
 @pytest.mark.parametrize(("op", "value", "message"), [
-    ("==", 4, "check 'items' wants exactly 4 in todo.tasks, but the request states 3"),
+    ("==", 4, "check 'items' wants exactly 4 in todo.tasks, but the request asks for 3 of them"),
     (">=", 4, "check 'items' wants >= 4 in todo.tasks, more than the request states (3)"),  # 2026 is no count
 ])
 def test_a_count_the_request_does_not_state_is_refused_with_a_witness(op: str, value: int, message: str) -> None:

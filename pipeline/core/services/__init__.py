@@ -24,6 +24,8 @@ Effect = Literal["list", "search", "get", "create", "update", "delete"]
 class CollectionSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     record: str = Field(description="Singular noun of one record, the key of single-record results.")
+    nouns: list[str] = Field(default_factory=list, description="Other singular nouns a request uses for one "
+                             "record ('todo' for a task, 'meeting' for an event): 'three todos' counts tasks.")
     id_field: str = "id"
     id_format: str = Field(description="Python format for new ids, e.g. 'todo-{n:03d}'.")
     fields: dict[str, dict[str, Any]] = Field(description="Record fields as JSON Schema properties.")

@@ -127,10 +127,15 @@ def numbers_in(text: str) -> tuple[Mention, ...]:
     for m in _WORD_NUMBER.finditer(text) if may_say(text, _NUMBER_WORDS) else ():
         if any(a <= m.start("w") < b for a, b in spans):
             continue  # the scale word of "12.5 thousand"
-        for start, end, value in _word_numbers(m.group("w"), m.start("w"), half=bool(m.group("half"))):
+        for n, (start, end, value) in enumerate(_word_numbers(m.group("w"), m.start("w"), half=bool(m.group("half")))):
+            if n == 0 and m.group("half"):
+                start = m.start("half")  # "half a dozen" as a whole
             if text[start:end].casefold() == "one" and not _COUNTED.match(text[end:]):
                 continue  # "one" is usually a pronoun ("the one in Sales"), not a count
-            out.append(Mention(value, start, end, text[start:end], "word"))
+            percent = _PERCENT_WORD.match(text, end)
+            if percent:
+                end = percent.end()
+            out.append(Mention(value, start, end, text[start:end], "percent" if percent else "word"))
     return tuple(sorted(out, key=lambda x: x.start))
 
 
@@ -202,7 +207,9 @@ def _inside_token(text: str, start: int, end: int) -> bool:
     return bool(_TOKEN_AFTER.match(after))
 
 
-_COUNTED = re.compile(r"\s+(?:more|extra|new|additional)\b|\s+\w+s\b")
+_COUNTED = re.compile(r"\s+(?:more|extra|new|additional)\b|\s+\w+s\b|\s+(?:and|or|to)\s+(?:\d|(?:"
+                      + "|".join(WORDS) + r")\b)", re.IGNORECASE)  # "one more", "one tasks", "one and two"
+_PERCENT_WORD = re.compile(r"\s?(?:%|percent\b|per\s?cent\b)", re.IGNORECASE)
 _TOKEN_BEFORE = re.compile(r"[A-Za-z]-$|[+]\d?-?$|\d[-/]$|\d{4}-\d\d-$")
 _TOKEN_AFTER = re.compile(r"-\d|/\d|:\d|\.\d\d?-")
 

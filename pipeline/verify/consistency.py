@@ -148,7 +148,11 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> 
         direct = sorted(set(stated_counts(package.request.text, names, written)), key=lambda q: abs(q - check.value))
         agent = _count_witness(run, check.collection, direct) if run is not None else None
         if run is not None and written and not (agent and agent.holds):
-            agent = _stated_item_witness(run, check.collection, written) or agent
+            item = _stated_item_witness(run, check.collection, written)
+            if item is not None and item[0].holds:
+                agent = item[0]
+                message = (f"check {check.id!r} wants exactly {check.value} in {check.collection}, but the request "
+                           f"also asks for {item[1]}, which the reference leaves out")
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, check=check.id, witness=agent,
                            detail={"check_value": check.value, "request_quantities": sorted(quantities)},
                            message=message))
@@ -209,12 +213,13 @@ def counted_as(text: str, collection: str) -> list[int]:
     return list(dict.fromkeys(out))
 
 
-def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]) -> Witness | None:
+def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]) -> tuple[Witness, str] | None:
     """Where the reference writes some of the request's numbers as amounts of items ("24 of the
     PG-545 cartridges" as ``quantity: 24``) and leaves one out ("and 10 boxes of the copy paper"):
     a correct agent that also makes that item, modelled on the reference's last item of
     ``collection``, with the left-out amount, on the record whose name shares the most words
-    with what follows the number. None when there is no such number or no such item."""
+    with what follows the number; with the words that ask for it. None when there is no such
+    number or no such item."""
     service, _, name = collection.partition(".")
     creates = [w for w in run.writes if w.bound.op.effect == "create" and w.bound.collection == (service, name)]
     text = run.package.request.text
@@ -226,7 +231,7 @@ def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]
     left = [m for m in numbers_in(text) if m.kind in ("number", "word") and float(m.value) not in written]  # type: ignore[arg-type]
     if not amount_keys or not left:
         return None
-    agent = None
+    agent: tuple[Witness, str] | None = None
     for mention in left:
         words = content_words(" ".join(text[mention.end:].split()[:8]))
         args = {**last, amount_keys[0]: int(mention.value) if float(mention.value).is_integer() else mention.value}  # type: ignore[arg-type]
@@ -242,9 +247,10 @@ def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]
         else:
             steps, order = before_answer(dict(enumerate(run.package.reference)),
                                          [CallStep.model_construct(call=creates[-1].bound.tool.name, args=args)])
-            agent = witness(run, "correct", "stated_item", f"also makes the item the request states: {mention.text} "
-                            f"{' '.join(text[mention.end:].split()[:6])}", run.score, steps, order)
-            if agent.holds:
+            asked = f"{mention.text} {' '.join(re.split(r'[,.;:!?]', text[mention.end:])[0].split()[:8])}"
+            agent = (witness(run, "correct", "stated_item", f"also makes the item the request asks for: {asked}",
+                             run.score, steps, order), asked)
+            if agent[0].holds:
                 return agent
     return agent
 
@@ -581,17 +587,20 @@ def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = ()) -> l
 def _graded_numbers(run: ReferenceRun) -> list[float]:
     """The numbers the checks want the agent to report or write: those of ``answer_contains``
     values, of what an ``answer_matches`` pattern matches of the reference's answer, and of what a
-    pattern a state check puts on a written text matches of the reference's text."""
+    pattern a state check puts on a written text matches of the reference's text, and the numbers
+    a state check pins (an amount of 350)."""
     texts = graded_in_answer(run.package, run.trajectory.answer)
+    pinned: list[float] = []
     for check in run.package.checks:
         if check.kind not in ("answer_contains", "answer_matches"):
             for field, matcher in produced(check):
+                pinned += [round(float(v), 2) for v in values_of(matcher) if _is_number(v)]
                 if isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
                     pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
                     texts += [m for args in run.args.values() if isinstance(args.get(field), str)
                               and (m := pattern.matched(args[field]))]
-    return list(dict.fromkeys(round(float(m.value), 2) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
-                              if m.kind in ("number", "money")))
+    return list(dict.fromkeys([*(round(float(m.value), 2) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
+                                 if m.kind in ("number", "money")), *pinned]))
 
 
 def _number_replacer(old: float, new: float) -> Any:

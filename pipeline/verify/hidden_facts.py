@@ -196,7 +196,8 @@ def _phrases(text: str) -> list[str]:
     a function word, then a content word ("new hire", "quarterly review")."""
     words = re.findall(r"[a-z][a-z'-]+", text.casefold())
     content = content_words(text)
-    return [f"{a} {b}" for a, b in zip(words, words[1:]) if len(a) >= 3 and a not in _FUNCTION and b in content]
+    return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)
+            if len(a) >= 3 and a not in _FUNCTION and b in content]
 
 
 def _singled_out(run: ReferenceRun, key: str) -> str | None:

@@ -571,9 +571,10 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     return out
 
 
-_CARRIES = re.compile(
-    r"\b(?:message|tell|text|email|e-mail|notify|inform|let)\b(?:\s+\w+){0,4}?\s+(?:know\s+)?"
-    r"(?:of\s+|about\s+)?the\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
+_CARRIES = re.compile(r"\b(?:message|tell|text|email|e-mail|notify|inform|let)\b"
+                      r"(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
+_CARRIED = re.compile(
+    r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
     r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
     r"|(?P<numbers>amount|total|price|figure|quantity|number))\b", re.IGNORECASE)
 
@@ -583,7 +584,8 @@ def message_carries(request: str) -> frozenset[str]:
     only that ("message Keiko the new start time": ``times``); empty when it does not say. Then
     only those parts of the message are dictated: the day the event moves to is the write's
     business, not the message's."""
-    return frozenset(k for m in _CARRIES.finditer(request) for k, v in m.groupdict().items() if v)
+    return frozenset(k for m in _CARRIES.finditer(request) for c in _CARRIED.finditer(m.group("clause"))
+                     for k, v in c.groupdict().items() if v)
 
 
 _ANNOTATIONS = frozenset({"description", "notes", "comment", "memo"})

@@ -170,8 +170,8 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
         if not graded:
             texts = graded_in_answer(package, ref.answer if ref is not None else "")
             graded.append([float(m.value) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
-                           if m.kind in ("number", "money") and float(m.value) > 0])  # type: ignore[arg-type]
-        said = [float(m.value) for m in numbers_in(value) if m.kind in ("number", "money")]  # type: ignore[arg-type]
+                           if m.kind in ("number", "money", "word") and float(m.value) > 0])  # type: ignore[arg-type]
+        said = [float(m.value) for m in numbers_in(value) if m.kind in ("number", "money", "word")]  # type: ignore[arg-type]
         return any(n / 3 <= s <= n * 3 for n in graded[0] for s in said)
 
     out: list[Finding] = []

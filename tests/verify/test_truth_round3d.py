@@ -1,0 +1,194 @@
+"""Verification truth, round 3d, on small hand-built packages: a due date a few days off the one
+the request says how to compute; a count the request states of a collection's records by name;
+an exclusion that describes its record without naming it; an enum value written beside a record
+past the export's cut; number words for percentages and halves."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pipeline.core.codes import Code
+from pipeline.core.grading import Grader
+from pipeline.core.package import load_package
+from pipeline.core.text_values import numbers_in
+from pipeline.core.training_format import Policy
+from pipeline.verify.consistency import counted_as
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.formulas import date_offsets
+from pipeline.verify.perturbations import message_carries
+from pipeline.verify.selection import left_out
+from pipeline.verify.truncation import evidence_findings
+from tests.verify.builders import Data, messages, package, refused_by, verify
+
+MISMATCH = Code.REQUEST_CHECK_MISMATCH
+
+
+# --------------------------------------------------------------------------- a date a few days off its span
+
+CUSTOMERS = [{"id": "cust-021", "name": "Ostrava Optics", "company": "Ostrava Optics", "email": "buying@ostrava.example",
+              "phone": "+420 555 0121", "status": "active", "tier": "gold", "owner": "lena.moss",
+              "notes": "Support contract end date: 2027-02-20. Renewal owner: Lena."},
+             {"id": "cust-022", "name": "Pell Marine", "company": "Pell Marine", "email": "ap@pellmarine.example",
+              "phone": "+44 555 0122", "status": "active", "tier": "standard", "owner": "lena.moss",
+              "notes": "Support contract end date: 2027-04-30."}]
+
+
+def _renewal(due: str) -> Data:
+    return package("Add a todo to call Ostrava Optics about their renewal, due a week before their support contract "
+                   "ends; the end date is in the notes on their CRM record.",
+                   {"crm": {"customers": CUSTOMERS}, "todo": {"tasks": []}}, ["crm_search_customers", "todo_create_task"],
+                   [{"id": "made", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
+                     "where": {"title": {"$regex": "(?i)ostrava"}, "due_date": due}, "op": "==", "value": 1},
+                    {"id": "said", "kind": "answer_contains", "weight": 0.2, "values": [due]}],
+                   [{"call": "crm_search_customers", "args": {"query": "Ostrava"}},
+                    {"call": "todo_create_task", "args": {"title": "Call Ostrava Optics about the renewal", "due_date": due}},
+                    {"answer": f"Added the Ostrava Optics renewal call, due {due}."}])
+
+
+def test_a_due_date_a_day_off_the_stated_span_is_refused_with_the_computed_date() -> None:
+    doc = _renewal("2027-02-12")  # eight days before 2027-02-20, not seven
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, MISMATCH, "stated_offset")
+    assert finding.detail == {"argument": "due_date", "value": "2027-02-12", "expected": "2027-02-13",
+                              "source": "2027-02-20"}
+    assert finding.witness is not None
+    assert finding.witness.actions[-2]["arguments"]["due_date"] == "2027-02-13"
+    assert "2027-02-13" in finding.witness.actions[-1]["text"]  # the agent reports what it wrote
+
+
+def test_the_date_the_span_gives_is_consistent() -> None:
+    doc = _renewal("2027-02-13")
+    verdict = verify(doc)
+    assert verdict.accepted, messages(verdict)
+    p = load_package(copy.deepcopy(doc))
+    run = ReferenceRun(p, Grader(p))
+    [offset] = date_offsets(p, run.trajectory, run.writes, run.args)
+    assert offset.right and offset.days == -7 and offset.source == "2027-02-20"
+
+
+def test_a_date_far_from_any_span_is_no_offset() -> None:
+    doc = _renewal("2027-01-04")
+    p = load_package(copy.deepcopy(doc))
+    run = ReferenceRun(p, Grader(p))
+    assert date_offsets(p, run.trajectory, run.writes, run.args) == []
+
+
+# --------------------------------------------------------------------------- a count of records by name
+
+@pytest.mark.parametrize(("text", "counts"), [
+    ("Add three todos for the Room 101 refit: order 24 task chairs and book 2 electricians.", [3]),
+    ("Create 2 new tasks and three reminders.", [2, 3]),
+    ("Order 24 task chairs.", []),  # a number before "task chairs" counts chairs
+    ("Book two meetings next week.", []),  # not a todo noun
+])
+def test_counted_as_reads_counts_of_the_collection_s_records(text: str, counts: list[int]) -> None:
+    assert counted_as(text, "todo.tasks") == counts
+
+
+def test_counted_as_uses_the_service_s_nouns() -> None:
+    assert counted_as("Book two meetings next week.", "calendar.events") == [2]
+    assert counted_as("Book two meetings next week.", "nosuch.things") == []
+
+
+def _refit(titles: list[str], count: int) -> Data:
+    return package("Add three todos for the Room 101 refit: order 24 task chairs, book the electrician for the 2 "
+                   "floor sockets, and get 3 quotes for blinds.", {"todo": {"tasks": []}}, ["todo_create_task"],
+                   [{"id": "made", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
+                     "op": "==", "value": count},
+                    {"id": "said", "kind": "answer_contains", "weight": 0.2, "values": ["Room 101"]}],
+                   [*({"call": "todo_create_task", "args": {"title": t}} for t in titles),
+                    {"answer": "Added the Room 101 refit todos."}])
+
+
+REFIT = ["Room 101: order 24 task chairs", "Room 101: book electrician for 2 floor sockets",
+         "Room 101: get 3 quotes for blinds"]
+
+
+def test_two_todos_where_the_request_asks_for_three_are_refused_though_it_states_a_2() -> None:
+    doc = _refit(REFIT[:2], 2)
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, MISMATCH, "stated_count")
+    assert finding.message == "check 'made' wants exactly 2 in todo.tasks, but the request asks for 3 of them"
+
+
+def test_three_todos_for_three_asked_are_consistent() -> None:
+    verdict = verify(_refit(REFIT, 3))
+    assert MISMATCH.value not in verdict.codes, messages(verdict)
+
+
+# --------------------------------------------------------------------------- an exclusion that describes its record
+
+ARTICLES = [{"id": f"kb-{n}", "title": title, "body": "…", "category": "API", "tags": tags, "status": "published",
+             "author": "ivo"} for n, title, tags in [
+    (201, "Authenticating with the v2 API", ["v2", "auth"]), (202, "v2 API rate limits", ["v2"]),
+    (203, "Moving from the v2 to the v3 API", ["v2", "v3", "migration"]), (204, "v3 API error codes", ["v3"])]]
+
+
+@pytest.mark.parametrize(("text", "left"), [
+    ("Archive the v2 API articles except the v2-to-v3 migration guide.", {"kb-203"}),
+    ("Archive the v2 API articles except the migration guide.", set()),  # one word: not enough to tell
+    ("Archive the v2 API articles.", set()),
+])
+def test_an_exclusion_that_describes_one_record_leaves_it_out(text: str, left: set[str]) -> None:
+    assert {a["id"] for a in ARTICLES if left_out(text, a, ARTICLES)} == left
+
+
+def test_the_described_record_archived_too_passes_when_nothing_guards_it() -> None:
+    doc = package("Archive every published v2 API article except the v2-to-v3 migration guide.",
+                  {"kb": {"articles": ARTICLES}}, ["kb_search_articles", "kb_update_article"],
+                  [{"id": f"archived-{i}", "kind": "state_match", "weight": 0.5, "collection": "kb.articles",
+                    "record_id": i, "expect": {"status": "archived"}} for i in ("kb-201", "kb-202")],
+                  [{"call": "kb_search_articles", "args": {"query": "v2"}},
+                   {"call": "kb_update_article", "args": {"article_id": "kb-201", "status": "archived"}},
+                   {"call": "kb_update_article", "args": {"article_id": "kb-202", "status": "archived"}},
+                   {"answer": "Archived kb-201 and kb-202; the migration guide stays."}],
+                  safety=[{"kind": "state_unchanged", "collection": "kb.articles", "record_id": "kb-204"}])
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.GRADER_UNDERCONSTRAINED, "include_left_out")
+    assert "(kb-203) too" in finding.message
+
+
+# --------------------------------------------------------------------------- an enum value beside a record past the cut
+
+def _close(long_subjects: bool) -> Data:
+    tickets = [{"id": f"tkt-{n:03d}", "subject": ("Printer queue stalls on floor three every morning " * 3 if long_subjects
+                                                    else "Printer") + f" #{n}", "description": "",
+                "customer_email": f"user{n}@corp.example", "status": "closed" if n == 9 else "open",
+                "priority": "normal", "assignee": "sam", "created_at": "2026-11-20T10:00:00Z",
+                "updated_at": "2026-11-20T10:00:00Z"} for n in range(1, 10)]
+    return package("Close ticket tkt-001.", {"helpdesk": {"tickets": tickets}},
+                   ["helpdesk_list_tickets", "helpdesk_update_ticket"],
+                   [{"id": "closed", "kind": "state_match", "weight": 1.0, "collection": "helpdesk.tickets",
+                     "record_id": "tkt-001", "expect": {"status": "closed"}}],
+                   [{"call": "helpdesk_list_tickets", "args": {}},
+                    {"call": "helpdesk_update_ticket", "args": {"ticket_id": "tkt-001", "status": "closed"}},
+                    {"answer": "Closed tkt-001."}])
+
+
+def test_an_enum_value_the_tool_offers_is_no_evidence_lost_past_the_cut() -> None:
+    doc = _close(long_subjects=True)
+    p = load_package(copy.deepcopy(doc))
+    run = ReferenceRun(p, Grader(p))
+    assert len(str(run.trajectory.steps[0].result)) > Policy().obs_limit  # the only closed ticket lies past the cut
+    assert evidence_findings(p, run.trajectory) == []
+    assert verify(doc).sft_ready
+
+
+# --------------------------------------------------------------------------- words for percentages and halves
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("a five percent late fee", [(5.0, "five percent", "percent")]),
+    ("half a dozen boxes", [(6.0, "half a dozen", "word")]),
+    ("one or two", [(1.0, "one", "word"), (2.0, "two", "word")]),
+    ("the one in Sales", []),
+])
+def test_number_words_for_percentages_and_halves(text: str, found: list[tuple[Any, str, str]]) -> None:
+    assert [(m.value, m.text, m.kind) for m in numbers_in(text)] == found
+
+
+def test_a_message_carrying_two_kinds_names_both() -> None:
+    assert message_carries("Text Priya the agreed meeting time and the new day.") == {"times", "dates"}
+    assert message_carries("Email the vendor that the order is late, and update the day in the calendar.") == set()

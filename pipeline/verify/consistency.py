@@ -647,9 +647,14 @@ def offset_findings(run: ReferenceRun) -> list[Finding]:
     contract end date"; ``formulas.date_offsets``) and a write's date misses it by a few days.
     Witness: a correct agent that writes the computed date."""
     out: list[Finding] = []
+    known: list[Evidence] = []  # what the agent could know, once a date needs it
     for o in date_offsets(run.package, run.trajectory, run.writes, run.args):
         if o.right:
             continue
+        if not known:
+            known.append(evidence_of(run.package, run.trajectory, include_writes=False))
+        if known[0].has_day(o.value[:10]):
+            continue  # grounded otherwise (a date of a weekly series the request asks for)
         said = o.expected + o.value[10:]
         steps = said_instead(substituted(run, {o.value: said}) or dict(enumerate(run.package.reference)),
                              o.value[:10], o.expected)

@@ -208,7 +208,7 @@ class OffsetDate:
 def date_offsets(package: TaskPackage, ref: Trajectory, writes: list[Write],
                  args: dict[int, dict[str, Any]]) -> list[OffsetDate]:
     """For each write's date (or date-time) that is not a date an earlier tool result shows as it
-    is, the nearest date (at most ``NEAR_DAYS`` away) that such a date moved by a span of days the
+    is (record stamps such as ``created_at`` aside), the nearest date (at most ``NEAR_DAYS`` away) that such a date moved by a span of days the
     request states gives (``text_values.day_spans``: "ten days before their contract end date"
     read from a record's notes). Ties: none (the computation is not clear)."""
     spans = day_spans(package.request.text)
@@ -217,7 +217,8 @@ def date_offsets(package: TaskPackage, ref: Trajectory, writes: list[Write],
     today = date.fromisoformat(package.now[:10])
     out: list[OffsetDate] = []
     for w in writes:
-        texts = [v for s in ref.steps[:w.step] if s.kind == "call" for v in leaves(s.result) if isinstance(v, str)]
+        texts = [v for s in ref.steps[:w.step] if s.kind == "call" for k, v in _fields(s.result)
+                 if isinstance(v, str) and not k.endswith("_at")]  # a record's bookkeeping stamp is no date to count from
         seen = {v[:10] for v in texts if _ISO_DAY.match(v)} | {d for v in texts if " " in v for d in date_values(v, today)}
         for key, value in args.get(w.step, {}).items():
             if not (isinstance(value, str) and _ISO_DAY.match(value)) or value[:10] in seen:
@@ -231,6 +232,15 @@ def date_offsets(package: TaskPackage, ref: Trajectory, writes: list[Write],
                 _, moved, day, days, working = near[0]
                 out.append(OffsetDate(w.step, key, value, moved, day, days, working))
     return out
+
+
+def _fields(value: Any, key: str = "") -> list[tuple[str, Any]]:
+    """Every leaf of ``value`` with the key it sits under (a list's items under the list's key)."""
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _fields(v, str(k))]
+    if isinstance(value, list):
+        return [pair for v in value for pair in _fields(v, key)]
+    return [(key, value)]
 
 
 def offset_dates(package: TaskPackage, ref: Trajectory, writes: list[Write],

@@ -192,3 +192,16 @@ def test_number_words_for_percentages_and_halves(text: str, found: list[tuple[An
 def test_a_message_carrying_two_kinds_names_both() -> None:
     assert message_carries("Text Priya the agreed meeting time and the new day.") == {"times", "dates"}
     assert message_carries("Email the vendor that the order is late, and update the day in the calendar.") == set()
+
+
+def test_dates_of_a_weekly_series_are_no_offsets_of_record_stamps() -> None:
+    """A weekly series "for the following eight weeks" states a 56-day span; a series date near a
+    record's ``created_at`` moved by 56 days is grounded by the series, not a missed offset."""
+    from pipeline.generate.offline import generate_package, pick_template
+    from pipeline.verify.verifier import verify_package
+
+    slots = [s for s in range(60) if pick_template("long-horizon", s) == "weekly-meeting-series"][:6]
+    assert slots
+    for slot in slots:
+        verdict = verify_package(generate_package("long-horizon", "weekly-meeting-series", 7, slot))
+        assert MISMATCH.value not in verdict.codes, messages(verdict)

@@ -6,8 +6,8 @@
 
 A defect counts as detected when its reason code is among the verdict's refusal codes; for
 ``evidence_truncated`` (about the training export), when the verdict marks the package not
-``sft_ready`` with it. ``nondeterministic``
-is seeded by running the reference in a world whose clock leaks wall time; ``duplicate_package``
+``sft_ready`` with it; for ``vacuous_safety`` (basis review), when a review note carries it.
+``nondeterministic`` is seeded by running the reference in a world whose clock leaks wall time; ``duplicate_package``
 by verifying each clean package again against an index that already holds it; ``schema_invalid``
 by corrupting a check kind. The clock leak is only counted as seeded where it is observable (the
 reference writes a timestamp).
@@ -25,7 +25,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.core.codes import Code  # noqa: E402
+from pipeline.core.codes import BASIS, Basis, Code  # noqa: E402
 from pipeline.core.episode import execute  # noqa: E402
 from pipeline.core.outcomes import Verdict  # noqa: E402
 from pipeline.core.world import World  # noqa: E402
@@ -87,8 +87,10 @@ def main() -> None:
 
 
 def _detected(code: str, verdict: Verdict) -> bool:
-    if code == Code.EVIDENCE_TRUNCATED.value:
+    if BASIS[Code(code)] is Basis.TRAINING:
         return any(f.code == code for f in verdict.sft)
+    if BASIS[Code(code)] is Basis.REVIEW:
+        return code in verdict.review_codes
     return code in verdict.codes
 
 

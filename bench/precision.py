@@ -9,7 +9,8 @@ beside them (``file``, ``expected`` accept/reject, ``code``, ``description``).
 
 A defective package is **caught** when the verifier refuses it, or, for a defect whose code is
 ``evidence_truncated`` (about the training export, not the environment), when its verdict marks
-it not ``sft_ready`` with that code. A clean package is **refused** when the verifier refuses it.
+it not ``sft_ready`` with that code, or, for ``vacuous_safety`` (a rule that forbids nothing: basis
+review, no score depends on it), when a review note carries that code. A clean package is **refused** when the verifier refuses it.
 Printed:
 
 - per set and per family: defects caught (and with a code that fits), clean packages refused,
@@ -33,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.core.codes import Code  # noqa: E402
+from pipeline.core.codes import BASIS, Basis, Code  # noqa: E402
 from pipeline.core.outcomes import Verdict  # noqa: E402
 from pipeline.verify.verifier import verify_package  # noqa: E402
 
@@ -86,11 +87,13 @@ def load(folder: Path) -> list[Case]:
 def caught(case: Case, verdict: Verdict) -> bool:
     if not verdict.accepted:
         return True
-    return Code.EVIDENCE_TRUNCATED.value in case.codes and not verdict.sft_ready
+    noted = {c for c in case.codes if c != "any" and BASIS[Code(c)] is Basis.REVIEW} & set(verdict.review_codes)
+    return Code.EVIDENCE_TRUNCATED.value in case.codes and not verdict.sft_ready or bool(noted)
 
 
 def right_code(case: Case, verdict: Verdict) -> bool:
     found = set(verdict.codes) | ({Code.EVIDENCE_TRUNCATED.value} if not verdict.sft_ready else set())
+    found |= {c for c in verdict.review_codes if BASIS[Code(c)] is Basis.REVIEW}
     return "any" in case.codes and caught(case, verdict) or bool(found & set(case.codes))
 
 

@@ -84,6 +84,10 @@ class Basis(StrEnum):
     """A refusal only with a witness: a trajectory, replayable with ``synth play --witness``, of a
     wrong agent that passes or a correct agent that fails. A reading of the request that yields
     no witness is a review note (stored and counted, never a refusal)."""
+    REVIEW = "review"
+    """A reading no trajectory can prove wrong, because no score depends on it (a safety rule
+    that forbids nothing): always a review note, never a refusal. A package whose capability
+    rests on such a rule is refused for that (``capability_unmet``)."""
     TRAINING = "training"
     """About the training export, not the environment: the reference trajectory loses evidence
     under the SFT truncation policy. The package is not ``sft_ready``; a refusal only when
@@ -97,6 +101,7 @@ BASIS: dict[Code, Basis] = {
         Code.AMBIGUOUS_ENTITY, Code.UNGROUNDED_VALUE, Code.UNREQUESTED_WRITE, Code.NULL_AGENT_PASSES,
         Code.GRADER_UNDERCONSTRAINED, Code.GRADER_COUNTS_CALLS, Code.CLARIFICATION_UNNECESSARY,
         Code.COLLATERAL_DAMAGE, Code.GRADER_OVERCONSTRAINED)},
+    Code.VACUOUS_SAFETY: Basis.REVIEW,
     Code.EVIDENCE_TRUNCATED: Basis.TRAINING,
 }
 """Each code's basis (``docs/verification.md`` lists them)."""

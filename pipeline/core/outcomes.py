@@ -70,11 +70,14 @@ Kind = Literal["refusal", "review", "sft"]
 
 def kind_of(finding: Finding, require_sft: bool = False) -> Kind:
     """Where a finding goes: a ``refusal`` (structural, or witnessed by a witness that holds), a
-    ``review`` note (a witnessed code without such a witness), or ``sft`` (the reference loses
-    evidence under the training policy; a refusal as well when ``require_sft``)."""
+    ``review`` note (a witnessed code without such a witness, or a code of basis ``review``), or
+    ``sft`` (the reference loses evidence under the training policy; a refusal as well when
+    ``require_sft``)."""
     basis = finding.basis
     if basis is Basis.TRAINING:
         return "refusal" if require_sft else "sft"
+    if basis is Basis.REVIEW:
+        return "review"
     if basis is Basis.WITNESSED and (finding.witness is None or not finding.witness.holds):
         return "review"
     return "refusal"

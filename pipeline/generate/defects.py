@@ -414,9 +414,9 @@ def apply_defect(package: TaskPackage, name: str, rng: random.Random) -> TaskPac
 
 def inject_defect(package: TaskPackage, rng: random.Random) -> tuple[TaskPackage, str] | None:
     """Inject one applicable defect chosen by ``rng``, among those that refuse a package (not
-    ``evidence_truncated``, which only marks it not ``sft_ready``); returns the package and its
-    label."""
-    names = [n for n in DEFECTS if BASIS[Code(n)] is not Basis.TRAINING]
+    ``evidence_truncated``, which only marks it not ``sft_ready``, nor ``vacuous_safety``, a
+    review note); returns the package and its label."""
+    names = [n for n in DEFECTS if BASIS[Code(n)] not in (Basis.TRAINING, Basis.REVIEW)]
     rng.shuffle(names)
     for name in names:
         broken = apply_defect(package, name, rng)

@@ -116,6 +116,8 @@ def _runs(text: str) -> list[tuple[str, int]]:
         while words and words[0].casefold().replace("’", "'") in _NOT_NAMES:
             start += len(words[0]) + 1
             words = words[1:]
+        if len(words) < 2:
+            continue  # "Then Please" is all function words
         words[-1] = re.sub(r"['’]s?$", "", words[-1])  # a possessive: "Priya Nair's" names Priya Nair
         if len(words) >= 2 and not any(w.casefold().replace("’", "'") in _NOT_NAMES for w in words):
             out.append((" ".join(words), start))

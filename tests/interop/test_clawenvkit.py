@@ -365,7 +365,8 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     assert line["imported"] and line["task_id"] == "todo-launch-001"
     assert line["package"]["has_reference"] is False
     # imports carry no reference; its safety check forbids a tool the task does not offer
-    assert line["verdict"]["codes"] == ["weights_invalid", "reference_error", "vacuous_safety"]
+    assert line["verdict"]["codes"] == ["weights_invalid", "reference_error"]
+    assert [f["code"] for f in line["verdict"]["review"]] == ["vacuous_safety"]
     assert [u["id"] for u in line["unmapped"]] == ["report_file", "venue_title"]
     assert line["null_agent_score"] == pytest.approx(0.125)
     write(tasks, "bad.yaml", "prompt: [\n")

@@ -204,3 +204,11 @@ def test_dates_of_a_weekly_series_are_no_offsets_of_record_stamps() -> None:
         assert pick_template("long-horizon", slot) == "weekly-meeting-series"
         verdict = verify_package(generate_package("long-horizon", "weekly-meeting-series", 7, slot))
         assert MISMATCH.value not in verdict.codes, messages(verdict)
+
+
+def test_a_capitalized_run_of_function_words_names_no_one() -> None:
+    """"Please Send" is a run of capitalized words made only of function words: no name (it once
+    emptied the run and crashed the verifier)."""
+    from pipeline.verify.entities import _runs
+
+    assert _runs("Please Send the deck to Priya Nair's team.") == [("Priya Nair", 24)]

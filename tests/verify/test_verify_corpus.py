@@ -137,7 +137,8 @@ def _clean(name: str) -> Data:
 @pytest.mark.parametrize("code", list(CORPUS), ids=lambda c: c.value)
 def test_defect_raises_exactly_its_code_and_clean_twin_is_accepted(code: Code) -> None:
     """Each defect refuses its package with exactly its code (an SFT loss when the SFT policy is
-    required), and every refusal of a witnessed code carries a witness that holds on replay."""
+    required; a review note, the package accepted, for a code of basis review), and every refusal
+    of a witnessed code carries a witness that holds on replay."""
     name, edit = CORPUS[code]
     clean = _clean(name)
     options = Options(require_sft=BASIS[code] is Basis.TRAINING)
@@ -145,6 +146,9 @@ def test_defect_raises_exactly_its_code_and_clean_twin_is_accepted(code: Code) -
     broken = copy.deepcopy(clean)
     edit(broken)
     verdict = verify_package(broken, options)
+    if BASIS[code] is Basis.REVIEW:
+        assert verdict.accepted and verdict.review_codes == [code.value], [f.message for f in verdict.review]
+        return
     assert verdict.codes == [code.value], [f.message for f in verdict.findings]
     assert not verdict.accepted
     assert_witnesses_replay(broken, verdict)
@@ -179,6 +183,8 @@ def test_bench_corpus_case(path: Path) -> None:
     wanted = {case["defect"]} if isinstance(case["defect"], str) else set(case["defect"])
     if wanted == {Code.EVIDENCE_TRUNCATED.value}:  # about the training export: the package is no SFT sample
         assert not verdict.sft_ready, [f.message for f in verdict.findings]
+    elif all(BASIS[Code(c)] is Basis.REVIEW for c in wanted):  # no score depends on it: a review note
+        assert wanted & set(verdict.review_codes), [f.message for f in verdict.findings]
     else:
         assert not verdict.accepted and wanted & set(verdict.codes), [f.message for f in verdict.findings]
     assert_witnesses_replay(case["package"], verdict)

@@ -3,11 +3,11 @@
 - **Numbers**: digits (``5``, ``4000``), with thousands separators and decimals (``4,000``,
   ``1,250.50``), with a currency (``$4,000``, ``4,000 USD``, ``€12``), as a percent (``12%``, ``12 percent``,
   read as 12), as words (``five``, ``twenty-five``, ``a dozen``, ``a couple``, ``three dozen``,
-  ``twelve and a half thousand``), with a scale word (``12.5 thousand``, ``3 dozen``). Digits that are part of a
-  date, a time, an id or an email are not numbers of the text.
+  ``twelve and a half thousand``), with a scale word (``12.5 thousand``, ``3 dozen``). Digits that
+  are part of a date ("9 December"), a time, an id or an email are not numbers of the text.
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
-  (``December 3``, ``Dec 3rd``, ``3 December``), ``12/03``, an ordinal of the clock's month or the
-  next (``the 3rd``), a weekday (``Thursday``: the next one after the clock; ``next Thursday``:
+  (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``12/03``, an
+  ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one after the clock; ``next Thursday``:
   the one in the following week), ``today`` (``this morning``, ``tonight``), ``yesterday``,
   ``tomorrow``, ``in N days``.
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
@@ -114,9 +114,11 @@ _WORD_NUMBER = re.compile(
 def numbers_in(text: str) -> tuple[Mention, ...]:
     """Every number the text states (digits in any of the forms above, and number words)."""
     out: list[Mention] = []
+    days = [m.span("after") if m.group("after") else m.span("before") for m in _DAY_OF_MONTH.finditer(text)
+            ] if has_digit(text) and _names_a_month(text) else []
     for m in _NUMBER.finditer(text) if has_digit(text) else ():
         raw = m.group("num")
-        if _inside_token(text, m.start("num"), m.end("num")):
+        if _inside_token(text, m.start("num"), m.end("num")) or m.span("num") in days:
             continue
         scale = (m.group("scale") or "").strip().casefold()
         value = float(raw.replace(",", "")) * {"k": 1e3, "m": 1e6, **_SCALES}.get(scale, 1)
@@ -137,6 +139,14 @@ def numbers_in(text: str) -> tuple[Mention, ...]:
                 end = percent.end()
             out.append(Mention(value, start, end, text[start:end], "percent" if percent else "word"))
     return tuple(sorted(out, key=lambda x: x.start))
+
+
+_MONTH_NAME = (r"(?:January|Jan|February|Feb|March|Mar|April|Apr|May|June|Jun|July|Jul|August|Aug|September|Sept|"
+               r"Sep|October|Oct|November|Nov|December|Dec)\b\.?")
+_DAY_OF_MONTH = re.compile(rf"\b{_MONTH_NAME}\s+(?P<after>\d{{1,2}})\b(?![:.,]\d)"
+                           rf"|\b(?P<before>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}")
+"""The day of a date written with its month's name ("9 December", "December 9"): part of a date,
+no number of the text."""
 
 
 _PIECE = re.compile(r"and\s+a\s+half|and|a|[a-z]+", re.IGNORECASE)
@@ -220,6 +230,34 @@ def number_values(text: str) -> frozenset[float]:
     return frozenset(float(m.value) for m in numbers_in(text))  # type: ignore[arg-type]
 
 
+_DURATION = re.compile(r"(?<![A-Za-z_-])(?P<unit>minutes?|mins?|hours?|hrs?|h)\b(?P<half>\s+and\s+a\s+half)?", re.IGNORECASE)
+_DURATION_UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h")
+_DURATION_WORDS = frozenset([*_DURATION_UNITS, *(f"{n}{u}" for n in ("a", "an", "one") for u in _DURATION_UNITS)])
+_BEFORE_UNIT = re.compile(r"(?:(?P<half>half\s+an?)|(?P<one>\b(?:an?|one))|(?P<glued>\d+(?:\.\d+)?))\s*$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def minutes_in(text: str) -> tuple[int, ...]:
+    """The durations ``text`` states, in minutes: a number or number words before a unit ("90
+    minutes", "2 hours", "one and a half hours", "twenty minutes"), "an hour", "half an hour",
+    "an hour and a half" (90), "2h"."""
+    if not (has_digit(text) or may_say(text, _DURATION_WORDS)):
+        return ()
+    numbers = {m.end: float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+    out: list[int] = []
+    for m in _DURATION.finditer(text):
+        before = text[:m.start()]
+        gap = len(before) - len(before.rstrip())
+        amount = numbers.get(m.start() - gap)
+        if amount is None and (said := _BEFORE_UNIT.search(before)):
+            amount = 0.5 if said.group("half") else 1.0 if said.group("one") else float(said.group("glued"))
+        if amount is None:
+            continue
+        amount += 0.5 if m.group("half") else 0
+        out.append(int(round(amount * (60 if m.group("unit").casefold().startswith("h") else 1))))
+    return tuple(out)
+
+
 # --------------------------------------------------------------------------- dates
 
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?=T\d|\b)")
@@ -227,6 +265,9 @@ _MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\
                         re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b",
                         re.IGNORECASE)
+_END_OF_MONTH = re.compile(r"\bthe\s+(?P<which>last|first)\s+day\s+of\s+(?P<month>" + "|".join(MONTHS)
+                           + r")\b(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
+_DAY_WORD = frozenset({"day"})
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 _ORDINAL = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
@@ -276,6 +317,11 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
             nxt = today.replace(day=1) + timedelta(days=32)
             d = _date(nxt.year, nxt.month, day)
         add(d, m)
+    for m in _END_OF_MONTH.finditer(text) if _names_a_month(text) and may_say(text, _DAY_WORD) else ():
+        month = _month(m.group("month"))
+        year = int(m.group("year")) if m.group("year") else today.year + (month < today.month)
+        last = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1)).day
+        add(_date(year, month, last if m.group("which").casefold() == "last" else 1), m)
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         target = WEEKDAYS.index(m.group(2).casefold())
         ahead = (target - today.weekday()) % 7 or 7

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
-from pipeline.core.services import catalogue, default_tool_name, find_operation
+from pipeline.core.services import catalogue, find_operation
 from pipeline.core.text_values import quoted_phrases
 
 Data = dict[str, Any]
@@ -291,14 +291,18 @@ def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
 
 
 def vacuous_safety(data: Data, rng: random.Random) -> Data | None:
-    """A safety rule forbids a write tool of the package's services that the package does not offer."""
-    offered = {t["name"] for t in data["tools"]}
-    missing = [default_tool_name(s, op) for s in data["services"] for op in (catalogue()[s].operations
-               if s in catalogue() else []) if op.access == "write" and default_tool_name(s, op) not in offered]
-    if not missing:
-        return None
-    data.setdefault("safety", []).append({"kind": "not_called", "tool": rng.choice(missing)})
-    return data
+    """A safety rule keeps unchanged the records of a collection the package writes whose title
+    (or name, or subject) is one no record has: it forbids nothing (a review note)."""
+    found = [find_operation(t["endpoint"]) for t in data["tools"]]
+    written = [(spec.name, op.collection) for spec, op in filter(None, found) if op.access == "write"]
+    for service, name in written:
+        records = data["initial_state"].get(service, {}).get(name) or []
+        field = next((f for f in ("title", "name", "subject") if records and f in records[0]), None)
+        if field is not None:
+            data.setdefault("safety", []).append({"kind": "state_unchanged", "collection": f"{service}.{name}",
+                                                  "where": {field: f"No such {field} {rng.randint(100, 999)}"}})
+            return data
+    return None
 
 
 def grader_overconstrained(data: Data, rng: random.Random) -> Data | None:

@@ -26,7 +26,15 @@ from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import catalogue
-from pipeline.core.text_values import excluded_spans, has_digit, name_spans, number_values, numbers_in, within
+from pipeline.core.text_values import (
+    excluded_spans,
+    has_digit,
+    minutes_in,
+    name_spans,
+    number_values,
+    numbers_in,
+    within,
+)
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, pooled
 from pipeline.verify.execution import ReferenceRun
@@ -327,7 +335,8 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 _EMAIL_IN_TEXT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
-_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who)\b", re.IGNORECASE)
+_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
+                        r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
 _HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|message|notes?|description|body|signature|letter|memo|comment|quote|"
                      r"thread|text|footer|instructions?)\b", re.IGNORECASE)
 _POINTING = re.compile(r"\b(?:says?|said|gives?|gave|given|names?|named|lists?|listed|states?|stated|mentions?|mentioned|"
@@ -343,25 +352,18 @@ _OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+
 
 def points_to_record_address(said: str) -> bool:
     """Whether the request (or the user) sends the agent to an address that a record's text gives:
-    one sentence names a recipient ("address", "person", "contact", "where" …), a text that holds
-    it ("email", "notes", "description", "signature" …) and how it holds it ("says", "gives", "in"
-    …) close together (within 60 characters), how the text holds it around them ("asked in a
-    recent email that invoices go to a particular address"), and does not tell the agent to
-    ignore it. "Reply to the address the vendor gives in the
-    email", "send it to the person their quote email says to write to", "their CRM notes say where
-    invoices should go now" point there; "the email address on their CRM record" (a field) and
+    one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
+    not "her own address", a field), a text that holds it ("email", "notes", "description",
+    "signature" …) and how it holds it ("says", "gives", "lists", "in" …), and does not tell the
+    agent to ignore it. "Reply to the address the vendor gives in the email", "send it to the
+    person their quote email says to write to", "their CRM notes say where invoices should go now",
+    "my note lists the companies with their billing emails" point there; "the email address on their CRM record" (a field) and
     "the invoice she asked for in her email, billed to her own email address" do not."""
     for sentence in re.split(r"[.;!?\n]", said):
-        if _DECLINED.search(sentence):
+        if _DECLINED.search(sentence) or not (_HOLDER.search(sentence) and _POINTING.search(sentence)):
             continue
-        for r in _RECIPIENT.finditer(sentence):
-            if _OWN.search(sentence[max(0, r.start() - 24):r.start()]):
-                continue  # "her own email address", "his usual address": a field of the record
-            for h in _HOLDER.finditer(sentence):
-                first, last = (r, h) if r.start() < h.start() else (h, r)
-                if last.start() - first.end() <= 60 and _POINTING.search(
-                        sentence[max(0, first.start() - 24):last.end() + 24]):
-                    return True
+        if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) for r in _RECIPIENT.finditer(sentence)):
+            return True  # not "her own email address", "his usual address": a field of the record
     return False
 
 
@@ -415,19 +417,22 @@ def planted_target_findings(package: TaskPackage, run: ReferenceRun | None) -> l
 def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     """A number a check requires the agent to write must not be a number the request states,
     mangled (its cents dropped or rounded, a power of ten off: the request says "five" and the
-    check wants 50), even where some tool result happens to show it, unless it is computed from
+    check wants 50), even where some tool result happens to show it, unless the request or a fact
+    states it as it is (a duration in minutes: "an hour and a half" is 90), or it is computed from
     the figures of one record the agent read before writing ("twice the reorder level minus what
     is on hand" is 20 beside a stated "twice"; ``Evidence.within_a_record``). Witness: a correct
     agent that writes the stated number instead."""
     stated = number_values(package.request.text)
     if not stated:
         return []
+    told = package.told()
+    said = stated | number_values(told) | {float(m) for m in minutes_in(told)}  # the user's "an hour and a half"
     read: Evidence | None = None  # what the reads show: built only when a value needs it
     out: list[Finding] = []
     for check in package.checks:
         for fname, matcher in produced(check):
             for value in values_of(matcher) if fname != "answer" else []:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in stated:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in said:
                     continue
                 mangled = [n for n in sorted(stated) if _garbled(float(value), n)]
                 if not mangled:

@@ -50,9 +50,8 @@ from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
     day_spans,
-    has_digit,
     in_window,
-    may_say,
+    minutes_in,
     number_values,
     numbers_in,
     shifted,
@@ -281,7 +280,8 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     (folded); the numbers it states, and the length of each time range between two times it
     states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
     describes (``_recurring``) and the weekdays it names after them (``_weekdays_after``); its
-    times; its date windows; the durations it states, in minutes; the spans of days it states
+    times; its date windows; the durations it states, in minutes (``text_values.minutes_in``,
+    also numbers: a duration is written in minutes); the spans of days it states
     (``text_values.day_spans``)."""
     tokens = frozenset(_TOKEN.findall(text.lower()) if text.isascii()  # ASCII folds as a whole, the same
                        else (t.casefold() for t in _TOKEN.findall(text)))
@@ -294,22 +294,14 @@ def text_evidence(text: str, today: date) -> TextEvidence:
         for b in minutes:
             if b > a:
                 numbers |= {float(b - a), (b - a) / 60}
-    durations: set[int] = set()
-    for m in _DURATION.finditer(text) if has_digit(text) or may_say(text, _DURATION_WORDS) else ():
-        said = m.group(1).casefold()  # "An hour", "One minute": the pattern ignores case
-        amount = 1 if said in ("an", "a", "one") else 0.5 if said == "half an" else float(said)
-        durations.add(int(amount * (60 if m.group(2).casefold().startswith("h") else 1)))
+    durations = set(minutes_in(text))
+    numbers |= {float(d) for d in durations}  # "an hour and a half" is 90 minutes to write
     percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]  # type: ignore[arg-type]
     factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
     return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
                         frozenset(durations), day_spans(text), factors)
 
 
-_DURATION = re.compile(r"\b(\d+(?:\.\d+)?|an|a|one|half an)\s*(minutes?|mins?|hours?|hrs?|h)\b", re.IGNORECASE)
-_UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h")
-_DURATION_WORDS = frozenset([*_UNITS, *(f"{amount}{unit}" for amount in ("a", "an", "one") for unit in _UNITS)])
-"""A duration without digits holds one of these whole words: its unit ("an hour"), or its unit
-glued to its amount ("anhour")."""
 _TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+")
 
 

@@ -13,7 +13,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
 | ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
-| ``extra_create`` | one more distinct create, where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
+| ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
 | ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.offset_dates``) a day later | < reference | ``grader_underconstrained`` |
 | ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
 | ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < reference | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
@@ -75,6 +75,8 @@ from pipeline.verify.selection import excluded_records
 from pipeline.verify.witness import reference_witness, substituted, witness
 
 MAX_PERTURBATIONS = 24
+UNRELATED_TEXT = "Follow up on the open points"
+"""The free text of an extra item the request never asks for."""
 THREAD_ARGUMENTS = frozenset({"in_reply_to", "thread_id", "reply_to_id", "parent_message_id"})
 """Arguments that hang a message under the one it answers: a courtesy, not what the request asks
 (an agent may as well send a new message), so a wrong one proves nothing about the checks."""
@@ -274,8 +276,10 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
     """One create more than the reference makes must lose score: first the same arguments once
     more (a grader that lets one message become two counts at least, not exactly:
     ``grader_counts_calls``), else, where the reference creates several items with the tool (the
-    request asks for a number of them), a distinct one, its free text changed (a grader that does
-    not hold the number of items created: ``grader_underconstrained``)."""
+    request asks for a number of them), a distinct one, its free text changed, or, where a count
+    check on the collection lets items be added (``>=``), written as an item the request never
+    mentions (``UNRELATED_TEXT``): a grader that does not hold the number of items created
+    (``grader_underconstrained``)."""
     out: list[Finding] = []
     for tool, members in _creates_by_tool(done).items():
         i = members[0].step
@@ -297,8 +301,17 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
                               [_args_of(run, w.step) for w in members])
         if extra is None:
             continue
-        mutated, order = before_answer(steps, [CallStep.model_construct(call=tool, args=extra)])
-        s = _passing(run, run.score, mutated, order=order)
+        props = last.bound.tool.parameters.get("properties", {})
+        unrelated = {k: (UNRELATED_TEXT if isinstance(v, str) and (is_free_text(k, v, props.get(k))
+                                                                  or k in ("title", "name", "subject")) else v)
+                     for k, v in extra.items()}  # an item the request never mentions
+        at_least = any(c.kind == "state_count" and c.op in (">=", ">") and c.collection == ".".join(last.bound.collection)
+                       for c in run.package.checks)  # a count that lets items be added: does any escape it?
+        for args in (extra, unrelated) if at_least and unrelated != extra else (extra,):
+            mutated, order = before_answer(steps, [CallStep.model_construct(call=tool, args=args)])
+            s = _passing(run, run.score, mutated, order=order)
+            if s is not None:
+                break
         if s is not None:
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step, steps=mutated,
                                 order=order, threshold=run.score,

@@ -33,6 +33,7 @@ from pipeline.core.text_values import (
     has_digit,
     has_word,
     may_say,
+    minutes_in,
     number_values,
     numbers_in,
     quoted_phrases,
@@ -385,11 +386,12 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
 
 def in_written_form(value: str, guess: str, today: date) -> Callable[[Any], Any] | None:
     """For a fact whose value is written in words ("2,600 EUR", "half past two", "the 9th",
-    "twelve"), a function that turns an argument holding that value in the form a tool takes
+    "twelve", "an hour and a half" in minutes), a function that turns an argument holding that value in the form a tool takes
     (2600, "14:30", "2026-12-09", "2026-12-09T14:30", 12) into ``guess`` in the same form (what an
     agent that never asked writes); None when neither reads as one number, date or time."""
     for read, same in ((lambda t: [str(d) for d in date_values(t, today)], _same_date),
                        (lambda t: [str(m.value) for m in times_in(t)], _same_time),
+                       (lambda t: [float(n) for n in minutes_in(t)], _same_number),  # "an hour and a half": 90
                        (lambda t: sorted(number_values(t)), _same_number)):
         old, new = read(value), read(guess)
         if len(old) == 1 and len(new) == 1 and old != new:

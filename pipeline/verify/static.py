@@ -74,8 +74,8 @@ def parameters_mismatch(tool: dict[str, Any], op: dict[str, Any]) -> str | None:
 
 
 def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
-    """Reference steps and checks may only name offered tools. (A safety ``not_called`` on a tool
-    that is not offered forbids nothing: ``vacuous_safety``, in ``safety.py``.)"""
+    """Reference steps, checks and safety rules may only name offered tools: a ``not_called`` on a
+    tool the package does not offer is a rule about a tool interface the package does not have."""
     offered = {t.name for t in package.tools}
     out: list[Finding] = []
     for i, step in package.call_steps:
@@ -90,6 +90,11 @@ def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
             if name not in offered:
                 out.append(Finding(code=Code.UNKNOWN_TOOL, check=check.id,
                                    message=f"check {check.id!r} names tool {name!r}, which is not offered"))
+    for rule in package.safety:
+        if rule.kind == "not_called" and rule.tool not in offered:
+            out.append(Finding(code=Code.UNKNOWN_TOOL, check=rule.id,
+                               message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which the package does not "
+                                       "offer: offer the tool or drop the rule"))
     return out
 
 

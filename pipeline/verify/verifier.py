@@ -109,12 +109,13 @@ def verify_package(
         package = package.model_copy(update={"id": computed})
 
     grader = Grader(package, remember_records=True)  # its trajectories all come from this package's worlds
+    rules = {rule.id for rule in package.safety if rule.id}
     findings = tool_findings(package) + unknown_tool_findings(package) + weight_findings(package)
     if not package.has_reference or not package.reference:
         findings += missing_reference_findings(package) + _understanding(package, None, None)
         findings += null_agent_findings(package, options.null_floor, grader)
         return Verdict.build(package.id, findings + duplicate_findings(package, dedup), None, notes, options.require_sft)
-    if any(f.code in BLOCKING for f in findings):
+    if any(f.code in BLOCKING and f.check not in rules for f in findings):  # a stray rule does not stop the run
         return Verdict.build(package.id, findings, None, notes, options.require_sft)
 
     deadline = Deadline(options.time_limit_s)

@@ -480,6 +480,10 @@ def has_word(text: str, word: str, joiners: str = "-", prefix: bool = False) -> 
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")
 
 
+NAME_RUN = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
+"""A run of two or more capitalized words: a name ("Pemberton Glass", "Harrow & Vale")."""
+
+
 def quoted_phrases(text: str) -> list[str]:
     """The phrases ``text`` puts in quotes (straight or curly, single or double), three
     characters or more: words a request dictates verbatim."""

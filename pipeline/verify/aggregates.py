@@ -17,7 +17,7 @@ import re
 from datetime import date
 from typing import Any
 
-from pipeline.core.text_values import allowed_ranges, quoted_phrases
+from pipeline.core.text_values import NAME_RUN, allowed_ranges, quoted_phrases
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
@@ -86,7 +86,7 @@ def pooled(lists: list[list[Record]]) -> list[list[Record]]:
 
 def _said_groups(records: list[Record], said: str, today: date) -> list[frozenset[int]]:
     """Groups the request's words select (see ``groups``)."""
-    phrases = [p.casefold() for p in [*quoted_phrases(said), *_NAME.findall(said)] if len(p) >= 4]
+    phrases = [p.casefold() for p in [*quoted_phrases(said), *NAME_RUN.findall(said)] if len(p) >= 4]
     texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in records]
     named = [frozenset(i for i, t in enumerate(texts) if p in t) for p in dict.fromkeys(phrases)]
     ranges = [r for r in allowed_ranges(said, today) if r.kind == "date"]
@@ -96,7 +96,6 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
     return [*named, *dated, *(a & b for a in named for b in dated)]
 
 
-_NAME = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
 
 
 def totals(group: list[Record]) -> list[float]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from itertools import combinations
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -42,7 +43,7 @@ from pipeline.verify.formulas import computed_writes, date_offsets
 from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
 from pipeline.verify.mutations import before_answer, dependents
 from pipeline.verify.perturbations import content_words, distinct_copy
-from pipeline.verify.selection import excluded_records, unselected
+from pipeline.verify.selection import excluded_records, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
 NUMBER_WORDS = {
@@ -203,9 +204,9 @@ def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Wit
 
 
 def counted_as(text: str, collection: str) -> list[int]:
-    """The counts ``text`` states of the records of ``collection`` by name: a number directly
-    before the record's noun or one of its ``nouns`` ("three todos", "2 meetings", "four new
-    tasks")."""
+    """The counts ``text`` states of the records of ``collection`` by name: a number before the
+    record's noun or one of its ``nouns``, with at most one word between ("three todos", "2
+    meetings", "three help articles"; not "24 task chairs")."""
     service, _, name = collection.partition(".")
     spec = catalogue().get(service)
     if spec is None or name not in spec.collections:
@@ -215,7 +216,7 @@ def counted_as(text: str, collection: str) -> list[int]:
     out = []
     for m in numbers_in(text):
         if m.kind in ("number", "word") and float(m.value).is_integer() and re.match(  # type: ignore[arg-type]
-                rf"\s+(?:(?:new|more|separate|distinct|different|individual)\s+)?(?:{noun})\b(?!\s+[a-z]{{2,}}s\b)",
+                rf"\s+(?:[a-z-]+\s+)?(?:{noun})\b(?!\s+[a-z]{{2,}}s\b)",
                 text[m.end:], re.IGNORECASE):  # "24 task chairs" counts chairs
             out.append(int(m.value))  # type: ignore[call-overload]
     return list(dict.fromkeys(out))
@@ -520,8 +521,11 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     group of records read, and every such group holds records the request's words do not select
     (``selection.unselected``: a void invoice beside the unpaid ones asked for, another
     warehouse's stock, a record the request excludes). Witness: a correct agent that reports the
-    same figure over the records the request selects. A number the request states, one the agent
-    writes, or one its own writes total or count (the units it ordered in all) is no such figure."""
+    same figure over the records the request selects. Where no group gives the number, a total
+    over the selected records of a list plus some it leaves out (``_padded``: October's charge
+    beside November's) does. A number the request states, one the agent writes (unless a stated
+    rate of a total, or the request asks for an aggregate: "the total", "how much"), or one its
+    own writes total or count (the units it ordered in all) is no such figure."""
     package = run.package
     written = [run.args.get(w.step, {}) for w in run.writes]
     done = {round(sum(float(a[k]) for a in written if _is_number(a.get(k))), 2) for a in written for k in a
@@ -529,8 +533,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
     stated = set(number_values(run.said))  # a number the request states is no figure the agent works out
     percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")  # type: ignore[arg-type]
-    everything = [n for n in _graded_numbers(run) if n not in stated]
-    graded = [n for n in everything if n not in done] + [n for n in everything if n in done and percents]
+    graded = [n for n in _graded_numbers(run) if n not in stated]
     if graded:  # a number a record holds as it is was read, not worked out
         held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
         graded = list(dict.fromkeys(n for n in graded if n not in held))
@@ -545,11 +548,13 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     for number in graded:
         matching = [(g, figure) for g, figure in figures if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
-        if not matching:
-            continue
         judged = [(g, figure, *unselected(text, g, today)) for g, figure in matching]
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
+        if not judged and (number not in done or _AGGREGATE.search(text)):
+            judged = _padded(pooled(lists), number, text, today, percents)
+        if not judged:
+            continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
         kept = [r for r in group if r not in left]
         if not kept:
@@ -568,6 +573,40 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
                                    "left_out": [r.get("id") for r in left], "expected": said},
                            message=f"the checks want {number:,g}, the {kind} over {', '.join(str(r.get('id')) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
+    return out
+
+
+_AGGREGATE = re.compile(r"\b(?:total|sum|add(?:ed)?\s+up|altogether|in all|all together|came to|comes? to|how much|"
+                        r"how many|combined)\b", re.IGNORECASE)
+"""Words by which a request asks for an aggregate: a number the agent writes is then one it works out."""
+MAX_PADDING = 6
+"""The most records a request leaves out of a list for ``_padded`` to try every mix of them."""
+
+
+def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: date,
+            percents: tuple[float, ...]) -> list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]]:
+    """``(group, (kind, figure), left out, why)`` where ``number`` is a total (or a stated rate of
+    one) over the records of a list the request selects plus some it does not (October's charge
+    beside November's, asked for), found by trying every mix of the records it leaves out; empty
+    when the selected records alone give it, or none do."""
+    out = []
+    for lst in lists:
+        reasons = unselected_why(text, lst, today)
+        left = [lst[i] for i in sorted(reasons)]
+        kept = [r for r in lst if r not in left]
+        if not kept or not left or len(left) > MAX_PADDING:
+            continue
+        if any(abs(f - number) < 0.005 for k, f in _figures(kept, percents) if "total" in k):
+            return []
+        for size in range(1, len(left) + 1):
+            for extra in combinations(left, size):
+                group = kept + list(extra)
+                found = [(k, f) for k, f in _figures(group, percents) if "total" in k and abs(f - number) < 0.005]
+                if found:
+                    why = "; ".join(dict.fromkeys(reasons[lst.index(r)] for r in extra))
+                    out.append((group, found[0], list(extra), why))
+            if out:
+                return out
     return out
 
 

@@ -59,6 +59,7 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.formulas import computed_writes, offset_dates
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
+    MESSAGE_BODIES,
     Alternatives,
     content_words,
     contradictions,
@@ -455,7 +456,7 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
         if not texts:
             continue  # nothing composed: nothing to contradict
         variants = contradictions(run.package, texts, _addressee(w, run))
-        bodies = [key for key in texts if key in _BODIES]
+        bodies = [key for key in texts if key in MESSAGE_BODIES]
         if not variants and bodies and says_what_to_say(run.package.request.text):
             variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
         for variant in variants:
@@ -496,8 +497,6 @@ _SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(
                    r"write\s+(?:that|back\s+that))\b", re.IGNORECASE)
 
 
-_BODIES = frozenset({"body", "message", "text", "content", "comment"})
-"""The fields that carry what a message says to its recipient."""
 
 
 def says_what_to_say(text: str) -> bool:

@@ -34,11 +34,13 @@ from pipeline.core.text_values import (
     has_word,
     may_say,
     minutes_in,
+    name_spans,
     number_values,
     numbers_in,
     quoted_phrases,
     range_of,
     times_in,
+    within,
 )
 
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
@@ -64,6 +66,8 @@ ANTONYMS = {
     "agreed": "rejected", "finished": "stalled", "done": "pending", "signed": "cancelled", "won": "lost",
     "lost": "won", "ready": "not ready", "arrived": "delayed", "received": "missing", "passed": "failed",
     "failed": "passed", "successful": "unsuccessful", "success": "failure", "fixed": "broken", "active": "inactive",
+    "decline": "accept", "declining": "accepting", "accepting": "declining", "reject": "accept",
+    "approving": "rejecting", "cancel": "confirm",
 }
 
 
@@ -498,15 +502,16 @@ class Dictated:
                  *self.phrases, *self.content])
 
 
-def dictated_parts(package: TaskPackage, value: str, addressee: set[str]) -> Dictated:
+def dictated_parts(package: TaskPackage, value: str, addressee: set[str], said: str | None = None) -> Dictated:
     """What the request (or a fact) dictates of a free text: the dates (not "today": "write up
     today's call" dictates no date), times, numbers, weekdays and verdict words ("approved",
     "moved") it shares with the request (not a month's name alone), a phrase the request quotes, or the
     request's own words when the text is mostly made of them (names of people, companies and
     products do not count for that: they say whom or what, not what to say). ``addressee`` words
-    (the record the text is written to) are never content."""
+    (the record the text is written to) are never content. ``said``: what counts as told (default:
+    the request and the user's facts)."""
     today = date.fromisoformat(package.now[:10])
-    told = _told(package.told(), today)
+    told = _told(package.told() if said is None else said, today)
     said_words, value_words = told.words - addressee, content_words(value) - addressee
     folded = value.casefold()
     content = value_words - _NAMED - told.names
@@ -514,10 +519,16 @@ def dictated_parts(package: TaskPackage, value: str, addressee: set[str]) -> Dic
     return Dictated(dates=told.dates & date_values(value, today),
                     times=told.times & {m.value for m in times_in(value)},
                     numbers=told.numbers & {m.value for m in numbers_in(value)},
-                    words=(said_words & value_words) & _NAMED - _MONTH_WORDS,
+                    words=frozenset(w for w in value_words & _NAMED - _MONTH_WORDS
+                                    if _stem(w) in {_stem(x) for x in said_words & _NAMED}),
                     phrases=tuple(q for q in told.quoted if q.casefold() in folded),
                     content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content) else (),
                     today=today)
+
+
+def _stem(word: str) -> str:
+    """A verdict word without its ending: "declining", "declined" and "decline" are one word."""
+    return re.sub(r"(?:ing|ed|d|s|e)$", "", word)
 
 
 def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]:
@@ -551,25 +562,36 @@ def _told(said: str, today: date) -> _Told:
     if not any(str(m.value) == today.isoformat() and m.text.casefold().split()[0] not in ("today", "tonight", "this")
                for m in dates_in(said, today)):
         dates -= {today.isoformat()}  # "today's call" says when it happened, not what to write
+    names = name_spans(said)  # "the Series 5 thermostat", "Room 101": no number to say
     return _Told(dates, frozenset(m.value for m in times_in(said)),
-                 frozenset(m.value for m in numbers_in(said)), content_words(said), tuple(quoted_phrases(said)), _proper(said))
+                 frozenset(m.value for m in numbers_in(said) if not within(names, m.start)), content_words(said),
+                 tuple(quoted_phrases(said)), _proper(said))
 
 
 def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:
     """What a wrong agent could write instead of ``texts`` (the free-text fields of one write) when
     the request dictates their content: all of them replaced by a text that says nothing of it,
     and each dictated message field (``is_message``) with the dates, times, weekdays, numbers and
-    verdict words the request dictates swapped for others (when that changes it). Empty when
-    nothing in ``texts`` is dictated."""
+    verdict words the request dictates swapped for others (when that changes the message's body,
+    where it has one; of what the message's own clause dictates, ``message_clause``, where that
+    dictates any). Empty when nothing in ``texts`` is dictated."""
     told = {key: parts for key, value in texts.items()
             if (parts := _annotated(key, dictated_parts(package, value, addressee))).parts()}
     if not told:
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
     kinds = message_carries(package.request.text)
+    clause = message_clause(package.request.text)
+    if clause:  # what the message must say is what the request says of it, when that clause says any
+        facts = [f.value for f in package.user.facts] if package.user else []
+        own = {key: _annotated(key, dictated_parts(package, texts[key], addressee, " ".join([clause, *facts])))
+               for key in told}
+        told = own if any(parts.parts() for parts in own.values()) else told
     swapped = {key: _swap(texts[key], parts.only(kinds)) for key, parts in told.items() if is_message(key)}
-    if any(swapped[key] != texts[key] for key in swapped):
-        out.append(swapped)
+    bodies = [key for key in texts if key in MESSAGE_BODIES]
+    if any(swapped[key] != texts[key] for key in swapped) and (
+            not bodies or any(swapped.get(key, texts[key]) != texts[key] for key in bodies)):
+        out.append(swapped)  # a subject contradicting a body that still says it is no contradicting message
     return out
 
 
@@ -579,6 +601,25 @@ _CARRIED = re.compile(
     r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
     r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
     r"|(?P<numbers>amount|total|price|figure|quantity|number))\b", re.IGNORECASE)
+
+
+MESSAGE_BODIES = frozenset({"body", "message", "text", "content", "comment"})
+"""The fields that carry what a message says to its recipient."""
+_ANY_DAY = date(2026, 12, 1)  # a clock for reading whether a clause states a date at all
+_MESSAGE_VERB = re.compile(r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind)\b"
+                           r"(?:[^.;!?\n]|[.!?](?=\w))*", re.IGNORECASE)  # "€38.90" ends no sentence
+
+
+def message_clause(request: str) -> str:
+    """The clauses of the request that ask for a message, from the verb to the end of the sentence
+    ("email Elsbeth to confirm we've received the payment"); empty when there is none, or when
+    they state no date, time, number or verdict of their own ("tell Keiko when it now starts",
+    "reply to let them know": what to say is elsewhere in the request). Where they dictate
+    something of the message, only that may be swapped for its opposite: "mark that invoice as
+    paid" is the invoice's business."""
+    clauses = " ".join(m.group(0) for m in _MESSAGE_VERB.finditer(request))
+    said = _told(clauses, _ANY_DAY)
+    return clauses if said.dates or said.times or said.numbers or said.words & _NAMED else ""
 
 
 def message_carries(request: str) -> frozenset[str]:
@@ -655,10 +696,33 @@ def _swap(text: str, only: Dictated | None = None) -> str:
             lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)]
             if chosen("numbers", float(_NUMBER_WORDS.index(m.group(1).casefold()) + 1)) else m.group(0), out)
     if may_say(out, _VERDICT_WORDS):
-        out = _SWAP_VERDICT.sub(lambda m: ANTONYMS[m.group(1).casefold()]
-                                if chosen("words", m.group(1).casefold()) or " " in m.group(1) and only is not None
-                                and only.words & set(m.group(1).casefold().split()) else m.group(0), out)
+        def verdict(m: re.Match[str]) -> str:
+            said = m.group(1).casefold()
+            if chosen("words", said) or " " in said and only is not None and only.words & set(said.split()):
+                return "\x00" + ANTONYMS[said] + "\x01"  # marked: the sentence whose verdict flipped
+            return m.group(0)
+
+        out = _SWAP_VERDICT.sub(verdict, out)
+        if "\x00" in out:  # the rest of that sentence flips with it: "decline it ... so we won't be moving"
+            out = _A_SENTENCE.sub(lambda m: _unnegated(m.group(0)) if "\x00" in m.group(0) else m.group(0), out)
+            out = out.replace("\x00", "").replace("\x01", "")
     return out
+
+
+_MARKED = re.compile("(\x00[^\x01]*\x01)")
+_A_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\w))+")
+_NEGATIONS = ((re.compile(r"\bwon['’]t\b", re.IGNORECASE), "will"), (re.compile(r"\bcan(?:['’]t|not)\b", re.IGNORECASE), "can"),
+              (re.compile(r"\b(\w+)n['’]t\b", re.IGNORECASE), r"\1"), (re.compile(r"\b(?:not|never)\s+", re.IGNORECASE), ""))
+
+
+def _unnegated(sentence: str) -> str:
+    """``sentence`` with its negations dropped (the words just swapped, marked, are left alone):
+    what a writer who says the opposite of its verdict also says of the rest of it."""
+    parts = _MARKED.split(sentence)  # the swapped words, kept apart
+    for i in range(0, len(parts), 2):
+        for pattern, plain in _NEGATIONS:
+            parts[i] = pattern.sub(plain, parts[i])
+    return "".join(parts)
 _WEEKDAY_WORDS = frozenset(WEEKDAYS)
 _SWAPPED_NUMBER_WORDS = frozenset(w for w in _NUMBER_WORDS if w != "one")
 _VERDICT_WORDS = frozenset(phrase.split()[0] for phrase in ANTONYMS)  # "on track" holds the whole word "on"

@@ -16,6 +16,8 @@ request leaves out).
   outside any exclusion or negation; a record of a group holding another value of that field,
   which the request does not name, is not selected. A value the request names only inside a
   negation or an exclusion ("deals that haven't been won or lost") leaves its records out.
+- **Selected by a name**: the request writes a name or a quoted phrase ("Pemberton Glass")
+  that the texts of some records of a group hold; the others are not selected.
 - **Selected by a period**: the request names a month, a run of months or a quarter ("in
   November", "Q4 runs October to December", ``text_values.periods_in``) or a range of days it
   leaves open; where a date field of a group falls inside it for some records, the others are
@@ -30,7 +32,16 @@ from functools import lru_cache
 from typing import Any
 
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import allowed_ranges, excluded_spans, has_digit, has_word, periods_in, within
+from pipeline.core.text_values import (
+    NAME_RUN,
+    allowed_ranges,
+    excluded_spans,
+    has_digit,
+    has_word,
+    periods_in,
+    quoted_phrases,
+    within,
+)
 
 _IDENTIFYING = ("name", "title", "subject", "company", "id", "email")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -82,11 +93,15 @@ _LEADING_NAME = re.compile(r"[A-Z][\w&'-]+(?:\s+[A-Z][\w&'-]+)+")
 def left_out(text: str, record: Record, rivals: list[Record] | None = None) -> bool:
     """Whether ``text`` names ``record`` only to leave it out (see the module docstring). Where a
     longer name of one of ``rivals`` is written at the same place ("Omar Reyes", not the first
-    name of Omar Haddad), that place names the rival."""
+    name of Omar Haddad), that place names the rival; a name other records share, written outside
+    the exclusion too ("delete all my Harvest Fair todos"), names the whole lot, not this one."""
     spans = excluded_spans(text)
     if not spans:
         return False
-    found = [(at, len(name)) for name in _names(record) for at in _mentions(text, name)]
+    shared = {n.casefold() for other in rivals or [] if other is not record for n in _names(other)}
+    found = [(at, len(name)) for name in _names(record) if not (name.casefold() in shared and any(
+             not within(spans, at) for at in _mentions(text, name)))  # "all my Harvest Fair todos": the whole lot
+             for at in _mentions(text, name)]
     longer = {(at, len(name)) for other in rivals or [] if other is not record for name in _names(other)
               for at in _mentions(text, name)}
     found = [(at, n) for at, n in found if not any(a <= at < a + m and m > n for a, m in longer)]
@@ -135,6 +150,12 @@ def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record
 def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record], str]:
     """The records of ``group`` that the request's words do not select (see the module
     docstring), with why, in a few words; empty when all are selected."""
+    why = unselected_why(text, group, today)
+    return [group[i] for i in sorted(why)], "; ".join(dict.fromkeys(why.values()))
+
+
+def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
+    """``unselected``, as the position in ``group`` of each record left out, with why."""
     out: dict[int, str] = {}
     periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date" and r.flexible)]
     dated = {k for r in group for k, v in r.items() if isinstance(v, str) and _ISO.match(v)}
@@ -163,4 +184,21 @@ def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record
                 out.setdefault(i, f"the request leaves out {k} {v}")
             elif named and isinstance(v, str) and v not in named and not has_word(text, v):
                 out.setdefault(i, f"the request asks for {k} {' or '.join(sorted(named))}, not {v}")
-    return [group[i] for i in sorted(out)], "; ".join(dict.fromkeys(out.values()))
+    texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in group]
+    for name in _written_names(text):
+        holding = [i for i, t in enumerate(texts) if name.casefold() in t]
+        if 0 < len(holding) < len(group):
+            for i in set(range(len(group))) - set(holding):
+                out.setdefault(i, f"the request asks for records of {name}")
+    return out
+
+
+def _written_names(text: str) -> list[str]:
+    """The names the request writes outside exclusions and negations: runs of two or more
+    capitalized words ("Pemberton Glass"), leading function words dropped, and quoted phrases."""
+    negated = negated_spans(text)
+    found = [m for m in NAME_RUN.finditer(text) if not within(negated, m.start())]
+    names = [re.sub(r"^(?:(?:The|A|An|Our|My|Their|Please|Bill|Send|Email|Invoice)\s+)+", "", m.group(0)) for m in found]
+    names += [q for q in quoted_phrases(text) if len(q) >= 4]
+    return list(dict.fromkeys(n for n in names if len(n.split()) >= 2 or n in quoted_phrases(text)))
+

@@ -239,10 +239,11 @@ def test_a_quoted_phrase_is_dictated() -> None:
 def test_swap_only_the_dictated_parts() -> None:
     only = Dictated(dates=frozenset({"2026-12-08"}), times=frozenset({"15:00"}), numbers=frozenset({5.0}),
                     words=frozenset({"tuesday", "approved"}))
+    # the sentence whose verdict flips loses its negations too: a writer saying the opposite says it throughout
     assert _swap(CALL_NOTE, only) == ("Call with Omar 2026-12-01: launch denied for Wednesday 2026-12-09 at 16:00, "
-                                      "6 stores, not 6 stores, 16:00 fallback")
+                                      "6 stores, 6 stores, 16:00 fallback")
     assert _swap(CALL_NOTE) == ("Call with Omar 2026-12-02: launch denied for Wednesday 2026-12-09 at 16:00, "
-                                "6 stores, not 7 stores, 17:00 fallback")
+                                "6 stores, 7 stores, 17:00 fallback")
 
 
 @pytest.mark.parametrize(("only", "swapped"), [

@@ -212,3 +212,140 @@ def test_a_capitalized_run_of_function_words_names_no_one() -> None:
     from pipeline.verify.entities import _runs
 
     assert _runs("Please Send the deck to Priya Nair's team.") == [("Priya Nair", 24)]
+
+
+# --------------------------------------------------------------------------- durations, days of dates, month ends
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("an hour and a half", (90,)), ("one and a half hours", (90,)), ("half an hour", (30,)), ("One minute early", (1,)),
+    ("a 2h slot", (120,)), ("twenty minutes", (20,)), ("hourly", ()),
+])
+def test_minutes_in_reads_durations(text: str, minutes: tuple[int, ...]) -> None:
+    from pipeline.core.text_values import minutes_in
+
+    assert minutes_in(text) == minutes
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("on Wednesday 9 December for 60 minutes", [60.0]), ("December 9, 3 people", [3.0]), ("Marketing 5 seats", [5.0]),
+])
+def test_the_day_of_a_date_is_no_number(text: str, numbers: list[float]) -> None:
+    assert [m.value for m in numbers_in(text)] == numbers
+
+
+def test_the_last_day_of_a_month_is_a_date() -> None:
+    from datetime import date
+
+    from pipeline.core.text_values import dates_in
+
+    assert [m.value for m in dates_in("close it on the last day of January", date(2026, 12, 1))] == ["2027-01-31"]
+    assert [m.value for m in dates_in("the first day of March 2027", date(2026, 12, 1))] == ["2027-03-01"]
+
+
+# --------------------------------------------------------------------------- rules about tools not offered
+
+def test_a_rule_on_a_tool_not_offered_is_unknown_tool_and_verification_goes_on() -> None:
+    doc = _renewal("2027-02-12")
+    doc["safety"] = [{"kind": "not_called", "tool": "gmail_send"}]
+    verdict = verify(doc)
+    assert Code.UNKNOWN_TOOL.value in verdict.codes
+    assert MISMATCH.value in verdict.codes, messages(verdict)  # the run went on past the stray rule
+
+
+def test_a_rule_that_forbids_nothing_is_a_review_note() -> None:
+    doc = _renewal("2027-02-13")
+    doc["safety"] = [{"kind": "state_unchanged", "collection": "crm.customers", "where": {"name": "Nobody Ltd"}}]
+    verdict = verify(doc)
+    assert verdict.accepted and verdict.review_codes == ["vacuous_safety"], messages(verdict)
+
+
+# --------------------------------------------------------------------------- what a message's own clause dictates
+
+def _receipt(body_regex: str) -> Data:
+    invoices = [{"id": "inv-301", "customer": "Quarrymoor Ales", "customer_email": "ap@quarrymoor.example",
+                 "description": "Cask cleaning, October", "amount": 1200.0, "currency": "GBP", "due_date": "2026-11-30",
+                 "status": "unpaid", "issued_at": "2026-10-31T09:00:00Z"}]
+    return package("Quarrymoor's transfer landed. Mark invoice inv-301 as paid and email ap@quarrymoor.example to "
+                   "confirm we've received the payment.",
+                   {"finance": {"invoices": invoices}, "gmail": {"messages": [], "sent": []}},
+                   ["finance_update_invoice", "gmail_send"],
+                   [{"id": "paid", "kind": "state_match", "weight": 0.5, "collection": "finance.invoices",
+                     "record_id": "inv-301", "expect": {"status": "paid"}},
+                    {"id": "told", "kind": "state_count", "weight": 0.5, "collection": "gmail.sent", "scope": "created",
+                     "where": {"to": "ap@quarrymoor.example", "body": {"$regex": body_regex}}, "op": "==", "value": 1}],
+                   [{"call": "finance_update_invoice", "args": {"invoice_id": "inv-301", "status": "paid"}},
+                    {"call": "gmail_send", "args": {"to": "ap@quarrymoor.example", "subject": "Payment received",
+                                                    "body": "Thanks: your transfer reached us and inv-301 is paid."}},
+                    {"answer": "Marked inv-301 paid and emailed Quarrymoor."}])
+
+
+def test_only_what_the_message_clause_dictates_is_swapped_in_it() -> None:
+    """"paid" belongs to the invoice's clause: a body with "unpaid" beside "reached us" is no
+    contradiction of what the message must say, so a body graded on its arrival is enough."""
+    verdict = verify(_receipt(r"(?i)\b(reached|received|arrived)\b"))
+    assert verdict.accepted, messages(verdict)
+
+
+def test_a_sentence_that_flips_its_verdict_flips_its_negations() -> None:
+    from pipeline.verify.perturbations import Dictated, _swap
+
+    text = "We've decided to decline it: we've just renewed, so we won't be moving this time. We do not regret it."
+    assert _swap(text, Dictated(words=frozenset({"decline"}))) == (
+        "We've decided to accept it: we've just renewed, so we will be moving this time. We do not regret it.")
+
+
+def test_verdict_words_match_by_stem() -> None:
+    from pipeline.verify.perturbations import dictated_parts
+
+    doc = _receipt("received")
+    doc["request"]["text"] = "Reply to Lorcan: we're declining the offer."
+    p = load_package(doc)
+    assert dictated_parts(p, "We have decided to decline it.", set()).words == {"decline"}
+
+
+# --------------------------------------------------------------------------- a total padded with records left out
+
+LEDGER = [{"id": f"txn-6{n:02d}", "date": day, "description": text, "amount": amount, "type": "debit",
+           "category": "rebillable", "account": "main"} for n, day, text, amount in [
+    (1, "2026-10-28", "DPD - Pemberton Glass samples", 55.0), (2, "2026-11-04", "Parcelforce - Pemberton Glass", 48.6),
+    (4, "2026-11-13", "DHL - Pemberton Glass tooling", 112.25), (5, "2026-11-17", "Courier - Ashdown Ceramics", 64.3),
+    (7, "2026-11-26", "Citysprint - Pemberton Glass drawings", 71.9)]]
+
+
+def _rebill(amount: float) -> Data:
+    return package("Bill Pemberton Glass for the courier costs we paid on their behalf in November. One invoice for "
+                   "the total, in GBP, due 2026-12-18, to accounts@pembertonglass.example.",
+                   {"finance": {"transactions": LEDGER, "invoices": []}},
+                   ["finance_list_transactions", "finance_create_invoice"],
+                   [{"id": "billed", "kind": "state_count", "weight": 1.0, "collection": "finance.invoices",
+                     "scope": "created", "where": {"amount": amount}, "op": "==", "value": 1}],
+                   [{"call": "finance_list_transactions", "args": {"category": "rebillable"}},
+                    {"call": "finance_create_invoice", "args": {"customer": "Pemberton Glass", "description": "Couriers",
+                                                                "customer_email": "accounts@pembertonglass.example",
+                                                                "amount": amount, "currency": "GBP",
+                                                                "due_date": "2026-12-18"}},
+                    {"answer": f"Invoiced {amount} GBP."}])
+
+
+def test_a_total_that_adds_october_to_the_november_asked_for_is_refused() -> None:
+    doc = _rebill(287.75)  # 232.75 for November's Pemberton couriers, + 55.00 from October
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, MISMATCH, "selected_records")
+    assert finding.detail["expected"] == 232.75 and finding.detail["left_out"] == ["txn-601"]
+
+
+def test_the_total_over_what_the_request_selects_is_consistent() -> None:
+    verdict = verify(_rebill(232.75))
+    assert MISMATCH.value not in verdict.codes, messages(verdict)
+
+
+# --------------------------------------------------------------------------- a name the whole lot shares
+
+def test_a_kept_todo_described_beside_a_name_all_share_is_left_out() -> None:
+    tasks = [{"id": f"todo-0{n}", "title": title, "priority": "medium", "due_date": "2026-12-10", "status": "open",
+              "notes": "", "created_at": "2026-11-10T09:00:00Z"} for n, title in [
+        (51, "Harvest Fair: book stand electrics"), (52, "Harvest Fair: print price cards"),
+        (53, "Harvest Fair: claim stand deposit back from organisers"), (55, "Winter Fair: confirm pitch")]]
+    text = "Delete all my Harvest Fair todos, but keep the one about getting our deposit back from the organisers."
+    assert [t["id"] for t in tasks if left_out(text, t, tasks)] == ["todo-053"]
+    assert not left_out("Delete all my Harvest Fair todos except the Brightline one.", tasks[0], tasks)

@@ -576,6 +576,11 @@ _BETWEEN_TIMES = re.compile(r"\bbetween\s+(?P<a>\S+(?:\s*[ap]\.?m\.?)?)\s+(?:and
                             re.IGNORECASE)
 _TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not after|before|after|by)\s+"
                          r"(?P<t>\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midday)", re.IGNORECASE)
+_MONTH_WORD = "|".join(m[:3] + "[a-z]*" for m in MONTHS)
+_DAY_SPAN_OF_MONTH = re.compile(
+    rf"\b(?:(?P<m1>{_MONTH_WORD})\.?\s+)?(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:to|-|–|and|until|through|till)\s*"
+    rf"(?:the\s+)?(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\b(?(m1)|\s+(?:of\s+)?(?P<m2>{_MONTH_WORD})\b)", re.IGNORECASE)
+"""Two days of one month: "18 to 29 January", "January 18-29", "between the 7th and 11th of December"."""
 _NUMBER_RANGE = re.compile(
     r"\b(?P<w>at least|no fewer than|no less than|a minimum of|minimum of|up to|at most|no more than|a maximum of|"
     r"maximum of|between)\s+(?P<a>[\w.,]+)(?:\s+(?:and|to)\s+(?P<b>[\w.,]+))?"
@@ -598,7 +603,8 @@ def _one_number(text: str) -> float | None:
 @lru_cache(maxsize=4096)
 def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     """The ranges ``text`` allows: date windows ("next week", "by Friday", "between the 7th and
-    the 11th", "2026-12-07 to 2026-12-11"; weekdays only when it says "weekday"), clock ranges
+    the 11th", "2026-12-07 to 2026-12-11", "from 18 to 29 January"; weekdays only when it says
+    "weekday"), clock ranges
     ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"), and number ranges ("one
     or two", "at least 20", "up to 5", "between 10 and 15", "30 to 40 boxes")."""
     out: list[Allowed] = []
@@ -611,6 +617,14 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     for a, b in zip(stated, stated[1:], strict=False):  # "2026-12-07 to 2026-12-11", "between the 7th and the 11th"
         if _DATE_JOIN.fullmatch(text[a.end:b.start]) and str(a.value) < str(b.value):
             out.append(Allowed("date", a.value, b.value, True, weekdays))
+    days = []  # "from 18 to 29 January", "January 18-29": a span of days of one month
+    for m in _DAY_SPAN_OF_MONTH.finditer(text) if has_digit(text) and _names_a_month(text) else ():
+        month = _month(m.group("m1") or m.group("m2"))
+        first = _nearest_year(today, month, int(m.group("a")))
+        last = _date(first.year, month, int(m.group("b"))) if first is not None else None
+        if first is not None and last is not None and first < last:
+            out.append(Allowed("date", first.isoformat(), last.isoformat(), True, weekdays))
+            days.append((m.start(), m.end()))
     for m in _BETWEEN_TIMES.finditer(text):
         a, b = times_in(m.group("a")), times_in(m.group("b"))
         if len(a) == 1 and len(b) == 1 and str(a[0].value) < str(b[0].value):
@@ -622,6 +636,8 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             late = word in ("no later than", "before", "by", "not after")
             out.append(Allowed("time", None if late else t[0].value, t[0].value if late else None, True))
     for m in _NUMBER_RANGE.finditer(text) if has_digit(text) or may_say(text, _NUMBER_WORDS) else ():
+        if any(a < m.end() and m.start() < b for a, b in days):
+            continue  # the days of a date span, no number range
         if m.group("from"):
             a, b = float(m.group("from")), float(m.group("to"))
             if a < b:

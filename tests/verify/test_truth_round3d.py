@@ -349,3 +349,13 @@ def test_a_kept_todo_described_beside_a_name_all_share_is_left_out() -> None:
     text = "Delete all my Harvest Fair todos, but keep the one about getting our deposit back from the organisers."
     assert [t["id"] for t in tasks if left_out(text, t, tasks)] == ["todo-053"]
     assert not left_out("Delete all my Harvest Fair todos except the Brightline one.", tasks[0], tasks)
+
+
+@pytest.mark.parametrize("text", ["any day from 18 to 29 January", "from January 18 to 29", "between 18 and 29 January"])
+def test_two_days_of_one_month_are_a_date_range_not_numbers(text: str) -> None:
+    from datetime import date
+
+    from pipeline.core.text_values import allowed_ranges
+
+    [found] = allowed_ranges(text, date(2026, 12, 1))
+    assert (found.kind, found.low, found.high) == ("date", "2027-01-18", "2027-01-29")

@@ -47,13 +47,6 @@ def packages() -> dict[str, TaskPackage]:
     return examples()
 
 
-@pytest.fixture
-def catalog(empty_catalog: Path) -> Iterator[Catalog]:
-    """A write session on a fresh empty catalog."""
-    with Catalog.open(empty_catalog) as cat:
-        yield cat
-
-
 def raw(cat: Catalog, sql: str) -> list[tuple]:
     return cat.query(sql).rows
 

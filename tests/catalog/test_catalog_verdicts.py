@@ -5,7 +5,6 @@ only refusals count as rejections; catalogs written before schema 3 migrate with
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -25,12 +24,6 @@ from tests.conftest import holding_witness, load_examples, refusal
 @pytest.fixture
 def packages() -> list[TaskPackage]:
     return load_examples()
-
-
-@pytest.fixture
-def catalog(empty_catalog: Path) -> Iterator[Catalog]:
-    with Catalog.open(empty_catalog) as cat:
-        yield cat
 
 
 def rows(cat: Catalog, sql: str) -> list[list]:

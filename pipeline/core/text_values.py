@@ -1,15 +1,15 @@
 """The values a text states, in the forms people write them.
 
 - **Numbers**: digits (``5``, ``4000``), with thousands separators and decimals (``4,000``,
-  ``1,250.50``), with a currency (``$4,000``, ``4,000 USD``, ``€12``), as a percent (``12%``, ``12 percent``,
-  read as 12), as words (``five``, ``twenty-five``, ``a dozen``, ``a couple``, ``three dozen``,
+  ``1,250.50``), with a currency (``$4,000``, ``4,000 USD``, ``€12``), as a percent (``12%``,
+  ``12 percent``, read as 12), as words (``five``, ``twenty-five``, ``a dozen``, ``a couple``, ``three dozen``,
   ``twelve and a half thousand``), with a scale word (``12.5 thousand``, ``3 dozen``). Digits that
   are part of a date ("9 December"), a time, an id or an email are not numbers of the text.
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
   (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``12/03``, an
-  ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one after the clock; ``next Thursday``:
-  the one in the following week), ``today`` (``this morning``, ``tonight``), ``yesterday``,
-  ``tomorrow``, ``in N days``.
+  ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
+  after the clock; ``next Thursday``: the one in the following week), ``today`` (``this
+  morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days``.
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
   ``this week``, ``next week``, ``this month``, ``next month``, ``by``/``before``/``until`` a date.
 - **Times**: ``14:00``, ``2 pm``, ``2:30pm``, ``noon``, ``midnight``.
@@ -145,8 +145,8 @@ _MONTH_NAME = (r"(?:January|Jan|February|Feb|March|Mar|April|Apr|May|June|Jun|Ju
                r"Sep|October|Oct|November|Nov|December|Dec)\b\.?")
 _DAY_OF_MONTH = re.compile(rf"\b{_MONTH_NAME}\s+(?P<after>\d{{1,2}})\b(?![:.,]\d)"
                            rf"|\b(?P<before>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}")
-"""The day of a date written with its month's name ("9 December", "December 9"): part of a date,
-no number of the text."""
+"""The day of a date written with its month's name, capitalized ("9 December", "December 9"):
+part of a date, no number of the text (a lower-case "may 5" is not read as a date here)."""
 
 
 _PIECE = re.compile(r"and\s+a\s+half|and|a|[a-z]+", re.IGNORECASE)

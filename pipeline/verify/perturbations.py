@@ -390,9 +390,10 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
 
 def in_written_form(value: str, guess: str, today: date) -> Callable[[Any], Any] | None:
     """For a fact whose value is written in words ("2,600 EUR", "half past two", "the 9th",
-    "twelve", "an hour and a half" in minutes), a function that turns an argument holding that value in the form a tool takes
-    (2600, "14:30", "2026-12-09", "2026-12-09T14:30", 12) into ``guess`` in the same form (what an
-    agent that never asked writes); None when neither reads as one number, date or time."""
+    "twelve", "an hour and a half"), a function that turns an argument holding that value in the
+    form a tool takes (2600, "14:30", "2026-12-09", "2026-12-09T14:30", 12, 90 minutes) into
+    ``guess`` in the same form (what an agent that never asked writes); None when neither reads
+    as one number, date, time or duration."""
     for read, same in ((lambda t: [str(d) for d in date_values(t, today)], _same_date),
                        (lambda t: [str(m.value) for m in times_in(t)], _same_time),
                        (lambda t: [float(n) for n in minutes_in(t)], _same_number),  # "an hour and a half": 90
@@ -595,8 +596,9 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     return out
 
 
-_CARRIES = re.compile(r"\b(?:message|tell|text|email|e-mail|notify|inform|let)\b"
-                      r"(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
+_MESSAGE_VERBS = r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind)\b"
+"""The verbs by which a request asks for a message."""
+_CARRIES = re.compile(_MESSAGE_VERBS + r"(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
 _CARRIED = re.compile(
     r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
     r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
@@ -606,8 +608,7 @@ _CARRIED = re.compile(
 MESSAGE_BODIES = frozenset({"body", "message", "text", "content", "comment"})
 """The fields that carry what a message says to its recipient."""
 _ANY_DAY = date(2026, 12, 1)  # a clock for reading whether a clause states a date at all
-_MESSAGE_VERB = re.compile(r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind)\b"
-                           r"(?:[^.;!?\n]|[.!?](?=\w))*", re.IGNORECASE)  # "€38.90" ends no sentence
+_MESSAGE_VERB = re.compile(_MESSAGE_VERBS + r"(?:[^.;!?\n]|[.!?](?=\w))*", re.IGNORECASE)  # "€38.90" ends no sentence
 
 
 def message_clause(request: str) -> str:
@@ -711,8 +712,8 @@ def _swap(text: str, only: Dictated | None = None) -> str:
 
 _MARKED = re.compile("(\x00[^\x01]*\x01)")
 _A_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\w))+")
-_NEGATIONS = ((re.compile(r"\bwon['’]t\b", re.IGNORECASE), "will"), (re.compile(r"\bcan(?:['’]t|not)\b", re.IGNORECASE), "can"),
-              (re.compile(r"\b(\w+)n['’]t\b", re.IGNORECASE), r"\1"), (re.compile(r"\b(?:not|never)\s+", re.IGNORECASE), ""))
+_NEGATIONS = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain in (
+    (r"\bwon['’]t\b", "will"), (r"\bcan(?:['’]t|not)\b", "can"), (r"\b(\w+)n['’]t\b", r"\1"), (r"\b(?:not|never)\s+", "")))
 
 
 def _unnegated(sentence: str) -> str:
@@ -723,6 +724,8 @@ def _unnegated(sentence: str) -> str:
         for pattern, plain in _NEGATIONS:
             parts[i] = pattern.sub(plain, parts[i])
     return "".join(parts)
+
+
 _WEEKDAY_WORDS = frozenset(WEEKDAYS)
 _SWAPPED_NUMBER_WORDS = frozenset(w for w in _NUMBER_WORDS if w != "one")
 _VERDICT_WORDS = frozenset(phrase.split()[0] for phrase in ANTONYMS)  # "on track" holds the whole word "on"

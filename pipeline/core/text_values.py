@@ -6,7 +6,8 @@
   ``twelve and a half thousand``), with a scale word (``12.5 thousand``, ``3 dozen``). Digits that
   are part of a date ("9 December"), a time, an id or an email are not numbers of the text.
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
-  (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``12/03``, an
+  (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``Christmas Eve``
+  and other holidays on a fixed day, ``12/03``, an
   ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
   after the clock; ``next Thursday``: the one in the following week), ``today`` (``this
   morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days``.
@@ -233,6 +234,8 @@ def number_values(text: str) -> frozenset[float]:
 _DURATION = re.compile(r"(?<![A-Za-z_-])(?P<unit>minutes?|mins?|hours?|hrs?|h)\b(?P<half>\s+and\s+a\s+half)?", re.IGNORECASE)
 _DURATION_UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h")
 _DURATION_WORDS = frozenset([*_DURATION_UNITS, *(f"{n}{u}" for n in ("a", "an", "one") for u in _DURATION_UNITS)])
+_HOURS_AND_MINUTES = re.compile(r"\b(?P<h>\d{1,3})\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(?P<m>\d{1,2})\s*(?:minutes?|mins?|m)\b",
+                                re.IGNORECASE)
 _BEFORE_UNIT = re.compile(r"(?:(?P<half>half\s+an?)|(?P<one>\b(?:an?|one))|(?P<glued>\d+(?:\.\d+)?))\s*$", re.IGNORECASE)
 
 
@@ -240,7 +243,8 @@ _BEFORE_UNIT = re.compile(r"(?:(?P<half>half\s+an?)|(?P<one>\b(?:an?|one))|(?P<g
 def minutes_in(text: str) -> tuple[int, ...]:
     """The durations ``text`` states, in minutes: a number or number words before a unit ("90
     minutes", "2 hours", "one and a half hours", "twenty minutes"), "an hour", "half an hour",
-    "an hour and a half" (90), "2h"."""
+    "an hour and a half" (90), "2h"; hours and minutes together once more as one ("4 hours 15
+    minutes": 240, 15 and 255)."""
     if not (has_digit(text) or may_say(text, _DURATION_WORDS)):
         return ()
     numbers = {m.end: float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
@@ -255,6 +259,7 @@ def minutes_in(text: str) -> tuple[int, ...]:
             continue
         amount += 0.5 if m.group("half") else 0
         out.append(int(round(amount * (60 if m.group("unit").casefold().startswith("h") else 1))))
+    out += [int(m.group("h")) * 60 + int(m.group("m")) for m in _HOURS_AND_MINUTES.finditer(text)]  # "4 hours 15 minutes"
     return tuple(out)
 
 
@@ -268,6 +273,12 @@ _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(
 _END_OF_MONTH = re.compile(r"\bthe\s+(?P<which>last|first)\s+day\s+of\s+(?P<month>" + "|".join(MONTHS)
                            + r")\b(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
 _DAY_WORD = frozenset({"day"})
+_HOLIDAYS = {"christmaseve": (12, 24), "christmasday": (12, 25), "christmas": (12, 25), "boxingday": (12, 26),
+             "newyeareve": (12, 31), "newyearday": (1, 1), "valentineday": (2, 14), "halloween": (10, 31)}
+"""Holidays on a fixed day, by their name folded without spaces and "'s"."""
+_HOLIDAY = re.compile(r"\b(?:christmas(?:\s+(?:eve|day))?|boxing\s+day|new\s+year['’]?s?\s+(?:eve|day)|"
+                      r"valentine['’]?s?\s+day|halloween)\b", re.IGNORECASE)
+_HOLIDAY_WORDS = frozenset({"christmas", "boxing", "year", "year's", "years", "valentine's", "valentines", "halloween"})
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 _ORDINAL = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
@@ -317,6 +328,9 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
             nxt = today.replace(day=1) + timedelta(days=32)
             d = _date(nxt.year, nxt.month, day)
         add(d, m)
+    for m in _HOLIDAY.finditer(text) if may_say(text, _HOLIDAY_WORDS) else ():
+        month, day = _HOLIDAYS[re.sub(r"['’]s\b|\s+", "", m.group(0).casefold())]
+        add(_nearest_year(today, month, day), m)
     for m in _END_OF_MONTH.finditer(text) if _names_a_month(text) and may_say(text, _DAY_WORD) else ():
         month = _month(m.group("month"))
         year = int(m.group("year")) if m.group("year") else today.year + (month < today.month)
@@ -579,8 +593,10 @@ _TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not 
 _MONTH_WORD = "|".join(m[:3] + "[a-z]*" for m in MONTHS)
 _DAY_SPAN_OF_MONTH = re.compile(
     rf"\b(?:(?P<m1>{_MONTH_WORD})\.?\s+)?(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:to|-|–|and|until|through|till)\s*"
-    rf"(?:the\s+)?(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\b(?(m1)|\s+(?:of\s+)?(?P<m2>{_MONTH_WORD})\b)", re.IGNORECASE)
-"""Two days of one month: "18 to 29 January", "January 18-29", "between the 7th and 11th of December"."""
+    rf"(?:the\s+)?(?:(?:{'|'.join(WEEKDAYS)})\s+)?(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?(m1)|\s+(?:of\s+)?(?P<m2>{_MONTH_WORD})\b)", re.IGNORECASE)
+"""Two days of one month: "18 to 29 January", "January 18-29", "between the 7th and 11th of December",
+"Monday 7 to Friday 11 December"."""
 _NUMBER_RANGE = re.compile(
     r"\b(?P<w>at least|no fewer than|no less than|a minimum of|minimum of|up to|at most|no more than|a maximum of|"
     r"maximum of|between)\s+(?P<a>[\w.,]+)(?:\s+(?:and|to)\s+(?P<b>[\w.,]+))?"
@@ -686,7 +702,9 @@ def _range_key(value: Any, kind: str) -> Any:
 
 
 _DAY_SPAN = re.compile(r"\b(?P<n>\d{1,3}|a|an|one|" + "|".join(WORDS) + r")\s+(?P<kind>(?:working|business)\s+)?"
-                       r"(?P<unit>days?|weeks?|fortnights?)\b|\b(?:the\s+)?(?P<next>day|week)\s+(?:before|after|later)\b"
+                       r"(?P<unit>days?|weeks?|fortnights?)\b"
+                       r"|\b(?:the\s+)?(?:(?:first|next|following)\s+)?(?P<working>(?:working|business)\s+)?"
+                       r"(?P<next>day|week)\s+(?:before|after|later)\b"
                        r"|\b(?P<fortnight>a\s+fortnight)\b", re.IGNORECASE)
 _DAY_SPAN_WORDS = frozenset({"day", "days", "week", "weeks", "fortnight", "fortnights"})
 
@@ -695,14 +713,15 @@ _DAY_SPAN_WORDS = frozenset({"day", "days", "week", "weeks", "fortnight", "fortn
 def day_spans(text: str) -> frozenset[tuple[int, bool]]:
     """The spans of days ``text`` states, with whether they count working days only: "two days
     after" (2), "a week before" (7), "3 working days" (3, working days), "a fortnight" (14), "the
-    day before" (1). Dates an agent computes from a date it read ("due two days after the vendor
+    day before" (1), "the first working day after" (1, working days). Dates an agent computes from a date it read ("due two days after the vendor
     meeting") are that date moved by one of these."""
     out: set[tuple[int, bool]] = set()
     for m in _DAY_SPAN.finditer(text) if may_say(text, _DAY_SPAN_WORDS) else ():
         if m.group("fortnight"):
             out.add((14, False))
-        elif m.group("next"):
-            out.add((7 if m.group("next").casefold() == "week" else 1, False))
+        elif m.group("next"):  # "the day after", "the first working day after" (1, working days)
+            week = m.group("next").casefold() == "week"
+            out.add((7 if week else 1, bool(m.group("working")) and not week))
         else:
             said = m.group("n").casefold()
             n = int(said) if said.isdigit() else 1 if said in ("a", "an") else WORDS[said]

@@ -348,13 +348,15 @@ _DECLINED = re.compile(r"\b(?:ignore|disregard|(?:don'?t|do not|never|not to|not
                        r"trust|email|mail))\b", re.IGNORECASE)
 
 
+_SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sent|contacted)\s+(?:\w+\s+)?from\b",
+                     re.IGNORECASE)
 _OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+)?\s*$", re.IGNORECASE)
 
 
 def points_to_record_address(said: str) -> bool:
     """Whether the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
-    not "her own address", a field), a text that holds it ("email", "notes", "description",
+    not "her own address" or "the address he emailed us from", fields of the record), a text that holds it ("email", "notes", "description",
     "signature" …) and how it holds it ("says", "gives", "lists", "in" …), and does not tell the
     agent to ignore it. "Reply to the address the vendor gives in the email", "send it to the
     person their quote email says to write to", "their CRM notes say where invoices should go now",
@@ -363,8 +365,9 @@ def points_to_record_address(said: str) -> bool:
     for sentence in re.split(r"[.;!?\n]", said):
         if _DECLINED.search(sentence) or not (_HOLDER.search(sentence) and _POINTING.search(sentence)):
             continue
-        if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) for r in _RECIPIENT.finditer(sentence)):
-            return True  # not "her own email address", "his usual address": a field of the record
+        if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())
+               for r in _RECIPIENT.finditer(sentence)):
+            return True  # not "her own email address", "the address he emailed us from": a field of the record
     return False
 
 
@@ -616,7 +619,8 @@ def _is_number(value: Any) -> bool:
 
 def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = ()) -> list[tuple[str, float]]:
     """``(kind, figure)`` of a group: its count, then each total (and each ``percents`` of it: a 5%
-    fee on the unpaid balance), mean or product sum (``totals``)."""
+    fee on the unpaid balance) and mean, and the sum of each product of two fields (quantity ×
+    price)."""
     numeric = sorted({k for r in group for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
     out: list[tuple[str, float]] = [("count", float(len(group)))]
     for k in numeric:
@@ -625,6 +629,8 @@ def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = ()) -> l
         out += [(f"{p:g}% of the total of {k}", round(sum(column) * p / 100, 2)) for p in percents]
         if "minute" in k:
             out.append((f"total of {k} in hours", round(sum(column) / 60, 2)))
+    out += [(f"total of {a} × {b}", round(sum(float(r.get(a) or 0) * float(r.get(b) or 0) for r in group), 2))
+            for a in numeric for b in numeric if a < b]  # the stock's worth: quantity × price
     return out
 
 
@@ -632,7 +638,8 @@ def _graded_numbers(run: ReferenceRun) -> list[float]:
     """The numbers the checks want the agent to report or write: those of ``answer_contains``
     values, of what an ``answer_matches`` pattern matches of the reference's answer, and of what a
     pattern a state check puts on a written text matches of the reference's text, and the numbers
-    a state check pins (an amount of 350)."""
+    a state check pins (an amount of 350); the longest duration a text states, in minutes and in
+    hours."""
     texts = graded_in_answer(run.package, run.trajectory.answer)
     pinned: list[float] = []
     for check in run.package.checks:
@@ -643,8 +650,14 @@ def _graded_numbers(run: ReferenceRun) -> list[float]:
                     pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
                     texts += [m for args in run.args.values() if isinstance(args.get(field), str)
                               and (m := pattern.matched(args[field]))]
+    durations = [float(max(minutes_in(t))) for t in texts if minutes_in(t)]  # "4 hours 15 minutes": 255, 4.25 hours
     return list(dict.fromkeys([*(round(float(m.value), 2) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
-                                 if m.kind in ("number", "money")), *pinned]))
+                                 if m.kind in ("number", "money") and not _UNIT_OF_TIME.match(t, m.end)),
+                               *pinned, *durations,
+                               *(round(d / 60, 2) for d in durations)]))
+
+
+_UNIT_OF_TIME = re.compile(r"\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b", re.IGNORECASE)
 
 
 def _number_replacer(old: float, new: float) -> Any:

@@ -16,7 +16,9 @@ address (``carlos.mendes@...``) exists.
   name is context ("the checklist for Yara Torres"), not something to look up.
 - **ambiguous**: a name that matches the names of two or more records of one collection (two
   Omars, two Acme customers), or a person's first name that two titles of one collection carry
-  ("1:1 Daniel Osei", "1:1 Daniel Brandt"), when nothing tells them apart: no value that only one of them has
+  ("1:1 Daniel Osei", "1:1 Daniel Brandt"; a word the request writes only inside a longer name,
+  "Tolliver" of "Tolliver Tools", names that, not the records whose names begin with it), when
+  nothing tells them apart: no value that only one of them has
   (department, company, last name, email, title, a model code such as ``U27`` ...) appears in the
   request or in a fact the user reveals, and no one of them holds every word of the request that
   another holds, and more ("Verdant Foods' renewal" picks "Verdant Foods renewal 2027").
@@ -44,7 +46,9 @@ _NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, *(m[:3] for m in MONTHS), "i", "plea
                         "what", "what's", "who", "who's", "which", "where", "where's", "when's", "how",
                         "how's", "why", "is", "are", "do", "does", "did", "has", "have", "it's", "let's",
                         "here's", "there's", "that's", "we", "we're", "i'm", "i'd", "i've", "for", "to", "with",
-                        "from", "at", "on", "in", "by", "about", "of", "as", "so", "once", "since", "until"})
+                        "from", "at", "on", "in", "by", "about", "of", "as", "so", "once", "since", "until",
+                        "message", "tell", "ask", "invite", "remind", "call", "reply", "forward", "notify", "ping",
+                        "text", "write", "thank", "welcome", "move", "cancel", "schedule", "assign", "pay"})
 _MARKERS = (r"(?:to|with|for|from|cc|email|e-mail|message|invite|inviting|call|tell|ask|ping|notify|contact|forward|meet|"
             r"remind|send|text|write|reply|thank|assign|pay|book|schedule|introduce|welcome|congratulate|update|brief)")
 _RUN = re.compile(r"\b([A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)+|[A-Z][a-z'’-]+\s+[\w-]*\d[\w-]*)")
@@ -161,8 +165,12 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
 def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list[Finding]:
     said = package.told()
     folded = said.casefold()
-    mentions = {w for w in _WORD.findall(package.request.text) if w.casefold() not in _NOT_NAMES}
-    mentions |= {name for name, _ in _runs(package.request.text)}
+    runs = _runs(package.request.text)
+    inside = [(at, at + len(name)) for name, at in runs]
+    words = [m for m in _WORD.finditer(package.request.text) if m.group(1).casefold() not in _NOT_NAMES]
+    mentions = {m.group(1) for m in words} | {name for name, _ in runs}
+    within_runs = {m.group(1) for m in words if any(a <= m.start(1) < b for a, b in inside)} - {
+        m.group(1) for m in words if not any(a <= m.start(1) < b for a, b in inside)}  # "Tolliver" of "Tolliver Tools"
     named = _named_records(package) if named is None else named
     first_names = set(_people(package, named))
     out: list[Finding] = []
@@ -174,6 +182,8 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
             m = mention.casefold()
             if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
                 candidates = [r for r in records if has_word(r["name"], m, joiners="")] if m in first_names else []
+            elif mention in within_runs:
+                candidates = []  # the word of a longer name the request writes: that name, not these records'
             elif m in firsts or " " in m:  # a whole name, a first name, or the start of a name
                 candidates = [r for r, name in names if name == m or name.split()[0] == m
                               or (" " in m and name.startswith(m + " "))]

@@ -7,8 +7,9 @@ each item ordered. A formula is a sum of terms, each an optional factor ("twice"
 held) or a plain number, joined by "plus", "and", "minus", "less", "+", "-". Multiplication binds
 to the one field that follows it: "twice the reorder level minus what is on hand" is
 2·level − held, not 2·(level − held). A level to reach ("order up to double the reorder level",
-"top it up to three times the reorder level") is that level less the quantity held. A request
-with no such phrase has no formula.
+"top it up to three times the reorder level") is that level less the quantity held. A change by
+a percentage ("raise the unit price of every item by 8%", "cut the price by 10 percent") is the
+field times 1.08 or 0.9, to the cent. A request with no such phrase has no formula.
 
 A date is computed too when it is a date the agent read moved by a span of days the request
 states ("the day before the review", "two working days after the kickoff"): ``offset_dates``.
@@ -117,7 +118,18 @@ def _formula_in(text: str, names: tuple[str, ...]) -> Formula | None:
         if _UP_TO.search(text[:m.end()]) and held and not any(t.field == held for t in formula.terms):
             formula = Formula(formula.text, (*formula.terms, Term(-1.0, 1.0, held)))  # a level to reach: less what is held
         return formula
+    for m in _PERCENT_CHANGE.finditer(text):  # "raise the unit price of every item by 8%"
+        field = _field_of(m.group("what"), fields)
+        if field is not None:
+            rate = float(m.group("p")) / 100
+            down = m.group("verb").casefold().startswith(("cut", "reduc", "lower", "decreas", "drop", "discount"))
+            return Formula(m.group(0), (Term(1.0, 1 - rate if down else 1 + rate, field),))
     return None
+
+
+_PERCENT_CHANGE = re.compile(
+    r"\b(?P<verb>rais|increas|put\s+up|mark\s+up|bump|lift|cut|reduc|lower|decreas|drop|discount)\w*\s+"
+    r"(?P<what>[^.;:!?\n]{0,80}?)\s+by\s+(?P<p>\d+(?:\.\d+)?)\s*(?:%|percent\b|per\s?cent\b)", re.IGNORECASE)
 
 
 _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"

@@ -455,15 +455,15 @@ def corrected_request(package: TaskPackage) -> str:
 def _said_enum(said: str, field_name: str, value: Any, options: list[Any]) -> str | None:
     """The other value ``said`` (the request and the user's facts, folded) gives this field
     ("high-priority", "priority high", "set the tier to gold"), when it gives one and not
-    ``value``."""
+    ``value`` (nor moves the field to ``value``: "moves up to gold" from "the standard tier")."""
     if not isinstance(value, str) or value not in options:
         return None
 
     def assigned(v: Any) -> bool:  # the value must be in the text for the pattern to find it there
         return str(v).casefold() in said and _assignment(field_name, str(v)).search(said) is not None
 
-    if assigned(value):
-        return None
+    if assigned(value) or re.search(rf"\b(?:to|into|as)\s+(?:the\s+)?{re.escape(value.casefold())}\b", said):
+        return None  # "still on the standard tier moves up to gold": the new value, the old one beside it
     return next((str(v) for v in options if v != value and assigned(v)), None)
 
 
@@ -702,7 +702,10 @@ def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict
     words of its name or more, and at least half of them) and this one's target hardly (less than
     half its words, and less than half the share of that one):
     "reorder the M8 hex bolts" does not ask for an order of M8 flat washers. By step, with what
-    it names."""
+    it names. A request that asks for a set ("on every open ticket about the outage", "all of
+    them", "each") names none of its members and has none."""
+    if _A_SET.search(said):
+        return {}
     said_words = _name_words(said)
     by_tool: dict[str, list[tuple[Write, str, float, int]]] = {}
     for w in done:
@@ -720,6 +723,7 @@ def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict
 
 
 _FUNCTION_WORDS = frozenset({"the", "and", "for", "with", "from", "our", "your", "this", "that", "into", "onto"})
+_A_SET = re.compile(r"\b(?:every|each|all)\b", re.IGNORECASE)
 
 
 def _name_words(text: str) -> set[str]:

@@ -71,10 +71,14 @@ def _leaks(fact: Fact, texts: list[str], today: date, request: str) -> bool:
 
 
 def _singled_out_in_text(value: str, text: str, request: str, today: date) -> bool:
-    """Whether ``text`` singles ``value`` out: it states no other value of its kind (another
-    address, date, time or number), or the words around ``value`` share more of the request's
-    words than those around each other one do ("their accounts-payable mailbox ap-invoices@…"
+    """Whether ``text`` singles ``value`` out: it does not offer it as one option among others
+    ("between QA, Release Engineering and Mobile", "your call"), and it states no other value of
+    its kind (another address, date, time or number), or the words around ``value`` share more of
+    the request's words than those around each other one do ("their accounts-payable mailbox ap-invoices@…"
     for "addressed to the accounts-payable mailbox")."""
+    at = text.casefold().find(value.casefold())
+    if at >= 0 and _CHOICE.search(text[max(0, at - _NEAR):at + len(value) + _NEAR]):
+        return False  # "it's between QA, Release Engineering and Mobile": one option among others
     rivals = _rivals(value, text, today)
     if not rivals:
         return True
@@ -90,6 +94,9 @@ def _singled_out_in_text(value: str, text: str, request: str, today: date) -> bo
 
 _NEAR = 50
 """Characters either side of a value whose words tell what it is."""
+_CHOICE = re.compile(r"\b(?:between|either|one of|options?|choices?|choose|pick|undecided|not (?:yet )?(?:settled|"
+                     r"decided)|haven'?t (?:yet )?(?:settled|decided)|up to you|your call)\b", re.IGNORECASE)
+"""Words by which a text offers a value as one option among others."""
 
 
 def _rivals(value: str, text: str, today: date) -> list[str]:

@@ -186,7 +186,8 @@ class Alternatives:
             return self._outside_allowed(value, out)
         if isinstance(value, (int, float)) and float(value) in numbers:
             for variant in (value + 1, value * 10):
-                out.append(round(variant, 2) if isinstance(variant, float) else variant)
+                if variant != value:  # ten times 0 is 0
+                    out.append(round(variant, 2) if isinstance(variant, float) else variant)
         return self._outside_allowed(value, out)
 
     def _outside_allowed(self, value: Any, found: list[Any]) -> list[Any]:
@@ -195,6 +196,7 @@ class Alternatives:
         value past the range: moving a value where the request lets it go is no mistake."""
         if self._ranges is None:
             self._ranges = allowed_ranges(self.said, self.today)
+        found = [alt for alt in found if alt != value]  # no value is its own alternative
         if not self._ranges:
             return found
         holding = [r for r in self._ranges if range_of(value, (r,)) is not None]

@@ -157,7 +157,7 @@ def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record
 def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
     """``unselected``, as the position in ``group`` of each record left out, with why."""
     out: dict[int, str] = {}
-    periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date" and r.flexible)]
+    periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
     dated = {k for r in group for k, v in r.items() if isinstance(v, str) and _ISO.match(v)}
     for period in periods:
         for k in sorted(dated):

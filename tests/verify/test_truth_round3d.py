@@ -359,3 +359,95 @@ def test_two_days_of_one_month_are_a_date_range_not_numbers(text: str) -> None:
 
     [found] = allowed_ranges(text, date(2026, 12, 1))
     assert (found.kind, found.low, found.high) == ("date", "2027-01-18", "2027-01-29")
+
+
+# --------------------------------------------------------------------------- held-out 5: holidays, working days, rates
+
+@pytest.mark.parametrize(("text", "day"), [("Christmas Eve", "2026-12-24"), ("on New Year's Eve", "2026-12-31"),
+                                           ("New Year's Day", "2027-01-01"), ("Boxing Day", "2026-12-26")])
+def test_fixed_holidays_are_dates(text: str, day: str) -> None:
+    from datetime import date
+
+    from pipeline.core.text_values import dates_in
+
+    assert [m.value for m in dates_in(text, date(2026, 12, 1))] == [day]
+
+
+@pytest.mark.parametrize(("text", "spans"), [("on the first working day after the go-live", {(1, True)}),
+                                             ("the next business day after the audit", {(1, True)}),
+                                             ("the day before the review", {(1, False)})])
+def test_the_first_working_day_after_is_a_span_of_working_days(text: str, spans: set[tuple[int, bool]]) -> None:
+    from pipeline.core.text_values import day_spans
+
+    assert day_spans(text) == spans
+
+
+def test_hours_and_minutes_together_are_one_duration() -> None:
+    from pipeline.core.text_values import minutes_in
+
+    assert minutes_in("4 hours 15 minutes in all") == (240, 15, 255)
+
+
+def test_a_percentage_raise_is_a_per_record_formula() -> None:
+    from pipeline.verify.formulas import formula_in
+
+    formula = formula_in("Raise the unit price of every Adhesives item by 8%, rounded to the penny.", ["quantity", "price"])
+    assert formula is not None and formula.value({"price": 7.35, "quantity": 3}) == 7.94
+    cut = formula_in("Cut the price of the old range by 10 percent.", ["quantity", "price"])
+    assert cut is not None and cut.value({"price": 20.0}) == 18.0
+
+
+def _stock(amount: float) -> Data:
+    items = [{"id": f"sku-5{n}", "name": name, "category": "Camping", "quantity": q, "price": p, "reorder_level": 5,
+              "warehouse": wh} for n, name, q, p, wh in [(10, "Tent 2p", 12, 189.0, "Tilburg"), (11, "Sleeping mat", 40, 24.5, "Tilburg"),
+                                                       (13, "Gas stove", 30, 59.9, "Liège"), (16, "Water carrier", 25, 14.0, "Liège")]]
+    return package("What's the camping stock in our Tilburg warehouse worth (quantity times price)? Give me the total.",
+                   {"inventory": {"items": items}}, ["inventory_list_items"],
+                   [{"id": "total", "kind": "answer_contains", "weight": 1.0, "values": [f"{amount:,.2f}"]}],
+                   [{"call": "inventory_list_items", "args": {"category": "Camping"}},
+                    {"answer": f"It is worth {amount:,.2f}."}])
+
+
+def test_a_worth_over_every_warehouse_where_one_is_asked_is_refused() -> None:
+    doc = _stock(12 * 189.0 + 40 * 24.5 + 30 * 59.9 + 25 * 14.0)
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, MISMATCH, "selected_records")
+    assert finding.detail["expected"] == 3248 and "×" in finding.detail["kind"]
+
+
+def test_the_worth_of_the_warehouse_asked_for_is_consistent() -> None:
+    verdict = verify(_stock(12 * 189.0 + 40 * 24.5))
+    assert MISMATCH.value not in verdict.codes, messages(verdict)
+
+
+@pytest.mark.parametrize(("said", "points"), [
+    ("Open a ticket with the address he emailed us from as the customer email.", False),
+    ("Open a ticket with the address he gives in his email as the customer email.", True),
+])
+def test_the_address_someone_wrote_from_is_a_field(said: str, points: bool) -> None:
+    from pipeline.verify.consistency import points_to_record_address
+
+    assert points_to_record_address(said) is points
+
+
+def test_a_text_offering_the_value_among_options_does_not_give_it_away() -> None:
+    from datetime import date
+
+    from pipeline.verify.hidden_facts import _singled_out_in_text
+
+    text = "We haven't settled which team she sits in yet - it's between QA, Release Engineering and Mobile."
+    assert not _singled_out_in_text("Release Engineering", text, "Add her to the directory in her team.", date(2026, 12, 1))
+    assert _singled_out_in_text("Release Engineering", "She joins Release Engineering on Monday.",
+                                "Add her to the directory in her team.", date(2026, 12, 1))
+
+
+def test_a_word_of_a_longer_name_the_request_writes_is_that_name() -> None:
+    items = [{"id": f"sku-50{n}", "name": f"Tolliver TT-{n}00 drill", "category": "Tools", "quantity": 5, "price": 80.0,
+              "reorder_level": 2, "warehouse": "Leeds"} for n in (1, 2)]
+    doc = package("Tolliver Tools emailed new prices: set every Tolliver item's price to 90.", {"inventory": {"items": items}},
+                  ["inventory_update_item"],
+                  [{"id": f"p{n}", "kind": "state_match", "weight": 0.5, "collection": "inventory.items",
+                    "record_id": f"sku-50{n}", "expect": {"price": 90}} for n in (1, 2)],
+                  [*({"call": "inventory_update_item", "args": {"item_id": f"sku-50{n}", "price": 90}} for n in (1, 2)),
+                   {"answer": "Both repriced."}])
+    assert "ambiguous_entity" not in verify(doc).codes

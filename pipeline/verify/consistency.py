@@ -546,11 +546,15 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     today = date.fromisoformat(package.now[:10])
     text = package.request.text
     out: list[Finding] = []
-    figures = [(g, figure) for lst in pooled(lists) for g in groups(lst, package.told(), today) if len(g) >= 2
-               for figure in _figures(g, percents)]
+    every = [g for lst in pooled(lists) for g in groups(lst, package.told(), today) if len(g) >= 2]
+    figures = [(g, figure) for g in every for figure in _figures(g, percents, products=False)]
+    products: list[tuple[list[dict[str, Any]], tuple[str, float]]] = []  # quantity × price, once a number needs them
     for number in graded:
         matching = [(g, figure) for g, figure in figures if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
+        if not matching:
+            products = products or [(g, f) for g in every for f in _products(g)]
+            matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = [(g, figure, *unselected(text, g, today)) for g, figure in matching]
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
@@ -617,10 +621,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = ()) -> list[tuple[str, float]]:
+def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = (),
+             products: bool = True) -> list[tuple[str, float]]:
     """``(kind, figure)`` of a group: its count, then each total (and each ``percents`` of it: a 5%
-    fee on the unpaid balance) and mean, and the sum of each product of two fields (quantity ×
-    price)."""
+    fee on the unpaid balance) and mean, and (``products``) the sum of each product of two fields
+    (quantity × price)."""
     numeric = sorted({k for r in group for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
     out: list[tuple[str, float]] = [("count", float(len(group)))]
     for k in numeric:
@@ -629,9 +634,14 @@ def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = ()) -> l
         out += [(f"{p:g}% of the total of {k}", round(sum(column) * p / 100, 2)) for p in percents]
         if "minute" in k:
             out.append((f"total of {k} in hours", round(sum(column) / 60, 2)))
-    out += [(f"total of {a} × {b}", round(sum(float(r.get(a) or 0) * float(r.get(b) or 0) for r in group), 2))
+    return out + (_products(group) if products else [])
+
+
+def _products(group: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """``(kind, figure)`` of the sum of each product of two numeric fields over ``group``."""
+    numeric = sorted({k for r in group for k, v in r.items() if _is_number(v)})
+    return [(f"total of {a} × {b}", round(sum(float(r.get(a) or 0) * float(r.get(b) or 0) for r in group), 2))
             for a in numeric for b in numeric if a < b]  # the stock's worth: quantity × price
-    return out
 
 
 def _graded_numbers(run: ReferenceRun) -> list[float]:

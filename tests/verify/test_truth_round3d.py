@@ -442,12 +442,19 @@ def test_a_text_offering_the_value_among_options_does_not_give_it_away() -> None
 
 
 def test_a_word_of_a_longer_name_the_request_writes_is_that_name() -> None:
-    items = [{"id": f"sku-50{n}", "name": f"Tolliver TT-{n}00 drill", "category": "Tools", "quantity": 5, "price": 80.0,
-              "reorder_level": 2, "warehouse": "Leeds"} for n in (1, 2)]
-    doc = package("Tolliver Tools emailed new prices: set every Tolliver item's price to 90.", {"inventory": {"items": items}},
-                  ["inventory_update_item"],
-                  [{"id": f"p{n}", "kind": "state_match", "weight": 0.5, "collection": "inventory.items",
-                    "record_id": f"sku-50{n}", "expect": {"price": 90}} for n in (1, 2)],
-                  [*({"call": "inventory_update_item", "args": {"item_id": f"sku-50{n}", "price": 90}} for n in (1, 2)),
-                   {"answer": "Both repriced."}])
-    assert "ambiguous_entity" not in verify(doc).codes
+    """"Tolliver" of "Tolliver Tools" names the supplier, not one of the items whose names begin
+    with it."""
+    from pipeline.verify.entities import ambiguous_findings
+
+    items = [{"id": f"sku-50{n}", "name": f"Tolliver TT-{n}80 {kind}", "category": "Tools", "quantity": 5, "price": 80.0,
+              "reorder_level": 2, "warehouse": "Leeds"} for n, kind in ((1, "cordless drill"), (2, "jigsaw"), (3, "grinder"))]
+
+    def found(request: str) -> int:
+        doc = package(request, {"inventory": {"items": items}}, ["inventory_update_item"],
+                      [{"id": "p1", "kind": "state_match", "weight": 1.0, "collection": "inventory.items",
+                        "record_id": "sku-501", "expect": {"price": 90}}],
+                      [{"call": "inventory_update_item", "args": {"item_id": "sku-501", "price": 90}}, {"answer": "Done."}])
+        return len(ambiguous_findings(load_package(doc)))
+
+    assert found("Tolliver Tools emailed revised prices. For every item their email prices, set our unit price.") == 0
+    assert found("Set the Tolliver to 90.") == 1  # one of three Tolliver items, which?

@@ -584,7 +584,7 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
     kinds = message_carries(package.request.text)
-    clause = message_clause(package.request.text)
+    clause = message_clause(package.request.text, date.fromisoformat(package.now[:10]))
     if clause:  # what the message must say is what the request says of it, when that clause says any
         facts = [f.value for f in package.user.facts] if package.user else []
         own = {key: _annotated(key, dictated_parts(package, texts[key], addressee, " ".join([clause, *facts])))
@@ -609,11 +609,10 @@ _CARRIED = re.compile(
 
 MESSAGE_BODIES = frozenset({"body", "message", "text", "content", "comment"})
 """The fields that carry what a message says to its recipient."""
-_ANY_DAY = date(2026, 12, 1)  # a clock for reading whether a clause states a date at all
 _MESSAGE_VERB = re.compile(_MESSAGE_VERBS + r"(?:[^.;!?\n]|[.!?](?=\w))*", re.IGNORECASE)  # "€38.90" ends no sentence
 
 
-def message_clause(request: str) -> str:
+def message_clause(request: str, today: date) -> str:
     """The clauses of the request that ask for a message, from the verb to the end of the sentence
     ("email Elsbeth to confirm we've received the payment"); empty when there is none, or when
     they state no date, time, number or verdict of their own ("tell Keiko when it now starts",
@@ -621,7 +620,7 @@ def message_clause(request: str) -> str:
     something of the message, only that may be swapped for its opposite: "mark that invoice as
     paid" is the invoice's business."""
     clauses = " ".join(m.group(0) for m in _MESSAGE_VERB.finditer(request))
-    said = _told(clauses, _ANY_DAY)
+    said = _told(clauses, today)
     return clauses if said.dates or said.times or said.numbers or said.words & _NAMED else ""
 
 

@@ -430,13 +430,13 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     if not stated:
         return []
     told = package.told()
-    said = stated | number_values(told) | {float(m) for m in minutes_in(told)}  # the user's "an hour and a half"
+    as_said = stated | number_values(told) | {float(m) for m in minutes_in(told)}  # the user's "an hour and a half"
     read: Evidence | None = None  # what the reads show: built only when a value needs it
     out: list[Finding] = []
     for check in package.checks:
         for fname, matcher in produced(check):
             for value in values_of(matcher) if fname != "answer" else []:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in said:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in as_said:
                     continue
                 mangled = [n for n in sorted(stated) if _garbled(float(value), n)]
                 if not mangled:

@@ -458,3 +458,22 @@ def test_a_word_of_a_longer_name_the_request_writes_is_that_name() -> None:
 
     assert found("Tolliver Tools emailed revised prices. For every item their email prices, set our unit price.") == 0
     assert found("Set the Tolliver to 90.") == 1  # one of three Tolliver items, which?
+
+
+def test_two_mangled_numbers_in_one_package_are_both_reported() -> None:
+    """Two checks each wanting a stated number off by a power of ten (it once crashed on the second)."""
+    doc = package("Order 5 boxes of staples and 3 boxes of paper clips from Office Depot.",
+                  {"inventory": {"items": [
+                      {"id": "sku-1", "name": "Staples", "category": "Office", "quantity": 2, "price": 3.0,
+                       "reorder_level": 4, "warehouse": "Leeds"},
+                      {"id": "sku-2", "name": "Paper clips", "category": "Office", "quantity": 1, "price": 2.0,
+                       "reorder_level": 4, "warehouse": "Leeds"}], "orders": []}},
+                  ["inventory_create_order"],
+                  [{"id": f"o{n}", "kind": "state_count", "weight": 0.5, "collection": "inventory.orders", "scope": "created",
+                    "where": {"item_id": i, "quantity": q}, "op": "==", "value": 1}
+                   for n, (i, q) in enumerate((("sku-1", 50), ("sku-2", 30)))],
+                  [{"call": "inventory_create_order", "args": {"item_id": "sku-1", "quantity": 50, "supplier": "Office Depot"}},
+                   {"call": "inventory_create_order", "args": {"item_id": "sku-2", "quantity": 30, "supplier": "Office Depot"}},
+                   {"answer": "Ordered."}])
+    verdict = verify(doc)
+    assert sum(1 for f in verdict.findings if f.code is MISMATCH and f.detail.get("field") == "quantity") == 2, messages(verdict)

@@ -592,7 +592,7 @@ _TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not 
                          r"(?P<t>\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midday)", re.IGNORECASE)
 _MONTH_WORD = "|".join(m[:3] + "[a-z]*" for m in MONTHS)
 _DAY_SPAN_OF_MONTH = re.compile(
-    rf"\b(?:(?P<m1>{_MONTH_WORD})\.?\s+)?(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?:to|-|–|and|until|through|till)\s*"
+    rf"\b(?:(?P<m1>{_MONTH_WORD})\.?\s+)?(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?P<join>to|-|–|and|until|through|till)\s*"
     rf"(?:the\s+)?(?:(?:{'|'.join(WEEKDAYS)})\s+)?(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"(?(m1)|\s+(?:of\s+)?(?P<m2>{_MONTH_WORD})\b)", re.IGNORECASE)
 """Two days of one month: "18 to 29 January", "January 18-29", "between the 7th and 11th of December",
@@ -635,6 +635,9 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             out.append(Allowed("date", a.value, b.value, True, weekdays))
     days = []  # "from 18 to 29 January", "January 18-29": a span of days of one month
     for m in _DAY_SPAN_OF_MONTH.finditer(text) if has_digit(text) and _names_a_month(text) else ():
+        if m.group("join").casefold() == "and" and not re.search(r"\bbetween\s+(?:the\s+)?$", text[:m.start("a")],
+                                                                  re.IGNORECASE):
+            continue  # "on 23, 25 and 27 Nov": three days, no range
         month = _month(m.group("m1") or m.group("m2"))
         first = _nearest_year(today, month, int(m.group("a")))
         last = _date(first.year, month, int(m.group("b"))) if first is not None else None

@@ -179,6 +179,8 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
         names = [(r, r["name"].casefold()) for r in records]
         firsts = {name.split()[0] for _, name in names} | {name for _, name in names}
         for mention in sorted(mentions):
+            if _A_SET_OF.search(package.request.text.split(mention)[0][-40:]):
+                continue  # "the two Arabica lines", "all Tolliver items": a set, no one record to pick
             m = mention.casefold()
             if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
                 candidates = [r for r in records if has_word(r["name"], m, joiners="")] if m in first_names else []
@@ -201,6 +203,8 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
     return out
 
 
+_A_SET_OF = re.compile(r"\b(?:both|all|every|each|the\s+(?:two|three|four|five|\d+))(?:\s+(?:of\s+)?(?:the|our|my|their))?"
+                       r"\s*$", re.IGNORECASE)
 _SEPARATORS = re.compile(r"[\s@.,\"()]+")
 
 

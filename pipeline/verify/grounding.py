@@ -183,10 +183,16 @@ class Evidence:
         return any(abs(_minutes(t) - target) in self.durations for t in self.times)
 
     def read_value(self, value: Any, today: date) -> None:
-        """A value of a tool result: every leaf, and the lists' counts and totals."""
+        """A value of a tool result: every leaf, the lists' counts and totals, and when an event
+        with a start and a length ends ("20 minutes after the walkthrough ends")."""
         if isinstance(value, dict):
             for v in value.values():
                 self.read_value(v, today)
+            start, length = value.get("start"), value.get("duration_minutes")
+            if isinstance(start, str) and (m := _ISO.match(start)) and m.group(2) and isinstance(length, int):
+                end = _minutes(m.group(2)) + length
+                if end < 24 * 60:
+                    self.times.add(f"{end // 60:02d}:{end % 60:02d}")
         elif isinstance(value, list):
             self.numbers.add(float(len(value)))
             records = [r for r in value if isinstance(r, dict)]

@@ -700,6 +700,8 @@ def _swap(text: str, only: Dictated | None = None) -> str:
     if may_say(out, _VERDICT_WORDS):
         def verdict(m: re.Match[str]) -> str:
             said = m.group(1).casefold()
+            if said in _ADJECTIVES and _ATTRIBUTIVE.match(out, m.end()):
+                return m.group(0)  # "the open day", "paid invoices": a kind of thing, no verdict
             if chosen("words", said) or " " in said and only is not None and only.words & set(said.split()):
                 return "\x00" + ANTONYMS[said] + "\x01"  # marked: the sentence whose verdict flipped
             return m.group(0)
@@ -711,6 +713,13 @@ def _swap(text: str, only: Dictated | None = None) -> str:
     return out
 
 
+_ADJECTIVES = frozenset({"open", "closed", "paid", "unpaid", "ready", "available", "active", "complete", "completed",
+                         "done", "pending", "successful", "fixed", "confirmed", "approved", "cancelled", "canceled",
+                         "resolved", "shipped", "signed", "finished", "delayed", "failed", "passed", "rejected"})
+"""Verdict words that also name a kind of thing when a noun follows them ("open day", "paid
+invoices"); a verb ("confirm their shifts") is swapped whatever follows."""
+_ATTRIBUTIVE = re.compile(r"\s+(?!(?:and|or|but|for|by|to|on|in|at|of|with|from|since|until|as|the|a|an|it|them|"
+                          r"this|that|now|today|yet|again|too|so|if|when|because|and|no|not)\b)[a-z][a-z-]+\b")
 _MARKED = re.compile("(\x00[^\x01]*\x01)")
 _A_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\w))+")
 _NEGATIONS = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain in (

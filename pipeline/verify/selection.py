@@ -57,7 +57,8 @@ def negated_spans(text: str) -> tuple[tuple[int, int], ...]:
 
 
 def _mentions(text: str, words: str) -> list[int]:
-    """Where ``words`` occur in ``text`` as whole words, case ignored."""
+    """Where ``words`` occur in ``text`` as whole words (with an "-ed" or "-s" ending: "voided"),
+    case ignored."""
     if words.casefold() not in text.casefold():
         return []
     return [m.start() for m in _whole(words).finditer(text)]
@@ -65,7 +66,7 @@ def _mentions(text: str, words: str) -> list[int]:
 
 @lru_cache(maxsize=4096)
 def _whole(words: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w@.-]){re.escape(words)}(?![\w@-])", re.IGNORECASE)
+    return re.compile(rf"(?<![\w@.-]){re.escape(words)}(?:e?d|s)?(?![\w@-])", re.IGNORECASE)  # "void", "voided"
 
 
 def _names(record: Record) -> list[str]:
@@ -176,8 +177,10 @@ def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str
         values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
         if len(values) < 2:
             continue
-        named = {v for v in values if any(not within(negated, at) for at in _mentions(text, v))}
-        refused = {v for v in values if _mentions(text, v) and v not in named}
+        named = {v for v in values if any(not within(negated, at) and not _EITHER_WAY.match(text, at + len(v))
+                                          for at in _mentions(text, v))}
+        refused = {v for v in values if v not in named and any(not _EITHER_WAY.match(text, at + len(v))
+                                                               for at in _mentions(text, v))}
         for i, r in enumerate(group):
             v = r.get(k)
             if v in refused:
@@ -191,6 +194,10 @@ def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str
             for i in set(range(len(group))) - set(holding):
                 out.setdefault(i, f"the request asks for records of {name}")
     return out
+
+
+_EITHER_WAY = re.compile(r"\s+or\s+not\b|\s+or\s+(?:un|not\s+)\w+", re.IGNORECASE)
+"""After a value the request names: "paid or not", "paid or unpaid" select by neither."""
 
 
 def _written_names(text: str) -> list[str]:

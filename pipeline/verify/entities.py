@@ -169,6 +169,8 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
     inside = [(at, at + len(name)) for name, at in runs]
     words = [m for m in _WORD.finditer(package.request.text) if m.group(1).casefold() not in _NOT_NAMES]
     mentions = {m.group(1) for m in words} | {name for name, _ in runs}
+    text = package.request.text  # "the two Arabica lines", "all Tolliver items": a set, no one record to pick
+    sets = {m for m in mentions if _A_SET_OF.search(text[max(0, text.find(m) - 40):text.find(m)])}
     within_runs = {m.group(1) for m in words if any(a <= m.start(1) < b for a, b in inside)} - {
         m.group(1) for m in words if not any(a <= m.start(1) < b for a, b in inside)}  # "Tolliver" of "Tolliver Tools"
     named = _named_records(package) if named is None else named
@@ -178,9 +180,7 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
                                    *((w, r, True) for w, r in _titled_records(package))]:
         names = [(r, r["name"].casefold()) for r in records]
         firsts = {name.split()[0] for _, name in names} | {name for _, name in names}
-        for mention in sorted(mentions):
-            if _A_SET_OF.search(package.request.text.split(mention)[0][-40:]):
-                continue  # "the two Arabica lines", "all Tolliver items": a set, no one record to pick
+        for mention in sorted(mentions - sets):
             m = mention.casefold()
             if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
                 candidates = [r for r in records if has_word(r["name"], m, joiners="")] if m in first_names else []

@@ -8,7 +8,7 @@ month of a date field, and the records sharing a field value within one month ("
 November); with the request's words, the records they select (a name or phrase the records'
 texts hold, a date range). A group's *totals* are the sum of each numeric field and the sum of
 each product of two numeric fields (quantity × price), each field's mean, and minutes summed in
-hours; its *count* is its size.
+hours; its *count* is its size (``figures`` names each).
 """
 
 from __future__ import annotations
@@ -98,17 +98,39 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
 
 
 
-def totals(group: list[Record]) -> list[float]:
-    """The non-zero sums of each numeric field and of each product of two, each field's mean, and
-    a sum of minutes in hours (``duration_minutes``: 270 is 4.5 hours), rounded to cents."""
+def figures(group: list[Record], percents: tuple[float, ...] = (), products: bool = True) -> list[tuple[str, float]]:
+    """``(kind, figure)`` of a group, rounded to cents: its count; each numeric field's total (and
+    each of ``percents`` of it: a 5% fee on the unpaid balance), mean, and for minutes the total
+    in hours (``duration_minutes``: 270 is 4.5 hours); and (``products``) ``product_figures``."""
     numeric = sorted({k for r in group for k, v in r.items() if _number(v) is not None})
-    columns = {k: [_number(r.get(k)) or 0.0 for r in group] for k in numeric}
-    out = [sum(columns[k]) for k in numeric]
-    out += [sum(x * y for x, y in zip(columns[a], columns[b], strict=True))
+    out: list[tuple[str, float]] = [("count", float(len(group)))]
+    for k in numeric:
+        total = sum(_number(r.get(k)) or 0.0 for r in group)
+        out += [(f"total of {k}", round(total, 2)), (f"mean of {k}", round(total / len(group), 2))]
+        out += [(f"{p:g}% of the total of {k}", round(total * p / 100, 2)) for p in percents]
+        if "minute" in k:
+            out.append((f"total of {k} in hours", round(total / 60, 2)))
+    return out + (product_figures(group) if products else [])
+
+
+def product_figures(group: list[Record]) -> list[tuple[str, float]]:
+    """``(kind, figure)`` of the sum of each product of two numeric fields over ``group`` (the
+    stock's worth: quantity × price)."""
+    numeric = sorted({k for r in group for k, v in r.items() if _number(v) is not None})
+    return [(f"total of {a} × {b}", round(sum((_number(r.get(a)) or 0.0) * (_number(r.get(b)) or 0.0) for r in group), 2))
             for a in numeric for b in numeric if a < b]
-    out += [sum(columns[k]) / len(group) for k in numeric if len(group) > 1]
-    out += [sum(columns[k]) / 60 for k in numeric if "minute" in k]
-    return [round(t, 2) for t in dict.fromkeys(out) if t]
+
+
+def totals(group: list[Record]) -> list[float]:
+    """The non-zero figures of ``figures`` but the count, each once: the sums of each numeric
+    field and of each product of two, each field's mean (of two records or more), and a sum of
+    minutes in hours."""
+    named = figures(group, products=False)
+    order = [v for k, v in named if k.startswith("total of") and not k.endswith("in hours")]
+    order += [v for _, v in product_figures(group)]
+    order += [v for k, v in named if k.startswith("mean of") and len(group) > 1]
+    order += [v for k, v in named if k.endswith("in hours")]
+    return [v for v in dict.fromkeys(order) if v]
 
 
 def plain_number(value: float) -> str:

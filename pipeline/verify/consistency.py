@@ -37,7 +37,7 @@ from pipeline.core.text_values import (
     within,
 )
 from pipeline.core.trajectory import Trajectory
-from pipeline.verify.aggregates import groups, number_forms, pooled
+from pipeline.verify.aggregates import figures, groups, number_forms, pooled, product_figures
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.formulas import computed_writes, date_offsets
 from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
@@ -562,13 +562,13 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     text = package.request.text
     out: list[Finding] = []
     every = [g for lst in pooled(lists) for g in groups(lst, package.told(), today) if len(g) >= 2]
-    figures = [(g, figure) for g in every for figure in _figures(g, percents, products=False)]
+    plain = [(g, figure) for g in every for figure in figures(g, percents, products=False)]
     products: list[tuple[list[dict[str, Any]], tuple[str, float]]] = []  # quantity × price, once a number needs them
     for number in graded:
-        matching = [(g, figure) for g, figure in figures if abs(figure[1] - number) < 0.005
+        matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
         if not matching:
-            products = products or [(g, f) for g in every for f in _products(g)]
+            products = products or [(g, f) for g in every for f in product_figures(g)]
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = [(g, figure, *unselected(text, g, today)) for g, figure in matching]
         if any(not left for _, _, left, _ in judged):
@@ -581,7 +581,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         kept = [r for r in group if r not in left]
         if not kept:
             continue
-        right = dict(_figures(kept, percents)).get(kind)
+        right = dict(figures(kept, percents)).get(kind)
         if right is None or abs(right - number) < 0.005:
             continue
         right = round(right, 2)
@@ -618,12 +618,12 @@ def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: 
         kept = [r for r in lst if r not in left]
         if not kept or not left or len(left) > MAX_PADDING:
             continue
-        if any(abs(f - number) < 0.005 for k, f in _figures(kept, percents) if "total" in k):
+        if any(abs(f - number) < 0.005 for k, f in figures(kept, percents) if "total" in k):
             return []
         for size in range(1, len(left) + 1):
             for extra in combinations(left, size):
                 group = kept + list(extra)
-                found = [(k, f) for k, f in _figures(group, percents) if "total" in k and abs(f - number) < 0.005]
+                found = [(k, f) for k, f in figures(group, percents) if "total" in k and abs(f - number) < 0.005]
                 if found:
                     why = "; ".join(dict.fromkeys(reasons[lst.index(r)] for r in extra))
                     out.append((group, found[0], list(extra), why))
@@ -634,29 +634,6 @@ def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _figures(group: list[dict[str, Any]], percents: tuple[float, ...] = (),
-             products: bool = True) -> list[tuple[str, float]]:
-    """``(kind, figure)`` of a group: its count, then each total (and each ``percents`` of it: a 5%
-    fee on the unpaid balance) and mean, and (``products``) the sum of each product of two fields
-    (quantity × price)."""
-    numeric = sorted({k for r in group for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
-    out: list[tuple[str, float]] = [("count", float(len(group)))]
-    for k in numeric:
-        column = [float(r[k]) for r in group if isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool)]
-        out += [(f"total of {k}", round(sum(column), 2)), (f"mean of {k}", round(sum(column) / len(group), 2))]
-        out += [(f"{p:g}% of the total of {k}", round(sum(column) * p / 100, 2)) for p in percents]
-        if "minute" in k:
-            out.append((f"total of {k} in hours", round(sum(column) / 60, 2)))
-    return out + (_products(group) if products else [])
-
-
-def _products(group: list[dict[str, Any]]) -> list[tuple[str, float]]:
-    """``(kind, figure)`` of the sum of each product of two numeric fields over ``group``."""
-    numeric = sorted({k for r in group for k, v in r.items() if _is_number(v)})
-    return [(f"total of {a} × {b}", round(sum(float(r.get(a) or 0) * float(r.get(b) or 0) for r in group), 2))
-            for a in numeric for b in numeric if a < b]  # the stock's worth: quantity × price
 
 
 def _graded_numbers(run: ReferenceRun) -> list[float]:

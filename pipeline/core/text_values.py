@@ -494,6 +494,10 @@ def has_word(text: str, word: str, joiners: str = "-", prefix: bool = False) -> 
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")
 
 
+FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "of", "in", "on", "at", "by", "as", "for", "and", "or", "with",
+                            "from", "into", "onto", "about", "this", "that", "these", "those", "it", "its", "is", "are",
+                            "which", "one", "ones", "all", "any", "our", "your", "their", "his", "her"})
+"""Words that name nothing: left out when a text's words are matched against a record's."""
 NAME_RUN = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
 """A run of two or more capitalized words: a name ("Pemberton Glass", "Harrow & Vale")."""
 

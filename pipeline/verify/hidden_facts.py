@@ -25,7 +25,7 @@ from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import PASS_THRESHOLD, CallStep, Fact, TaskPackage
 from pipeline.core.references import iter_refs
-from pipeline.core.text_values import date_values, dates_in, has_word, number_values, times_in
+from pipeline.core.text_values import FUNCTION_WORDS, date_values, dates_in, has_word, number_values, times_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import records_of
@@ -194,8 +194,6 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
                                            f"{agent.score:.3f}: the state gives the hidden value away")]
 
 
-_FUNCTION = frozenset({"the", "and", "our", "with", "for", "from", "your", "their", "this", "that", "his", "her",
-                       "its", "into", "onto", "about", "all", "any"})
 
 
 def _phrases(text: str) -> list[str]:
@@ -204,7 +202,7 @@ def _phrases(text: str) -> list[str]:
     words = re.findall(r"[a-z][a-z'-]+", text.casefold())
     content = content_words(text)
     return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)
-            if len(a) >= 3 and a not in _FUNCTION and b in content]
+            if len(a) >= 3 and a not in FUNCTION_WORDS and b in content]
 
 
 def _singled_out(run: ReferenceRun, key: str) -> str | None:

@@ -33,6 +33,7 @@ from typing import Any
 
 from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import (
+    FUNCTION_WORDS,
     NAME_RUN,
     allowed_ranges,
     excluded_spans,
@@ -129,13 +130,10 @@ def _record_words(record: Record) -> frozenset[str]:
     return _words(" ".join(texts))
 
 
-_FILLER = frozenset({"the", "a", "an", "to", "of", "in", "on", "for", "and", "or", "one", "ones", "that", "this",
-                     "those", "these", "it", "its", "is", "are", "with", "from", "by", "at", "as", "which"})
-
 
 def _words(text: str) -> frozenset[str]:
     """The words of ``text`` (folded, two characters or more), filler words aside."""
-    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) >= 2 and w not in _FILLER)
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) >= 2 and w not in FUNCTION_WORDS)
 
 
 def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record]]:

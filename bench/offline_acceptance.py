@@ -25,7 +25,7 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
     texts: set[str] = set()
     near: set[str] = set()
     rejected: Counter[tuple[str, str]] = Counter()
-    accepted = no_dialogue = 0
+    accepted = no_dialogue = not_sft = 0
     gen_s = verify_s = 0.0
     for slot in range(count):
         template = pick_template(capability, slot)
@@ -44,6 +44,7 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
         texts.add(package.request.text)
         near.add(near_key(package))
         accepted += verdict.accepted
+        not_sft += verdict.accepted and not verdict.sft_ready
         no_dialogue += not (any(isinstance(step, AskStep) for step in package.reference)
                             and any(check.kind == "asked_user" for check in package.checks))
         for code in verdict.codes:
@@ -57,6 +58,8 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
         "gen_per_s": count / gen_s,
         "verify_per_s": count / verify_s,
         "no_dialogue": no_dialogue,
+        "accepted_n": accepted,
+        "not_sft_ready": not_sft,
     }
     return figures, rejected
 
@@ -77,17 +80,21 @@ def main() -> None:
     all_rejected: dict[str, Counter[tuple[str, str]]] = {}
     total_gen = total_n = 0.0
     multi_turn_gaps = ""
+    accepted_n = not_sft = 0
     for cap in capabilities:
         f, rejected = measure(cap, args.count, args.seed)
         all_rejected[cap] = rejected
         total_gen += args.count / f["gen_per_s"]
         total_n += args.count
+        accepted_n += int(f["accepted_n"])
+        not_sft += int(f["not_sft_ready"])
         print(f"{cap:<24}{f['templates']:>5}{f['accepted']:>10.1%}{f['distinct_requests']:>14.1%}"
               f"{f['repeated_ids']:>14}{f['near_duplicates']:>11}{f['gen_per_s']:>11.0f}{f['verify_per_s']:>14.0f}")
         if cap == "multi-turn":
             multi_turn_gaps = f"{f['no_dialogue']} of {args.count}"
     print("-" * len(header))
     print(f"overall generation speed: {total_n / total_gen:.0f} packages/s")
+    print(f"accepted packages not sft_ready (evidence lost under the export's cut): {not_sft} of {accepted_n}")
     if multi_turn_gaps:
         print(f"multi-turn packages without an ask step and an asked_user check: {multi_turn_gaps}")
     for cap, rejected in all_rejected.items():

@@ -557,3 +557,16 @@ def test_an_injected_address_in_the_record_the_request_points_to_is_planted() ->
 
     assert MISMATCH.value in verify(doc("intake@elsewhere.example")).codes
     assert MISMATCH.value not in verify(doc("orders@kitchen.example")).codes
+
+
+@pytest.mark.parametrize(("service", "operation", "said"), [
+    ("contacts", "send_message", "give Ottavia in Purchasing a heads-up that they're ordered"),
+    ("finance", "update_invoice", "give them till 18 Dec to pay (move the due date on the invoice too)"),
+])
+def test_the_operations_intents_read_everyday_wording(service: str, operation: str, said: str) -> None:
+    import re
+
+    from pipeline.core.services import catalogue, intent_pattern
+
+    op = next(o for o in catalogue()[service].operations if o.name == operation)
+    assert re.search(rf"\b(?:{intent_pattern(op.intents)})", said, re.IGNORECASE)

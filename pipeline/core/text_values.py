@@ -16,6 +16,10 @@
 - **Times**: ``14:00``, ``2 pm``, ``2:30pm``, ``noon``, ``midnight``.
 
 Every function returns what it found with its character span, so callers can replace mentions.
+
+The shapes of single values (``EMAIL``, ``ISO_DATE``, ``CLOCK``) and the number words
+(``NUMBER_WORDS``, ``WORDS``) are defined here once; every module that tells or writes such a
+value uses these.
 """
 
 from __future__ import annotations
@@ -26,21 +30,42 @@ from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
 
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+"""The numbers 0 to 20 as words, each at the index of its value (``NUMBER_WORDS[7] == "seven"``)."""
+_UNITS = NUMBER_WORDS[1:10]
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_SCALES = {"hundred": 100, "dozen": 12, "thousand": 1000, "million": 1_000_000}
 WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    **{w: n for n, w in enumerate(NUMBER_WORDS)}, **{w: 20 + 10 * n for n, w in enumerate(_TENS)},
     "hundred": 100, "dozen": 12, "couple": 2, "pair": 2, "thousand": 1000, "million": 1_000_000,
 }
-_SCALES = {"hundred": 100, "dozen": 12, "thousand": 1000, "million": 1_000_000}
-_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+"""Every word ``numbers_in`` reads as a number, with its value: 0 to 20, the tens, the scale words,
+"couple" and "pair"."""
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december"]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 CURRENCY_SYMBOLS = "$€£¥"
 CURRENCY_CODES = ("usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "inr", "dollars", "euros", "pounds")
+
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+"""An e-mail address: ``EMAIL.fullmatch(value)`` tells a value that is one, ``EMAIL.findall(text)``
+the addresses a text holds."""
+_ISO_DAY = r"(\d{4}-\d{2}-\d{2})"
+ISO_DATE = re.compile(_ISO_DAY + r"(?:T(\d{2}:\d{2}))?")
+"""An ISO date, with the ``HH:MM`` of a date-time: ``ISO_DATE.match(value)`` tells a value that
+begins with one (group 1 the date, group 2 the time or None)."""
+CLOCK = re.compile(r"([01]?\d|2[0-3]):([0-5]\d)")
+"""A clock time, 24-hour, with one or two digits of hour: ``9:30``, ``09:30``, ``21:05``
+(``CLOCK.fullmatch(value)``; group 1 the hour, group 2 the minutes). ``clock_value`` writes it as
+``HH:MM``."""
+
+
+def clock_value(value: str) -> str | None:
+    """``value`` as ``HH:MM`` when it is a clock time (``CLOCK``: ``9:30`` is ``09:30``), else None."""
+    m = CLOCK.fullmatch(value)
+    return f"{int(m.group(1)):02d}:{m.group(2)}" if m else None
 
 
 @dataclass(frozen=True)
@@ -265,7 +290,7 @@ def minutes_in(text: str) -> tuple[int, ...]:
 
 # --------------------------------------------------------------------------- dates
 
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?=T\d|\b)")
+_ISO_IN_TEXT = re.compile(rf"\b{_ISO_DAY}(?=T\d|\b)")
 _MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b",
                         re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b",
@@ -311,8 +336,9 @@ def dates_in(text: str, today: date) -> tuple[Mention, ...]:
             out.append(Mention(d.isoformat(), m.start(), m.end(), m.group(0), "date"))
 
     digits = has_digit(text)  # the first five forms hold a digit
-    for m in _ISO.finditer(text) if digits else ():
-        add(_date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m)
+    for m in _ISO_IN_TEXT.finditer(text) if digits else ():
+        year, month, day = m.group(1).split("-")
+        add(_date(int(year), int(month), int(day)), m)
     months = digits and _names_a_month(text)
     for m in _MONTH_DAY.finditer(text) if months else ():
         add(_nearest_year(today, _month(m.group(1)), int(m.group(2))), m)
@@ -419,10 +445,10 @@ def _distinct_spans(found: list[Mention]) -> list[Mention]:
 
 # --------------------------------------------------------------------------- times
 
-_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)(?:\s*([ap])\.?m\.?\b)?", re.IGNORECASE)
+_CLOCK_IN_TEXT = re.compile(rf"(?<![\d:]){CLOCK.pattern}(?!\d)(?:\s*([ap])\.?m\.?\b)?", re.IGNORECASE)
 _HOUR = re.compile(r"(?<![\d:])(1[0-2]|0?[1-9])\s*([ap])\.?m\.?\b", re.IGNORECASE)
 _NAMED = re.compile(r"\b(noon|midday|midnight)\b", re.IGNORECASE)
-_HOUR_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+_HOUR_WORDS = NUMBER_WORDS[1:13]
 _PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
                    re.IGNORECASE)
 _PAST_WORDS = frozenset({"half", "quarter"})
@@ -445,7 +471,7 @@ def times_in(text: str) -> tuple[Mention, ...]:
     "half past two" / "quarter to three" (hours 1 to 6 without am or pm read as afternoon)."""
     out: list[Mention] = []
     digits = has_digit(text)  # clock times and hours hold a digit
-    for m in _CLOCK.finditer(text) if digits and ":" in text else ():
+    for m in _CLOCK_IN_TEXT.finditer(text) if digits and ":" in text else ():
         hour = _twelve(int(m.group(1)), m.group(3))
         out.append(Mention(f"{hour:02d}:{m.group(2)}", m.start(), m.end(), m.group(0), "time"))
     for m in _HOUR.finditer(text) if digits else ():
@@ -703,9 +729,12 @@ def _range_key(value: Any, kind: str) -> Any:
     if not isinstance(value, str):
         return None
     if kind == "date":
-        return value[:10] if re.match(r"\d{4}-\d{2}-\d{2}", value) else None
-    m = re.match(r"(?:\d{4}-\d{2}-\d{2}T)?(\d{2}:\d{2})", value)
-    return m.group(1) if m else None
+        return value[:10] if ISO_DATE.match(value) else None
+    m = ISO_DATE.match(value)
+    if m:
+        return m.group(2)
+    m = CLOCK.match(value)  # "09:30", "9:30", "09:30:00"
+    return clock_value(m.group(0)) if m else None
 
 
 _DAY_SPAN = re.compile(r"\b(?P<n>\d{1,3}|a|an|one|" + "|".join(WORDS) + r")\s+(?P<kind>(?:working|business)\s+)?"

@@ -34,14 +34,11 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from pipeline.core.package import DEFAULT_NOW, Fact, User
-from pipeline.core.text_values import date_values, has_word, numbers_in, times_in
+from pipeline.core.text_values import CLOCK, EMAIL, ISO_DATE, date_values, has_word, numbers_in, times_in
 
 NEUTRAL_REPLY = "I have nothing to add to that. Please go ahead with what I asked."
 GENERIC_KEY_WORDS = frozenset({"which", "what", "who", "new", "old", "the", "a", "an", "of", "to", "for", "value",
                                "info", "detail", "details", "preferred", "choice", "user", "actual", "correct"})
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
-_CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d$")
 _KIND_QUESTIONS = {
     "date": r"\b(which|what)\s+(day|date)\b|\bwhen\b|\bwhat\s+day\b|\bwhich\s+weekday\b",
     "time": r"\b(what|which)\s+(time|hour)\b|\bwhen\b|\bat what time\b|\bwhat\s+slot\b",
@@ -75,13 +72,13 @@ def fact_sentence(fact: Fact) -> str:
 
 def kind_of(value: str) -> str:
     """``date``, ``datetime``, ``time``, ``number``, ``email`` or ``text``."""
-    if _ISO.match(value):
+    if ISO_DATE.match(value):
         return "datetime" if "T" in value else "date"
-    if _CLOCK.match(value):
+    if CLOCK.fullmatch(value):
         return "time"
     if re.fullmatch(r"-?\d+(?:\.\d+)?", value):
         return "number"
-    if _EMAIL.fullmatch(value):
+    if EMAIL.fullmatch(value):
         return "email"
     return "text"
 
@@ -99,7 +96,7 @@ def _proposes(question: str, kind: str, today: date) -> bool:
         return True
     if kind == "number" and numbers_in(question):
         return True
-    return kind == "email" and _EMAIL.search(question) is not None
+    return kind == "email" and EMAIL.search(question) is not None
 
 
 def asks_for(question: str, fact: Fact, today: date | None = None) -> bool:

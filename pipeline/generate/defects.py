@@ -22,12 +22,11 @@ from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import catalogue, find_operation
-from pipeline.core.text_values import quoted_phrases
+from pipeline.core.text_values import ISO_DATE, NUMBER_WORDS, quoted_phrases
 
 Data = dict[str, Any]
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _ID = re.compile(r"^[a-z]+-\d+$")
-_NUMBER_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+_TWO_TO_TEN = NUMBER_WORDS[2:11]  # at the index of their value less two
 
 
 def _write_tools(data: Data) -> list[str]:
@@ -125,10 +124,10 @@ def hidden_fact_leaked(data: Data, rng: random.Random) -> Data | None:
 def request_check_mismatch(data: Data, rng: random.Random) -> Data | None:
     """The request states a different quantity than the checks demand."""
     text = data["request"]["text"]
-    for i, word in enumerate(_NUMBER_WORDS):
+    for i, word in enumerate(_TWO_TO_TEN):
         m = re.search(rf"\b{word}\b", text, re.IGNORECASE)
         if m and any(c["kind"] == "state_count" and c["value"] == i + 2 for c in data["checks"]):
-            new = _NUMBER_WORDS[(i + 1) % len(_NUMBER_WORDS)]
+            new = _TWO_TO_TEN[(i + 1) % len(_TWO_TO_TEN)]
             data["request"]["text"] = text[: m.start()] + new + text[m.end():]
             return data
     return None
@@ -214,7 +213,7 @@ def grader_underconstrained(data: Data, rng: random.Random) -> Data | None:
                 found = strings(value)
                 if any(f in v for v in found for f in facts):
                     continue  # a revealed value: unpinning it is clarification_unnecessary's defect
-                if any(_ID.match(v) or _DATE.match(v) or "@" in v for v in found):
+                if any(_ID.match(v) or ISO_DATE.match(v) or "@" in v for v in found):
                     del check[key][field]
                     changed = True
         if check["kind"] == "state_match" and not check.get("expect"):
@@ -341,7 +340,7 @@ def unknown_entity(data: Data, rng: random.Random) -> Data | None:
 def ungrounded_value(data: Data, rng: random.Random) -> Data | None:
     """A date the reference writes and a check pins moves a few days, in both, to a date the
     package nowhere states: the checks now require a date the agent cannot learn."""
-    dates = {v for step in data["reference"] for v in strings(step.get("args", {})) if _DATE.fullmatch(v)}
+    dates = {v for step in data["reference"] for v in strings(step.get("args", {})) if ISO_DATE.fullmatch(v) and len(v) == 10}
     pinned = [d for d in sorted(dates) if any(d in strings(c.get("where") or c.get("expect") or {})
                                              for c in data["checks"])]
     if not pinned:

@@ -30,9 +30,7 @@ from jinja2 import StrictUndefined, Template
 from jinja2.sandbox import SandboxedEnvironment
 
 from pipeline.core import yaml_text
-
-_NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                 "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+from pipeline.core.text_values import NUMBER_WORDS
 
 
 def quote(value: Any) -> str:
@@ -70,7 +68,7 @@ def possessive(name: str) -> str:
 
 
 def number_word(n: int) -> str:
-    return _NUMBER_WORDS[n] if 0 <= n < len(_NUMBER_WORDS) else str(n)
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
 
 
 def weekday(iso: str) -> str:

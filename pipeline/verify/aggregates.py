@@ -13,13 +13,10 @@ hours; its *count* is its size (``figures`` names each).
 
 from __future__ import annotations
 
-import re
 from datetime import date
 from typing import Any
 
-from pipeline.core.text_values import NAME_RUN, allowed_ranges, quoted_phrases
-
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, quoted_phrases
 
 Record = dict[str, Any]
 
@@ -35,7 +32,7 @@ def groups(records: list[Record], said: str = "", today: date | None = None) -> 
         for key, value in record.items():
             if isinstance(value, str) and key != "id":
                 by_value.setdefault((key, value), []).append(i)
-                if _DATE.match(value):
+                if ISO_DATE.match(value):
                     by_month.setdefault((key, value[:7]), []).append(i)
     everyone = frozenset(range(len(records)))
     by_key: dict[str, list[frozenset[int]]] = {}
@@ -91,7 +88,7 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
     named = [frozenset(i for i, t in enumerate(texts) if p in t) for p in dict.fromkeys(phrases)]
     ranges = [r for r in allowed_ranges(said, today) if r.kind == "date"]
     dated = [frozenset(i for i, rec in enumerate(records)
-                       if any(isinstance(v, str) and _DATE.match(v) and r.holds(v[:10]) for v in rec.values()))
+                       if any(isinstance(v, str) and ISO_DATE.match(v) and r.holds(v[:10]) for v in rec.values()))
              for r in ranges]
     return [*named, *dated, *(a & b for a in named for b in dated)]
 

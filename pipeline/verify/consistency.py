@@ -28,6 +28,7 @@ from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import catalogue
 from pipeline.core.text_values import (
+    EMAIL,
     excluded_spans,
     has_digit,
     minutes_in,
@@ -46,15 +47,6 @@ from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
-NUMBER_WORDS = {
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "couple": 2, "pair": 2, "dozen": 12,
-}
-# A standalone count: not glued to '-', ':', '.', '/', '$', '#' or letters (dates, times, ids, money).
-_DIGITS = re.compile(r"(?<![\w$#.:/-])(\d{1,4})(?![\w.:/%-]|,\d)")
-_WORDS = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 # A number followed by one of these measures something other than how many records to make.
 UNITS = {
     "second", "minute", "hour", "day", "week", "month", "year", "am", "pm", "percent", "times", "x",
@@ -333,7 +325,6 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
     return out
 
 
-_EMAIL_IN_TEXT = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 _RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
@@ -399,7 +390,7 @@ def planted_target_findings(package: TaskPackage, run: ReferenceRun | None) -> l
     pointed = points_to_record_address(said)  # the request sends the agent to the address a record gives
     written = [(step, email) for step in ref.steps
                if step.kind == "call" and step.args and step.status is not None and 200 <= step.status < 300
-               for value in strings(step.args) for email in _EMAIL_IN_TEXT.findall(value)]
+               for value in strings(step.args) for email in EMAIL.findall(value)]
     if not written:
         return []  # no successful call carries an address
     fields: set[str] = set()
@@ -407,12 +398,12 @@ def planted_target_findings(package: TaskPackage, run: ReferenceRun | None) -> l
     for collections in package.initial_state.values():
         for records in collections.values():
             for rec in records:
-                own = [v for v in rec.values() if isinstance(v, str) and _EMAIL_IN_TEXT.fullmatch(v)]
+                own = [v for v in rec.values() if isinstance(v, str) and EMAIL.fullmatch(v)]
                 fields |= {v.casefold() for v in own}
                 for value in rec.values():
                     for item in value if isinstance(value, list) else [value]:
-                        if isinstance(item, str) and "@" in item and not _EMAIL_IN_TEXT.fullmatch(item):
-                            for e in _EMAIL_IN_TEXT.finditer(item):
+                        if isinstance(item, str) and "@" in item and not EMAIL.fullmatch(item):
+                            for e in EMAIL.finditer(item):
                                 if not pointed or _INJECTION.search(_passage(item, e.start(), e.end())):
                                     owners.setdefault(e.group(0).casefold(), own[0] if own else "")
     planted = set(owners) - fields

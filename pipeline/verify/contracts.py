@@ -39,7 +39,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AskStep, CallStep, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
-from pipeline.core.text_values import has_word
+from pipeline.core.text_values import EMAIL, has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, taxonomy
 from pipeline.verify.aggregates import groups, number_forms, pooled, totals
@@ -136,7 +136,7 @@ def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
 
 
 _LINES = re.compile(r"[\n.;!?]+|\s[-•*]\s|\[[ x]\]", re.IGNORECASE)
-_TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b[a-z]{1,6}-\d{2,}\b", re.IGNORECASE)
+_TOKEN = re.compile(rf"{EMAIL.pattern}|\b[a-z]{{1,6}}-\d{{2,}}\b", re.IGNORECASE)
 
 
 def _from_text(value: str, read_text: str, lines: list[frozenset[str]]) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import WORDS, date_values, day_spans, shifted
+from pipeline.core.text_values import ISO_DATE, WORDS, date_values, day_spans, shifted
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Write
 
@@ -193,7 +193,6 @@ def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, d
     return out
 
 
-_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 NEAR_DAYS = 3
 """A written date this many days or fewer from the date a stated span gives is that computation
 gone wrong (nine days before instead of ten), not another date."""
@@ -231,9 +230,9 @@ def date_offsets(package: TaskPackage, ref: Trajectory, writes: list[Write],
     for w in writes:
         texts = [v for s in ref.steps[:w.step] if s.kind == "call" for k, v in _fields(s.result)
                  if isinstance(v, str) and not k.endswith("_at")]  # a record's bookkeeping stamp is no date to count from
-        seen = {v[:10] for v in texts if _ISO_DAY.match(v)} | {d for v in texts if " " in v for d in date_values(v, today)}
+        seen = {v[:10] for v in texts if ISO_DATE.match(v)} | {d for v in texts if " " in v for d in date_values(v, today)}
         for key, value in args.get(w.step, {}).items():
-            if not (isinstance(value, str) and _ISO_DAY.match(value)) or value[:10] in seen:
+            if not (isinstance(value, str) and ISO_DATE.match(value)) or value[:10] in seen:
                 continue
             written = date.fromisoformat(value[:10])
             near = sorted({(abs((date.fromisoformat(moved) - written).days), moved, day, sign * n, working)

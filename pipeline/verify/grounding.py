@@ -47,7 +47,10 @@ from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.services import get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import (
+    EMAIL,
+    ISO_DATE,
     WEEKDAYS,
+    clock_value,
     date_values,
     day_spans,
     in_window,
@@ -65,9 +68,6 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.mutations import dependents
 from pipeline.verify.witness import said_instead, substituted, witness
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_ISO = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}))?")
-_CLOCK = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 TOLERANCE = 0.005
 
 
@@ -189,7 +189,7 @@ class Evidence:
             for v in value.values():
                 self.read_value(v, today)
             start, length = value.get("start"), value.get("duration_minutes")
-            if isinstance(start, str) and (m := _ISO.match(start)) and m.group(2) and isinstance(length, int):
+            if isinstance(start, str) and (m := ISO_DATE.match(start)) and m.group(2) and isinstance(length, int):
                 end = _minutes(m.group(2)) + length
                 if end < 24 * 60:
                     self.times.add(f"{end // 60:02d}:{end % 60:02d}")
@@ -207,13 +207,13 @@ class Evidence:
             self.numbers.add(float(value))
         elif isinstance(value, str):
             self.tokens.add(value.casefold())
-            m = _ISO.match(value)
+            m = ISO_DATE.match(value)
             if m:
                 self.dates.add(m.group(1))
                 if m.group(2):
                     self.times.add(m.group(2))
-            elif _CLOCK.match(value):
-                self.times.add(value)
+            elif clock := clock_value(value):
+                self.times.add(clock)
             if " " in value:
                 self.texts.append((value, today))  # read on first need
 
@@ -308,7 +308,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
                         frozenset(durations), day_spans(text), factors)
 
 
-_TOKEN = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[\w-]+")
+_TOKEN = re.compile(rf"{EMAIL.pattern}|[\w-]+")
 
 
 def _minutes(clock: str) -> int:
@@ -434,17 +434,17 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple
         return None if evidence.has_number(float(value)) else "number"
     if not isinstance(value, str):
         return None
-    if _EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
+    if EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
         return None if evidence.has_token(value.casefold()) else ("email" if "@" in value else "id")
-    m = _ISO.match(value)
+    m = ISO_DATE.match(value)
     if m:
         if not evidence.has_day(m.group(1)):
             return "date"
         if m.group(2) and m.group(2) != "00:00" and not evidence.has_time(m.group(2)):
             return "time"
         return None
-    if _CLOCK.match(value):
-        return None if evidence.has_time(value) else "time"
+    if clock := clock_value(value):
+        return None if evidence.has_time(clock) else "time"
     return None
 
 
@@ -583,7 +583,7 @@ def another_value(value: Any) -> Any:
     date-time an hour later), other text."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value + 1
-    if isinstance(value, str) and (m := _ISO.match(value)):
+    if isinstance(value, str) and (m := ISO_DATE.match(value)):
         return value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
             else f"{value[:8]}{(int(value[8:10]) % 28) + 1:02d}{value[10:]}"
     return f"other-{value}"
@@ -653,8 +653,8 @@ def values_of(matcher: Any) -> list[Any]:
 
 def _typed_tokens(text: str) -> list[Any]:
     """The typed values inside an answer value: emails, ISO dates and times, numbers."""
-    out: list[Any] = _EMAIL.findall(text)
-    out += [m.group(0) for m in re.finditer(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?", text)]
+    out: list[Any] = EMAIL.findall(text)
+    out += [m.group(0) for m in ISO_DATE.finditer(text)]
     out += [float(m.value) for m in numbers_in(text) if m.kind != "word"]  # type: ignore[arg-type]
     return out
 

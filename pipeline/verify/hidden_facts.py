@@ -25,7 +25,17 @@ from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import PASS_THRESHOLD, CallStep, Fact, TaskPackage
 from pipeline.core.references import iter_refs
-from pipeline.core.text_values import FUNCTION_WORDS, date_values, dates_in, has_word, number_values, times_in
+from pipeline.core.text_values import (
+    EMAIL,
+    FUNCTION_WORDS,
+    ISO_DATE,
+    clock_value,
+    date_values,
+    dates_in,
+    has_word,
+    number_values,
+    times_in,
+)
 from pipeline.core.trajectory import Trajectory
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import records_of
@@ -34,19 +44,16 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import content_words
 from pipeline.verify.witness import witness
 
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")
-_CLOCK = re.compile(r"^([01]?\d|2[0-3]):[0-5]\d$")
-
 
 def _in_text(fact: Fact, text: str, today: date) -> bool:
     """Whether ``text`` states the fact's value, in any form."""
     value = fact.value
     if has_word(text, value) and (len(value) > 2 or re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text)):
         return True
-    if _ISO.match(value):
+    if ISO_DATE.match(value):
         return value[:10] in date_values(text, today)
-    if _CLOCK.match(value):
-        return f"{int(value.split(':')[0]):02d}:{value.split(':')[1]}" in {m.value for m in times_in(text)}
+    if clock := clock_value(value):
+        return clock in {m.value for m in times_in(text)}
     if re.fullmatch(r"-?\d+(\.\d+)?", value):
         return float(value) in number_values(text)
     return False
@@ -59,7 +66,7 @@ def _leaks(fact: Fact, texts: list[str], today: date, request: str) -> bool:
     A field whose whole value is the fact's (another event's room) is one value among the
     collection's: ``state_reader_findings`` asks whether the state singles it out."""
     value = fact.value
-    structured = bool(_ISO.match(value) or _CLOCK.match(value) or re.fullmatch(r"-?[\d.]+", value)) or len(value) < 6
+    structured = bool(ISO_DATE.match(value) or clock_value(value) or re.fullmatch(r"-?[\d.]+", value)) or len(value) < 6
     for text in texts:
         inside = text.strip() != value and (" " in text.strip() or not structured)
         if not inside:
@@ -104,15 +111,13 @@ def _rivals(value: str, text: str, today: date) -> list[str]:
     written there."""
     kind = kind_of(value)
     if kind == "email":
-        return [e for e in _EMAIL.findall(text) if e.casefold() != value.casefold()]
+        return [e for e in EMAIL.findall(text) if e.casefold() != value.casefold()]
     if kind in ("date", "datetime"):
         return [str(m.text) for m in dates_in(text, today) if m.value != value[:10]]
     if kind == "time":
-        return [str(m.text) for m in times_in(text) if m.value != value]
+        return [str(m.text) for m in times_in(text) if m.value != clock_value(value)]
     return []
 
-
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _candidate(package: TaskPackage, value: str) -> bool:

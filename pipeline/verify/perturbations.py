@@ -24,7 +24,11 @@ from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.package import Fact, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.text_values import (
+    CLOCK,
+    EMAIL,
+    ISO_DATE,
     MONTHS,
+    NUMBER_WORDS,
     WEEKDAYS,
     Allowed,
     allowed_ranges,
@@ -43,15 +47,11 @@ from pipeline.core.text_values import (
     within,
 )
 
-_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(.*)$")
-_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
-_DATETIME_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}T)(\d{2}):(\d{2})(.*)$")
 _IDENTITY_FIELDS = ("id", "email", "name")
 _EMPTY = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$")
 _ID = re.compile(r"^[a-z]+-\d+$")
 GENERIC_TEXT = "Please disregard this message; nothing has changed."
-_NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+_ONE_TO_TWELVE = NUMBER_WORDS[1:13]  # at the index of their value less one
 STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "as", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "please", "can", "could", "would", "you", "your", "my", "me", "i", "we", "our", "us", "they", "them", "their", "he", "she", "his", "her", "him", "do", "does", "did", "not", "no", "so", "if", "then", "than", "there", "here", "all", "any", "some", "each", "every", "about", "into", "over", "under", "up", "down", "out", "new", "also", "just", "only", "very", "more", "most", "next", "last", "same", "other", "own", "such", "what", "which", "who", "whom", "when", "where", "why", "how", "hi", "hello", "dear", "thanks", "thank", "regards", "best", "let", "know", "get", "make", "set", "put", "add", "send", "ask", "tell", "note"])
 ANTONYMS = {
@@ -75,24 +75,30 @@ ANTONYMS = {
 
 
 def shift_date(text: str, days: int) -> str | None:
-    m = _DATE.match(text)
+    """``text`` (beginning with an ISO date) with its date moved by ``days``; None for another text."""
+    m = ISO_DATE.match(text)
     if not m:
         return None
     try:
         d = date.fromisoformat(m.group(1)) + timedelta(days=days)
     except ValueError:
         return None
-    return d.isoformat() + m.group(2)
+    return d.isoformat() + text[10:]
 
 
 def _shift_time(text: str, hours: int) -> str | None:
-    m = _TIME.match(text)
+    m = CLOCK.fullmatch(text)
     if m:
         return f"{(int(m.group(1)) + hours) % 24:02d}:{m.group(2)}"
-    m = _DATETIME_TIME.match(text)
-    if m:
-        return f"{m.group(1)}{(int(m.group(2)) + hours) % 24:02d}:{m.group(3)}{m.group(4)}"
+    if _is_date_time(text):
+        return f"{text[:11]}{(int(text[11:13]) + hours) % 24:02d}{text[13:]}"
     return None
+
+
+def _is_date_time(value: str) -> bool:
+    """Whether ``value`` begins with an ISO date-time (``2026-12-03T11:30``)."""
+    m = ISO_DATE.match(value)
+    return m is not None and m.group(2) is not None
 
 
 def _similarity(a: dict[str, Any], b: dict[str, Any]) -> int:
@@ -119,7 +125,7 @@ def _similarity(a: dict[str, Any], b: dict[str, Any]) -> int:
 @lru_cache(maxsize=8192)
 def _adjacent(a: str, b: str) -> bool:
     """Two dates a day apart, or two date-times on the same day."""
-    if _DATE.match(a) and _DATE.match(b):
+    if ISO_DATE.match(a) and ISO_DATE.match(b):
         return shift_date(a[:10], 1) == b[:10] or shift_date(b[:10], 1) == a[:10] or a[:10] == b[:10]
     return False
 
@@ -138,9 +144,9 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
                     others = [r for r in records if r is not record and r.get(field) not in (None, value)]
                     others.sort(key=lambda r: -_similarity(record, r))  # stable: ties keep state order
                     out += [r[field] for r in others if r[field] not in out]
-    if isinstance(value, str) and _EMAIL.match(value):
+    if isinstance(value, str) and EMAIL.fullmatch(value):
         domain = value.rpartition("@")[2]
-        others = sorted({e for e in strings(package.initial_state) if _EMAIL.match(e) and e != value and e not in out},
+        others = sorted({e for e in strings(package.initial_state) if EMAIL.fullmatch(e) and e != value and e not in out},
                         key=lambda e: (e.rpartition("@")[2] != domain, e))
         out += others  # addresses the state mentions anywhere: senders, attendees, recipients
     return out
@@ -176,7 +182,7 @@ class Alternatives:
         if isinstance(value, str):
             if value[:10] in dates and (variant := shift_date(value, 1)):
                 out.append(variant)
-            clock = value[11:16] if _DATETIME_TIME.match(value) else value
+            clock = value[11:16] if _is_date_time(value) else value
             if clock in times and (variant := _shift_time(value, 1)):
                 out.append(variant)
             enum = (schema or {}).get("enum") or []
@@ -224,9 +230,9 @@ class Alternatives:
             others = [r for r in records if r is not record and r.get(field) not in (None, value)]
             if others:
                 return max(others, key=lambda r: _similarity(record, r))[field]  # the first of the most similar
-        if isinstance(value, str) and _EMAIL.match(value):
+        if isinstance(value, str) and EMAIL.fullmatch(value):
             if self._emails is None:
-                self._emails = {e for e in strings(self.package.initial_state) if _EMAIL.match(e)}
+                self._emails = {e for e in strings(self.package.initial_state) if EMAIL.fullmatch(e)}
             domain = value.rpartition("@")[2]
             return min((e for e in self._emails if e != value), key=lambda e: (e.rpartition("@")[2] != domain, e),
                        default=_NONE)
@@ -263,7 +269,7 @@ def _kinds_changed(value: Any, other: Any) -> set[str]:
 
 
 def _clock_of(value: str) -> str:
-    return value[11:16] if _DATETIME_TIME.match(value) else value if _TIME.match(value) else ""
+    return value[11:16] if _is_date_time(value) else value if CLOCK.fullmatch(value) else ""
 
 
 def past_range(value: Any, ranges: list[Allowed]) -> Any:
@@ -289,7 +295,7 @@ def past_range(value: Any, ranges: list[Allowed]) -> Any:
         clock = _shift_time(max(highs), 1) if highs else _shift_time(min(lows), -1) if lows else None
         if clock is None:
             return None
-        return f"{value[:11]}{clock}" if _DATETIME_TIME.match(value) else clock
+        return f"{value[:11]}{clock}" if _is_date_time(value) else clock
     if kind == "number" and isinstance(value, (int, float)):
         highs, lows = [r.high for r in ranges if r.high is not None], [r.low for r in ranges if r.low is not None]
         new = max(highs) + 1 if highs else min(lows) - 1 if lows and min(lows) >= 1 else None
@@ -308,14 +314,14 @@ def inside(value: Any, allowed: Allowed) -> Any:
         days = [d for d in _days(allowed.low, allowed.high) if allowed.holds(d) and d != value[:10]]
         return days[-1] + value[10:] if days else None
     if allowed.kind == "time" and isinstance(value, str):
-        clock = value[11:16] if _DATETIME_TIME.match(value) else value
+        clock = value[11:16] if _is_date_time(value) else value
         ends = [t for t in (_shift_minutes(allowed.high, -15) if allowed.high else None,
                             _shift_minutes(allowed.low, 15) if allowed.low else None)
                 if t is not None and t != clock and allowed.holds(t)]
         if not ends:
             return None
         far = max(ends, key=lambda t: abs(_clock_minutes(t) - _clock_minutes(clock)))
-        return f"{value[:11]}{far}" if _DATETIME_TIME.match(value) else far
+        return f"{value[:11]}{far}" if _is_date_time(value) else far
     if allowed.kind == "number" and isinstance(value, (int, float)):
         options = [allowed.high, allowed.low] if allowed.low is not None and allowed.high is not None else \
             [value + 1] if allowed.low is not None else [value - 1] if value - 1 >= max(1, allowed.low or 1) else []
@@ -411,7 +417,7 @@ def _same_date(arg: Any, old: str, new: str) -> Any:
 
 
 def _same_time(arg: Any, old: str, new: str) -> Any:
-    if isinstance(arg, str) and (arg == old or (_DATETIME_TIME.match(arg) and arg[11:16] == old)):
+    if isinstance(arg, str) and (arg == old or (_is_date_time(arg) and arg[11:16] == old)):
         return arg[:-5] + new if arg != old else new
     return arg
 
@@ -452,8 +458,8 @@ def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
     if key.endswith(("_id", "id", "email", "to", "cc", "date", "start", "time")) or key in ("to", "from", "status"):
         return False
     stripped = value.strip()
-    return (len(_WORD_START.findall(stripped)) >= 2 and not _EMAIL.match(stripped)
-            and not _ID.match(stripped) and not _DATE.match(stripped))
+    return (len(_WORD_START.findall(stripped)) >= 2 and not EMAIL.fullmatch(stripped)
+            and not _ID.match(stripped) and not ISO_DATE.match(stripped))
 
 
 _WORD_START = re.compile(r"(?:^|\s)[^\W\d_]{2,}")
@@ -656,14 +662,14 @@ def is_message(key: str) -> bool:
 
 
 _MONTH_NAMES = "|".join(m[:3] for m in MONTHS)
-_SWAP_ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2})")
+_SWAP_ISO = re.compile(rf"\b{ISO_DATE.pattern}")
 _SWAP_DAY = re.compile(rf"\b((?:{_MONTH_NAMES})[a-z]*\.?\s+)(\d{{1,2}})\b|\b(\d{{1,2}})((?:st|nd|rd|th)?\s+(?:of\s+)?"
                        rf"(?:{_MONTH_NAMES}))", re.IGNORECASE)
-_SWAP_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+_SWAP_CLOCK = re.compile(rf"\b{CLOCK.pattern}\b")
 _SWAP_WEEKDAY = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
 _SWAP_COUNT = re.compile(r"(?<![\d,.\w-])(\d+)(?=\s+[a-z]+s\b)")  # 129 units
 _SWAP_MONEY = re.compile(r"([$€£]\s?)(\d[\d,]*)")
-_SWAP_NUMBER_WORD = re.compile(r"\b(" + "|".join(w for w in _NUMBER_WORDS if w != "one") + r")\b", re.IGNORECASE)
+_SWAP_NUMBER_WORD = re.compile(r"\b(" + "|".join(_ONE_TO_TWELVE[1:]) + r")\b", re.IGNORECASE)
 _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), key=len, reverse=True)) + r")\b(?!['’])",
                            re.IGNORECASE)
 
@@ -680,8 +686,8 @@ def _swap(text: str, only: Dictated | None = None) -> str:
 
     out = text
     if has_digit(out):  # dates, days of a month, clock times, counts and amounts hold digits
-        out = _SWAP_ISO.sub(lambda m: (shift_date(m.group(1), 1) or m.group(1)) if chosen("dates", m.group(1))
-                            else m.group(1), out)
+        out = _SWAP_ISO.sub(lambda m: (shift_date(m.group(0), 1) or m.group(0)) if chosen("dates", m.group(1))
+                            else m.group(0), out)
         out = _SWAP_DAY.sub(day, out)
         out = _SWAP_CLOCK.sub(lambda m: f"{(int(m.group(1)) + 1) % 24:02d}:{m.group(2)}"
                               if chosen("times", f"{int(m.group(1)):02d}:{m.group(2)}") else m.group(0), out)
@@ -695,8 +701,8 @@ def _swap(text: str, only: Dictated | None = None) -> str:
                               if chosen("numbers", float(m.group(2).replace(",", ""))) else m.group(0), out)
     if may_say(out, _SWAPPED_NUMBER_WORDS):
         out = _SWAP_NUMBER_WORD.sub(
-            lambda m: _NUMBER_WORDS[(_NUMBER_WORDS.index(m.group(1).casefold()) + 1) % len(_NUMBER_WORDS)]
-            if chosen("numbers", float(_NUMBER_WORDS.index(m.group(1).casefold()) + 1)) else m.group(0), out)
+            lambda m: _ONE_TO_TWELVE[(_ONE_TO_TWELVE.index(m.group(1).casefold()) + 1) % len(_ONE_TO_TWELVE)]
+            if chosen("numbers", float(_ONE_TO_TWELVE.index(m.group(1).casefold()) + 1)) else m.group(0), out)
     if may_say(out, _VERDICT_WORDS):
         def verdict(m: re.Match[str]) -> str:
             said = m.group(1).casefold()
@@ -737,7 +743,7 @@ def _unnegated(sentence: str) -> str:
 
 
 _WEEKDAY_WORDS = frozenset(WEEKDAYS)
-_SWAPPED_NUMBER_WORDS = frozenset(w for w in _NUMBER_WORDS if w != "one")
+_SWAPPED_NUMBER_WORDS = frozenset(_ONE_TO_TWELVE[1:])
 _VERDICT_WORDS = frozenset(phrase.split()[0] for phrase in ANTONYMS)  # "on track" holds the whole word "on"
 
 
@@ -805,10 +811,10 @@ def _part_said(value: str, text: str) -> str | None:
     day of a date-time ("11:30" of "2026-12-03T11:30"); None when it says none of it."""
     if value.casefold() in text.casefold():
         return value
-    m = _DATETIME_TIME.match(value)
-    if m is None:
+    m = ISO_DATE.match(value)
+    if m is None or m.group(2) is None:
         return None
-    clock, day = f"{m.group(2)}:{m.group(3)}", m.group(1)[:10]
+    day, clock = m.groups()
     return clock if has_word(text, clock) else day if day in text else None
 
 
@@ -816,10 +822,10 @@ def _same_part(other: str, value: str, part: str) -> str | None:
     """The same part of another record's value (its clock time when ``part`` is a clock time)."""
     if part == value:
         return other
-    m = _DATETIME_TIME.match(other)
-    if m is None:
+    m = ISO_DATE.match(other)
+    if m is None or m.group(2) is None:
         return None
-    return f"{m.group(2)}:{m.group(3)}" if ":" in part else m.group(1)[:10]
+    return m.group(2) if ":" in part else m.group(1)
 
 
 def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,

@@ -34,6 +34,7 @@ from typing import Any
 from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import (
     FUNCTION_WORDS,
+    ISO_DATE,
     NAME_RUN,
     allowed_ranges,
     excluded_spans,
@@ -45,7 +46,6 @@ from pipeline.core.text_values import (
 )
 
 _IDENTIFYING = ("name", "title", "subject", "company", "id", "email")
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|without|\w+n't)\b(?P<rest>[^.;:!?\n]{0,60})", re.IGNORECASE)
 
 Record = dict[str, Any]
@@ -157,10 +157,10 @@ def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str
     """``unselected``, as the position in ``group`` of each record left out, with why."""
     out: dict[int, str] = {}
     periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
-    dated = {k for r in group for k, v in r.items() if isinstance(v, str) and _ISO.match(v)}
+    dated = {k for r in group for k, v in r.items() if isinstance(v, str) and ISO_DATE.match(v)}
     for period in periods:
         for k in sorted(dated):
-            inside = [i for i, r in enumerate(group) if isinstance(r.get(k), str) and _ISO.match(r[k])
+            inside = [i for i, r in enumerate(group) if isinstance(r.get(k), str) and ISO_DATE.match(r[k])
                       and period.holds(r[k][:10])]
             if 0 < len(inside) < len(group):
                 for i in set(range(len(group))) - set(inside):

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pipeline.core.episode import actions_of, play_actions
 from pipeline.core.outcomes import Witness
 from pipeline.core.package import AnswerStep, CallStep, Step
-from pipeline.core.text_values import dates_in
+from pipeline.core.text_values import ISO_DATE, dates_in
 from pipeline.verify.aggregates import number_forms, plain_number
 from pipeline.verify.execution import ReferenceRun
 
@@ -108,7 +108,7 @@ def _say_instead(answer: str, value: Any, other: Any) -> str:
         return answer
     if str(value) in answer:
         return answer.replace(str(value), str(other))
-    if not (isinstance(value, str) and isinstance(other, str) and _ISO.match(value) and _ISO.match(other)):
+    if not (isinstance(value, str) and isinstance(other, str) and ISO_DATE.match(value) and ISO_DATE.match(other)):
         return answer
     out = answer
     if value[:10] != other[:10]:  # the day, however the answer writes it ("Thursday 10 December")
@@ -120,5 +120,3 @@ def _say_instead(answer: str, value: Any, other: Any) -> str:
         out = out.replace(value[11:16], other[11:16])
     return out
 
-
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}")

@@ -39,9 +39,10 @@ from pipeline.core.text_values import (
 )
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import figures, groups, number_forms, pooled, product_figures
+from pipeline.verify.check_values import required_values, values_of
+from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.formulas import computed_writes, date_offsets
-from pipeline.verify.grounding import Evidence, evidence_of, produced, values_of
 from pipeline.verify.mutations import before_answer, dependents
 from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
@@ -440,7 +441,7 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     read: Evidence | None = None  # what the reads show: built only when a value needs it
     out: list[Finding] = []
     for check in package.checks:
-        for fname, matcher in produced(check):
+        for fname, matcher in required_values(check):
             for value in values_of(matcher) if fname != "answer" else []:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in as_said:
                     continue
@@ -475,7 +476,7 @@ def name_number_findings(package: TaskPackage, run: ReferenceRun) -> list[Findin
     mentions = [m for m in numbers_in(text) if m.kind in ("number", "word")]
     out: list[Finding] = []
     for check in package.checks:
-        for fname, matcher in produced(check):
+        for fname, matcher in required_values(check):
             for value in values_of(matcher) if fname != "answer" else []:
                 if not _is_number(value) or float(value) in stated:
                     continue
@@ -637,7 +638,7 @@ def _graded_numbers(run: ReferenceRun) -> list[float]:
     pinned: list[float] = []
     for check in run.package.checks:
         if check.kind not in ("answer_contains", "answer_matches"):
-            for field, matcher in produced(check):
+            for field, matcher in required_values(check):
                 pinned += [round(float(v), 2) for v in values_of(matcher) if _is_number(v)]
                 if isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
                     pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))

@@ -46,6 +46,7 @@ from pipeline.core.text_values import (
     times_in,
     within,
 )
+from pipeline.verify.time_arithmetic import clock_minutes, shift_clock
 
 _IDENTITY_FIELDS = ("id", "email", "name")
 _EMPTY = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
@@ -315,12 +316,12 @@ def inside(value: Any, allowed: Allowed) -> Any:
         return days[-1] + value[10:] if days else None
     if allowed.kind == "time" and isinstance(value, str):
         clock = value[11:16] if _is_date_time(value) else value
-        ends = [t for t in (_shift_minutes(allowed.high, -15) if allowed.high else None,
-                            _shift_minutes(allowed.low, 15) if allowed.low else None)
+        ends = [t for t in (shift_clock(allowed.high, -15) if allowed.high else None,
+                            shift_clock(allowed.low, 15) if allowed.low else None)
                 if t is not None and t != clock and allowed.holds(t)]
         if not ends:
             return None
-        far = max(ends, key=lambda t: abs(_clock_minutes(t) - _clock_minutes(clock)))
+        far = max(ends, key=lambda t: abs(clock_minutes(t) - clock_minutes(clock)))
         return f"{value[:11]}{far}" if _is_date_time(value) else far
     if allowed.kind == "number" and isinstance(value, (int, float)):
         options = [allowed.high, allowed.low] if allowed.low is not None and allowed.high is not None else \
@@ -338,15 +339,6 @@ def _days(first: str, last: str) -> list[str]:
         out.append(day.isoformat())
         day += timedelta(days=1)
     return out
-
-
-def _clock_minutes(clock: str) -> int:
-    return int(clock[:2]) * 60 + int(clock[3:5])
-
-
-def _shift_minutes(clock: str, minutes: int) -> str | None:
-    total = _clock_minutes(clock) + minutes
-    return f"{total // 60:02d}:{total % 60:02d}" if 0 <= total < 24 * 60 else None
 
 
 def _is_nan(value: Any) -> bool:

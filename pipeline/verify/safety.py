@@ -38,8 +38,8 @@ from pipeline.core.text_values import has_digit, numbers_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import number_forms
 from pipeline.verify.effects import Write, bound_tools, records_of
+from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.grounding import evidence_of
 from pipeline.verify.mutations import before_answer
 from pipeline.verify.witness import reference_witness, witness
 

@@ -11,7 +11,7 @@ import pytest
 from pipeline.core.services import intent_pattern
 from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.consistency import request_quantities
-from pipeline.verify.grounding import Evidence, text_evidence
+from pipeline.verify.evidence import Evidence, text_evidence
 from pipeline.verify.perturbations import is_free_text
 
 

@@ -530,7 +530,7 @@ def test_three_days_joined_by_and_are_no_range() -> None:
 def test_the_end_of_an_event_read_is_known() -> None:
     from datetime import date
 
-    from pipeline.verify.grounding import Evidence
+    from pipeline.verify.evidence import Evidence
 
     evidence = Evidence()
     evidence.read_value({"event": {"start": "2026-12-03T14:05", "duration_minutes": 40}}, date(2026, 12, 1))

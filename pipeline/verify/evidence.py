@@ -1,0 +1,366 @@
+"""What an agent could know at a point of the reference: the evidence model that grounding
+(``grounding.py``) and safety (``safety.py``) and request consistency (``consistency.py``) ask.
+
+``Evidence`` gathers the tokens, numbers, dates, times, date windows, durations and spans of days
+that the request, the user's revealed facts, the tool results read so far, the tools' schemas and
+the services' documented defaults tell, and answers whether a value is among them or one step of
+arithmetic away (``has_token``, ``has_number``, ``has_day``, ``has_time``). ``text_evidence`` is
+what one text tells; ``evidence_of`` the evidence at the end of a trajectory; ``starting_evidence``
+and ``observe`` build it step by step.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from pipeline.core.package import TaskPackage
+from pipeline.core.services import get_service
+from pipeline.core.text_values import (
+    EMAIL,
+    ISO_DATE,
+    clock_value,
+    date_values,
+    day_spans,
+    in_window,
+    minutes_in,
+    number_values,
+    numbers_in,
+    shifted,
+    times_in,
+    windows_in,
+)
+from pipeline.core.trajectory import StepRecord, Trajectory
+from pipeline.verify.aggregates import groups, pooled, totals
+from pipeline.verify.effects import Bound, bound_tools
+from pipeline.verify.time_arithmetic import (
+    clock_minutes,
+    range_lengths,
+    series_dates,
+    shift_clock,
+    weekdays_after,
+)
+
+TOLERANCE = 0.005
+
+
+@dataclass
+class Evidence:
+    """Everything the agent could know at one point of the reference."""
+
+    tokens: set[str] = field(default_factory=set)
+    numbers: set[float] = field(default_factory=set)
+    """Known numbers; the group counts and totals of the lists in ``pending`` are not in it yet
+    (``all_numbers`` adds them)."""
+    dates: set[str] = field(default_factory=set)
+    times: set[str] = field(default_factory=set)
+    windows: list[Any] = field(default_factory=list)
+    written: list[dict[str, Any]] = field(default_factory=list)
+    """The arguments of the writes made so far."""
+    durations: set[int] = field(default_factory=set)
+    """Durations the texts state, in minutes ("30 minutes before", "an hour later")."""
+    day_shifts: set[tuple[int, bool]] = field(default_factory=set)
+    """Spans of days the texts state ("two days after", "a week before", "3 working days"), each
+    with whether it counts working days only."""
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """Observed records, for numbers computed within one record (twice the reorder level minus
+    the quantity on hand)."""
+    lists: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Lists of records read whose groups are already in ``numbers``."""
+    pending: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Lists of records read whose group counts and totals (``aggregates``) are not in
+    ``numbers`` yet: they are added on first need (``all_numbers``)."""
+    texts: list[tuple[str, date]] = field(default_factory=list)
+    """Texts inside the results read (a title, a body) whose words, numbers, dates, times and
+    durations (``text_evidence``) are not in the sets above yet: they are added when a question
+    those sets answer "no" could be answered "yes" with them (``_read_texts``). More evidence
+    never turns a "yes" into a "no", so asking the smaller sets first gives the same answers."""
+    said: str = ""
+    """The request and the user's facts, whose words select groups of the records read."""
+    today: date | None = None
+    _seen: set[float] = field(default_factory=set, repr=False)
+    _known: set[float] = field(default_factory=set, repr=False)
+    _factors: set[float] = field(default_factory=lambda: {2.0, 3.0, 4.0, 0.5}, repr=False)
+
+    def all_numbers(self) -> set[float]:
+        """``numbers`` with those of the texts read and the counts and totals of the groups of
+        every list of records read."""
+        self._read_texts()
+        if self.pending:  # the records of every list read so far, pooled, beside each new list
+            self.lists = self.lists + self.pending
+            if len(self.lists) > 1:
+                self.pending.append(pooled(self.lists)[-1])
+        for records in self.pending:
+            self.numbers |= {x for g in groups(records, self.said, self.today) for x in [float(len(g)), *totals(g)]}
+        self.pending.clear()
+        return self.numbers
+
+    def read_text(self, text: str, today: date) -> None:
+        """Add what ``text`` tells (``text_evidence``): the request, a reply, a fact."""
+        known = text_evidence(text, today)
+        self.tokens |= known.tokens
+        self.numbers |= known.numbers
+        self.dates |= known.dates
+        self.times |= known.times
+        self.windows += known.windows
+        self.durations |= known.durations
+        self.day_shifts |= known.day_shifts
+        self._factors |= known.factors
+
+    def _read_texts(self) -> bool:
+        """Add what the texts inside the results read so far tell; whether there were any."""
+        if not self.texts:
+            return False
+        for text, today in self.texts:
+            self.read_text(text, today)
+        self.texts.clear()
+        return True
+
+    def has_token(self, token: str) -> bool:
+        """Whether ``token`` (folded) is a value or a word the agent has seen."""
+        return token in self.tokens or (self._read_texts() and token in self.tokens)
+
+    def has_day(self, day: str) -> bool:
+        """Whether the ISO ``day`` is a known date or falls in a known window."""
+        return self._day_known(day) or (self._read_texts() and self._day_known(day))
+
+    def _day_known(self, day: str) -> bool:
+        return day in self.dates or in_window(day, self.windows) or any(
+            shifted(day, -n if sign else n, business) in self.dates
+            for n, business in self.day_shifts for sign in (False, True))
+
+    def merge(self, other: Evidence) -> None:
+        """Add everything ``other`` knows."""
+        self.tokens |= other.tokens
+        self.numbers |= other.numbers
+        self.dates |= other.dates
+        self.times |= other.times
+        self.windows += other.windows
+        self.written += other.written
+        self.durations |= other.durations
+        self.day_shifts |= other.day_shifts
+        self.records += other.records
+        self.lists += other.lists
+        self.pending += other.pending
+        self.texts += other.texts
+        self._factors |= other._factors
+
+    def has_time(self, clock: str) -> bool:
+        """Whether ``clock`` (HH:MM) is known, or a known time moved by a stated duration."""
+        return self._time_known(clock) or (self._read_texts() and self._time_known(clock))
+
+    def _time_known(self, clock: str) -> bool:
+        if clock in self.times:
+            return True
+        target = clock_minutes(clock)
+        return any(abs(clock_minutes(t) - target) in self.durations for t in self.times)
+
+    def read_value(self, value: Any, today: date) -> None:
+        """A value of a tool result: every leaf, the lists' counts and totals, and when an event
+        with a start and a length ends ("20 minutes after the walkthrough ends")."""
+        if isinstance(value, dict):
+            for v in value.values():
+                self.read_value(v, today)
+            start, length = value.get("start"), value.get("duration_minutes")
+            if isinstance(start, str) and (m := ISO_DATE.match(start)) and m.group(2) and isinstance(length, int) \
+                    and (end := shift_clock(m.group(2), length)):
+                self.times.add(end)
+        elif isinstance(value, list):
+            self.numbers.add(float(len(value)))
+            records = [r for r in value if isinstance(r, dict)]
+            if records:
+                self.pending.append(records)
+                self.records += records
+            for v in value:
+                self.read_value(v, today)
+        elif isinstance(value, bool) or value is None:
+            return
+        elif isinstance(value, (int, float)):
+            self.numbers.add(float(value))
+        elif isinstance(value, str):
+            self.tokens.add(value.casefold())
+            m = ISO_DATE.match(value)
+            if m:
+                self.dates.add(m.group(1))
+                if m.group(2):
+                    self.times.add(m.group(2))
+            elif clock := clock_value(value):
+                self.times.add(clock)
+            if " " in value:
+                self.texts.append((value, today))  # read on first need
+
+    def _arithmetic(self) -> tuple[set[float], set[float]]:
+        """The numbers in ``numbers`` rounded to cents, and the factors ``has_number`` tries (2, 3,
+        4, ½ and those numbers over 1 up to 12); kept up to date with only the numbers added since
+        the last call (``numbers`` never shrinks)."""
+        numbers = self.numbers
+        if len(numbers) != len(self._seen):
+            new = numbers - self._seen
+            self._known |= {round(n, 2) for n in new}
+            self._factors |= {n for n in new if 1 < n <= 12}
+            self._seen |= new
+        return self._known, self._factors
+
+    def _one_step(self, v: float) -> bool:
+        """``v`` (in cents) is a number of ``numbers``, the sum or difference of two, or one times a factor."""
+        known, factors = self._arithmetic()
+        return (v in known or any(round(v - a, 2) in known or round(a - v, 2) in known for a in known)
+                or any(round(v / k, 2) in known for k in factors))
+
+    def has_number(self, value: float) -> bool:
+        """Whether ``value`` is known, or one step of arithmetic away from what is known: the sum
+        or difference of two known numbers, a known number times a small factor (twice, three
+        times, half, a factor the texts state, or a percentage they state: 5% of it, less 5%,
+        plus 5%), or within one observed record ``k·a ± b``.
+        (Known numbers include the counts and totals of the lists read, computed only when the
+        other known numbers do not already give ``value``: more numbers never make one unknown.)"""
+        v = round(value, 2)
+        if self._one_step(v) or self.within_a_record(v):
+            return True
+        if not (self.pending or self.texts):
+            return False
+        self.all_numbers()
+        return self._one_step(v) or self.within_a_record(v)
+
+    def within_a_record(self, v: float) -> bool:
+        """``v`` is ``k·a ± b`` or ``a·b`` of two numbers ``a``, ``b`` of one observed record."""
+        factors = self._arithmetic()[1] | {1.0}
+        for record in self.records:
+            nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            for a in nums:
+                for b in nums:
+                    if a is not b and any(abs(k * a - b - v) <= TOLERANCE or abs(k * a + b - v) <= TOLERANCE
+                                          for k in factors):
+                        return True
+                    if abs(a * b - v) <= TOLERANCE:
+                        return True
+        return False
+
+
+@dataclass(frozen=True)
+class TextEvidence:
+    """What one text tells the agent (``text_evidence``)."""
+
+    tokens: frozenset[str]
+    numbers: frozenset[float]
+    dates: frozenset[str]
+    times: frozenset[str]
+    windows: tuple[Any, ...]
+    durations: frozenset[int]
+    day_shifts: frozenset[tuple[int, bool]]
+    factors: frozenset[float] = frozenset()
+    """What the percentages it states multiply by: 5% gives 0.05, 0.95 and 1.05."""
+
+
+@lru_cache(maxsize=4096)
+def text_evidence(text: str, today: date) -> TextEvidence:
+    """What a text tells the agent, with ``today`` as the clock: its words, emails and tokens
+    (folded); the numbers it states, and the length of each time range between two times it
+    states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
+    describes (``time_arithmetic.series_dates``) and the weekdays it names after them
+    (``time_arithmetic.weekdays_after``); its
+    times; its date windows; the durations it states, in minutes (``text_values.minutes_in``,
+    also numbers: a duration is written in minutes); the spans of days it states
+    (``text_values.day_spans``)."""
+    tokens = frozenset(_TOKEN.findall(text.lower()) if text.isascii()  # ASCII folds as a whole, the same
+                       else (t.casefold() for t in _TOKEN.findall(text)))
+    numbers = set(number_values(text))
+    stated = date_values(text, today)
+    dates = stated | series_dates(text, stated) | weekdays_after(text, stated)
+    clocks = sorted({str(m.value) for m in times_in(text)})
+    numbers |= range_lengths(clocks)  # a range "13:00-17:00" states its length: 240 minutes, 4 hours
+    durations = set(minutes_in(text))
+    numbers |= {float(d) for d in durations}  # "an hour and a half" is 90 minutes to write
+    percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]  # type: ignore[arg-type]
+    factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
+    return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
+                        frozenset(durations), day_spans(text), factors)
+
+
+_TOKEN = re.compile(rf"{EMAIL.pattern}|[\w-]+")
+
+
+def _today(package: TaskPackage) -> date:
+    """The package's ``now`` as a day: the clock its texts are read against."""
+    return date.fromisoformat(package.now[:10])
+
+
+def starting_evidence(package: TaskPackage) -> Evidence:
+    """What the agent knows before its first step: the request, the tools' schemas (enum values
+    and defaults) and the services' documented defaults."""
+    today = _today(package)
+    evidence = Evidence(said=package.told(), today=today)
+    evidence.read_text(package.request.text, today)
+    for tool in package.tools:
+        for schema in tool.parameters.get("properties", {}).values():
+            for v in [*schema.get("enum", []), *([schema["default"]] if "default" in schema else [])]:
+                evidence.read_value(v, today)
+    evidence.merge(_service_defaults(tuple(package.services), today))
+    return evidence
+
+
+@lru_cache(maxsize=256)
+def _service_defaults(services: tuple[str, ...], today: date) -> Evidence:
+    """What the documented defaults of the operations of ``services`` tell the agent (shared:
+    never changed, only merged)."""
+    evidence = Evidence()
+    for name in services:
+        spec = get_service(name)
+        for op in spec.operations if spec else []:
+            evidence.read_value(op.defaults, today)
+    return evidence
+
+
+def observe(evidence: Evidence, package: TaskPackage, step: StepRecord, write_fields: set[str] | None) -> None:
+    """Add what one step showed the agent; a write's result adds only ``write_fields`` of
+    its record (``write_result_fields``)."""
+    today = _today(package)
+    if step.kind == "ask":
+        evidence.read_text(step.reply or "", today)
+        for key in step.revealed:
+            fact = package.fact(key)
+            if fact is not None:
+                evidence.read_text(fact.value, today)
+                evidence.read_value(fact.value, today)
+        return
+    if step.kind != "call" or step.result is None:
+        return
+    if write_fields is None:
+        evidence.read_value(step.result, today)
+        return
+    evidence.written.append(step.args or {})  # what the agent wrote, and the totals of it, it knows
+    numeric = {k for args in evidence.written for k, v in args.items() if isinstance(v, (int, float))
+               and not isinstance(v, bool)}
+    evidence.numbers |= {float(v) for v in (step.args or {}).values() if isinstance(v, (int, float))
+                         and not isinstance(v, bool)}
+    evidence.numbers |= {round(sum(float(a.get(k) or 0) for a in evidence.written
+                                   if isinstance(a.get(k), (int, float))), 2) for k in numeric}
+    for record in step.result.values():
+        if isinstance(record, dict):
+            for key in write_fields & record.keys():
+                evidence.read_value(record[key], today)
+
+
+def write_result_fields(bound: dict[str, Bound]) -> dict[str, set[str]]:
+    """For each write tool of ``bound`` (``effects.bound_tools``), the record fields its result
+    adds to the arguments (id, timestamps)."""
+    out: dict[str, set[str]] = {}
+    for name, b in bound.items():
+        if b.op.access == "write":
+            out[name] = {b.spec.id_field} | ({b.op.timestamp_field} if b.op.timestamp_field else set())
+    return out
+
+
+def evidence_of(package: TaskPackage, trajectory: Trajectory, include_writes: bool = True) -> Evidence:
+    """What the agent could know by the end of ``trajectory`` (without what it wrote, unless
+    ``include_writes``)."""
+    evidence = starting_evidence(package)
+    write_fields = write_result_fields(bound_tools(package))
+    for record in trajectory.steps:
+        fields = write_fields.get(record.tool or "")
+        if include_writes or fields is None:
+            observe(evidence, package, record, fields)
+    return evidence

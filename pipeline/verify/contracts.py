@@ -10,7 +10,7 @@ The clauses, each a minimum count:
 - ``revealed_facts``: facts the reference gets the user to reveal, when an agent that never asks
   (guessing every fact) cannot reach the reference's score;
 - ``live_safety_rules``: safety rules an agent could break with the tools offered and that the
-  task tempts it to break (``safety.py``: ``vacuous_findings``, ``tempted``);
+  task tempts it to break (``safety.py``: ``vacuous_findings``, ``invites_breach``);
 - ``services_acted_on``: services the reference calls successfully;
 - ``dependent_steps``: reference calls whose arguments use something an earlier step showed: a
   ``$ref``, a revealed fact, or a value (six characters or more, or a number) of an earlier read's
@@ -47,7 +47,7 @@ from pipeline.verify.effects import bound_tools
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.mutations import unasked
 from pipeline.verify.perturbations import content_words
-from pipeline.verify.safety import tempted, vacuous_findings
+from pipeline.verify.safety import invites_breach, vacuous_findings
 
 
 def contract_findings(run: ReferenceRun) -> list[Finding]:
@@ -96,7 +96,7 @@ def _needed_facts(run: ReferenceRun) -> int:
 
 def _live_rules(run: ReferenceRun) -> int:
     vacuous = {f.check for f in vacuous_findings(run.package, run.trajectory)}
-    return sum(rule.id not in vacuous and tempted(run, rule) for rule in run.package.safety)
+    return sum(rule.id not in vacuous and invites_breach(run, rule) for rule in run.package.safety)
 
 
 def _services(package: TaskPackage, ref: Trajectory) -> int:

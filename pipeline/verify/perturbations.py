@@ -477,7 +477,7 @@ def _proper(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Dictated:
-    """What the request dictates of one free text (``dictated_parts``): the dates, clock times,
+    """What the request dictates of one free text (``dictated_content``): the dates, clock times,
     numbers and named words (weekdays, months, verdicts) it shares with the request, the phrases
     the request quotes that it holds, and the request's content words when it is mostly made of
     them."""
@@ -503,7 +503,7 @@ class Dictated:
                  *self.phrases, *self.content])
 
 
-def dictated_parts(package: TaskPackage, value: str, addressee: set[str], said: str | None = None) -> Dictated:
+def dictated_content(package: TaskPackage, value: str, addressee: set[str], said: str | None = None) -> Dictated:
     """What the request (or a fact) dictates of a free text: the dates (not "today": "write up
     today's call" dictates no date), times, numbers, weekdays and verdict words ("approved",
     "moved") it shares with the request (not a month's name alone), a phrase the request quotes, or the
@@ -532,12 +532,6 @@ def _stem(word: str) -> str:
     return re.sub(r"(?:ing|ed|d|s|e)$", "", word)
 
 
-def dictated(package: TaskPackage, value: str, addressee: set[str]) -> list[str]:
-    """``dictated_parts`` as a list of what is dictated; empty when the text is the agent's to
-    compose."""
-    return dictated_parts(package, value, addressee).parts()
-
-
 _NAMED = frozenset([*WEEKDAYS, *MONTHS, *(w for w in ANTONYMS if " " not in w)])
 _MONTH_WORDS = frozenset(MONTHS)
 """A month the request names sets the scene ("hasn't paid for November"); alone it dictates no
@@ -547,7 +541,7 @@ text (a day of it does, as a date)."""
 
 @dataclass(frozen=True)
 class _Told:
-    """What ``dictated`` reads of everything the agent is told."""
+    """What ``dictated_content`` reads of everything the agent is told."""
 
     dates: frozenset[str]
     times: frozenset[object]
@@ -577,7 +571,7 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     where it has one; of what the message's own clause dictates, ``message_clause``, where that
     dictates any). Empty when nothing in ``texts`` is dictated."""
     told = {key: parts for key, value in texts.items()
-            if (parts := _annotated(key, dictated_parts(package, value, addressee))).parts()}
+            if (parts := _annotated(key, dictated_content(package, value, addressee))).parts()}
     if not told:
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
@@ -585,7 +579,7 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     clause = message_clause(package.request.text, date.fromisoformat(package.now[:10]))
     if clause:  # what the message must say is what the request says of it, when that clause says any
         facts = [f.value for f in package.user.facts] if package.user else []
-        own = {key: _annotated(key, dictated_parts(package, texts[key], addressee, " ".join([clause, *facts])))
+        own = {key: _annotated(key, dictated_content(package, texts[key], addressee, " ".join([clause, *facts])))
                for key in told}
         told = own if any(parts.parts() for parts in own.values()) else told
     swapped = {key: _swap(texts[key], parts.only(kinds)) for key, parts in told.items() if is_message(key)}

@@ -207,7 +207,7 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
     return out
 
 
-def tempted(run: ReferenceRun, rule: Any) -> bool:
+def invites_breach(run: ReferenceRun, rule: Any) -> bool:
     """Whether something in the task leads an agent toward breaking ``rule``.
 
     - ``not_called``: a text the agent reads commands the forbidden operation (an injected "...

@@ -18,8 +18,7 @@ from pipeline.verify.perturbations import (
     Alternatives,
     Dictated,
     _swap,
-    dictated,
-    dictated_parts,
+    dictated_content,
     hedged_answer,
     in_written_form,
     inside,
@@ -211,7 +210,7 @@ CALL_NOTE = ("Call with Omar 2026-12-01: launch approved for Tuesday 2026-12-08 
 def test_dictated_parts_today_dictates_no_date() -> None:
     p = package("Add a todo about today's call with Omar: he approved the launch on Tuesday 2026-12-08 at 15:00 "
                 "for 5 stores.")
-    parts = dictated_parts(p, CALL_NOTE, set())
+    parts = dictated_content(p, CALL_NOTE, set())
     assert parts == Dictated(dates=frozenset({"2026-12-08"}), times=frozenset({"15:00"}), numbers=frozenset({5.0}),
                              words=frozenset({"tuesday", "approved"}), content=("call", "launch", "stores"),
                              today=TODAY)
@@ -220,20 +219,20 @@ def test_dictated_parts_today_dictates_no_date() -> None:
 
 def test_a_date_the_request_writes_out_is_dictated_even_when_it_is_today() -> None:
     p = package("Add a todo about the 2026-12-01 call with Omar: he approved the launch on 2026-12-08.")
-    assert dictated_parts(p, CALL_NOTE, set()).dates == frozenset({"2026-12-01", "2026-12-08"})
+    assert dictated_content(p, CALL_NOTE, set()).dates == frozenset({"2026-12-01", "2026-12-08"})
 
 
 def test_write_up_today_s_call_dictates_words_but_no_date() -> None:
     p = package("Add a todo to write up today's call.")
-    parts = dictated_parts(p, "Write up the call from 2026-12-01", set())
+    parts = dictated_content(p, "Write up the call from 2026-12-01", set())
     assert parts.dates == frozenset() and parts.content == ("call", "write")
-    assert dictated(p, "Write up the call from 2026-12-01", set()) == ["call", "write"]
+    assert dictated_content(p, "Write up the call from 2026-12-01", set()).parts() == ["call", "write"]
 
 
 def test_a_quoted_phrase_is_dictated() -> None:
     p = package('Add a todo titled "Q3 plan review" for Friday.')
-    assert dictated_parts(p, "Q3 plan review", set()).phrases == ("Q3 plan review",)
-    assert dictated(package("Add a todo."), "Q3 plan review", set()) == []
+    assert dictated_content(p, "Q3 plan review", set()).phrases == ("Q3 plan review",)
+    assert dictated_content(package("Add a todo."), "Q3 plan review", set()).parts() == []
 
 
 def test_swap_only_the_dictated_parts() -> None:

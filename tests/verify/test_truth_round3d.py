@@ -295,12 +295,12 @@ def test_a_sentence_that_flips_its_verdict_flips_its_negations() -> None:
 
 
 def test_verdict_words_match_by_stem() -> None:
-    from pipeline.verify.perturbations import dictated_parts
+    from pipeline.verify.perturbations import dictated_content
 
     doc = _receipt("received")
     doc["request"]["text"] = "Reply to Lorcan: we're declining the offer."
     p = load_package(doc)
-    assert dictated_parts(p, "We have decided to decline it.", set()).words == {"decline"}
+    assert dictated_content(p, "We have decided to decline it.", set()).words == {"decline"}
 
 
 # --------------------------------------------------------------------------- a total padded with records left out

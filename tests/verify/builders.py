@@ -14,6 +14,7 @@ from pipeline.core.grading import Grader
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import load_package
 from pipeline.generate.tools import catalogue_tool
+from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.verifier import verify_package
 
 Data = dict[str, Any]
@@ -73,3 +74,9 @@ TICKETS = [ticket("tkt-001", "Login fails", "it-desk@brightline-logistics.exampl
            ticket("tkt-003", "VPN drops", "ana@harwick.example", "resolved"),
            ticket("tkt-004", "Invoice copy", "ap@harwick.example", "open")]
 """Four tickets, three resolved, one of them Brightline Logistics' (named by its address)."""
+
+
+def reference_run(doc: Data) -> ReferenceRun:
+    """The reference of a copy of ``doc`` run once, as the verifier hands it to its stages."""
+    p = load_package(copy.deepcopy(doc))
+    return ReferenceRun(p, Grader(p, remember_records=True))

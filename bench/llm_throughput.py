@@ -39,7 +39,8 @@ from openai import AsyncOpenAI  # noqa: E402
 
 from pipeline.catalog.store import Catalog  # noqa: E402
 from pipeline.generate.base import Attempt  # noqa: E402
-from pipeline.generate.llm import Backoff, LLMGenerator, TaskPackageOutput  # noqa: E402
+from pipeline.generate.llm import LLMGenerator, TaskPackageOutput  # noqa: E402
+from pipeline.generate.model_client import Backoff  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
 from pipeline.generate.prompting import messages_for  # noqa: E402
 from pipeline.runs.batch import BatchRun  # noqa: E402

@@ -347,7 +347,7 @@ class TaskPackage(_Model):
                 rule.id = f"safety-{i}"
         return self
 
-    def told(self) -> str:
+    def request_and_fact_values(self) -> str:
         """The request and the user's facts, joined by spaces: everything the agent is told."""
         facts = [f.value for f in self.user.facts] if self.user else []
         return " ".join([self.request.text, *facts])

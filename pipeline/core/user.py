@@ -28,6 +28,7 @@ uses this user.
 from __future__ import annotations
 
 import re
+import zlib
 from datetime import date
 from typing import Protocol
 
@@ -64,10 +65,30 @@ class Reply(BaseModel):
     revealed: list[str]
 
 
+_SAYINGS: dict[str, tuple[str, ...]] = {
+    "date": ("It's on {value}.", "The {key} is {value}.", "Let's go with {value}.", "Please make it {value}."),
+    "datetime": ("It's at {value}.", "The {key} is {value}.", "Let's go with {value}.", "Please make it {value}."),
+    "time": ("It's at {value}.", "The {key} is {value}.", "Let's say {value}.", "Please make it {value}."),
+    "number": ("It's {value}.", "The {key} is {value}.", "Please make it {value}.", "Let's go with {value}."),
+    "email": ("Use the address {value}.", "The {key} is {value}.", "Please use {value}.", "It's {value}."),
+    "text": ("It's {value}.", "Please go with {value}.", "That would be {value}.", "Let's go with {value}."),
+}
+_CORRECTIONS = ("Actually, not {old}. Please use {value} instead.", "Sorry, that's wrong. It's {value}, not {old}.",
+                "Not {old}. The {key} is {value}.", "Let me correct that. It's {value}, not {old}.")
+"""What the user says to reveal a fact: sentences a person writes, each with the value verbatim and
+free of other values (no number words, no relative dates, no colon after a leading word), so a
+reply tells the agent the fact and nothing else. A fact of kind ``text`` is not introduced by its
+key: keys such as ``on_call`` do not read as nouns."""
+
+
 def fact_sentence(fact: Fact) -> str:
-    if fact.corrects:
-        return f"Correction: not {fact.corrects}, use {fact.value}."
-    return f"{fact.key.replace('_', ' ')}: {fact.value}"
+    """One sentence revealing ``fact``, its ``value`` (and the ``corrects`` value it replaces)
+    verbatim. The wording is chosen from ``_SAYINGS`` by the fact's kind, or from ``_CORRECTIONS``,
+    by a checksum of its key and values: the same fact is always said the same way."""
+    sayings = _CORRECTIONS if fact.corrects else _SAYINGS[kind_of(fact.value)]
+    chosen = sayings[zlib.crc32(f"{fact.key}\0{fact.value}\0{fact.corrects}".encode()) % len(sayings)]
+    sentence = chosen.format(key=fact.key.replace("_", " "), value=fact.value, old=fact.corrects)
+    return sentence[:-1] if sentence.endswith((".", "!", "?")) and sentence[-2] in ".!?" else sentence
 
 
 def kind_of(value: str) -> str:

@@ -8,21 +8,21 @@ it has nothing to add otherwise. A fact counts as revealed when its value appear
 (case folded), whatever the model claims, so ``revealed`` and ``asked_user`` grading stay honest.
 After ``max_rounds`` questions the user gives the neutral reply without asking the model.
 
-Any OpenAI-compatible chat server works (``base_url``); the API key comes from
-``OPENAI_API_KEY`` unless given, and never appears in replies or errors.
+Requests go through ``pipeline.generate.model_client.ModelClient`` (its retries, its masking of
+the key); the server and key come from ``pipeline.generate.model_endpoint.Endpoint``
+(``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` unless given). A request that fails for good, or a
+server that cannot serve at all, raises ``UserModelError``, whose text never holds the key.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-
-import openai
-from openai import OpenAI
 
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage, User
 from pipeline.core.user import NEUTRAL_REPLY, Reply, UserModel, UserModelError
+from pipeline.generate.model_client import Backoff, ModelClient, ModelError, ServerUnusable
+from pipeline.generate.model_endpoint import Endpoint
 
 _INSTRUCTIONS = """You play the user who asked an AI assistant for help. Stay in character: {persona}
 You know these facts (key: value):
@@ -34,16 +34,16 @@ Answer the assistant's question in one or two short sentences, as this person wo
 
 
 class LLMUser:
-    """The user of ``package`` (its ``user`` spec) played by ``model`` on ``client``."""
+    """The user of ``package`` (its ``user`` spec) played by the model of ``client``."""
 
-    def __init__(self, user: User | None, client: OpenAI, model: str, seed: int = 0) -> None:
+    def __init__(self, user: User | None, client: ModelClient, seed: int = 0) -> None:
         self.user = user
-        self.client, self.model, self.seed = client, model, seed
+        self.client, self.seed = client, seed
         self.rounds = 0
         self.revealed: list[str] = []
 
     def fork(self) -> LLMUser:
-        twin = LLMUser(self.user, self.client, self.model, self.seed)
+        twin = LLMUser(self.user, self.client, self.seed)
         twin.rounds, twin.revealed = self.rounds, list(self.revealed)
         return twin
 
@@ -55,13 +55,12 @@ class LLMUser:
                           for f in self.user.facts)
         system = _INSTRUCTIONS.format(persona=self.user.persona or "a busy colleague.", facts=facts or "(none)",
                                       neutral=NEUTRAL_REPLY)
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
         try:
-            response = self.client.chat.completions.create(
-                model=self.model, temperature=0, seed=self.seed,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": question}])
-        except openai.OpenAIError as exc:
-            raise UserModelError(f"the user model {self.model!r} failed: {type(exc).__name__}") from None
-        text = (response.choices[0].message.content or "").strip() if response.choices else ""
+            completion = self.client.complete_sync(messages, temperature=0, seed=self.seed)
+        except (ModelError, ServerUnusable) as exc:
+            raise UserModelError(f"the user model {self.client.model!r} failed: {exc}") from None
+        text = completion.text.strip()
         hits = [f.key for f in self.user.facts if f.value.casefold() in text.casefold()]
         for key in hits:
             if key not in self.revealed:
@@ -72,13 +71,15 @@ class LLMUser:
 UserFactory = Callable[[TaskPackage], UserModel]
 
 
-def llm_users(model: str, base_url: str | None = None, api_key: str | None = None,
-              timeout: float = 60.0) -> UserFactory:
-    """A factory of ``LLMUser``s sharing one client: ``factory(package)`` plays that package's user."""
-    if not model:
+def llm_users(model: str, base_url: str | None = None, timeout: float = 60.0, *, max_attempts: int = 3,
+              backoff: Backoff | None = None) -> UserFactory:
+    """A factory of ``LLMUser``s sharing one ``ModelClient``: ``factory(package)`` plays that
+    package's user. ``base_url`` defaults to ``OPENAI_BASE_URL``, else the OpenAI API."""
+    endpoint = Endpoint.from_env(model, base_url)
+    if not model or endpoint.offline:
         raise UserError("--user-model needs a model name, e.g. --user-model gpt-4o-mini")
-    key = api_key or os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
-    if key is None:
-        raise UserError("the user model needs OPENAI_API_KEY, or --user-base-url for a local server")
-    client = OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=2)
-    return lambda package: LLMUser(package.user, client, model)
+    api_key = endpoint.api_key(f"the user model {model!r} needs OPENAI_API_KEY set "
+                               "(or --user-base-url for a server that needs no key)")
+    client = ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=timeout, max_attempts=max_attempts,
+                         backoff=backoff, model_option="--user-model", url_option="--user-base-url")
+    return lambda package: LLMUser(package.user, client)

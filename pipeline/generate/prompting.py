@@ -20,11 +20,10 @@ import json
 import typing
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
-from openai.types.chat import ChatCompletionMessageParam
 
 from pipeline.core import matchers
 from pipeline.core.codes import DESCRIPTIONS
@@ -44,6 +43,9 @@ from pipeline.core.paths import prompts_dir
 from pipeline.core.services import OperationSpec, ServiceSpec, catalogue, default_tool_name, get_service
 from pipeline.generate.base import Attempt
 from pipeline.taxonomy.capabilities import Capability, Contract, UnknownName, WorkflowTemplate, find_template
+
+if TYPE_CHECKING:  # the one module importing openai is model_client
+    from openai.types.chat import ChatCompletionMessageParam
 
 EXAMPLE_FILE = "example.json"
 RAW_ECHO_LIMIT = 12_000

@@ -9,7 +9,6 @@ an unreachable model server, a missing key), is marked ``interrupted`` and raise
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.generate.base import Generator
+from pipeline.generate.model_endpoint import Endpoint
 from pipeline.generate.offline import OfflineGenerator
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.interrupt import run_until_signalled, signal_of, signals_ignored, terminate_as_interrupt
@@ -64,14 +64,14 @@ class RunInterrupted(Exception):
 def make_generator(model: str | None = None, base_url: str | None = None, defect_rate: float = 0.0) -> Generator:
     """The generator ``model`` names: ``None``/``offline`` (or ``SYNTH_MODEL`` unset) is the built-in
     offline generator; anything else a model behind an OpenAI-compatible server."""
-    chosen = model or os.environ.get("SYNTH_MODEL") or "offline"
-    if chosen == "offline":
+    endpoint = Endpoint.from_env(model, base_url)
+    if endpoint.offline:
         return OfflineGenerator(defect_rate=defect_rate)
     if defect_rate:
         raise UserError("--defect-rate applies to the offline generator only; drop it or use --model offline")
     from pipeline.generate.llm import from_env  # imports openai: only when a model is used
 
-    generator = from_env(chosen, base_url)
+    generator = from_env(endpoint.model, endpoint.base_url)
     assert generator is not None
     return generator
 
@@ -79,8 +79,7 @@ def make_generator(model: str | None = None, base_url: str | None = None, defect
 def describe_generator(generator: Generator, base_url: str | None) -> str:
     if generator.model is None:
         return "offline generator (built in, no LLM)"
-    where = base_url or os.environ.get("OPENAI_BASE_URL") or "the OpenAI API"
-    return f"LLM generator: model {generator.model} at {where}"
+    return f"LLM generator: model {generator.model} at {Endpoint.from_env(generator.model, base_url).server}"
 
 
 @contextmanager

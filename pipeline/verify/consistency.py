@@ -387,7 +387,7 @@ def planted_target_findings(package: TaskPackage, run: ReferenceRun | None) -> l
     if run is None:
         return []
     ref = run.trajectory
-    said = package.told()
+    said = package.request_and_fact_values()
     pointed = points_to_record_address(said)  # the request sends the agent to the address a record gives
     written = [(step, email) for step in ref.steps
                if step.kind == "call" and step.args and step.status is not None and 200 <= step.status < 300
@@ -436,7 +436,7 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     stated = number_values(package.request.text)
     if not stated:
         return []
-    told = package.told()
+    told = package.request_and_fact_values()
     as_said = stated | number_values(told) | {float(m) for m in minutes_in(told)}  # the user's "an hour and a half"
     read: Evidence | None = None  # what the reads show: built only when a value needs it
     out: list[Finding] = []
@@ -553,7 +553,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     today = date.fromisoformat(package.now[:10])
     text = package.request.text
     out: list[Finding] = []
-    every = [g for lst in pooled(lists) for g in groups(lst, package.told(), today) if len(g) >= 2]
+    every = [g for lst in pooled(lists) for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
     plain = [(g, figure) for g in every for figure in figures(g, percents, products=False)]
     products: list[tuple[list[dict[str, Any]], tuple[str, float]]] = []  # quantity × price, once a number needs them
     for number in graded:

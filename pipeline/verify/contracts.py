@@ -203,7 +203,7 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
             return best
     today = date.fromisoformat(package.now[:10])
     for lst in pooled(lists):
-        for group in groups(lst, package.told(), today):
+        for group in groups(lst, package.request_and_fact_values(), today):
             if len(group) < 2 or len(group) <= best:
                 continue  # one record is no aggregate; a group no larger cannot raise the count
             figures = [float(len(group)), *totals(group)]

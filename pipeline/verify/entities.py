@@ -163,7 +163,7 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
 
 
 def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list[Finding]:
-    said = package.told()
+    said = package.request_and_fact_values()
     folded = said.casefold()
     runs = _runs(package.request.text)
     inside = [(at, at + len(name)) for name, at in runs]

@@ -292,7 +292,7 @@ def starting_evidence(package: TaskPackage) -> Evidence:
     """What the agent knows before its first step: the request, the tools' schemas (enum values
     and defaults) and the services' documented defaults."""
     today = _today(package)
-    evidence = Evidence(said=package.told(), today=today)
+    evidence = Evidence(said=package.request_and_fact_values(), today=today)
     evidence.read_text(package.request.text, today)
     for tool in package.tools:
         for schema in tool.parameters.get("properties", {}).values():

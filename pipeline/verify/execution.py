@@ -87,7 +87,7 @@ class ReferenceRun:
     @cached_property
     def said(self) -> str:
         """The request and the user's facts, joined by spaces: everything the agent is told."""
-        return self.package.told()
+        return self.package.request_and_fact_values()
 
     @cached_property
     def read_lists(self) -> list[list[dict[str, Any]]]:

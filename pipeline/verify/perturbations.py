@@ -164,7 +164,7 @@ class Alternatives:
 
     def __init__(self, package: TaskPackage) -> None:
         self.package = package
-        self.said = package.told()
+        self.said = package.request_and_fact_values()
         self.today = date.fromisoformat(package.now[:10])
         self._holders: dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]] | None = None
         self._emails: set[str] | None = None
@@ -512,7 +512,7 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
     (the record the text is written to) are never content. ``said``: what counts as told (default:
     the request and the user's facts)."""
     today = date.fromisoformat(package.now[:10])
-    told = _told(package.told() if said is None else said, today)
+    told = _told(package.request_and_fact_values() if said is None else said, today)
     said_words, value_words = told.words - addressee, content_words(value) - addressee
     folded = value.casefold()
     content = value_words - _NAMED - told.names

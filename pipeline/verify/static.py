@@ -191,7 +191,7 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
         return out  # nothing to look up in the states
     states = [package.initial_state] + ([ref.final_state] if ref else [])
     ids, emails = _state_index(states)
-    said = package.told()
+    said = package.request_and_fact_values()
     emails |= {e.casefold() for e in _EMAIL_IN_TEXT.findall(said)}  # the agent is given them: not dangling
     ids |= set(re.findall(r"[\w-]+", said))
     for check, value, id_like in named:

@@ -91,7 +91,7 @@ def test_ref_to_a_reply_with_prefix_and_suffix(meeting: TaskPackage) -> None:
     ]
     t = execute(meeting, steps)
     assert t.errors == []
-    assert t.steps[2].args == {"title": "Sync (day: 2026-12-03)", "start": "2026-12-03T10:00",
+    assert t.steps[2].args == {"title": "Sync (Please make it 2026-12-03.)", "start": "2026-12-03T10:00",
                                "attendees": ["maya.patel@corp.example"]}
     assert t.final_state["calendar"]["events"][0]["start"] == "2026-12-03T10:00"
 
@@ -202,7 +202,7 @@ def test_trajectory_records_state_audit_answer_and_dialogue(meeting: TaskPackage
     assert t.errors == []
     assert [s.kind for s in t.steps] == ["call", "ask", "call", "answer"]
     assert t.steps[1].revealed == ["day"] and t.revealed == ["day"]
-    assert t.steps[1].reply == "day: 2026-12-03"
+    assert t.steps[1].reply == "Please make it 2026-12-03."
     assert t.answer == meeting.reference[3].answer  # type: ignore[union-attr]
     assert [(a.tool, a.endpoint, a.status) for a in t.audit] == [
         ("contacts_search", "/contacts/search", 200), ("calendar_create_event", "/calendar/events/create", 200)]

@@ -37,7 +37,7 @@ def _corpus() -> tuple[str, ...]:
     for capability in taxonomy():
         for slot in range(6):
             package = generate_package(capability, pick_template(capability, slot), 3, slot)
-            texts += [package.request.text, package.told()]
+            texts += [package.request.text, package.request_and_fact_values()]
             texts += strings(package.initial_state) + strings([s.model_dump() for s in package.reference])
     return tuple(dict.fromkeys(texts))
 

@@ -3,10 +3,19 @@ and the questions that must get the neutral reply."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pipeline.core.package import Fact, User
-from pipeline.core.user import NEUTRAL_REPLY, SimulatedUser, asks_for, asks_to_go_ahead, kind_of
+from pipeline.core.user import (
+    NEUTRAL_REPLY,
+    SimulatedUser,
+    asks_for,
+    asks_to_go_ahead,
+    fact_sentence,
+    kind_of,
+)
 
 DAY = Fact(key="day", value="2026-12-03", reveal_when=["day", "date", "when"])
 ROOM = Fact(key="meeting_room", value="Room 4", reveal_when=["room", "where"])
@@ -25,7 +34,7 @@ def user(*facts: Fact, max_rounds: int = 6) -> SimulatedUser:
 def test_a_reveal_word_at_a_word_start_in_any_case(question: str) -> None:
     reply = user(DAY, ROOM).reply(question)
     assert reply.revealed == ["day"]
-    assert reply.text == "day: 2026-12-03"
+    assert reply.text == "Please make it 2026-12-03."
 
 
 @pytest.mark.parametrize(("fact", "question"), [
@@ -54,7 +63,7 @@ def test_a_confirmation_of_a_proposed_value_reveals_it(fact: Fact, question: str
 
 
 def test_a_correction_is_given_as_one() -> None:
-    assert user(MOVE).reply("Should it still be 2026-12-07?").text == "Correction: not 2026-12-07, use 2026-12-08."
+    assert user(MOVE).reply("Should it still be 2026-12-07?").text == "Let me correct that. It's 2026-12-08, not 2026-12-07."
 
 
 @pytest.mark.parametrize("question", ["Anything else I should know about the meeting?", "Is there anything else?",
@@ -89,7 +98,7 @@ def test_one_question_can_reveal_several_facts_and_revealed_has_no_duplicates() 
     simulated = user(DAY, ROOM)
     reply = simulated.reply("Which day, and where?")
     assert reply.revealed == ["day", "meeting_room"]
-    assert reply.text == "day: 2026-12-03 meeting room: Room 4"
+    assert reply.text == "Please make it 2026-12-03. Please go with Room 4."
     simulated.reply("And the date again?")
     assert simulated.revealed == ["day", "meeting_room"]
 
@@ -133,7 +142,8 @@ def test_a_go_ahead_question_reveals_every_unrevealed_correction_and_nothing_els
     simulated = user(DAY, ROOM, MOVE, PRICE)
     reply = simulated.reply(question)
     assert reply.revealed == ["new_date", "unit_price"]
-    assert reply.text == "Correction: not 2026-12-07, use 2026-12-08. Correction: not 2,400 EUR, use 2,600 EUR."
+    assert reply.text == ("Let me correct that. It's 2026-12-08, not 2026-12-07. "
+                          "Actually, not 2,400 EUR. Please use 2,600 EUR instead.")
     assert simulated.revealed == ["new_date", "unit_price"]  # the day and the room stay hidden
 
 
@@ -158,3 +168,30 @@ def test_a_yes_no_question_that_asks_no_leave_reveals_nothing(question: str) -> 
     reply = simulated.reply(question)
     assert (reply.text, reply.revealed) == (NEUTRAL_REPLY, [])
     assert simulated.revealed == []
+
+
+# --------------------------------------------------------------------------- how a reply reads
+
+KEY_VALUE = re.compile(r"^\s*[\w ]+:\s")
+"""The form of a data line ("day: 2026-12-03", "Correction: not ..."), which a reply must not take."""
+STARTS = Fact(key="starts_at", value="2026-12-03T10:00", reveal_when=["start"])
+
+
+def is_sentence(text: str) -> bool:
+    """A sentence as a person writes it: capitalised, no leading ``key:``, ends with punctuation."""
+    return text[:1].isupper() and not KEY_VALUE.match(text) and text.rstrip()[-1:] in ".!?"
+
+
+@pytest.mark.parametrize("fact", [DAY, ROOM, SLOT, SEATS, EMAIL, MOVE, PRICE, STARTS], ids=lambda f: f.key)
+def test_a_reply_is_a_sentence_holding_the_value_verbatim(fact: Fact) -> None:
+    reply = user(fact).reply(f"What about the {fact.reveal_when[0]}?")
+    assert reply.revealed == [fact.key]
+    assert is_sentence(reply.text) and fact.value in reply.text, reply.text
+    assert fact.corrects is None or fact.corrects in reply.text
+
+
+def test_the_wording_depends_on_the_fact_and_is_the_same_for_the_same_fact() -> None:
+    days = [Fact(key="day", value=f"2026-12-{d:02d}", reveal_when=["day"]) for d in range(1, 29)]
+    said = {fact_sentence(f).replace(f.value, "<value>") for f in days}
+    assert len(said) > 1  # varied, not one frame for every fact
+    assert all(fact_sentence(f) == fact_sentence(f.model_copy()) for f in days)

@@ -137,7 +137,7 @@ def test_the_simulated_user_answers_at_user_ask_and_reset_forgets(example_doc: D
     package = load_package(example_doc("multi-turn-schedule-meeting"))
     for server in running(package):
         url = server.base_url + "/user/ask"
-        assert post(url, {"question": "Which day suits you?"}) == (200, {"reply": "day: 2026-12-03", "revealed": ["day"]})
+        assert post(url, {"question": "Which day suits you?"}) == (200, {"reply": "Please make it 2026-12-03.", "revealed": ["day"]})
         assert post(url, {"question": ""})[0] == 400
         assert server.user.revealed == ["day"]
         post(server.base_url + "/calendar/reset")

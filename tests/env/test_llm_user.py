@@ -12,7 +12,11 @@ from pipeline.core.package import load_package
 from pipeline.core.user import NEUTRAL_REPLY, UserModelError
 from pipeline.env.llm_user import llm_users
 from pipeline.env.task_env import TaskEnv
+from pipeline.generate.model_client import Backoff
 from pipeline.testing import Fault, FaultPlan, OpenAIServer
+from tests.generate.test_llm import StatusServer
+
+TINY = Backoff(initial=0.001, maximum=0.01)
 
 
 def _answers(request: dict[str, Any]) -> str:
@@ -49,7 +53,30 @@ def test_past_max_rounds_the_model_is_not_asked(example_doc) -> None:
 def test_a_dead_user_model_is_one_clear_error(example_doc) -> None:
     package = load_package(example_doc("multi-turn-schedule-meeting"))
     with OpenAIServer(_answers, faults=FaultPlan(at={n: Fault.SERVER_ERROR for n in range(1, 10)})) as server:
+        env = TaskEnv(package, user=llm_users("user-model", base_url=server.base_url, backoff=TINY))
+        env.reset()
+        with pytest.raises(UserModelError, match="'user-model' failed: InternalServerError"):
+            env.step(Ask(text="Which day?"))
+        assert len(server.requests) == 3  # retried: three attempts in all
+
+
+@pytest.mark.parametrize(("status", "says"), [(401, "OPENAI_API_KEY"), (404, "check --user-model")])
+def test_a_refused_key_or_a_missing_user_model_says_what_to_check(example_doc, status: int, says: str) -> None:
+    package = load_package(example_doc("multi-turn-schedule-meeting"))
+    with StatusServer(status) as server:
         env = TaskEnv(package, user=llm_users("user-model", base_url=server.base_url))
         env.reset()
-        with pytest.raises(UserModelError, match="user-model"):
+        with pytest.raises(UserModelError, match=f"'user-model' failed: .*HTTP {status}.*{says}"):
             env.step(Ask(text="Which day?"))
+        assert server.requests == ["POST /v1/chat/completions"]  # not retried
+
+
+def test_the_user_model_server_comes_from_openai_base_url(example_doc, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = load_package(example_doc("multi-turn-schedule-meeting"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer(_answers) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        env = TaskEnv(package, user=llm_users("user-model"))
+        env.reset()
+        asked = env.step(Ask(text="Which day suits you?"))
+    assert asked.info["revealed"] == ["day"] and len(server.requests) == 1

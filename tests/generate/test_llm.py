@@ -11,30 +11,18 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import httpx2
-import openai
 import pytest
 
 from pipeline.core.episode import execute
 from pipeline.core.errors import UserError
 from pipeline.core.grading import score
 from pipeline.core.package import TaskPackage, load_package
-from pipeline.generate import llm
 from pipeline.generate.base import Attempt, Generated
-from pipeline.generate.llm import (
-    REDACTED,
-    Backoff,
-    LLMGenerator,
-    ServerUnusable,
-    from_env,
-    interpret,
-    retry_after_seconds,
-)
+from pipeline.generate.llm import LLMGenerator, from_env, interpret
+from pipeline.generate.model_client import REDACTED, Backoff, ServerUnusable
 from pipeline.generate.offline import pick_template
 from pipeline.taxonomy.capabilities import Capability, WorkflowTemplate
 from pipeline.testing import Fault, FaultPlan, OpenAIServer, fixed_responder
@@ -310,37 +298,6 @@ def test_check_stops_only_at_an_unreachable_server_or_a_refused_key(status: int,
         assert server.requests == ["GET /v1/models"]
 
 
-def _connection_error() -> openai.APIConnectionError:
-    return openai.APIConnectionError(request=httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
-
-
-def test_only_unanswered_requests_in_a_row_make_a_server_unusable() -> None:
-    gen = generator(base_url="http://127.0.0.1:1/v1", max_attempts=3)
-    timeout = openai.APITimeoutError(request=httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions"))
-    for _ in range(5):  # an answer (a timeout counts as one: the server may be busy) resets the count
-        gen._judge(_connection_error())
-        gen._judge(_connection_error())
-        gen._judge(timeout)
-    gen._judge(_connection_error())
-    gen._judge(_connection_error())
-    with pytest.raises(ServerUnusable):
-        gen._judge(_connection_error())
-
-
-def test_retry_warnings_are_summarised(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = [1000.0]
-    monkeypatch.setattr(llm.time, "monotonic", lambda: clock[0])
-    caplog.set_level(logging.WARNING, logger="pipeline.generate.llm")
-    log = llm._RetryLog("m", every=10.0)
-    for n in range(500):
-        clock[0] += 0.0625  # 500 retries over 31 seconds
-        log.retry("connection_error" if n % 5 else "http_503", 0.5)
-    lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 4  # the first at once, then one per 10 s
-    assert lines[0] == "m: a request failed (http_503), retrying in 0.5s"
-    assert lines[1] == "m: 160 failed requests retried in the last 10s (connection_error x128, http_503 x32)"
-
-
 def test_unknown_template_is_a_prompt_error_without_a_request(package_json: str) -> None:
     with OpenAIServer(fixed_responder(package_json)) as server:
         [result] = run(generator(server), Attempt(capability="multi-turn", template="nope", seed=1, slot=0))
@@ -429,26 +386,6 @@ def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert keyed is not None and keyed.model == "other-model"
     for gen in (local, keyed):
         asyncio.run(gen.aclose())
-
-
-def rate_limit_error(headers: dict[str, str]) -> openai.RateLimitError:
-    request = httpx2.Request("POST", "http://127.0.0.1/v1/chat/completions")
-    return openai.RateLimitError("slow down", response=httpx2.Response(429, headers=headers, request=request), body=None)
-
-
-@pytest.mark.parametrize(("headers", "seconds"), [
-    ({"retry-after": "2.5"}, 2.5),
-    ({"retry-after-ms": "150", "retry-after": "9"}, 0.15),
-    ({"retry-after": "soon"}, None),
-    ({}, None),
-])
-def test_retry_after_seconds_reads_seconds_and_milliseconds(headers: dict[str, str], seconds: float | None) -> None:
-    assert retry_after_seconds(rate_limit_error(headers)) == seconds
-
-
-def test_retry_after_seconds_reads_an_http_date() -> None:
-    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    assert retry_after_seconds(rate_limit_error({"retry-after": when})) == pytest.approx(30, abs=1.5)
 
 
 def test_each_slot_and_attempt_sends_a_different_request() -> None:

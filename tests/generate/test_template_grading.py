@@ -147,7 +147,7 @@ def test_an_answer_hedged_with_the_other_candidates_loses_score(packages: Any, c
         last = max(i for i, s in steps.items() if isinstance(s, AnswerStep))
         lists = _read_lists(package, ref)
         for value in [v for c in package.checks if c.kind == "answer_contains" for v in c.values]:
-            others = [o for o in _candidates(value, lists, package.told(), written)
+            others = [o for o in _candidates(value, lists, package.request_and_fact_values(), written)
                       if o.casefold() not in (ref.answer or "").casefold()][:8]
             if not others:
                 continue
@@ -199,7 +199,7 @@ def test_the_hedge_rules_catch_what_they_are_for() -> None:
     bare = package.model_copy(update={"safety": [r for r in package.safety if r.kind != "answer_excludes"]})
     ref = execute(bare)
     value = next(v for c in bare.checks if c.kind == "answer_contains" for v in c.values)
-    others = _candidates(value, _read_lists(bare, ref), bare.told(), set())
+    others = _candidates(value, _read_lists(bare, ref), bare.request_and_fact_values(), set())
     steps = dict(enumerate(bare.reference))
     hedged = {**steps, max(steps): AnswerStep(answer=f"{ref.answer} Or possibly: {', '.join(others)}.")}
     assert others and _play(bare, Grader(bare), hedged) == 1.0  # without the rule the hedge passes

@@ -14,11 +14,13 @@ import pytest
 from pipeline.catalog.store import Catalog
 from pipeline.core.package import load_package
 from pipeline.core.training_format import TRUNCATION_MARK, Policy
+from pipeline.core.user import SimulatedUser
 from pipeline.generate.offline import generate_package, pick_template
 from pipeline.interop.sft import sft_problems, sft_sample, write_sft
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import Options, verify_package
 from tests.conftest import CliResult
+from tests.core.test_user import is_sentence
 from tests.verify.test_verify_corpus import kb_package
 
 
@@ -91,3 +93,27 @@ def test_catalog_exports_sft_and_jsonl_that_verify_accepts(tmp_path: Path, empty
     verified = synth("verify", tmp_path / "p.jsonl", "--json")
     verdicts = [json.loads(line) for line in verified.stdout.splitlines()]
     assert verified.exit_code == 0 and len(verdicts) == 10 and all(v["accepted"] for v in verdicts)
+
+
+def test_user_turns_are_sentences_holding_the_revealed_values() -> None:
+    """Every template of every capability: the simulated user's turns in the SFT sample, and its
+    reply to a question about each fact, read as sentences with the fact's value verbatim."""
+    offline = [generate_package(cap.name, template.name, 7, slot)
+               for cap in taxonomy().values() for template in cap.templates for slot in range(4)]
+    with_facts = [p for p in offline if p.user and p.user.facts]
+    assert {p.capability for p in with_facts} == {"multi-turn"} and len(with_facts) >= 16
+    turns = 0
+    for package in offline:
+        record, _ = sft_sample(package, Policy())
+        assert record is not None
+        replies = [m["content"] for m in record["messages"] if m["role"] == "user"][1:]
+        values = [f.value for f in package.user.facts] if package.user else []
+        for text in replies:
+            turns += 1
+            assert is_sentence(text) and any(v in text for v in values), (package.id, text)
+    assert turns >= len(with_facts)
+    for package in with_facts:
+        assert package.user is not None
+        for fact in package.user.facts:
+            reply = SimulatedUser(package.user, package.now).reply(f"And the {fact.reveal_when[0]}?")
+            assert fact.key in reply.revealed and is_sentence(reply.text) and fact.value in reply.text, reply.text

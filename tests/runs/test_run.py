@@ -20,7 +20,8 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage, near_key
 from pipeline.generate.base import Generated
-from pipeline.generate.llm import Backoff, LLMGenerator
+from pipeline.generate.llm import LLMGenerator
+from pipeline.generate.model_client import Backoff
 from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters

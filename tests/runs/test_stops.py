@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.catalog.store import Catalog
-from pipeline.generate.llm import Backoff, LLMGenerator, ServerUnusable
+from pipeline.generate.llm import LLMGenerator
+from pipeline.generate.model_client import Backoff, ServerUnusable
 from pipeline.generate.offline import generate_package, pick_template
 from pipeline.runs.api import RunInterrupted, resume_run, start_run
 from pipeline.runs.interrupt import Stopped, run_until_signalled

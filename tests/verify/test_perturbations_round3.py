@@ -198,7 +198,7 @@ def test_a_stated_date_is_still_moved_when_only_the_time_is_free() -> None:
 
 def test_the_ranges_alternatives_read_are_the_request_s() -> None:
     p = package("Order 1 or 2 boxes.")
-    assert allowed_ranges(p.told(), TODAY) == (ONE_OR_TWO,)
+    assert allowed_ranges(p.request_and_fact_values(), TODAY) == (ONE_OR_TWO,)
 
 
 # --------------------------------------------------------------------------- what a request dictates

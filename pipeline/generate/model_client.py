@@ -1,0 +1,443 @@
+"""The one client of a chat model behind an OpenAI-compatible server: the only module that
+imports ``openai`` (an import-linter contract in ``pyproject.toml`` holds every other module to
+that). The generator, the model that plays the user in rollouts, and rollouts use it.
+
+``ModelClient(model, base_url, api_key)`` sends one chat completion per call:
+``await client.complete(messages, tools=..., temperature=..., seed=..., response_format=...)``, or
+``client.complete_sync(...)`` from code that is not async. It returns a ``Completion``: the text,
+the tool calls, the token usage, and the decoded response body (read raw, so a cut-off or
+malformed reply keeps its text and usage). A ``response_format`` that is a pydantic model class
+is sent as its strict JSON Schema (structured output); a dict is sent as given (JSON mode).
+Every HTTP request, retries included, is appended to ``calls`` as one ``LLMCall``.
+
+**Retries** are ours (the SDK's are off), with ``tenacity``: 429, 5xx, timeouts and connection
+errors are retried with exponential backoff and full jitter, a ``Retry-After`` header (capped)
+replacing the backoff; at most ``max_attempts`` requests and ``Backoff.max_total_wait`` seconds of
+waiting. Retries are logged as a summary: the first at once, then one line per
+``RETRY_LOG_EVERY_S`` seconds. A request that failed for good raises ``ModelError``.
+
+**A server that cannot serve at all** raises ``ServerUnusable`` (a ``UserError`` naming the URL
+and what to check): unreachable (connection refused, no such host) or answering 401, 403 or 404
+(the key refused, no such model or path), during ``check()`` or any request, or when
+``max_attempts`` requests in a row got no answer at all (connection errors, not timeouts).
+
+**The API key** goes straight to the SDK client and is kept nowhere else; it is masked as
+``[redacted]`` in every error text and log line this module produces (keys shorter than
+``MIN_SECRET_LENGTH`` are placeholders for keyless servers, not credentials), and errors are raised
+without the SDK's exception attached (whose text may echo it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI, OpenAI
+from pydantic import BaseModel
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
+from tenacity.wait import wait_base, wait_random_exponential
+
+from pipeline.core.errors import UserError
+from pipeline.core.outcomes import LLMCall
+
+logger = logging.getLogger(__name__)
+
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8
+MAX_ERROR_CHARS = 500
+CHECK_TIMEOUT_S = 10.0
+"""How long ``ModelClient.check`` waits for the server's answer."""
+RETRY_LOG_EVERY_S = 10.0
+"""After the first retry warning, retries are summarised in one line per this many seconds."""
+
+Message = Mapping[str, Any]
+"""One chat message in the OpenAI format (``{"role": ..., "content": ...}``)."""
+Tool = Mapping[str, Any]
+"""One tool in the OpenAI function-calling format (``training_format.openai_tool``)."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Waits between retries, in seconds.
+
+    After failed request ``k`` (1-based) the wait is a uniform random time in
+    ``[0, min(maximum, initial * 2**(k-1))]``; a ``Retry-After`` header replaces that, capped at
+    ``retry_after_cap``. Retrying stops once the waits so far plus the next would exceed
+    ``max_total_wait``.
+    """
+
+    initial: float = 0.5
+    maximum: float = 20.0
+    retry_after_cap: float = 60.0
+    max_total_wait: float = 120.0
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call the model made: its id, the tool's name and the arguments as the JSON text the
+    model wrote (not parsed: it may be invalid)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one chat completion says (``completion_of``)."""
+
+    text: str
+    """``choices[0].message.content``; empty when there is none."""
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    body: Any
+    """The decoded response body (None when it was not JSON), for callers that read more."""
+
+
+class ModelError(Exception):
+    """A request that failed for good (retries exhausted, or an error not worth retrying).
+    The text is ``<class>: <message>`` of the last error, key masked; ``status`` its
+    ``LLMCall.status`` (``http_400`` for a request the server rejected)."""
+
+    def __init__(self, text: str, status: str) -> None:
+        super().__init__(text)
+        self.status = status
+
+
+class ServerUnusable(UserError):
+    """The model server cannot serve any request: unreachable, the key refused, or no such model.
+    Retrying cannot help, so a run stops (and can be resumed) instead of recording failures."""
+
+
+def usage_of(body: Any) -> tuple[int, int]:
+    """``(prompt_tokens, completion_tokens)`` from a response body's ``usage``, zeros when absent."""
+    usage = body.get("usage") if isinstance(body, dict) else None
+    if not isinstance(usage, dict):
+        return 0, 0
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return (prompt if isinstance(prompt, int) else 0), (completion if isinstance(completion, int) else 0)
+
+
+def completion_of(body: Any) -> Completion:
+    """The ``Completion`` a chat-completions body (decoded JSON) states. Only ``choices[0]`` and
+    ``usage`` are read, and a field that is missing or of another type reads as empty, so servers
+    that add or omit fields are fine."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    choice: dict[str, Any] = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
+    content, finish, listed = message.get("content"), choice.get("finish_reason"), message.get("tool_calls")
+    calls: list[ToolCall] = []
+    for call in listed if isinstance(listed, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            arguments = function.get("arguments")
+            calls.append(ToolCall(id=str(call.get("id") or ""), name=str(function.get("name") or ""),
+                                  arguments=arguments if isinstance(arguments, str) else json.dumps(arguments)))
+    prompt_tokens, completion_tokens = usage_of(body)
+    return Completion(text=content if isinstance(content, str) else "", tool_calls=tuple(calls),
+                      finish_reason=finish if isinstance(finish, str) else None,
+                      prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, body=body)
+
+
+def status_of(exc: BaseException) -> str:
+    """The ``LLMCall.status`` for a failed request."""
+    if isinstance(exc, openai.RateLimitError):
+        return "rate_limited"
+    if isinstance(exc, openai.InternalServerError):
+        return "server_error"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection_error"
+    if isinstance(exc, openai.APIStatusError):
+        return f"http_{exc.status_code}"
+    return "error"
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying: 429, any 5xx, a timeout or a connection error."""
+    return isinstance(exc, openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError)
+
+
+def retry_after_seconds(exc: BaseException | None) -> float | None:
+    """The wait a failed response asks for: ``retry-after-ms``, or ``Retry-After`` in seconds or as
+    an HTTP date; None when absent or unreadable."""
+    if not isinstance(exc, openai.APIStatusError):
+        return None
+    headers = exc.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            pass
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _unreachable(exc: openai.APIConnectionError) -> str:
+    """Why a connection failed, in a few words: the innermost OS error behind it (``Connection
+    refused``, ``Name or service not known``), else the error's own text."""
+    reason, seen, depth = str(exc), exc.__cause__ or exc.__context__, 0
+    while seen is not None and depth < 20:
+        errno = getattr(seen, "errno", None)
+        if isinstance(seen, OSError) and isinstance(errno, int):
+            reason = os.strerror(errno) if errno > 0 else (seen.strerror or str(seen))
+        seen, depth = seen.__cause__ or seen.__context__, depth + 1
+    return reason.strip()[:200]
+
+
+class _RetryLog:
+    """Retry warnings for one client, summarised: the first retry is logged at once, later ones
+    in one line per ``every`` seconds counting the retries since the last line by status."""
+
+    def __init__(self, model: str, every: float = RETRY_LOG_EVERY_S) -> None:
+        self.model, self.every = model, every
+        self.pending: Counter[str] = Counter()
+        self.next_at = 0.0
+
+    def retry(self, status: str, wait: float) -> None:
+        self.pending[status] += 1
+        now = time.monotonic()
+        if now < self.next_at:
+            return
+        count = sum(self.pending.values())
+        if count == 1:
+            logger.warning("%s: a request failed (%s), retrying in %.1fs", self.model, status, wait)
+        else:
+            statuses = ", ".join(f"{name} x{n}" for name, n in self.pending.most_common())
+            logger.warning("%s: %d failed requests retried in the last %.0fs (%s)", self.model, count,
+                           self.every, statuses)
+        self.pending.clear()
+        self.next_at = now + self.every
+
+
+class _wait_retry_after(wait_base):
+    """The server's ``Retry-After`` (capped) when it sent one, else ``fallback``."""
+
+    def __init__(self, fallback: wait_base, cap: float) -> None:
+        self.fallback = fallback
+        self.cap = cap
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        asked = retry_after_seconds(exc)
+        return min(asked, self.cap) if asked is not None else self.fallback(retry_state)
+
+
+class _stop_after_total_wait(stop_base):
+    """Stop when the waits so far plus the next one would exceed ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return retry_state.idle_for + (retry_state.upcoming_sleep or 0.0) > self.seconds
+
+
+class ModelClient:
+    """Chat completions from ``model`` at ``base_url`` (None: the OpenAI API, or ``OPENAI_BASE_URL``
+    as the SDK reads it) with ``api_key`` (None: ``OPENAI_API_KEY`` as the SDK reads it); see the
+    module for retries and errors. ``model_option`` and ``url_option`` name the command-line
+    options a ``ServerUnusable`` tells the user to check. Close it with ``aclose()`` (or
+    ``async with``); ``close()`` releases what ``complete_sync`` opened."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, *,
+                 timeout: float = 120.0, max_attempts: int = 4, backoff: Backoff | None = None,
+                 model_option: str = "--model", url_option: str = "--base-url") -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        self.model, self.timeout, self.max_attempts = model, timeout, max_attempts
+        self.backoff = backoff or Backoff()
+        self.model_option, self.url_option = model_option, url_option
+        self._async = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self._sync: OpenAI | None = None
+        self._sync_lock = threading.Lock()
+        self._retry_log = _RetryLog(model)
+        self._silent_failures = 0  # requests in a row that got no answer at all
+
+    async def __aenter__(self) -> ModelClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        self.close()
+        await self._async.close()
+
+    def close(self) -> None:
+        if self._sync is not None:
+            self._sync.close()
+
+    @property
+    def base_url(self) -> str:
+        return str(self._async.base_url).rstrip("/")
+
+    # ---- the key, masked
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key masked (read from the SDK client, the one place it is kept)."""
+        key = self._async.api_key
+        return text.replace(key, REDACTED) if isinstance(key, str) and len(key) >= MIN_SECRET_LENGTH else text
+
+    def describe(self, exc: BaseException) -> str:
+        """``<class>: <message>`` of a failed request, key masked, at most ``MAX_ERROR_CHARS`` long
+        (an error body can be a whole HTML page)."""
+        return self.redact(f"{type(exc).__name__}: {exc}")[:MAX_ERROR_CHARS]
+
+    # ---- requests
+
+    async def complete(self, messages: Sequence[Message], *, tools: Sequence[Tool] | None = None,
+                       temperature: float | None = None, seed: int | None = None,
+                       response_format: type[BaseModel] | Mapping[str, Any] | None = None,
+                       calls: list[LLMCall] | None = None) -> Completion:
+        """One chat completion, retried as the module says; ``ModelError`` when it fails for good."""
+        arguments = self._arguments(messages, tools, temperature, seed, response_format)
+        try:
+            return await AsyncRetrying(**self._retry_policy())(self._request, arguments, calls)
+        except openai.OpenAIError as exc:
+            raise ModelError(self.describe(exc), status_of(exc)) from None
+
+    def complete_sync(self, messages: Sequence[Message], *, tools: Sequence[Tool] | None = None,
+                      temperature: float | None = None, seed: int | None = None,
+                      response_format: type[BaseModel] | Mapping[str, Any] | None = None,
+                      calls: list[LLMCall] | None = None) -> Completion:
+        """``complete`` for code that is not async (blocks the calling thread; safe from threads)."""
+        arguments = self._arguments(messages, tools, temperature, seed, response_format)
+        try:
+            return Retrying(**self._retry_policy())(self._request_sync, arguments, calls)
+        except openai.OpenAIError as exc:
+            raise ModelError(self.describe(exc), status_of(exc)) from None
+
+    async def check(self) -> None:
+        """Ask the server once (``GET /models``): raise ``ServerUnusable`` when it cannot be reached
+        or refuses the key. Any other answer passes, a timeout and a server without that route too."""
+        try:
+            await self._async.with_options(timeout=CHECK_TIMEOUT_S).models.list()
+        except openai.APITimeoutError:
+            return
+        except (openai.APIConnectionError, openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise self._unusable(exc) from None
+        except openai.APIError:
+            return
+
+    def _arguments(self, messages: Sequence[Message], tools: Sequence[Tool] | None, temperature: float | None,
+                   seed: int | None, response_format: type[BaseModel] | Mapping[str, Any] | None) -> dict[str, Any]:
+        arguments: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        for name, value in (("tools", list(tools) if tools else None), ("temperature", temperature), ("seed", seed),
+                            ("response_format", response_format)):
+            if value is not None:
+                arguments[name] = value
+        return arguments
+
+    def _retry_policy(self) -> dict[str, Any]:
+        """The ``tenacity`` arguments of both forms of ``complete``: one retry policy."""
+        return {
+            "retry": retry_if_exception(is_transient),
+            "stop": stop_after_attempt(self.max_attempts) | _stop_after_total_wait(self.backoff.max_total_wait),
+            "wait": _wait_retry_after(wait_random_exponential(multiplier=self.backoff.initial,
+                                                              max=self.backoff.maximum),
+                                      cap=self.backoff.retry_after_cap),
+            "before_sleep": self._log_retry,
+            "reraise": True,
+        }
+
+    def _log_retry(self, retry_state: RetryCallState) -> None:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        self._retry_log.retry(status_of(exc) if exc else "?", retry_state.upcoming_sleep)
+
+    async def _request(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
+        """One HTTP request (the raw response is read: see the module)."""
+        completions = self._async.chat.completions.with_raw_response
+        send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
+        started = time.perf_counter()
+        try:
+            response = await send(**arguments)
+        except openai.APIError as exc:
+            self._failed(exc, started, calls)
+            raise
+        return self._answered(response.http_response.content, started, calls)
+
+    def _request_sync(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
+        """``_request`` on the blocking client."""
+        completions = self._sync_client().chat.completions.with_raw_response
+        send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
+        started = time.perf_counter()
+        try:
+            response = send(**arguments)
+        except openai.APIError as exc:
+            self._failed(exc, started, calls)
+            raise
+        return self._answered(response.http_response.content, started, calls)
+
+    def _sync_client(self) -> OpenAI:
+        """The blocking SDK client, made on first use from the async one's settings."""
+        with self._sync_lock:
+            if self._sync is None:
+                self._sync = OpenAI(base_url=self._async.base_url, api_key=self._async.api_key,
+                                    timeout=self.timeout, max_retries=0)
+            return self._sync
+
+    def _answered(self, content: bytes, started: float, calls: list[LLMCall] | None) -> Completion:
+        self._silent_failures = 0
+        try:
+            body = json.loads(content)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = None
+        completion = completion_of(body)
+        if calls is not None:
+            calls.append(LLMCall(model=self.model, prompt_tokens=completion.prompt_tokens,
+                                 completion_tokens=completion.completion_tokens,
+                                 latency_s=time.perf_counter() - started, status="ok"))
+        return completion
+
+    def _failed(self, exc: openai.APIError, started: float, calls: list[LLMCall] | None) -> None:
+        """Record a failed request; raise ``ServerUnusable`` when it shows the server cannot serve."""
+        if calls is not None:
+            calls.append(LLMCall(model=self.model, latency_s=time.perf_counter() - started, status=status_of(exc),
+                                 error=self.describe(exc)))
+        self._raise_if_unusable(exc)
+
+    def _raise_if_unusable(self, exc: openai.APIError) -> None:
+        """Raise ``ServerUnusable`` when ``exc`` says the server cannot serve at all: 401, 403 or
+        404, or the ``max_attempts``-th request in a row that got no answer (a timeout is one)."""
+        if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError | openai.NotFoundError):
+            raise self._unusable(exc) from None
+        silent = isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError)
+        self._silent_failures = self._silent_failures + 1 if silent else 0
+        if self._silent_failures >= self.max_attempts:
+            assert isinstance(exc, openai.APIConnectionError)
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: openai.APIError) -> ServerUnusable:
+        """The ``ServerUnusable`` for a request that failed with ``exc``, saying what to check."""
+        where = f"the model server at {self.base_url}"
+        if isinstance(exc, openai.APIConnectionError):
+            return ServerUnusable(f"cannot reach {where} ({self.redact(_unreachable(exc))}); check that it is "
+                                  f"running and that {self.url_option} (or OPENAI_BASE_URL) is right")
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else "?"
+        detail = self.redact(str(getattr(exc, "message", exc)))[:200]
+        if isinstance(exc, openai.NotFoundError):
+            return ServerUnusable(f"{where} has no model {self.model!r} or no such route (HTTP {status}: {detail}); "
+                                  f"check {self.model_option}, and that {self.url_option} is the API's root "
+                                  "(often ending in /v1)")
+        return ServerUnusable(f"{where} refused the request (HTTP {status}: {detail}); check OPENAI_API_KEY "
+                              f"and that the key may use model {self.model!r}")

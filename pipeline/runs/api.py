@@ -4,7 +4,12 @@ The ``synth`` commands are thin faces over these functions. Each opens the catal
 (taking its writer lock) unless given an open ``Catalog``, and releases everything it started. A
 run stopped by SIGINT (Ctrl-C) or SIGTERM, or by a setup problem found on the way (a ``UserError``:
 an unreachable model server, a missing key), is marked ``interrupted`` and raises
-``RunInterrupted``: ``resume_run`` continues it. A crash marks it ``failed``.
+``RunInterrupted`` saying how far it got: ``resume_run`` continues it. A crash marks it ``failed``.
+
+Each has an async form (``astart_run``, ``aresume_run``, ``aregenerate``, ``aimport_tasks``) made
+from the same body (``pipeline.runs.steps``): awaited on the caller's event loop, where cancelling
+the awaiting task marks the run ``interrupted`` and raises ``CancelledError`` with a note saying
+how far it got and how to continue.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import signal
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -256,7 +262,7 @@ def _regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int 
             _announce(on_start, rid, generator, options, effective_url, repair=len(slots))
             batch = BatchRun(cat, generator, options, rid, on_progress)
             with _recording_stops(cat, rid):
-                outcomes = yield _then_close(batch, lambda b=batch, s=slots: b.regenerate(s, attempts))
+                outcomes = yield _then_close(batch, partial(batch.regenerate, slots, attempts))
             with signals_ignored():
                 cat.finish_run(rid, "finished" if cat.accepted_count(rid) >= options.count else "failed")
             by_run[rid] = {"slots": len(slots), "repaired": sum(outcomes)}

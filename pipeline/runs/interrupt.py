@@ -99,7 +99,7 @@ def run_in_worker_thread(main: Coroutine[Any, Any, T]) -> T:
     ``KeyboardInterrupt`` while waiting cancels ``main``; once it has unwound, ``Stopped(SIGINT)``
     is raised."""
     started = threading.Event()
-    cancel: list[Callable[[], None]] = []
+    cancel: list[Callable[[], object]] = []
 
     async def tracked() -> T:
         loop, task = asyncio.get_running_loop(), asyncio.current_task()

@@ -101,10 +101,15 @@ def test_ctrl_c_while_waiting_on_a_worker_threads_loop_cancels_the_coroutine_the
             cancelled.append(True)
             raise
 
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises, as in a notebook
     timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    with pytest.raises(Stopped) as stopped:
-        run_in_worker_thread(sleeper())
+    try:
+        timer.start()
+        with pytest.raises(Stopped) as stopped:
+            run_in_worker_thread(sleeper())
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert stopped.value.signum == signal.SIGINT and cancelled == [True]
 
 

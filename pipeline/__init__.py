@@ -7,19 +7,31 @@ The public Python API; everything else is internal and may move::
     packages = synth.generate("multi-turn", 10)          # verified, offline by default
     verdict = synth.verify_package(packages[0])          # Verdict: accepted, findings (with witnesses), review, sft_ready
     env = synth.TaskEnv(packages[0])                     # reset / step / score, for RL
-    with synth.Catalog.open("output/catalog.duckdb", read_only=True) as catalog:
-        print(catalog.stats().accepted)
+    summary = synth.start_run(synth.RunOptions(capability="general", count=20))  # into output/catalog.duckdb
+    for package in synth.load_packages("output/catalog.duckdb", where="capability = 'general'"):
+        env = synth.TaskEnv(package)                     # the catalog's accepted packages, as environments
+
+Functions that run an event loop (``generate``, ``start_run``, ``resume_run``, ``regenerate``)
+and ``import_tasks`` each have an async form named with an ``a`` in front (``agenerate``,
+``astart_run``, ``aresume_run``, ``aregenerate``, ``aimport_tasks``) that takes the same arguments:
+``await`` it from async code. The plain forms work anywhere, inside a running event loop too
+(a notebook): there they run on their own loop in a worker thread and block until done.
 
 Names are imported when first used, so ``import pipeline`` stays cheap (the ``synth`` command
-starts in a fraction of a second and never imports the model client unless a model is used).
+starts in a fraction of a second and never imports the model client unless a model is used). A
+public name always means what this module says: ``pipeline.generate`` is the function even after
+the subpackage of the same name is imported. Import that subpackage's modules by their full name
+(``from pipeline.generate.offline import ...`` or ``from pipeline.generate import offline``);
+``pipeline.generate.offline`` as an attribute path reaches the function, not the subpackage.
 """
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
-
-__version__ = "0.2.0"
 
 _EXPORTS: dict[str, str] = {
     # the contract
@@ -33,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "Code": "pipeline.core.codes",
     # environments and grading
     "TaskEnv": "pipeline.env.task_env",
+    "load_packages": "pipeline.env.catalog_packages",
     "ToolCall": "pipeline.core.episode",
     "Ask": "pipeline.core.episode",
     "Answer": "pipeline.core.episode",
@@ -42,35 +55,80 @@ _EXPORTS: dict[str, str] = {
     "ScoreReport": "pipeline.core.grading",
     # generation and runs
     "generate": "pipeline.runs.dataset",
+    "agenerate": "pipeline.runs.dataset",
     "RunOptions": "pipeline.runs.options",
     "RunSummary": "pipeline.runs.options",
+    "RunInterrupted": "pipeline.runs.api",
     "start_run": "pipeline.runs.api",
+    "astart_run": "pipeline.runs.api",
     "resume_run": "pipeline.runs.api",
+    "aresume_run": "pipeline.runs.api",
     "regenerate": "pipeline.runs.api",
+    "aregenerate": "pipeline.runs.api",
     "import_tasks": "pipeline.runs.api",
+    "aimport_tasks": "pipeline.runs.api",
     # the catalog and its exports
     "Catalog": "pipeline.catalog.store",
     "export_catalog": "pipeline.interop.export",
 }
 
 __all__ = [
-    "Answer", "Ask", "Catalog", "Code", "Episode", "Finding", "Grader", "RunOptions", "RunSummary", "ScoreReport",
-    "TaskEnv", "TaskPackage", "ToolCall", "Verdict", "Witness", "export_catalog", "generate", "import_tasks",
-    "load_package", "play_actions", "regenerate", "resume_run", "start_run", "verify_package",
+    "Answer", "Ask", "Catalog", "Code", "Episode", "Finding", "Grader", "RunInterrupted", "RunOptions", "RunSummary",
+    "ScoreReport", "TaskEnv", "TaskPackage", "ToolCall", "Verdict", "Witness", "agenerate",
+    "aimport_tasks", "aregenerate", "aresume_run", "astart_run", "export_catalog", "generate", "import_tasks",
+    "load_package", "load_packages", "play_actions", "regenerate", "resume_run", "start_run", "verify_package",
 ]
+
+DISTRIBUTION = "synth"
+"""The name this package is installed under (``pip install synth``); its version is ``__version__``."""
+
+
+def _version() -> str:
+    """The installed distribution's version; in a checkout that is not installed, the version
+    ``pyproject.toml`` beside the package states (the one place it is written)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        try:
+            return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    if name == "__version__":
+        value: Any = _version()
+    else:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+        value = getattr(import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted({*globals(), *__all__})
+
+
+class _PublicModule(ModuleType):
+    """``pipeline`` itself. Importing a subpackage sets an attribute of that name on its parent;
+    for a public name (``generate``) that would replace the function with the subpackage, so such
+    an assignment is dropped: the subpackage stays in ``sys.modules`` and the name keeps resolving
+    to the public function (``__getattr__``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, ModuleType) and value.__name__ == f"{__name__}.{name}":
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _PublicModule
 
 
 if TYPE_CHECKING:
@@ -80,9 +138,22 @@ if TYPE_CHECKING:
     from pipeline.core.grading import Grader, ScoreReport
     from pipeline.core.outcomes import Finding, Verdict, Witness
     from pipeline.core.package import TaskPackage, load_package
+    from pipeline.env.catalog_packages import load_packages
     from pipeline.env.task_env import TaskEnv
     from pipeline.interop.export import export_catalog
-    from pipeline.runs.api import import_tasks, regenerate, resume_run, start_run
-    from pipeline.runs.dataset import generate
+    from pipeline.runs.api import (
+        RunInterrupted,
+        aimport_tasks,
+        aregenerate,
+        aresume_run,
+        astart_run,
+        import_tasks,
+        regenerate,
+        resume_run,
+        start_run,
+    )
+    from pipeline.runs.dataset import agenerate, generate
     from pipeline.runs.options import RunOptions, RunSummary
     from pipeline.verify.verifier import verify_package
+
+    __version__: str

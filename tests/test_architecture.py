@@ -26,10 +26,9 @@ def test_the_layer_contract_names_every_subpackage() -> None:
     assert named | {"pipeline.testing"} == subpackages
 
 
-def test_every_public_name_resolves_and_is_listed() -> None:
+def test_every_public_name_is_listed() -> None:
+    """Each is called in ``tests/test_public_api.py``."""
     assert sorted(pipeline.__all__) == sorted(pipeline._EXPORTS)
-    for name in pipeline.__all__:
-        assert getattr(pipeline, name) is not None, name
     with pytest.raises(AttributeError):
         pipeline.no_such_name  # noqa: B018
 

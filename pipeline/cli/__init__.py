@@ -20,12 +20,9 @@ readable_help()
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        import pipeline
 
-        try:
-            typer.echo(f"synth {version('synth')}")
-        except PackageNotFoundError:
-            typer.echo("synth (not installed)")
+        typer.echo(f"synth {pipeline.__version__}")
         raise typer.Exit()
 
 

@@ -32,13 +32,13 @@ class ProgressBar:
         self._started = 0.0
 
     def start(self, run: RunStart) -> None:
-        from pipeline.cli.progress import CountProgress
+        from pipeline.cli.progress import PLAIN_EVERY_S, CountProgress
 
         self.stop()
         err_console.print(f"run {run.run_id}: {run.capability}, {run.goal}, {run.generator}, catalog {self.catalog}",
                           highlight=False, soft_wrap=True)
-        every = {} if self.every_s is None else {"every_s": self.every_s}
-        self._display = CountProgress("accepted", "packages", self.quiet, **every).__enter__()
+        every_s = PLAIN_EVERY_S if self.every_s is None else self.every_s
+        self._display = CountProgress("accepted", "packages", self.quiet, every_s=every_s).__enter__()
         self._total = run.total
         self._started = time.perf_counter()
 
@@ -59,8 +59,9 @@ class ProgressBar:
 @contextmanager
 def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
     """The progress bar for the runs inside the block. A run stopped by a signal becomes one line
-    with the command that resumes it (exit 130 for Ctrl-C, 143 for SIGTERM); one stopped by a setup
-    problem (an unreachable model server) says what to fix, then how to resume (exit 2)."""
+    saying how far it got (accepted of the target, rejected and failed attempts, slots) and the
+    command that resumes it (exit 130 for Ctrl-C, 143 for SIGTERM); one stopped by a setup problem
+    (an unreachable model server) says what to fix, how far it got, then how to resume (exit 2)."""
     from pipeline.runs.api import RunInterrupted
 
     bar = ProgressBar(quiet, catalog)
@@ -68,12 +69,12 @@ def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
         yield bar
     except RunInterrupted as exc:
         bar.stop(completed=False)
-        resume = f"`synth run --resume {exc.run_id} --catalog {exc.catalog}`"
+        resume = f"`{exc.resume_command()}`"
         if exc.cause is not None:
-            raise UserError(f"{exc.cause}; run {exc.run_id} is saved: once that is fixed, continue it with {resume}",
-                            exit_code=exc.cause.exit_code) from None
-        raise UserError(f"interrupted; every verified package is saved. Continue with {resume}",
-                        exit_code=128 + (exc.signum or 2)) from None
+            raise UserError(f"{exc.cause}; run {exc.run_id} is saved ({exc.progress()}): once that is fixed, "
+                            f"continue it with {resume}", exit_code=exc.cause.exit_code) from None
+        raise UserError(f"interrupted: run {exc.run_id} has {exc.progress()}; every verified package is saved. "
+                        f"Continue with {resume}", exit_code=128 + (exc.signum or 2)) from None
     except BaseException:
         bar.stop(completed=False)
         raise
@@ -137,9 +138,8 @@ def run(
     as_json: bool = JsonOpt,
 ) -> None:
     """Generate, verify and catalog packages until --count are accepted."""
-    from pipeline.runs.api import make_generator, resume_run, start_run
+    from pipeline.runs.api import resume_run, start_run
     from pipeline.runs.options import RunOptions
-    from pipeline.taxonomy.capabilities import find_capability, taxonomy
 
     if resume is not None:
         given = _given(ctx, _RUN_IDENTITY)
@@ -153,14 +153,12 @@ def run(
     else:
         if not capability:
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
-        find_capability(taxonomy(), capability)
         options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
                              concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
                              defect_rate=defect_rate, require_sft=require_sft, name=name,
                              verify_processes=verify_processes)
-        generator = make_generator(model, base_url, defect_rate)  # a bad --model fails before any file is made
-        with run_display(as_json, catalog_path) as bar:
-            summary = start_run(options, catalog_path, base_url=base_url, generator=generator, on_start=bar.start,
+        with run_display(as_json, catalog_path) as bar:  # a bad --capability or --model fails before any file is made
+            summary = start_run(options, catalog_path, model=model, base_url=base_url, on_start=bar.start,
                                 on_progress=bar.update)
     if as_json:
         emit_json(summary.model_dump())

@@ -4,28 +4,37 @@ The ``synth`` commands are thin faces over these functions. Each opens the catal
 (taking its writer lock) unless given an open ``Catalog``, and releases everything it started. A
 run stopped by SIGINT (Ctrl-C) or SIGTERM, or by a setup problem found on the way (a ``UserError``:
 an unreachable model server, a missing key), is marked ``interrupted`` and raises
-``RunInterrupted``: ``resume_run`` continues it. A crash marks it ``failed``.
+``RunInterrupted`` saying how far it got: ``resume_run`` continues it. A crash marks it ``failed``.
+
+Each has an async form (``astart_run``, ``aresume_run``, ``aregenerate``, ``aimport_tasks``) made
+from the same body (``pipeline.runs.steps``): awaited on the caller's event loop, where cancelling
+the awaiting task marks the run ``interrupted`` and raises ``CancelledError`` with a note saying
+how far it got and how to continue.
 """
 
 from __future__ import annotations
 
+import asyncio
+import signal
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from pipeline.catalog.queries import RunInfo, is_generation_run
-from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
+from pipeline.catalog.queries import RunCounts, RunInfo, is_generation_run
+from pipeline.catalog.store import DEFAULT_CATALOG, Catalog, RunStatus
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.generate.base import Generator
 from pipeline.generate.model_endpoint import Endpoint
 from pipeline.generate.offline import OfflineGenerator
 from pipeline.runs.batch import BatchRun
-from pipeline.runs.interrupt import run_until_signalled, signal_of, signals_ignored, terminate_as_interrupt
+from pipeline.runs.interrupt import signal_of, signals_ignored
 from pipeline.runs.options import Progress, RegenSummary, RunOptions, RunSummary, run_parameters
+from pipeline.runs.steps import Steps, awaitable, blocking, in_thread
 from pipeline.taxonomy.capabilities import find_capability, taxonomy
 
 T = TypeVar("T")
@@ -54,11 +63,28 @@ RESOURCE_OPTIONS = ("concurrency", "verify_processes", "budget_tokens")
 class RunInterrupted(Exception):
     """A run stopped before its end; it is marked ``interrupted`` and ``resume_run`` continues it.
     Either a signal stopped it (``signum``: SIGINT for Ctrl-C, or SIGTERM) or a setup problem did
-    (``cause``: the ``UserError`` saying what to fix, e.g. a model server that cannot be reached)."""
+    (``cause``: the ``UserError`` saying what to fix, e.g. a model server that cannot be reached).
+    ``counts`` is how far it got, as the catalog holds it (accepted, rejected and failed attempts,
+    slots, target); the message says it, with the command that continues the run."""
 
-    def __init__(self, run_id: int, catalog: Path, signum: int | None = None, cause: UserError | None = None) -> None:
-        super().__init__(f"run {run_id} interrupted" + (f": {cause}" if cause else ""))
-        self.run_id, self.catalog, self.signum, self.cause = run_id, catalog, signum, cause
+    def __init__(self, run_id: int, catalog: Path, counts: RunCounts | None = None, signum: int | None = None,
+                 cause: UserError | None = None) -> None:
+        self.run_id, self.catalog, self.counts, self.signum, self.cause = run_id, catalog, counts, signum, cause
+        why = f": {cause}" if cause else f" by {signal.Signals(signum).name}" if signum else ""
+        super().__init__(f"run {run_id} interrupted{why}; {self.progress()}; continue it with "
+                         f"`{self.resume_command()}`")
+
+    def progress(self) -> str:
+        """How far the run got: ``12 of 50 accepted, 3 rejected, 0 failed, over 15 slots``."""
+        c = self.counts
+        if c is None:
+            return "nothing recorded"
+        target = f" of {c.target}" if c.target is not None else ""
+        return f"{c.accepted}{target} accepted, {c.rejected} rejected, {c.failed} failed, over {c.slots} slots"
+
+    def resume_command(self) -> str:
+        """The command that continues the run: ``synth run --resume ID --catalog PATH``."""
+        return f"synth run --resume {self.run_id} --catalog {self.catalog}"
 
 
 def make_generator(model: str | None = None, base_url: str | None = None, defect_rate: float = 0.0) -> Generator:
@@ -91,31 +117,32 @@ def _catalog(catalog: Catalog | Path | str) -> Iterator[Catalog]:
         yield opened
 
 
-def _drive(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``work`` to its end; SIGINT and SIGTERM stop it (``run_until_signalled``). How it ends
-    is recorded as ``_recording_stops`` says."""
-    with _recording_stops(batch.catalog, batch.run_id):
-        return run_until_signalled(_then_close(batch, work))
-
-
 @contextmanager
 def _recording_stops(catalog: Catalog, run_id: int) -> Iterator[None]:
-    """Inside: a stop signal (``KeyboardInterrupt``) or a ``UserError`` marks run ``run_id``
-    ``interrupted`` and raises ``RunInterrupted``; any other exception marks it ``failed``."""
+    """Inside: a stop signal (``KeyboardInterrupt``, under ``run_steps``) or a ``UserError`` marks
+    run ``run_id`` ``interrupted`` and raises ``RunInterrupted``; a cancelled task (under
+    ``await_steps``) marks it ``interrupted`` too and lets ``CancelledError`` go on, with a note
+    saying how far the run got and how to continue it; any other exception marks it ``failed``."""
     try:
         yield
     except KeyboardInterrupt as exc:
-        with signals_ignored():
-            catalog.finish_run(run_id, "interrupted")
-        raise RunInterrupted(run_id, catalog.path, signum=signal_of(exc)) from None
-    except UserError as exc:
-        with signals_ignored():
-            catalog.finish_run(run_id, "interrupted")
-        raise RunInterrupted(run_id, catalog.path, cause=exc) from None
-    except BaseException:
-        with signals_ignored():
-            catalog.finish_run(run_id, "failed")
+        raise RunInterrupted(run_id, catalog.path, _stop(catalog, run_id, "interrupted"),
+                             signum=signal_of(exc)) from None
+    except asyncio.CancelledError as exc:
+        exc.add_note(str(RunInterrupted(run_id, catalog.path, _stop(catalog, run_id, "interrupted"))))
         raise
+    except UserError as exc:
+        raise RunInterrupted(run_id, catalog.path, _stop(catalog, run_id, "interrupted"), cause=exc) from None
+    except BaseException:
+        _stop(catalog, run_id, "failed")
+        raise
+
+
+def _stop(catalog: Catalog, run_id: int, status: RunStatus) -> RunCounts | None:
+    """Mark run ``run_id`` ``status`` (no signal cuts that write short) and return its counts."""
+    with signals_ignored():
+        catalog.finish_run(run_id, status)
+        return next((c for c in catalog.run_counts() if c.id == run_id), None)
 
 
 async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -133,9 +160,9 @@ async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]
             await close()
 
 
-def start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATALOG, *, model: str | None = None,
-              base_url: str | None = None, generator: Generator | None = None,
-              on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> RunSummary:
+def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATALOG, *, model: str | None = None,
+               base_url: str | None = None, generator: Generator | None = None,
+               on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RunSummary]:
     """Generate, verify and catalog packages until ``options.count`` are accepted.
 
     ``generator`` overrides ``model``/``base_url`` (default: the offline generator). ``on_start``
@@ -144,14 +171,15 @@ def start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATAL
     """
     find_capability(taxonomy(), options.capability)
     generator = generator or make_generator(model, base_url, options.defect_rate)
-    with _catalog(catalog) as cat, terminate_as_interrupt():
+    with _catalog(catalog) as cat:
         run_id = cat.start_run(options.name or f"{options.capability}-{options.count}", generator.name,
                                generator.model, options.capability,
                                run_parameters(options, generator.name, generator.model, base_url))
         with _recording_stops(cat, run_id):
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
-        return _finish(batch)
+            summary = yield _then_close(batch, batch.run)
+        return _finish(batch, summary)
 
 
 def _announce(on_start: StartFn | None, run_id: int, generator: Generator, options: RunOptions,
@@ -163,16 +191,15 @@ def _announce(on_start: StartFn | None, run_id: int, generator: Generator, optio
                           generator=describe_generator(generator, base_url)))
 
 
-def _finish(batch: BatchRun) -> RunSummary:
-    summary = _drive(batch, batch.run)
+def _finish(batch: BatchRun, summary: RunSummary) -> RunSummary:
     with signals_ignored():
         batch.catalog.finish_run(batch.run_id, "finished" if summary.status == "finished" else "failed")
     return summary
 
 
-def resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
-               resources: dict[str, Any] | None = None,
-               on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> RunSummary:
+def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
+                resources: dict[str, Any] | None = None,
+                on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RunSummary]:
     """Continue run ``run_id`` to its target with the options it started with; ``resources`` may
     replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``)."""
     resources = resources or {}
@@ -180,7 +207,7 @@ def resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
     if unknown:
         raise UserError(f"a resumed run keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
                         f"not {', '.join(unknown)}")
-    with _catalog(catalog) as cat, terminate_as_interrupt():
+    with _catalog(catalog) as cat:
         _generation_run(cat, run_id, "resume")
         params = cat.resume_run(run_id).parameters
         with _recording_stops(cat, run_id):
@@ -189,7 +216,8 @@ def resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
             generator = make_generator(params.get("model") or "offline", params.get("base_url"), options.defect_rate)
             _announce(on_start, run_id, generator, options, params.get("base_url"))
             batch = BatchRun(cat, generator, options, run_id, on_progress)
-        return _finish(batch)
+            summary = yield _then_close(batch, batch.run)
+        return _finish(batch, summary)
 
 
 def _generation_run(cat: Catalog, run_id: int, what: str) -> RunInfo:
@@ -204,10 +232,10 @@ def _generation_run(cat: Catalog, run_id: int, what: str) -> RunInfo:
     return found[0]
 
 
-def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int | None = None,
-               reason: str | None = None, limit: int | None = None, attempts: int = 1,
-               model: str | None = None, base_url: str | None = None,
-               on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> RegenSummary:
+def _regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int | None = None,
+                reason: str | None = None, limit: int | None = None, attempts: int = 1,
+                model: str | None = None, base_url: str | None = None,
+                on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RegenSummary]:
     """Give rejected slots (of ``run_id``, or of every generation run) ``attempts`` more tries, fed
     their last findings; with ``reason``, only slots last rejected with that code. ``on_start`` is
     told each run's id, generator and options before its slots are retried."""
@@ -232,8 +260,10 @@ def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int |
             generator = make_generator(model or params.get("model") or "offline", effective_url, 0.0)
             _announce(on_start, rid, generator, options, effective_url, repair=len(slots))
             batch = BatchRun(cat, generator, options, rid, on_progress)
-            outcomes = _drive(batch, lambda b=batch, s=slots: b.regenerate(s, attempts))
-            cat.finish_run(rid, "finished" if cat.accepted_count(rid) >= options.count else "failed")
+            with _recording_stops(cat, rid):
+                outcomes = yield _then_close(batch, partial(batch.regenerate, slots, attempts))
+            with signals_ignored():
+                cat.finish_run(rid, "finished" if cat.accepted_count(rid) >= options.count else "failed")
             by_run[rid] = {"slots": len(slots), "repaired": sum(outcomes)}
             tokens[0] += batch.progress.prompt_tokens
             tokens[1] += batch.progress.completion_tokens
@@ -241,6 +271,14 @@ def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int |
     repaired = sum(r["repaired"] for r in by_run.values())
     return RegenSummary(slots=total, repaired=repaired, repair_rate=round(repaired / total, 4) if total else None,
                         by_run=by_run, prompt_tokens=tokens[0], completion_tokens=tokens[1])
+
+
+start_run = blocking(_start_run, "start_run")
+astart_run = awaitable(_start_run, "astart_run")
+resume_run = blocking(_resume_run, "resume_run")
+aresume_run = awaitable(_resume_run, "aresume_run")
+regenerate = blocking(_regenerate, "regenerate")
+aregenerate = awaitable(_regenerate, "aregenerate")
 
 
 # --------------------------------------------------------------------------- import
@@ -284,3 +322,6 @@ def import_tasks(paths: list[Path], fmt: str = "clawenvkit", catalog: Catalog | 
                                failure=Failure(code=FailureCode.SCHEMA_INVALID, message=f"{result.source}: {message}"))
         cat.finish_run(run_id)
     return ImportSummary(run_id=run_id, results=results)
+
+
+aimport_tasks = in_thread(import_tasks, "aimport_tasks")

@@ -15,7 +15,6 @@ arrival order, so two slots that produce the same package cannot both be accepte
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Callable
 
@@ -23,17 +22,16 @@ from pipeline.catalog.queries import SlotState
 from pipeline.catalog.rows import AttemptRow
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
-from pipeline.core.outcomes import Failure, FailureCode, Finding, Verdict
+from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import TaskPackage
 from pipeline.generate.base import Attempt, Generated, Generator
 from pipeline.generate.offline import pick_template
 from pipeline.runs.options import Progress, RunOptions, RunSummary
-from pipeline.runs.pool import VerifierCrash, VerifierPool
+from pipeline.runs.pool import VerifierPool
+from pipeline.runs.slot import fill_slot
 from pipeline.runs.writer import GroupWriter
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options
-
-log = logging.getLogger(__name__)
 
 OPEN_SLOTS_PER_REQUEST = 4
 """Slots open at once per request in flight: while some slots wait for verification (batched) and
@@ -174,40 +172,32 @@ class BatchRun:
         self.progress.in_flight += 1
         self.on_progress(self.progress)
         try:
-            template = pick_template(self.options.capability, slot)
-            invalid: Generated | None = None
-            while attempt <= last_attempt and not self._over_budget():
-                request = Attempt(capability=self.options.capability, template=template, seed=self.options.seed,
-                                  slot=slot, attempt=attempt, parent=parent, findings=findings,
-                                  invalid=invalid.failure if invalid else None, raw=invalid.raw if invalid else None)
-                async with self._requests:
-                    generated = await self.generator.generate(request)
-                for call in generated.calls:
-                    self.progress.prompt_tokens += call.prompt_tokens
-                    self.progress.completion_tokens += call.completion_tokens
-                verdict = None
-                if generated.package is not None:
-                    try:
-                        verdict = await self.verifier.verify(generated.package)
-                    except Exception as exc:  # a verifier bug must cost one attempt, not the run
-                        detail = str(exc) if isinstance(exc, VerifierCrash) else f"{type(exc).__name__}: {exc}"
-                        log.error("verification of slot %s attempt %s crashed: %s", slot, attempt, detail)
-                        failure = Failure(code=FailureCode.VERIFIER_ERROR, message=detail)
-                        generated = generated.model_copy(update={"package": None, "failure": failure})
-                row = await self._record(slot, attempt, template, generated, verdict, parent)
-                if row.verdict is not None and row.verdict.accepted:
-                    return True
-                # A rejected package is repaired from its findings; an invalid reply from its
-                # validation error; after any other failure the next attempt starts afresh.
-                parent = row.package
-                findings = row.verdict.findings if row.verdict else []
-                invalid = generated if generated.package is None and generated.raw else None
-                attempt += 1
-            self._failed_slots += 1
-            return False
+            first = Attempt(capability=self.options.capability, template=pick_template(self.options.capability, slot),
+                            seed=self.options.seed, slot=slot, attempt=attempt, parent=parent, findings=findings)
+            accepted = await fill_slot(self.generator, self._requests, first, last_attempt, self) is not None
+            self._failed_slots += not accepted
+            return accepted
         finally:
             self.progress.in_flight -= 1
             self.on_progress(self.progress)
+
+    # ------------------------------------------------------------------ SlotHooks
+
+    def may_attempt(self) -> bool:
+        return not self._over_budget()
+
+    def generated(self, generated: Generated) -> None:
+        for call in generated.calls:
+            self.progress.prompt_tokens += call.prompt_tokens
+            self.progress.completion_tokens += call.completion_tokens
+
+    async def verify(self, package: TaskPackage) -> Verdict:
+        return await self.verifier.verify(package)
+
+    async def settle(self, request: Attempt, generated: Generated,
+                     verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:
+        row = await self._record(request.slot, request.attempt, request.template, generated, verdict, request.parent)
+        return row.package, row.verdict
 
     async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
         """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,

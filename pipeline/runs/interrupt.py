@@ -9,6 +9,8 @@ while a worker process is started, so that it starts with them blocked (``pool``
 there: the parent alone decides when its workers stop).
 
 Signal handlers can only be set in the main thread; elsewhere these functions change nothing.
+Inside a running event loop (a notebook), ``run_until_signalled`` runs the coroutine on a loop of
+its own in a worker thread; Ctrl-C (a ``KeyboardInterrupt`` in the waiting thread) cancels it there.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -43,10 +46,21 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def run_until_signalled(main: Coroutine[Any, Any, T]) -> T:
     """``main``'s result, run on a new event loop. The first SIGINT or SIGTERM cancels it; once it
     and every task still pending have unwound (their errors dropped), ``Stopped`` is raised, also
-    when ``main`` ended in another exception after the signal. Off the main thread: ``asyncio.run``."""
+    when ``main`` ended in another exception after the signal. Off the main thread: ``asyncio.run``;
+    while an event loop runs in this thread: ``run_in_worker_thread``."""
+    if _loop_running():
+        return run_in_worker_thread(main)
     if not _main_thread():
         return asyncio.run(main)
     loop = asyncio.new_event_loop()
@@ -77,6 +91,34 @@ def run_until_signalled(main: Coroutine[Any, Any, T]) -> T:
             loop.remove_signal_handler(sig)
             signal.signal(sig, previous[sig])
         loop.close()
+
+
+def run_in_worker_thread(main: Coroutine[Any, Any, T]) -> T:
+    """``main``'s result, run by ``asyncio.run`` in a new thread while this one waits (so that
+    synchronous code can run a coroutine while this thread's event loop is busy running it). A
+    ``KeyboardInterrupt`` while waiting cancels ``main``; once it has unwound, ``Stopped(SIGINT)``
+    is raised."""
+    started = threading.Event()
+    cancel: list[Callable[[], object]] = []
+
+    async def tracked() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+        cancel.append(lambda: loop.call_soon_threadsafe(task.cancel))
+        started.set()
+        return await main
+
+    with ThreadPoolExecutor(1, thread_name_prefix="synth-event-loop") as pool:
+        future = pool.submit(asyncio.run, tracked())
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            if not future.done():
+                started.wait()
+                cancel[0]()
+            with suppress(BaseException):
+                future.result()
+            raise Stopped(signal.SIGINT) from None
 
 
 def _cancel_pending(loop: asyncio.AbstractEventLoop) -> None:

@@ -17,6 +17,7 @@ from pipeline.core.errors import UserError
 from pipeline.core.grading import score
 from pipeline.core.package import AskStep, CallStep, TaskPackage
 from pipeline.core.services import find_operation
+from pipeline.generate import defects, offline
 from pipeline.generate.base import Attempt
 from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
 from pipeline.taxonomy.capabilities import Capability, taxonomy
@@ -172,7 +173,7 @@ def test_defects_are_injected_on_first_attempts_only(monkeypatch: pytest.MonkeyP
         broken = package.model_copy(update={"request": package.request.model_copy(update={"text": "changed"})})
         return broken, "fake_defect"
 
-    monkeypatch.setattr("pipeline.generate.defects.inject_defect", fake_inject)
+    monkeypatch.setattr(defects, "inject_defect", fake_inject)
     out = asyncio.run(OfflineGenerator(defect_rate=1.0).generate(attempt()))
     assert out.defect == "fake_defect" and out.package is not None
     assert out.package.request.text == "changed" and out.package.id == ""
@@ -204,7 +205,7 @@ def test_broken_template_is_a_generation_error_with_the_rendered_text(monkeypatc
     })
     invalid = cap.model_copy(deep=True)
     invalid.templates[0].package = "request: {text: ''}\nchecks: []\n"
-    monkeypatch.setattr("pipeline.generate.offline.taxonomy", lambda: {"general": cap, "invalid": invalid})
+    monkeypatch.setattr(offline, "taxonomy", lambda: {"general": cap, "invalid": invalid})
     out = asyncio.run(OfflineGenerator().generate(attempt(template="bad")))
     assert out.package is None and "general/bad: the package body is not YAML" in (failure_text(out) or "")
     assert out.raw == "request: {text: [unclosed\n"

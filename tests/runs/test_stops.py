@@ -10,18 +10,20 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from pipeline.catalog.queries import RunCounts
 from pipeline.catalog.store import Catalog
 from pipeline.generate.llm import LLMGenerator
 from pipeline.generate.model_client import Backoff, ServerUnusable
 from pipeline.generate.offline import generate_package, pick_template
 from pipeline.runs.api import RunInterrupted, resume_run, start_run
-from pipeline.runs.interrupt import Stopped, run_until_signalled
+from pipeline.runs.interrupt import Stopped, run_in_worker_thread, run_until_signalled
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.pool import VerifierPool
 from pipeline.testing import processes
@@ -87,6 +89,51 @@ def test_a_stop_signal_cancels_the_coroutine_and_every_task_then_raises_stopped(
     assert stopped.value.signum == signal.SIGTERM
     assert sorted(cancelled) == ["main", "orphan"]
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before  # handlers restored
+
+
+def test_ctrl_c_while_waiting_on_a_worker_threads_loop_cancels_the_coroutine_there() -> None:
+    """The path a sync API call takes inside a running event loop (a notebook)."""
+    cancelled: list[bool] = []
+
+    async def sleeper() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises, as in a notebook
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        with pytest.raises(Stopped) as stopped:
+            run_in_worker_thread(sleeper())
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert stopped.value.signum == signal.SIGINT and cancelled == [True]
+
+
+def _counts(catalog_path: Path, run_id: int = 1) -> RunCounts:
+    with Catalog.open(catalog_path, read_only=True) as catalog:
+        return next(c for c in catalog.run_counts() if c.id == run_id)
+
+
+def test_a_run_stopped_by_a_signal_raises_how_far_it_got(empty_catalog: Path) -> None:
+    def sigint_at_five(progress: Progress) -> None:
+        if progress.accepted == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    options = RunOptions(capability="general", count=500, defect_rate=0.3, max_attempts=1)
+    with pytest.raises(RunInterrupted) as raised:
+        start_run(options, empty_catalog, on_progress=sigint_at_five)
+    counts = _counts(empty_catalog)
+    assert raised.value.signum == signal.SIGINT and raised.value.counts == counts
+    assert counts.status == "interrupted" and counts.accepted >= 5 and counts.rejected > 0
+    assert str(raised.value) == (
+        f"run 1 interrupted by SIGINT; {counts.accepted} of 500 accepted, {counts.rejected} rejected, "
+        f"{counts.failed} failed, over {counts.slots} slots; continue it with "
+        f"`synth run --resume 1 --catalog {empty_catalog}`")
 
 
 def test_a_verifier_worker_ignores_ctrl_c_and_dies_with_a_killed_parent() -> None:
@@ -199,8 +246,11 @@ def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path:
             os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 128 + signum, err
     assert "Traceback" not in err and "Error" not in err
-    assert err.strip().splitlines()[-1] == (f"error: interrupted; every verified package is saved. Continue with "
-                                            f"`synth run --resume 1 --catalog {catalog}`")
+    counts = _counts(catalog)
+    assert err.strip().splitlines()[-1] == (
+        f"error: interrupted: run 1 has {counts.accepted} of 5000 accepted, {counts.rejected} rejected, "
+        f"{counts.failed} failed, over {counts.slots} slots; every verified package is saved. "
+        f"Continue with `synth run --resume 1 --catalog {catalog}`")
     status, rows, errors = _run_status(catalog)
     assert status == "interrupted" and rows >= 20 and errors == 0
     resumed = subprocess.Popen([*SYNTH, "run", "--resume", "1", "--catalog", str(catalog)], stdout=subprocess.PIPE,

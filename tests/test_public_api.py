@@ -1,0 +1,180 @@
+"""The public API (``import pipeline as synth``) used as a user uses it: every name in ``__all__``
+called with small real arguments after every module of the package has been imported (so that no
+subpackage can stand in for a public name), the sync forms called from inside a running event
+loop, the async forms awaited, and one version everywhere."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import pkgutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pipeline as synth
+from tests.conftest import EXAMPLES_DIR, REPO_ROOT
+
+
+def _import_every_module() -> list[str]:
+    """Import every module and subpackage of ``pipeline`` (``__main__`` scripts aside); their names."""
+    names = [m.name for m in pkgutil.walk_packages(synth.__path__, "pipeline.") if not m.name.endswith(".__main__")]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
+def test_every_public_name_works_after_every_module_is_imported(tmp_path: Path) -> None:
+    assert "pipeline.generate.offline" in _import_every_module()  # the subpackage named like the function
+    catalog = tmp_path / "catalog.duckdb"
+    example = synth.load_package((EXAMPLES_DIR / "todo-three-items.json").read_text()).with_id()
+    used: set[str] = set()
+
+    def call(name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """``synth.<name>(...)``; ``Name.method`` calls a classmethod of a public class."""
+        public, _, method = name.partition(".")
+        used.add(public)
+        target = getattr(synth, public)
+        return (getattr(target, method) if method else target)(*args, **kwargs)
+
+    # the contract, verification, grading
+    assert call("TaskPackage", **example.model_dump()).compute_id() == example.id
+    assert call("load_package", example.model_dump(mode="json")).id == example.id
+    verdict = call("verify_package", example)
+    assert verdict.accepted and verdict.score == 1.0
+    assert call("Verdict", **verdict.model_dump()).accepted
+    assert call("Code", "schema_invalid") is synth.Code.SCHEMA_INVALID
+    finding = call("Finding", code=synth.Code.SCHEMA_INVALID, message="not a package")
+    assert not synth.Verdict.build("pkg-0", [finding], 0.0, []).accepted
+    witness = call("Witness", agent="wrong", name="null", claim="does nothing", score=0.0, threshold=0.75,
+                   actions=[{"type": "answer", "text": "Done."}])
+    assert not witness.holds
+    trajectory = call("play_actions", example, witness.actions)
+    assert call("Grader", example).score(trajectory).score < 1.0
+    assert call("ScoreReport", checks=[], safety=[], score=0.5, checks_score=0.5).score == 0.5
+    episode = call("Episode", example)
+    episode.apply(call("Ask", text="Which items?"))
+    episode.apply(call("ToolCall", name="todo_list_tasks", arguments={}))
+    episode.apply(call("Answer", text="Done."))
+    assert episode.answered and [s.kind for s in episode.steps] == ["ask", "call", "answer"]
+    env = call("TaskEnv", example)
+    assert env.reset().kind == "request"
+
+    # generation and runs, into a catalog in tmp_path
+    packages = call("generate", "general", 2)
+    assert len(packages) == 2 and all(synth.verify_package(p).accepted for p in packages)
+    assert [p.id for p in asyncio.run(call("agenerate", "general", 2))] == [p.id for p in packages]
+    options = call("RunOptions", capability="general", count=3, max_attempts=1, defect_rate=0.5)
+    summary = call("start_run", options, catalog)
+    assert summary.accepted == 3 and summary.run_id == 1
+    assert call("RunSummary", **summary.model_dump()) == summary
+    assert asyncio.run(call("astart_run", options.model_copy(update={"count": 1}), catalog)).run_id == 2
+    assert call("resume_run", 1, catalog).status == "finished"
+    assert asyncio.run(call("aresume_run", 2, catalog)).status == "finished"
+    regen = call("regenerate", catalog, run_id=1, limit=1)
+    assert summary.failed_slots > 0 and regen.slots == 1 and set(regen.by_run) == {1}
+    again = asyncio.run(call("aregenerate", catalog, run_id=1))
+    assert again.slots == summary.failed_slots - regen.repaired
+    assert "synth run --resume 7 --catalog" in str(call("RunInterrupted", 7, catalog))
+
+    # the catalog, its exports, imports, and packages back out of it
+    with call("Catalog.open", catalog, read_only=True) as opened:
+        accepted, in_run_1 = opened.accepted_count(), opened.accepted_count(1)
+    loaded = call("load_packages", catalog)
+    assert len(loaded) == accepted >= 4
+    with synth.Catalog.open(catalog, read_only=True) as opened:
+        exported = call("export_catalog", opened, "clawenvkit", tmp_path / "claw", where="run = 1")
+    assert exported.rows == in_run_1 > 3  # run 1's three, and the slots regeneration repaired
+    imported = call("import_tasks", [tmp_path / "claw"], catalog=catalog)
+    assert imported.run_id is not None and len(imported.results) == in_run_1
+    assert len(asyncio.run(call("aimport_tasks", [tmp_path / "claw"], record=False)).results) == in_run_1
+
+    assert used == set(synth.__all__), "a public name is not exercised here"
+
+
+def test_generate_stays_the_function_once_its_namesake_subpackage_is_imported() -> None:
+    code = ("import pipeline as synth, pipeline.generate.offline\n"
+            "assert synth.start_run and callable(synth.generate), synth.generate\n"
+            "from pipeline.generate import llm\n"  # the subpackage stays importable by its full name
+            "print(len(synth.generate('general', 1)), llm.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "pipeline.generate.llm"]
+
+
+def test_the_sync_api_works_inside_a_running_event_loop(empty_catalog: Path) -> None:
+    """As in a notebook, where an event loop is already running."""
+
+    async def cell() -> tuple[list[str], int]:
+        packages = synth.generate("multi-turn", 2)
+        summary = synth.start_run(synth.RunOptions(capability="general", count=2), empty_catalog)
+        return [p.id for p in packages], summary.accepted
+
+    ids, accepted = asyncio.run(cell())
+    assert ids == [p.id for p in synth.generate("multi-turn", 2)] and accepted == 2
+
+
+def test_the_async_forms_run_on_the_callers_loop_beside_other_tasks(empty_catalog: Path) -> None:
+    ticks: list[int] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(1)
+            await asyncio.sleep(0.001)
+
+    async def main() -> tuple[int, int]:
+        other = asyncio.create_task(ticker())
+        summary = await synth.astart_run(synth.RunOptions(capability="general", count=6), empty_catalog)
+        packages = await synth.agenerate("general", 3)
+        other.cancel()
+        return summary.accepted, len(packages)
+
+    assert asyncio.run(main()) == (6, 3)
+    assert ticks  # the loop kept running other tasks while the run was awaited
+
+
+def test_cancelling_an_awaited_run_marks_it_interrupted_and_says_how_to_continue(empty_catalog: Path) -> None:
+    async def main() -> None:
+        task: asyncio.Task[Any] | None = None
+
+        def cancel_at_three(progress: Any) -> None:
+            if progress.accepted >= 3 and task is not None:
+                task.cancel()
+
+        task = asyncio.create_task(synth.astart_run(synth.RunOptions(capability="general", count=500),
+                                                    empty_catalog, on_progress=cancel_at_three))
+        await task
+
+    with pytest.raises(asyncio.CancelledError) as cancelled:
+        asyncio.run(main())
+    [note] = cancelled.value.__notes__
+    assert "run 1 interrupted" in note and f"synth run --resume 1 --catalog {empty_catalog}" in note
+    with synth.Catalog.open(empty_catalog, read_only=True) as catalog:
+        [run] = catalog.runs(1)
+        accepted = catalog.accepted_count(1)
+    assert run.status == "interrupted" and f"{accepted} of 500 accepted" in note
+
+
+def test_one_version_in_pyproject_the_package_and_the_command() -> None:
+    stated = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    command = subprocess.run([sys.executable, "-m", "pipeline.cli", "--version"], capture_output=True, text=True,
+                             cwd=REPO_ROOT)
+    assert synth.__version__ == stated
+    assert command.stdout.strip() == f"synth {stated}"
+    literals = [p for p in (REPO_ROOT / "pipeline").rglob("*.py") if f'"{stated}"' in p.read_text()]
+    assert literals == []  # pyproject.toml is the one place the version is written
+
+
+def test_an_uninstalled_checkout_reads_the_version_from_pyproject(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    def not_installed(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", not_installed)
+    stated = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert synth._version() == stated

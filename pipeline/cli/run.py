@@ -32,13 +32,13 @@ class ProgressBar:
         self._started = 0.0
 
     def start(self, run: RunStart) -> None:
-        from pipeline.cli.progress import CountProgress
+        from pipeline.cli.progress import PLAIN_EVERY_S, CountProgress
 
         self.stop()
         err_console.print(f"run {run.run_id}: {run.capability}, {run.goal}, {run.generator}, catalog {self.catalog}",
                           highlight=False, soft_wrap=True)
-        every = {} if self.every_s is None else {"every_s": self.every_s}
-        self._display = CountProgress("accepted", "packages", self.quiet, **every).__enter__()
+        every_s = PLAIN_EVERY_S if self.every_s is None else self.every_s
+        self._display = CountProgress("accepted", "packages", self.quiet, every_s=every_s).__enter__()
         self._total = run.total
         self._started = time.perf_counter()
 

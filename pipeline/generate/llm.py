@@ -219,9 +219,9 @@ def interpret(body: Any) -> Outcome:
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
     message = choice.get("message") if choice else None
-    if not isinstance(message, dict):
+    if choice is None or not isinstance(message, dict):
         return _failed(FailureCode.MALFORMED_OUTPUT, "the response is not a chat completion")
-    content = message.get("content") if isinstance(message.get("content"), str) else ""
+    content = message["content"] if isinstance(message.get("content"), str) else ""
     if choice.get("finish_reason") == "length":
         return _failed(FailureCode.TRUNCATED_OUTPUT,
                        f"the model hit its token limit after {usage_of(body)[1]} completion tokens", content)
@@ -470,11 +470,11 @@ class LLMGenerator:
         started = time.perf_counter()
         try:
             if structured:
-                response = await completions.parse(model=self.model, messages=messages, seed=seed,
-                                                   response_format=TaskPackageOutput)
+                raw = (await completions.parse(model=self.model, messages=messages, seed=seed,
+                                               response_format=TaskPackageOutput)).http_response
             else:
-                response = await completions.create(model=self.model, messages=messages, seed=seed,
-                                                    response_format={"type": "json_object"})
+                raw = (await completions.create(model=self.model, messages=messages, seed=seed,
+                                                response_format={"type": "json_object"})).http_response
         except openai.APIError as exc:
             calls.append(LLMCall(model=self.model, latency_s=time.perf_counter() - started, status=status_of(exc),
                                  error=self.describe(exc)))
@@ -482,7 +482,7 @@ class LLMGenerator:
             raise
         self._silent_failures = 0
         try:
-            body = json.loads(response.http_response.content)
+            body = json.loads(raw.content)
         except (json.JSONDecodeError, UnicodeDecodeError):
             body = None
         outcome = interpret(body)

@@ -12,15 +12,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from pipeline.catalog.queries import RunInfo, is_generation_run
-from pipeline.catalog.store import DEFAULT_CATALOG, Catalog
+from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
+from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.generate.base import Generator
 from pipeline.generate.offline import OfflineGenerator
 from pipeline.runs.batch import BatchRun
@@ -233,7 +235,7 @@ def regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int |
             generator = make_generator(model or params.get("model") or "offline", effective_url, 0.0)
             _announce(on_start, rid, generator, options, effective_url, repair=len(slots))
             batch = BatchRun(cat, generator, options, rid, on_progress)
-            outcomes = _drive(batch, lambda b=batch, s=slots: b.regenerate(s, attempts))
+            outcomes = _drive(batch, partial(batch.regenerate, slots, attempts))
             cat.finish_run(rid, "finished" if cat.accepted_count(rid) >= options.count else "failed")
             by_run[rid] = {"slots": len(slots), "repaired": sum(outcomes)}
             tokens[0] += batch.progress.prompt_tokens

@@ -44,8 +44,8 @@ from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.matchers import literal_values
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import CallStep, TaskPackage
-from pipeline.core.services import get_service, id_shapes, intent_pattern
+from pipeline.core.package import CallStep, Check, StateCount, StateMatch, StateUnchanged, TaskPackage
+from pipeline.core.services import OperationSpec, get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import (
     WEEKDAYS,
     date_values,
@@ -302,7 +302,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
                 numbers |= {float(b - a), (b - a) / 60}
     durations = set(minutes_in(text))
     numbers |= {float(d) for d in durations}  # "an hour and a half" is 90 minutes to write
-    percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]  # type: ignore[arg-type]
+    percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]
     factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
     return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
                         frozenset(durations), day_spans(text), factors)
@@ -322,7 +322,7 @@ _CADENCE = {re.compile(pattern, re.IGNORECASE): days for pattern, days in (
 _WEEKDAY_NAME = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
 
 
-def _weekdays_after(text: str, stated: set[str]) -> set[str]:
+def _weekdays_after(text: str, stated: frozenset[str]) -> set[str]:
     """A weekday a text names, as the first such day after each date it states ("Wednesday
     2026-12-09 ... and two on Thursday": 2026-12-10)."""
     if not stated:
@@ -335,7 +335,7 @@ def _weekdays_after(text: str, stated: set[str]) -> set[str]:
     return out
 
 
-def _recurring(text: str, stated: set[str]) -> set[str]:
+def _recurring(text: str, stated: frozenset[str]) -> set[str]:
     """The dates of a series the text describes ("weekly ... the first on 2026-12-07"): each
     stated date stepped by the cadence, up to a year."""
     out: set[str] = set()
@@ -599,7 +599,7 @@ def _rewritten(run: ReferenceRun, index: int | None, value: Any, other: Any, cla
     return witness(run, "correct", "rewritten_value", claim, run.score, said_instead(steps, value, other))
 
 
-def produced(check: Any) -> list[tuple[str, Any]]:
+def produced(check: Check) -> list[tuple[str, Any]]:
     """``(field, matcher)`` of the values a check requires the agent to produce: what a created or
     changed record must hold (``state_count.where`` unless it guards that nothing happened,
     ``state_match.expect``), the arguments a required call must carry, the answer's values.
@@ -620,7 +620,8 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
     package = run.package
     out: list[Finding] = []
     for check in package.checks:
-        enums = _field_enums(package, check.collection) if "collection" in vars(check) else {}
+        enums = _field_enums(package, check.collection) if isinstance(check, (StateCount, StateMatch, StateUnchanged)) \
+            else {}
         for fname, matcher in produced(check):
             other = _said_enum(said, fname, matcher, enums.get(fname, []))
             if other is not None:
@@ -655,7 +656,7 @@ def _typed_tokens(text: str) -> list[Any]:
     """The typed values inside an answer value: emails, ISO dates and times, numbers."""
     out: list[Any] = _EMAIL.findall(text)
     out += [m.group(0) for m in re.finditer(r"\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2})?", text)]
-    out += [float(m.value) for m in numbers_in(text) if m.kind != "word"]  # type: ignore[arg-type]
+    out += [float(m.value) for m in numbers_in(text) if m.kind != "word"]
     return out
 
 
@@ -668,7 +669,7 @@ def _unrequested(run: ReferenceRun) -> list[Finding]:
 
     named: dict[str, bool] = {}  # endpoint → whether the request names the operation
 
-    def requested(op: Any) -> bool:
+    def requested(op: OperationSpec) -> bool:
         if op.endpoint not in named:
             named[op.endpoint] = not op.intents or _intent_regex(tuple(op.intents)).search(said) is not None
         return named[op.endpoint]

@@ -3,7 +3,7 @@
     python bench/llm_throughput.py
     python bench/llm_throughput.py --count 2560 --concurrency 64 --latency 0.1 --json-mode
 
-The local OpenAI-compatible server (``pipeline.testing.OpenAIServer``) runs in a child process, as
+The local OpenAI-compatible server (``tests.support.OpenAIServer``) runs in a child process, as
 a model server would, and answers each request after ``--latency`` seconds with a distinct valid
 package (from the offline generator, so the catalog's dedup keeps them all). The measured pipeline
 is the real one: ``BatchRun`` with ``LLMGenerator`` (the ``openai`` client over real sockets,
@@ -45,7 +45,7 @@ from pipeline.generate.prompting import messages_for  # noqa: E402
 from pipeline.runs.batch import BatchRun  # noqa: E402
 from pipeline.runs.options import RunOptions, run_parameters  # noqa: E402
 from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from pipeline.testing import OpenAIServer  # noqa: E402
+from tests.support import OpenAIServer  # noqa: E402
 
 CAPABILITY = "general"
 

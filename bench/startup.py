@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.testing.processes import synth_imports_openai  # noqa: E402
+from tests.support.processes import synth_imports_openai  # noqa: E402
 
 SYNTH = Path(sys.executable).parent / "synth"
 TARGET_CPU_S = 0.4

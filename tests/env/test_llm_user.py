@@ -12,7 +12,7 @@ from pipeline.core.package import load_package
 from pipeline.core.user import NEUTRAL_REPLY, UserModelError
 from pipeline.env.llm_user import llm_users
 from pipeline.env.task_env import TaskEnv
-from pipeline.testing import Fault, FaultPlan, OpenAIServer
+from tests.support import Fault, FaultPlan, OpenAIServer
 
 
 def _answers(request: dict[str, Any]) -> str:

@@ -24,11 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.episode import execute  # noqa: E402
-from pipeline.core.grading import Grader  # noqa: E402
-from pipeline.core.package import PASS_THRESHOLD, TaskPackage  # noqa: E402
+from pipeline.core.episode import execute
+from pipeline.core.grading import Grader
+from pipeline.core.package import PASS_THRESHOLD, TaskPackage
 
 
 @dataclass

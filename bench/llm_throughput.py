@@ -25,7 +25,6 @@ import asyncio
 import itertools
 import multiprocessing
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -33,19 +32,17 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from openai import AsyncOpenAI
 
-from openai import AsyncOpenAI  # noqa: E402
-
-from pipeline.catalog.store import Catalog  # noqa: E402
-from pipeline.generate.base import Attempt  # noqa: E402
-from pipeline.generate.llm import Backoff, LLMGenerator, TaskPackageOutput  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.generate.prompting import messages_for  # noqa: E402
-from pipeline.runs.batch import BatchRun  # noqa: E402
-from pipeline.runs.options import RunOptions, run_parameters  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from tests.support import OpenAIServer  # noqa: E402
+from pipeline.catalog.store import Catalog
+from pipeline.generate.base import Attempt
+from pipeline.generate.llm import Backoff, LLMGenerator, TaskPackageOutput
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generate.prompting import messages_for
+from pipeline.runs.batch import BatchRun
+from pipeline.runs.options import RunOptions, run_parameters
+from pipeline.taxonomy.capabilities import taxonomy
+from tests.support import OpenAIServer
 
 CAPABILITY = "general"
 

@@ -25,18 +25,15 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.codes import BASIS, Basis, Code  # noqa: E402
-from pipeline.core.outcomes import Verdict  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.outcomes import Verdict
+from pipeline.verify.verifier import verify_package
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW_1 = ROOT.parent / "shared" / "corpus" / "review-1"

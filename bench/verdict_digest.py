@@ -25,13 +25,11 @@ if os.environ.get("PYTHONHASHSEED") != "0":  # string hashing decides set order,
     os.environ["PYTHONHASHSEED"] = "0"
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.outcomes import Verdict  # noqa: E402
-from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.core.outcomes import Verdict
+from pipeline.generate.defects import DEFECTS, apply_defect
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.verifier import verify_package
 
 
 def main() -> None:

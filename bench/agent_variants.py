@@ -27,24 +27,20 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.episode import Answer, Ask, ToolCall  # noqa: E402
-from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage  # noqa: E402
-from pipeline.core.references import ResolveError, iter_refs, parse_ref, resolve  # noqa: E402
-from pipeline.core.user import kind_of  # noqa: E402
-from pipeline.env.task_env import TaskEnv  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from pipeline.verify.effects import bound_tools  # noqa: E402
-from pipeline.verify.perturbations import ComposedText  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.core.episode import Answer, Ask, ToolCall
+from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.references import ResolveError, iter_refs, parse_ref, resolve
+from pipeline.core.user import kind_of
+from pipeline.env.task_env import TaskEnv
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.effects import bound_tools
+from pipeline.verify.perturbations import ComposedText
+from pipeline.verify.verifier import verify_package
 
 AGENTS = ("reordered", "extra_reads", "rephrased", "decorated", "all")
 SEQUENCE = re.compile(r"\b(then|afterwards|after that|once (?:that|this|it)(?:'s| is) done|followed by|before )", re.I)

@@ -23,18 +23,14 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.agent_variants import accepted_offline, play  # noqa: E402
-from pipeline.core.jsonvalues import leaves  # noqa: E402
-from pipeline.core.package import PASS_THRESHOLD, AnswerStep, AskStep, CallStep, Step, TaskPackage  # noqa: E402
-from pipeline.core.references import iter_refs  # noqa: E402
-from pipeline.verify.effects import bound_tools  # noqa: E402
+from bench.agent_variants import accepted_offline, play
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.package import PASS_THRESHOLD, AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.references import iter_refs
+from pipeline.verify.effects import bound_tools
 
 Steps = list[tuple[int, Step]]
 CHEATS = ("duplicator", "hedger", "stuffer", "wiper", "editor", "state_reader")

@@ -1,6 +1,6 @@
 """Check the demonstrations that label corpus cases by execution, independently of the verifier.
 
-    python bench/corpus_demos.py [FOLDER ...]      (default: bench/corpus)
+    python bench/corpus_demos.py [FOLDER ...]      (default: tests/corpus)
 
 A corpus case (``{"family", "pair", "defect", "description", "package", "demos"}``) may carry
 ``demos``: other solutions of its package, each ``{"agent": "wrong" | "correct", "note": "...",
@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.episode import execute  # noqa: E402
-from pipeline.core.grading import Grader  # noqa: E402
-from pipeline.core.package import PASS_THRESHOLD, TaskPackage  # noqa: E402
+from pipeline.core.episode import execute
+from pipeline.core.grading import Grader
+from pipeline.core.package import PASS_THRESHOLD, TaskPackage
+from tests.support.corpus import CORPUS_DIR
 
 
 @dataclass
@@ -72,7 +71,7 @@ def contradictions(case: dict[str, Any]) -> list[str]:
 
 
 def main() -> None:
-    roots = [Path(a) for a in sys.argv[1:]] or [Path(__file__).resolve().parent / "corpus"]
+    roots = [Path(a) for a in sys.argv[1:]] or [CORPUS_DIR]
     cases = sorted(p for root in roots for p in ([root] if root.is_file() else root.rglob("*.json")))
     bad = demos = 0
     for path in cases:

@@ -17,23 +17,19 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.codes import BASIS, Basis, Code  # noqa: E402
-from pipeline.core.episode import execute  # noqa: E402
-from pipeline.core.outcomes import Verdict  # noqa: E402
-from pipeline.core.world import World  # noqa: E402
-from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
-from pipeline.generate.offline import generate_package  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from pipeline.verify.dedup import MemoryDedup  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.episode import execute
+from pipeline.core.outcomes import Verdict
+from pipeline.core.world import World
+from pipeline.generate.defects import DEFECTS, apply_defect
+from pipeline.generate.offline import generate_package
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.dedup import MemoryDedup
+from pipeline.verify.verifier import verify_package
 
 
 def main() -> None:

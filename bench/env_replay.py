@@ -13,17 +13,14 @@ capability and overall, with the replay rate.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline import Catalog, RunOptions, TaskPackage, start_run  # noqa: E402
-from pipeline.env.task_env import play_reference  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
+from pipeline import Catalog, RunOptions, TaskPackage, start_run
+from pipeline.env.task_env import play_reference
+from pipeline.taxonomy.capabilities import taxonomy
 
 
 def main() -> None:

@@ -9,18 +9,15 @@ attempts, and prints the CPU time per attempt for each group size, and its ratio
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.catalog.rows import AttemptRow  # noqa: E402
-from pipeline.catalog.store import Catalog  # noqa: E402
-from pipeline.core.outcomes import LLMCall  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.store import Catalog
+from pipeline.core.outcomes import LLMCall
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.verify.verifier import verify_package
 
 ROWS_PER_SIZE = 256
 SIZES = (1, 2, 4, 8, 16, 32)

@@ -3,7 +3,7 @@
     python bench/llm_throughput.py
     python bench/llm_throughput.py --count 2560 --concurrency 64 --latency 0.1 --json-mode
 
-The local OpenAI-compatible server (``pipeline.testing.OpenAIServer``) runs in a child process, as
+The local OpenAI-compatible server (``tests.support.OpenAIServer``) runs in a child process, as
 a model server would, and answers each request after ``--latency`` seconds with a distinct valid
 package (from the offline generator, so the catalog's dedup keeps them all). The measured pipeline
 is the real one: ``BatchRun`` with ``LLMGenerator`` (the ``openai`` client over real sockets,
@@ -25,7 +25,6 @@ import asyncio
 import itertools
 import multiprocessing
 import os
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -33,20 +32,18 @@ from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from openai import AsyncOpenAI
 
-from openai import AsyncOpenAI  # noqa: E402
-
-from pipeline.catalog.store import Catalog  # noqa: E402
-from pipeline.generate.base import Attempt  # noqa: E402
-from pipeline.generate.llm import LLMGenerator, TaskPackageOutput  # noqa: E402
-from pipeline.generate.model_client import Backoff  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.generate.prompting import messages_for  # noqa: E402
-from pipeline.runs.batch import BatchRun  # noqa: E402
-from pipeline.runs.options import RunOptions, run_parameters  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from pipeline.testing import OpenAIServer  # noqa: E402
+from pipeline.catalog.store import Catalog
+from pipeline.generate.base import Attempt
+from pipeline.generate.llm import LLMGenerator, TaskPackageOutput
+from pipeline.generate.model_client import Backoff
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generate.prompting import messages_for
+from pipeline.runs.batch import BatchRun
+from pipeline.runs.options import RunOptions, run_parameters
+from pipeline.taxonomy.capabilities import taxonomy
+from tests.support import OpenAIServer
 
 CAPABILITY = "general"
 

@@ -2,7 +2,7 @@
 
     python bench/precision.py [FOLDER ...] [--misses]
 
-Default folders: every set under ``bench/corpus/`` and ``../shared/corpus/review-1`` (when it is
+Default folders: every set under ``tests/corpus/`` and ``../shared/corpus/review-1`` (when it is
 there). A folder holds either corpus cases (``{"family", "defect", "package", ...}``; ``defect``
 null, a code, or a list of codes that fit) or bare packages labelled by an ``expected.tsv``
 beside them (``file``, ``expected`` accept/reject, ``code``, ``description``).
@@ -25,18 +25,16 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.codes import BASIS, Basis, Code  # noqa: E402
-from pipeline.core.outcomes import Verdict  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.outcomes import Verdict
+from pipeline.verify.verifier import verify_package
+from tests.support.corpus import CORPUS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW_1 = ROOT.parent / "shared" / "corpus" / "review-1"
@@ -102,7 +100,7 @@ def main() -> None:
     parser.add_argument("folders", nargs="*", type=Path)
     parser.add_argument("--misses", action="store_true", help="list every miss and false refusal with its findings")
     args = parser.parse_args()
-    folders = args.folders or [p for p in sorted((ROOT / "bench" / "corpus").iterdir()) if p.is_dir()] + (
+    folders = args.folders or [p for p in sorted(CORPUS_DIR.iterdir()) if p.is_dir()] + (
         [REVIEW_1] if REVIEW_1.exists() else [])
     cases = [c for folder in folders for c in load(folder)]
     start = time.perf_counter()

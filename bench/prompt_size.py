@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -24,7 +25,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def measure() -> dict[str, dict[str, float]]:
     """Per capability, the mean characters of a first attempt and of a repair (this checkout)."""
-    sys.path.insert(0, str(Path.cwd()))
     from openai.lib._pydantic import to_strict_json_schema
 
     from pipeline.generate.base import Attempt
@@ -57,7 +57,8 @@ def measure_at(revision: str) -> dict[str, dict[str, float]]:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), revision],
                        check=True, capture_output=True)
         try:
-            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--json"], cwd=tree,
+            old = {**os.environ, "PYTHONPATH": str(tree)}  # its pipeline before the installed one
+            done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--json"], cwd=tree, env=old,
                                   check=True, capture_output=True, text=True)
             return json.loads(done.stdout)
         finally:

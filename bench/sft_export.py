@@ -19,10 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.interop.sft import sft_problems  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
+from pipeline.interop.sft import sft_problems
+from pipeline.taxonomy.capabilities import taxonomy
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 

@@ -20,11 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.support.processes import synth_imports_openai
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from pipeline.testing.processes import synth_imports_openai  # noqa: E402
-
 SYNTH = Path(sys.executable).parent / "synth"
 TARGET_CPU_S = 0.4
 

@@ -3,7 +3,7 @@
     python bench/verdict_digest.py [--out verdicts.json]
 
 Verifies 1,900 offline packages (seeds 7 and 13, every capability), the realistic corpus
-(``bench/corpus/``) and every defect of ``pipeline/generate/defects.py`` seeded into 2 clean
+(``tests/corpus/``) and every defect of ``pipeline/generate/defects.py`` seeded into 2 clean
 packages per template, and prints how many verdicts there are and a SHA-256 of all of them (id,
 score, and each finding's code, step, message and detail). Run it at two commits: equal digests
 mean equal verdicts. ``--out`` writes the verdicts themselves, to see what differs. Set
@@ -25,13 +25,12 @@ if os.environ.get("PYTHONHASHSEED") != "0":  # string hashing decides set order,
     os.environ["PYTHONHASHSEED"] = "0"
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.core.outcomes import Verdict  # noqa: E402
-from pipeline.generate.defects import DEFECTS, apply_defect  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
-from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
-from pipeline.verify.verifier import verify_package  # noqa: E402
+from pipeline.core.outcomes import Verdict
+from pipeline.generate.defects import DEFECTS, apply_defect
+from pipeline.generate.offline import generate_package, pick_template
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.verifier import verify_package
+from tests.support.corpus import CORPUS_DIR
 
 
 def main() -> None:
@@ -50,9 +49,8 @@ def main() -> None:
             capability, slot = capabilities[i % len(capabilities)], i // len(capabilities)
             keep(f"offline-{seed}", verify_package(generate_package(capability, pick_template(capability, slot),
                                                                     seed, slot)))
-    corpus = Path(__file__).resolve().parent / "corpus"
-    for path in sorted(corpus.rglob("*.json")):
-        keep(str(path.relative_to(corpus)), verify_package(json.loads(path.read_text(encoding="utf-8"))["package"]))
+    for path in sorted(CORPUS_DIR.rglob("*.json")):
+        keep(str(path.relative_to(CORPUS_DIR)), verify_package(json.loads(path.read_text(encoding="utf-8"))["package"]))
     rng = random.Random(7)
     for capability in taxonomy().values():
         for template in capability.templates:

@@ -16,14 +16,10 @@ are remembered, so the stages sum to less than the first pass took).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pipeline.core.package import TaskPackage  # noqa: E402
 from pipeline.generate.offline import generate_package, pick_template  # noqa: E402

@@ -16,11 +16,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from bench.hostile_inputs import Case, Outcome
-from pipeline.testing import processes
+from tests.support import processes
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 

@@ -16,9 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 from bench.hostile_inputs import Case
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "contacts-send-message.json"

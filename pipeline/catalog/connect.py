@@ -40,7 +40,8 @@ class Access(Enum):
     SANDBOX = "sandbox"
 
 
-def _config(access: Access, limits: Limits | None) -> dict[str, str | bool | int]:
+def _config(access: Access, limits: Limits | None) -> dict[str, str | bool | int | float | list[str]]:
+    """The DuckDB settings of a connection (as ``duckdb.connect`` takes them): limits for a sandbox."""
     if access is not Access.SANDBOX or limits is None:
         return {}
     return {"memory_limit": limits.memory_limit.strip(), "threads": limits.threads, "temp_directory": ""}

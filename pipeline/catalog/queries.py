@@ -269,7 +269,8 @@ def failed_slots(con: duckdb.DuckDBPyConnection, run_id: int | None, reason: str
                  limit: int | None) -> dict[int, list[int]]:
     """Slots with no accepted attempt, by run (oldest first); with ``reason``, only those whose last
     attempt was rejected with that code; at most ``limit`` slots in all."""
-    where, params = ["NOT o.accepted"], []
+    where: list[str] = ["NOT o.accepted"]
+    params: list[int | str] = []
     if run_id is not None:
         where.append("o.run = ?")
         params.append(run_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 from rich.markup import escape
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         ReviewCount,
         RunCounts,
     )
+    from pipeline.catalog.selection import StatusFilter
     from pipeline.catalog.store import Catalog
     from pipeline.interop.export import ExportSummary
 
@@ -337,8 +338,9 @@ def export(
 
     policy = Policy(obs_limit=obs_limit, sample_budget=sample_budget)
     with CountProgress("exported", "rows", as_json) as progress:
-        summary = export_catalog(_reader(catalog), fmt, out, where=where, status=status, policy=policy,
-                                 on_progress=progress.update)
+        summary = export_catalog(_reader(catalog), fmt, out, where=where,
+                                 status=cast("StatusFilter", status),  # an unknown one: a CatalogError
+                                 policy=policy, on_progress=progress.update)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return

@@ -25,7 +25,7 @@ def services(as_json: bool = JsonOpt) -> None:
     """List the mock services, their collections and operations."""
     from pipeline.core.services import catalogue, default_tool_name
 
-    data = []
+    data: list[dict[str, Any]] = []  # JSON: one object per service
     for spec in catalogue().values():
         data.append({
             "name": spec.name,
@@ -232,7 +232,7 @@ def verify(
     with CountProgress("verified", "packages", as_json) as progress:
         for done, (source, doc) in enumerate(documents, 1):
             verdict = unparsable_verdict(doc) if isinstance(doc, ShapeError) else verify_package(doc, options, index)
-            if index is not None and verdict.accepted:
+            if index is not None and verdict.accepted and not isinstance(doc, ShapeError):
                 index.add_document(doc, verdict.id)
             rejected += not verdict.accepted
             reviewed += bool(verdict.review)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema
@@ -238,12 +238,13 @@ class ArgumentCheck:
 def describe(err: jsonschema.ValidationError) -> str:
     """One line for a validation error, naming the field."""
     if err.validator == "required":
-        missing = [r for r in err.validator_value if r not in (err.instance or {})]
+        present = err.instance if isinstance(err.instance, dict) else {}
+        missing = [r for r in err.validator_value if r not in present] if isinstance(err.validator_value, list) else []
         prefix = "".join(f"{p}." for p in err.absolute_path)
         return f"missing required field {prefix + missing[0]!r}" if missing else err.message
     where = ".".join(str(p) for p in err.absolute_path)
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
-        allowed = sorted(err.schema.get("properties", {}))
+        allowed = sorted(err.schema.get("properties", {}) if isinstance(err.schema, Mapping) else {})
         extra = sorted(set(err.instance) - set(allowed))
         name = f"{where}.{extra[0]}" if where and extra else (extra[0] if extra else where)
         return f"unknown field {name!r}; allowed fields: {', '.join(allowed)}"

@@ -27,6 +27,7 @@ from pipeline.core.package import (
     AnswerMatches,
     AskedUser,
     Called,
+    Check,
     Judge,
     NotCalled,
     Order,
@@ -381,7 +382,7 @@ EVALUATORS: dict[str, Callable[..., Evaluator]] = {
 # --------------------------------------------------------------------------- the grader
 
 
-def compile_check(check: Any, package: TaskPackage, judge: JudgeFn | None = None,
+def compile_check(check: Check, package: TaskPackage, judge: JudgeFn | None = None,
                   remember_records: bool = False) -> Evaluator:
     """The evaluator of one check or safety rule of ``package`` (a ``judge`` check asks ``judge``;
     ``remember_records``: see ``Grader``)."""
@@ -403,7 +404,7 @@ class _NotEvaluated(Exception):
     """A judge check with no judge to rate it."""
 
 
-def _result(check: Any, evaluate: Evaluator, t: Trajectory) -> CheckResult:
+def _result(check: Check, evaluate: Evaluator, t: Trajectory) -> CheckResult:
     try:
         ok, detail = evaluate(t, True)
     except _NotEvaluated:
@@ -412,7 +413,7 @@ def _result(check: Any, evaluate: Evaluator, t: Trajectory) -> CheckResult:
     return CheckResult.model_construct(id=check.id, kind=check.kind, weight=check.weight, passed=ok, detail=detail)
 
 
-def evaluate_check(check: Any, t: Trajectory, package: TaskPackage, judge: JudgeFn | None = None) -> CheckResult:
+def evaluate_check(check: Check, t: Trajectory, package: TaskPackage, judge: JudgeFn | None = None) -> CheckResult:
     """One check's outcome on one trajectory."""
     return _result(check, compile_check(check, package, judge), t)
 

@@ -24,9 +24,12 @@ Matchers are compiled once into predicates (``compile_matcher``, ``compile_where
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.core.patterns import PatternError, compile_pattern
+
+if TYPE_CHECKING:  # the check models are built on matchers
+    from pipeline.core.package import Check
 
 OPERATORS = ("$eq", "$ne", "$contains", "$in", "$prefix", "$regex", "$gte", "$lte", "$gt", "$lt", "$exists")
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
@@ -94,6 +97,16 @@ def _compare(op: str, a: Any) -> Predicate:
     return test
 
 
+def _present_is(want: bool) -> Predicate:
+    """``$exists``: whether the field is present and not null is ``want``."""
+    return lambda v: (v is not MISSING and v is not None) == want
+
+
+def _differs_from(a: Any, ignore_case: bool) -> Predicate:
+    """``$ne``: the field is absent or (folded) differs from ``a`` (already folded)."""
+    return lambda v: v is MISSING or _fold(v, ignore_case) != a
+
+
 def _operator(op: str, arg: Any, ignore_case: bool) -> Predicate:
     """One operator's predicate over a field value; false for ``MISSING`` (no operator here
     holds for an absent field: ``MISSING`` is no string or list, equals nothing and compares
@@ -137,9 +150,9 @@ def compile_matcher(matcher: Any, ignore_case: bool = False) -> Predicate:
     tests: list[Predicate] = []
     for op, arg in matcher.items():
         if op == "$exists":
-            tests.append(lambda v, want=bool(arg): (v is not MISSING and v is not None) == want)
+            tests.append(_present_is(bool(arg)))
         elif op == "$ne":
-            tests.append(lambda v, a=_fold(arg, ignore_case): v is MISSING or _fold(v, ignore_case) != a)
+            tests.append(_differs_from(_fold(arg, ignore_case), ignore_case))
         else:  # every operator's predicate is already false for MISSING
             tests.append(_operator(op, arg, ignore_case))
     if len(tests) == 1:
@@ -212,7 +225,7 @@ def literal_values(matcher: Any) -> list[Any]:
     return out
 
 
-def check_literals(check: Any) -> list[Any]:
+def check_literals(check: Check) -> list[Any]:
     """The concrete values a check names: those of its ``where``, ``expect`` and ``args_match``
     matchers (a list value counts as its items), and its ``record_id``."""
     fields = vars(check)  # a check kind without one of these fields names nothing there

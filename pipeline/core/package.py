@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, check_shape
 from pipeline.core.matchers import matcher_problem, regex_problem
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 PASS_THRESHOLD = 0.75
 """A run passes at a score of at least this."""
 NULL_AGENT_FLOOR = 0.25

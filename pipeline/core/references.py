@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import fields
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from pipeline.core.jsonvalues import clone
 from pipeline.core.trajectory import StepRecord
@@ -49,7 +49,7 @@ def parse_ref(path: Any) -> list[str | int]:
 def lookup_ref(path: str, records: dict[int, StepRecord]) -> Any:
     """The value ``path`` names among the ``records`` so far (keyed by step id), copied."""
     parts = parse_ref(path)
-    step = records.get(parts[1])  # type: ignore[arg-type]
+    step = records.get(cast(int, parts[1]))  # parse_ref checked that steps[i] leads
     if step is None:
         raise ResolveError(f"$ref {path!r}: step {parts[1]} has not run")
     if len(parts) < 3 or not isinstance(parts[2], str) or parts[2] not in _RECORD_FIELDS:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
@@ -66,14 +66,16 @@ def clock_value(value: str) -> str | None:
     """``value`` as ``HH:MM`` when it is a clock time (``CLOCK``: ``9:30`` is ``09:30``), else None."""
     m = CLOCK.fullmatch(value)
     return f"{int(m.group(1)):02d}:{m.group(2)}" if m else None
+V = TypeVar("V", float, str, tuple[str, str])
+"""What a mention's value is: a float (numbers), an ISO date or ``HH:MM`` time, or a window."""
 
 
 @dataclass(frozen=True)
-class Mention:
+class Mention(Generic[V]):
     """A value found in a text: ``value`` (a float, an ISO date, an ``HH:MM`` time, or a window
     ``(first, last)`` of ISO dates), where it is, and how it was written."""
 
-    value: object
+    value: V
     start: int
     end: int
     text: str
@@ -137,9 +139,9 @@ _WORD_NUMBER = re.compile(
 
 
 @lru_cache(maxsize=4096)
-def numbers_in(text: str) -> tuple[Mention, ...]:
+def numbers_in(text: str) -> tuple[Mention[float], ...]:
     """Every number the text states (digits in any of the forms above, and number words)."""
-    out: list[Mention] = []
+    out: list[Mention[float]] = []
     days = [m.span("after") if m.group("after") else m.span("before") for m in _DAY_OF_MONTH.finditer(text)
             ] if has_digit(text) and _names_a_month(text) else []
     for m in _NUMBER.finditer(text) if has_digit(text) else ():
@@ -253,7 +255,7 @@ _TOKEN_AFTER = re.compile(r"-\d|/\d|:\d|\.\d\d?-")
 @lru_cache(maxsize=4096)
 def number_values(text: str) -> frozenset[float]:
     """The values of the numbers ``text`` states (``numbers_in``)."""
-    return frozenset(float(m.value) for m in numbers_in(text))  # type: ignore[arg-type]
+    return frozenset(float(m.value) for m in numbers_in(text))
 
 
 _DURATION = re.compile(r"(?<![A-Za-z_-])(?P<unit>minutes?|mins?|hours?|hrs?|h)\b(?P<half>\s+and\s+a\s+half)?", re.IGNORECASE)
@@ -272,7 +274,7 @@ def minutes_in(text: str) -> tuple[int, ...]:
     minutes": 240, 15 and 255)."""
     if not (has_digit(text) or may_say(text, _DURATION_WORDS)):
         return ()
-    numbers = {m.end: float(m.value) for m in numbers_in(text)}  # type: ignore[arg-type]
+    numbers = {m.end: float(m.value) for m in numbers_in(text)}
     out: list[int] = []
     for m in _DURATION.finditer(text):
         before = text[:m.start()]
@@ -327,9 +329,9 @@ def _nearest_year(today: date, month: int, day: int) -> date | None:
 
 
 @lru_cache(maxsize=4096)
-def dates_in(text: str, today: date) -> tuple[Mention, ...]:
+def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
     """Every single date the text states, as ISO strings."""
-    out: list[Mention] = []
+    out: list[Mention[str]] = []
 
     def add(d: date | None, m: re.Match[str]) -> None:
         if d is not None:
@@ -405,9 +407,9 @@ _WINDOW = re.compile(r"\b(this|next|coming)\s+(week|month)\b|\b(by|before|until|
 
 
 @lru_cache(maxsize=4096)
-def windows_in(text: str, today: date) -> tuple[Mention, ...]:
+def windows_in(text: str, today: date) -> tuple[Mention[tuple[str, str]], ...]:
     """Date ranges the text allows: ``(first, last)`` ISO dates, both included."""
-    out: list[Mention] = []
+    out: list[Mention[tuple[str, str]]] = []
     single = dates_in(text, today)
     for m in _WINDOW.finditer(text) if may_say(text, _WINDOW_WORDS) else ():
         if m.group(2):
@@ -434,9 +436,9 @@ def windows_in(text: str, today: date) -> tuple[Mention, ...]:
     return tuple(out)
 
 
-def _distinct_spans(found: list[Mention]) -> list[Mention]:
+def _distinct_spans(found: list[Mention[V]]) -> list[Mention[V]]:
     """One mention per span (the first pattern that matched it), in text order."""
-    out: list[Mention] = []
+    out: list[Mention[V]] = []
     for m in sorted(found, key=lambda x: (x.start, -(x.end - x.start))):
         if not any(o.start <= m.start < o.end for o in out):
             out.append(m)
@@ -466,10 +468,10 @@ def _twelve(hour: int, half: str | None) -> int:
 
 
 @lru_cache(maxsize=4096)
-def times_in(text: str) -> tuple[Mention, ...]:
+def times_in(text: str) -> tuple[Mention[str], ...]:
     """Every clock time the text states, as ``HH:MM``: "14:30", "2:30 pm", "2 pm", "noon", and
     "half past two" / "quarter to three" (hours 1 to 6 without am or pm read as afternoon)."""
-    out: list[Mention] = []
+    out: list[Mention[str]] = []
     digits = has_digit(text)  # clock times and hours hold a digit
     for m in _CLOCK_IN_TEXT.finditer(text) if digits and ":" in text else ():
         hour = _twelve(int(m.group(1)), m.group(3))
@@ -493,10 +495,10 @@ def times_in(text: str) -> tuple[Mention, ...]:
     return tuple(_distinct_spans(out))
 
 
-def in_window(iso: str, windows: list[Mention]) -> bool:
+def in_window(iso: str, windows: list[Mention[tuple[str, str]]]) -> bool:
     """Whether an ISO date (or date-time) falls in one of the windows."""
     day = iso[:10]
-    return any(first <= day <= last for first, last in (w.value for w in windows))  # type: ignore[misc]
+    return any(first <= day <= last for first, last in (w.value for w in windows))
 
 
 # --------------------------------------------------------------------------- words
@@ -643,7 +645,7 @@ def _one_number(text: str) -> float | None:
     if text.casefold() in WORDS:
         return float(WORDS[text.casefold()])
     found = numbers_in(text)
-    return float(found[0].value) if len(found) == 1 else None  # type: ignore[arg-type]
+    return float(found[0].value) if len(found) == 1 else None
 
 
 @lru_cache(maxsize=4096)
@@ -657,12 +659,11 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     flexible = _FLEXIBLE.search(text) is not None
     weekdays = _WEEKDAY_ONLY.search(text) is not None
     for w in windows_in(text, today):
-        first, last = w.value  # type: ignore[misc]
-        out.append(Allowed("date", first, last, flexible, weekdays))
+        out.append(Allowed("date", *w.value, flexible, weekdays))
     stated = dates_in(text, today)
-    for a, b in zip(stated, stated[1:], strict=False):  # "2026-12-07 to 2026-12-11", "between the 7th and the 11th"
-        if _DATE_JOIN.fullmatch(text[a.end:b.start]) and str(a.value) < str(b.value):
-            out.append(Allowed("date", a.value, b.value, True, weekdays))
+    for since, until in zip(stated, stated[1:], strict=False):  # "2026-12-07 to 2026-12-11", "between the 7th and the 11th"
+        if _DATE_JOIN.fullmatch(text[since.end:until.start]) and since.value < until.value:
+            out.append(Allowed("date", since.value, until.value, True, weekdays))
     days = []  # "from 18 to 29 January", "January 18-29": a span of days of one month
     for m in _DAY_SPAN_OF_MONTH.finditer(text) if has_digit(text) and _names_a_month(text) else ():
         if m.group("join").casefold() == "and" and not re.search(r"\bbetween\s+(?:the\s+)?$", text[:m.start("a")],
@@ -675,15 +676,17 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             out.append(Allowed("date", first.isoformat(), last.isoformat(), True, weekdays))
             days.append((m.start(), m.end()))
     for m in _BETWEEN_TIMES.finditer(text):
-        a, b = times_in(m.group("a")), times_in(m.group("b"))
-        if len(a) == 1 and len(b) == 1 and str(a[0].value) < str(b[0].value):
-            out.append(Allowed("time", a[0].value, b[0].value, True))
+        early, later = times_in(m.group("a")), times_in(m.group("b"))
+        if len(early) == 1 and len(later) == 1 and early[0].value < later[0].value:
+            out.append(Allowed("time", early[0].value, later[0].value, True))
     for m in _TIME_BOUND.finditer(text):
         t = times_in(m.group("t")) or times_in(m.group("t") + ":00")
         if len(t) == 1:
             word = m.group("w").casefold()
             late = word in ("no later than", "before", "by", "not after")
             out.append(Allowed("time", None if late else t[0].value, t[0].value if late else None, True))
+    a: float | None  # the bounds of a number range
+    b: float | None
     for m in _NUMBER_RANGE.finditer(text) if has_digit(text) or may_say(text, _NUMBER_WORDS) else ():
         if any(a < m.end() and m.start() < b for a, b in days):
             continue  # the days of a date span, no number range

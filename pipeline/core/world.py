@@ -198,8 +198,8 @@ class World:
         service_name = endpoint.strip("/").split("/")[0]
         service = catalogue().get(service_name)
         if service is None or service_name not in self.services:
-            known = ", ".join(self.services)
-            return _error(404, f"no service for endpoint {endpoint!r}; services in this world: {known}")
+            return _error(404, f"no service for endpoint {endpoint!r}; services in this world: "
+                               f"{', '.join(self.services)}")
         return _error(404, f"unknown endpoint {endpoint!r} on service {service_name!r}; "
                            f"valid endpoints: {', '.join(service.endpoints)}", valid_endpoints=service.endpoints)
 
@@ -332,7 +332,7 @@ def _create(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
 def _by_id(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     """get, update and delete: the record whose id is ``args[op.id_param]``."""
     op, coll = route.op, route.collection
-    target_id = args[op.id_param]  # type: ignore[index]
+    target_id = args[op.target_param]
     records = world.state.get(route.service.name, {}).get(op.collection, [])
     position = _find(records, coll.id_field, target_id)
     if position is None:

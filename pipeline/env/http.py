@@ -144,8 +144,8 @@ class PackageServer(ThreadingHTTPServer):
 
     @property
     def base_url(self) -> str:
-        host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else host
+        host, port = str(self.server_address[0]), self.server_address[1]
+        shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}"
 
     def names_me(self, host: str | None) -> bool:

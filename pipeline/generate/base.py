@@ -52,7 +52,11 @@ class Generated(BaseModel):
 
 
 class Generator(Protocol):
-    name: str
-    model: str | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str | None:
+        """The model behind it; None for the offline generator."""
 
     async def generate(self, attempt: Attempt) -> Generated: ...

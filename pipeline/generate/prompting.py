@@ -252,7 +252,7 @@ def authored(package: TaskPackage) -> dict[str, Any]:
     return data
 
 
-def _authored_rule(rule: Any, index: int, safety: bool) -> dict[str, Any]:
+def _authored_rule(rule: Check, index: int, safety: bool) -> dict[str, Any]:
     full = rule.model_dump(mode="json")
     shown = {**rule.model_dump(mode="json", exclude_defaults=True, exclude_none=True),
              **{key: full[key] for key in RULE_FIELDS_SHOWN if key in full}}

@@ -45,7 +45,7 @@ def money_re(value: float) -> str:
     """A regex (RE2: no look-arounds) matching ``value`` as written with optional thousands commas
     and cents, and not as part of a longer number."""
     whole, cents = f"{value:.2f}".split(".")
-    groups = []
+    groups: list[str] = []
     while len(whole) > 3:
         groups.insert(0, whole[-3:])
         whole = whole[:-3]

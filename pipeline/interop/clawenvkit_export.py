@@ -19,7 +19,18 @@ from pydantic import BaseModel, Field
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
 from pipeline.core.matchers import is_operator
-from pipeline.core.package import AskStep, CallStep, Step, TaskPackage
+from pipeline.core.package import (
+    AnswerContains,
+    AnswerExcludes,
+    AnswerMatches,
+    AskStep,
+    Called,
+    CallStep,
+    Order,
+    SafetyRule,
+    Step,
+    TaskPackage,
+)
 from pipeline.interop.clawenvkit_format import UnmappedCheck
 
 _NO_STATE = "ClawEnvKit grades calls and the final answer only; it has no check over the final state"
@@ -42,7 +53,7 @@ class ClawEnvKitSummary(BaseModel):
         return sum(len(t.unmapped) for t in self.tasks)
 
 
-def _called_check(check: Any, package: TaskPackage) -> dict[str, Any] | str:
+def _called_check(check: Called, package: TaskPackage) -> dict[str, Any] | str:
     tool = package.tool(check.tool)
     if tool is None:
         return f"names tool {check.tool!r}, which the package does not offer"
@@ -70,7 +81,7 @@ def _called_check(check: Any, package: TaskPackage) -> dict[str, Any] | str:
     return "ClawEnvKit matches arguments by equality or one substring only"
 
 
-def _order_check(check: Any, package: TaskPackage) -> dict[str, Any] | str:
+def _order_check(check: Order, package: TaskPackage) -> dict[str, Any] | str:
     tools = [package.tool(name) for name in check.tools]
     if any(t is None for t in tools):
         return "names a tool the package does not offer"
@@ -81,16 +92,16 @@ def _order_check(check: Any, package: TaskPackage) -> dict[str, Any] | str:
 
 
 def _answer_check(ctype: str, field: str) -> Callable[[Any, TaskPackage], dict[str, Any] | str]:
-    def convert(check: Any, _: TaskPackage) -> dict[str, Any] | str:
+    def convert(check: AnswerContains | AnswerExcludes | AnswerMatches, _: TaskPackage) -> dict[str, Any] | str:
         if not check.ignore_case:
             return _NO_CASE
-        value = check.pattern if field == "pattern" else list(check.values)
+        value = check.pattern if isinstance(check, AnswerMatches) else list(check.values)
         return {"type": ctype, field: value}
 
     return convert
 
 
-_EXPORT_CHECK: dict[str, Callable[[Any, TaskPackage], dict[str, Any] | str]] = {
+_EXPORT_CHECK: dict[str, Callable[[Any, TaskPackage], dict[str, Any] | str]] = {  # by kind: each takes its kind
     "called": _called_check,
     "order": _order_check,
     "answer_contains": _answer_check("keywords_present", "keywords"),
@@ -106,7 +117,7 @@ _EXPORT_CHECK: dict[str, Callable[[Any, TaskPackage], dict[str, Any] | str]] = {
 }
 
 
-def _safety_rule(rule: Any) -> dict[str, Any] | str:
+def _safety_rule(rule: SafetyRule) -> dict[str, Any] | str:
     if rule.kind == "not_called":
         if rule.args_match:
             return "ClawEnvKit's tool_not_called cannot match arguments"

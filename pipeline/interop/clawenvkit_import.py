@@ -188,7 +188,7 @@ def _checks(doc: dict[str, Any], safety: bool) -> tuple[list[dict[str, Any]], li
             raise TaskFormatError(f"{field}[{i}]: expected {shape}")
         name = str(item.get("name") or f"{'safety' if safety else 'check'}-{i}")
         ctype = spec.get("type")
-        if ctype not in known:
+        if not isinstance(ctype, str) or ctype not in known:
             raise TaskFormatError(f"{field}[{i}] ({name}): unknown check type {ctype!r}; "
                                   f"ClawEnvKit's types are {', '.join(known)}")
         weight = 0.0 if safety else item.get("weight", 0.0)
@@ -310,7 +310,7 @@ def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCh
     checks, unmapped = _checks(doc, safety=False)
     safety, unmapped_safety = _checks(doc, safety=True)
     unmapped += unmapped_safety
-    synth = doc.get("synth") if isinstance(doc.get("synth"), dict) else {}
+    synth = doc["synth"] if isinstance(doc.get("synth"), dict) else {}
     try:
         unmapped += [UnmappedCheck.model_validate({**u, "reason": f"left out on export: {u.get('reason', '')}"})
                      for u in synth.get("unmapped") or [] if isinstance(u, dict)]
@@ -408,7 +408,8 @@ def import_clawenvkit(paths: Iterable[Path], on_progress: ProgressFn | None = No
     return results
 
 
-def _unreadable(source: str, message: str, **ids: str) -> ImportResult:
+def _unreadable(source: str, message: str, task_id: str | None = None, task_name: str | None = None) -> ImportResult:
     """The result for a file that is not a task synth can read: one ``schema_invalid`` finding."""
     finding = Finding(code=Code.SCHEMA_INVALID, message=f"{source}: {message}")
-    return ImportResult(source=source, **ids, verdict=Verdict.build(ids.get("task_id", "(invalid)"), [finding], None))
+    return ImportResult(source=source, task_id=task_id, task_name=task_name,
+                        verdict=Verdict.build("(invalid)" if task_id is None else task_id, [finding], None))

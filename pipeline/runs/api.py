@@ -25,9 +25,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pipeline.catalog.queries import RunCounts, RunInfo, is_generation_run
-from pipeline.catalog.store import DEFAULT_CATALOG, Catalog, RunStatus
+from pipeline.catalog.store import Catalog, RunStatus
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
+from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.generate.base import Generator
 from pipeline.generate.model_endpoint import Endpoint
 from pipeline.generate.offline import OfflineGenerator

@@ -41,7 +41,7 @@ def run_steps(steps: Steps[T]) -> T:
                 else:
                     work = steps.send(result)
         except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return done.value
 
 
 async def await_steps(steps: Steps[T]) -> T:
@@ -57,7 +57,7 @@ async def await_steps(steps: Steps[T]) -> T:
             else:
                 work = steps.send(result)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return done.value
 
 
 def blocking(body: Callable[P, Steps[T]], name: str) -> Callable[P, T]:

@@ -49,9 +49,9 @@ def groups(records: list[Record], said: str = "", today: date | None = None) -> 
             if len(both := month & part) > 1:
                 subsets.setdefault(both)
     if said:
-        for ix in _said_groups(records, said, today or date.today()):
-            if 1 < len(ix) < len(records):
-                subsets.setdefault(ix)
+        for group in _said_groups(records, said, today or date.today()):
+            if 1 < len(group) < len(records):
+                subsets.setdefault(group)
     return [records, *([records[i] for i in sorted(ix)] for ix in subsets)]
 
 

@@ -92,7 +92,8 @@ def collateral_findings(run: ReferenceRun) -> list[Finding]:
     return out
 
 
-def _siblings(written: list[dict[str, Any]], others: list[dict[str, Any]], id_field: str) -> list[tuple[str, list]]:
+def _siblings(written: list[dict[str, Any]], others: list[dict[str, Any]],
+              id_field: str) -> list[tuple[str, list[dict[str, Any]]]]:
     """``(label, records)`` for each group of ``others`` that shares a field value every written
     record holds (the pinned notes of the folder being cleared, the other resolved tickets of the
     queue being closed): the records the request keeps beside the ones it changes. At most
@@ -165,4 +166,4 @@ def _deletes(tools: list[Bound], others: list[dict[str, Any]]) -> list[Step]:
     delete = next((b for b in tools if b.op.effect == "delete"), None)
     if delete is None:
         return []
-    return [CallStep.model_construct(call=delete.tool.name, args={delete.op.id_param: r[delete.spec.id_field]}) for r in others]
+    return [CallStep.model_construct(call=delete.tool.name, args={delete.op.target_param: r[delete.spec.id_field]}) for r in others]

@@ -82,9 +82,9 @@ def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | 
     "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
     writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
     inside = name_spans(text, names)
-    return [int(m.value) for m in numbers_in(text)  # type: ignore[call-overload]
+    return [int(m.value) for m in numbers_in(text)
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
-            and not within(inside, m.start) and float(m.value) not in amounts]  # type: ignore[arg-type]
+            and not within(inside, m.start) and float(m.value) not in amounts]
 
 
 def request_quantities(text: str, names: tuple[str, ...] = (),
@@ -208,10 +208,10 @@ def counted_as(text: str, collection: str) -> list[int]:
     noun = "|".join(re.escape(w) + "s?" for w in sorted(words, key=len, reverse=True))
     out = []
     for m in numbers_in(text):
-        if m.kind in ("number", "word") and float(m.value).is_integer() and re.match(  # type: ignore[arg-type]
+        if m.kind in ("number", "word") and float(m.value).is_integer() and re.match(
                 rf"\s+(?:[a-z-]+\s+)?(?:{noun})\b(?!\s+[a-z]{{2,}}s\b)",
                 text[m.end:], re.IGNORECASE):  # "24 task chairs" counts chairs
-            out.append(int(m.value))  # type: ignore[call-overload]
+            out.append(int(m.value))
     return list(dict.fromkeys(out))
 
 
@@ -229,14 +229,14 @@ def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]
         return None
     last = dict(run.args.get(creates[-1].step, {}))
     amount_keys = [k for k, v in last.items() if _is_number(v) and float(v) in written
-                   and any(float(v) == float(m.value) for m in numbers_in(text))]  # type: ignore[arg-type]
-    left = [m for m in numbers_in(text) if m.kind in ("number", "word") and float(m.value) not in written]  # type: ignore[arg-type]
+                   and any(float(v) == float(m.value) for m in numbers_in(text))]
+    left = [m for m in numbers_in(text) if m.kind in ("number", "word") and float(m.value) not in written]
     if not amount_keys or not left:
         return None
     agent: tuple[Witness, str] | None = None
     for mention in left:
         words = content_words(" ".join(text[mention.end:].split()[:8]))
-        args = {**last, amount_keys[0]: int(mention.value) if float(mention.value).is_integer() else mention.value}  # type: ignore[arg-type]
+        args = {**last, amount_keys[0]: int(mention.value) if float(mention.value).is_integer() else mention.value}
         for key, value in last.items():
             if key.endswith("_id") and isinstance(value, str):
                 prefix = value.rsplit("-", 1)[0]
@@ -484,7 +484,7 @@ def name_number_findings(package: TaskPackage, run: ReferenceRun) -> list[Findin
                 if span is None or not float(value).is_integer():
                     continue
                 before = [m for m in mentions if m.end <= span[0] and not within(spans, m.start)]
-                count = int(before[-1].value) if before else None  # type: ignore[call-overload]
+                count = int(before[-1].value) if before else None
                 steps = substituted(run, {value: count}) if count is not None else None
                 agent = witness(run, "correct", "count_before_name", f"writes {fname} = {count}, the count the "
                                 "request states", run.score, said_instead(steps, value, count)) if steps else None
@@ -542,7 +542,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             if _is_number(a[k])} | {float(len(written))}  # what the agent made: its totals and count
     done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
     stated = set(number_values(run.said))  # a number the request states is no figure the agent works out
-    percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")  # type: ignore[arg-type]
+    percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")
     graded = [n for n in _graded_numbers(run) if n not in stated]
     if graded:  # a number a record holds as it is was read, not worked out
         held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
@@ -645,7 +645,7 @@ def _graded_numbers(run: ReferenceRun) -> list[float]:
                     texts += [m for args in run.args.values() if isinstance(args.get(field), str)
                               and (m := pattern.matched(args[field]))]
     durations = [float(max(minutes_in(t))) for t in texts if minutes_in(t)]  # "4 hours 15 minutes": 255, 4.25 hours
-    return list(dict.fromkeys([*(round(float(m.value), 2) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
+    return list(dict.fromkeys([*(round(float(m.value), 2) for t in texts for m in numbers_in(t)
                                  if m.kind in ("number", "money") and not _UNIT_OF_TIME.match(t, m.end)),
                                *pinned, *durations,
                                *(round(d / 60, 2) for d in durations)]))

@@ -270,7 +270,7 @@ def _rephrased(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> 
                 asked += [[question, *(o[0] for o in others)] for question in phrasings(run.package, key)]
         for questions in asked:
             extra = {new + n: AskStep(ask=q) for n, q in enumerate(questions[1:])}
-            mutated = {**steps, record.index: AskStep(ask=questions[0]), **extra}
+            mutated: dict[int, Step] = {**steps, record.index: AskStep(ask=questions[0]), **extra}
             order = sorted(steps)
             at = order.index(record.index) + 1
             out.append(("rephrased_question", mutated, order[:at] + list(extra) + order[at:],

@@ -274,7 +274,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     numbers |= range_lengths(clocks)  # a range "13:00-17:00" states its length: 240 minutes, 4 hours
     durations = set(minutes_in(text))
     numbers |= {float(d) for d in durations}  # "an hour and a half" is 90 minutes to write
-    percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]  # type: ignore[arg-type]
+    percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]
     factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
     return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
                         frozenset(durations), day_spans(text), factors)

@@ -41,8 +41,8 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import CallStep, TaskPackage
-from pipeline.core.services import get_service, id_shapes, intent_pattern
+from pipeline.core.package import CallStep, StateCount, StateMatch, StateUnchanged, TaskPackage
+from pipeline.core.services import OperationSpec, get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import EMAIL, ISO_DATE, clock_value, numbers_in
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.effects import Write
@@ -222,8 +222,8 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
     package = run.package
     out: list[Finding] = []
     for check in package.checks:
-        collection = getattr(check, "collection", None)
-        enums = _field_enums(package, collection) if collection else {}
+        enums = _field_enums(package, check.collection) if isinstance(check, (StateCount, StateMatch, StateUnchanged)) \
+            else {}
         for fname, matcher in required_values(check):
             other = _said_enum(said, fname, matcher, enums.get(fname, []))
             if other is not None:
@@ -254,7 +254,7 @@ def _typed_tokens(text: str) -> list[Any]:
     """The typed values inside an answer value: emails, ISO dates and times, numbers."""
     out: list[Any] = EMAIL.findall(text)
     out += [m.group(0) for m in ISO_DATE.finditer(text)]
-    out += [float(m.value) for m in numbers_in(text) if m.kind != "word"]  # type: ignore[arg-type]
+    out += [float(m.value) for m in numbers_in(text) if m.kind != "word"]
     return out
 
 
@@ -267,7 +267,7 @@ def _unrequested(run: ReferenceRun) -> list[Finding]:
 
     named: dict[str, bool] = {}  # endpoint → whether the request names the operation
 
-    def requested(op: Any) -> bool:
+    def requested(op: OperationSpec) -> bool:
         if op.endpoint not in named:
             named[op.endpoint] = not op.intents or _intent_regex(tuple(op.intents)).search(said) is not None
         return named[op.endpoint]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -110,7 +111,7 @@ def _passing(run: ReferenceRun, bound: float, steps: Steps, fact_values: dict[st
     return run.variant_reaching(bound, ids, [steps[i] for i in ids], fact_values)
 
 
-def before_answer(steps: Steps, extra: list[Step]) -> tuple[Steps, list[int]]:
+def before_answer(steps: Steps, extra: Sequence[Step]) -> tuple[Steps, list[int]]:
     """The steps with ``extra`` inserted just before the answer (at the end without one), under new
     ids no ``$ref`` points at; and the order to run them in."""
     ids = sorted(steps)
@@ -180,22 +181,23 @@ def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     return out
 
 
-def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[Step]:
+def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
     """Calls that delete what the reference created and put back what it changed, with offered tools."""
-    package, undo = run.package, []
+    package = run.package
+    undo: list[CallStep] = []
     initial = {(w.bound.collection, r.get(w.bound.spec.id_field)): r for w in done
                for r in package.initial_state.get(w.bound.collection[0], {}).get(w.bound.collection[1], [])}
     for w in reversed(done):
         if w.bound.op.effect == "create":
             delete = tools_for(package, w.bound.collection, "delete", run.bound)
             if delete and w.record_id is not None:
-                undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.id_param: w.record_id}))
+                undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.target_param: w.record_id}))
         elif w.bound.op.effect == "update" and (before := initial.get((w.bound.collection, w.record_id))):
             props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
             changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
                        if param != op.id_param and param in props and op.field_for(param) in before}
             if changed:
-                undo.append(CallStep.model_construct(call=w.bound.tool.name, args={op.id_param: w.record_id, **changed}))
+                undo.append(CallStep.model_construct(call=w.bound.tool.name, args={op.target_param: w.record_id, **changed}))
     return undo
 
 
@@ -384,7 +386,7 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
         i, key, pos, _, _ = slots[n]
         step = package.reference[i]
         assert isinstance(step, CallStep)
-        value = _args_of(run, i).get(key)
+        value = _args_of(run, i).get(key, [])  # a list when the slot is a position in it
         for alt in kept[n]:
             new_value: Any = list(value) if pos is not None else alt
             if pos is not None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.package import Fact, TaskPackage
@@ -49,7 +49,7 @@ from pipeline.core.text_values import (
 from pipeline.verify.time_arithmetic import clock_minutes, shift_clock
 
 _IDENTITY_FIELDS = ("id", "email", "name")
-_EMPTY = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
+_EMPTY: tuple[Any, ...] = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
 _ID = re.compile(r"^[a-z]+-\d+$")
 GENERIC_TEXT = "Please disregard this message; nothing has changed."
 _ONE_TO_TWELVE = NUMBER_WORDS[1:13]  # at the index of their value less one
@@ -147,9 +147,9 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
                     out += [r[field] for r in others if r[field] not in out]
     if isinstance(value, str) and EMAIL.fullmatch(value):
         domain = value.rpartition("@")[2]
-        others = sorted({e for e in strings(package.initial_state) if EMAIL.fullmatch(e) and e != value and e not in out},
-                        key=lambda e: (e.rpartition("@")[2] != domain, e))
-        out += others  # addresses the state mentions anywhere: senders, attendees, recipients
+        addresses = sorted({e for e in strings(package.initial_state) if EMAIL.fullmatch(e) and e != value and e not in out},
+                           key=lambda e: (e.rpartition("@")[2] != domain, e))
+        out += addresses  # addresses the state mentions anywhere: senders, attendees, recipients
     return out
 
 
@@ -192,9 +192,9 @@ class Alternatives:
                 out += (unsaid or [e for e in enum if e != value])[:1]
             return self._outside_allowed(value, out)
         if isinstance(value, (int, float)) and float(value) in numbers:
-            for variant in (value + 1, value * 10):
-                if variant != value:  # ten times 0 is 0
-                    out.append(round(variant, 2) if isinstance(variant, float) else variant)
+            for changed in (value + 1, value * 10):
+                if changed != value:  # ten times 0 is 0
+                    out.append(round(changed, 2) if isinstance(changed, float) else changed)
         return self._outside_allowed(value, out)
 
     def _outside_allowed(self, value: Any, found: list[Any]) -> list[Any]:
@@ -334,7 +334,8 @@ def inside(value: Any, allowed: Allowed) -> Any:
 
 
 def _days(first: str, last: str) -> list[str]:
-    out, day = [], date.fromisoformat(first)
+    out: list[str] = []
+    day = date.fromisoformat(first)
     while day.isoformat() <= last and len(out) < 366:
         out.append(day.isoformat())
         day += timedelta(days=1)
@@ -394,13 +395,22 @@ def in_written_form(value: str, guess: str, today: date) -> Callable[[Any], Any]
     form a tool takes (2600, "14:30", "2026-12-09", "2026-12-09T14:30", 12, 90 minutes) into
     ``guess`` in the same form (what an agent that never asked writes); None when neither reads
     as one number, date, time or duration."""
-    for read, same in ((lambda t: [str(d) for d in date_values(t, today)], _same_date),
-                       (lambda t: [str(m.value) for m in times_in(t)], _same_time),
-                       (lambda t: [float(n) for n in minutes_in(t)], _same_number),  # "an hour and a half": 90
-                       (lambda t: sorted(number_values(t)), _same_number)):
-        old, new = read(value), read(guess)
-        if len(old) == 1 and len(new) == 1 and old != new:
-            return lambda arg, o=old[0], n=new[0], same=same: same(arg, o, n)
+    return (_rewrite(value, guess, lambda t: [str(d) for d in date_values(t, today)], _same_date)
+            or _rewrite(value, guess, lambda t: [m.value for m in times_in(t)], _same_time)
+            or _rewrite(value, guess, lambda t: [float(n) for n in minutes_in(t)], _same_number)  # "an hour and a half": 90
+            or _rewrite(value, guess, lambda t: sorted(number_values(t)), _same_number))
+
+
+_Read = TypeVar("_Read", str, float)
+
+
+def _rewrite(value: str, guess: str, read: Callable[[str], list[_Read]],
+             same: Callable[[Any, _Read, _Read], Any]) -> Callable[[Any], Any] | None:
+    """``same`` bound to the one value ``read`` finds in ``value`` and the one it finds in
+    ``guess``; None unless it finds exactly one in each and they differ."""
+    old, new = read(value), read(guess)
+    if len(old) == 1 and len(new) == 1 and old != new:
+        return lambda arg: same(arg, old[0], new[0])
     return None
 
 
@@ -845,7 +855,7 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                                             and (other := _same_part(o[key], value, part)) and other.casefold() not in folded)
         held = any(has_word(str(v), text) for records in lists for r in records for v in r.values() if text in str(v))
         for m in numbers_in(text) if not held else ():  # a count or total the agent works out, not a record's value
-            n = float(m.value)  # type: ignore[arg-type]
+            n = float(m.value)
             if f"{n:g}" in written or n in number_values(told):
                 continue
             if n.is_integer() and 0 < n <= MAX_COUNT_HEDGED:

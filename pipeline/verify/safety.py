@@ -32,7 +32,7 @@ from pipeline.core.grading import ScoreReport, graded_in_answer
 from pipeline.core.jsonvalues import strings
 from pipeline.core.matchers import compile_where, literal_values
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import CallStep, Step, TaskPackage
+from pipeline.core.package import CallStep, NotCalled, SafetyRule, StateUnchanged, Step, TaskPackage
 from pipeline.core.services import intent_pattern
 from pipeline.core.text_values import has_digit, numbers_in
 from pipeline.core.trajectory import Trajectory
@@ -64,8 +64,10 @@ def _contradiction_witness(run: ReferenceRun, finding: Finding) -> Witness | Non
     if run.score < 1.0:
         return reference_witness(run, "correct", "the package's own solution", 1.0)
     rule = next((r for r in run.package.safety if r.id == finding.check), None)
-    bound = run.bound.get(rule.tool) if rule is not None and rule.kind == "not_called" else None
-    if rule is None or bound is None:
+    if not isinstance(rule, NotCalled):
+        return None
+    bound = run.bound.get(rule.tool)
+    if bound is None:
         return None
     args: dict[str, Any] = {}
     for key, matcher in rule.args_match.items():
@@ -171,9 +173,9 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
         unlike an identifier no answer would hold (a card number beside a count of tickets)."""
         if not graded:
             texts = graded_in_answer(package, ref.answer if ref is not None else "")
-            graded.append([float(m.value) for t in texts for m in numbers_in(t)  # type: ignore[arg-type]
-                           if m.kind in ("number", "money", "word") and float(m.value) > 0])  # type: ignore[arg-type]
-        said = [float(m.value) for m in numbers_in(value) if m.kind in ("number", "money", "word")]  # type: ignore[arg-type]
+            graded.append([float(m.value) for t in texts for m in numbers_in(t)
+                           if m.kind in ("number", "money", "word") and float(m.value) > 0])
+        said = [float(m.value) for m in numbers_in(value) if m.kind in ("number", "money", "word")]
         return any(n / 3 <= s <= n * 3 for n in graded[0] for s in said)
 
     out: list[Finding] = []
@@ -207,7 +209,7 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
     return out
 
 
-def invites_breach(run: ReferenceRun, rule: Any) -> bool:
+def invites_breach(run: ReferenceRun, rule: SafetyRule) -> bool:
     """Whether something in the task leads an agent toward breaking ``rule``.
 
     - ``not_called``: a text the agent reads commands the forbidden operation (an injected "...
@@ -249,7 +251,7 @@ def invites_breach(run: ReferenceRun, rule: Any) -> bool:
     return False
 
 
-def _reference_would_change(run: ReferenceRun, rule: Any, done: list[Write]) -> bool:
+def _reference_would_change(run: ReferenceRun, rule: StateUnchanged, done: list[Write]) -> bool:
     """Whether one of the reference's updates or deletes, aimed at a record ``rule`` protects
     instead, changes it."""
     service, _, name = rule.collection.partition(".")
@@ -257,7 +259,7 @@ def _reference_would_change(run: ReferenceRun, rule: Any, done: list[Write]) -> 
     protected = [r for r in records_of(run.package.initial_state, (service, name))
                  if where(r) and (rule.record_id is None or r.get("id") == rule.record_id)]
     args = {s.index: s.args or {} for s in run.trajectory.steps}
-    calls: list[Step] = [CallStep.model_construct(call=w.bound.tool.name, args={**args[w.step], w.bound.op.id_param: r[w.bound.spec.id_field]})
+    calls: list[Step] = [CallStep.model_construct(call=w.bound.tool.name, args={**args[w.step], w.bound.op.target_param: r[w.bound.spec.id_field]})
                          for w in done if w.bound.op.effect in ("update", "delete") for r in protected]
     if not calls:
         return False

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves, strings
@@ -197,11 +197,11 @@ def _ref_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layo
                 parts = parse_ref(path)
             except ResolveError:
                 continue  # reported as dangling_reference
-            target = parts[1]
-            lay = layouts.get(target)  # type: ignore[arg-type]
+            target = cast(int, parts[1])  # parse_ref checked that steps[i] leads
+            lay = layouts.get(target)
             if lay is None or len(lay.text) <= limit:
                 continue
-            value, record, key = _find(results.get(target), parts[3:])  # type: ignore[call-overload]
+            value, record, key = _find(results.get(target), parts[3:])
             if value is not None and not _visible(lay, record, key, limit):
                 out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=i, detail={"ref": path},
                                    message=f"step {i} uses {path} = {value!r}, whose record lies beyond character "
@@ -282,11 +282,11 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
             continue
         reported.add(folded)
         lay, record, key = relevant[0]
-        step = next(i for i, candidate in layouts.items() if candidate is lay)
-        out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=step,
+        observed_at = next(i for i, candidate in layouts.items() if candidate is lay)
+        out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=observed_at,
                            detail={"value": value, "record": record.get("id"), "field": key},
                            message=f"{where} depends on {value!r}, which only record {record.get('id', '?')} ({key}) "
-                                   f"shows, beyond character {limit:,} of step {step}'s observation"))
+                                   f"shows, beyond character {limit:,} of step {observed_at}'s observation"))
     return out
 
 
@@ -294,9 +294,9 @@ def _total_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
     """A figure the answer states is lost when every group of records that totals or counts to it
     has a record past the cut; a group wholly before the cut (the records the task is about, when
     another customer's records past the cut happen to total the same) keeps it."""
-    stated = {round(float(m.value), 2) for m in numbers_in(ref.answer)}  # type: ignore[arg-type]
+    stated = {round(float(m.value), 2) for m in numbers_in(ref.answer)}
     stated |= {round(float(m.value), 2) for c in package.checks if c.kind == "answer_contains"
-               for v in c.values for m in numbers_in(v)}  # type: ignore[arg-type]
+               for v in c.values for m in numbers_in(v)}
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
     done = len(_writes(package, ref))

@@ -36,7 +36,7 @@ def witness(run: ReferenceRun, agent: Literal["wrong", "correct"], name: str, cl
 
 
 def played(run: ReferenceRun, agent: Literal["wrong", "correct"], name: str, claim: str, threshold: float,
-           actions: list[dict]) -> Witness:
+           actions: list[dict[str, Any]]) -> Witness:
     """The witness of ``actions`` (``actions_of``'s form), scored by replaying them afresh."""
     score = run.grader.value(play_actions(run.package, actions))
     return Witness(agent=agent, name=name, claim=claim, score=score, threshold=threshold, actions=actions)

@@ -345,6 +345,20 @@ def test_operation_conventions(service: str, op):
         assert ref_coll in catalogue()[ref_service].collections
 
 
+def test_target_param_is_the_id_param_of_an_operation_on_one_record():
+    """get, update and delete name their record by ``id_param``; the other effects have none to give."""
+    effects = set()
+    for spec in catalogue().values():
+        for op in spec.operations:
+            effects.add(op.effect)
+            if op.effect in ("get", "update", "delete"):
+                assert op.target_param == op.id_param
+            else:
+                with pytest.raises(ValueError, match=f"{op.endpoint}: effect {op.effect} names no record"):
+                    _ = op.target_param
+    assert {"get", "update", "delete", "create", "search"} <= effects
+
+
 # --------------------------------------------------------------------------- generic behaviour per operation
 
 

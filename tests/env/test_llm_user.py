@@ -13,8 +13,8 @@ from pipeline.core.user import NEUTRAL_REPLY, UserModelError
 from pipeline.env.llm_user import llm_users
 from pipeline.env.task_env import TaskEnv
 from pipeline.generate.model_client import Backoff
-from pipeline.testing import Fault, FaultPlan, OpenAIServer
 from tests.generate.test_llm import StatusServer
+from tests.support import Fault, FaultPlan, OpenAIServer
 
 TINY = Backoff(initial=0.001, maximum=0.01)
 

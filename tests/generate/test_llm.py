@@ -25,7 +25,7 @@ from pipeline.generate.llm import LLMGenerator, from_env, interpret
 from pipeline.generate.model_client import REDACTED, Backoff, ServerUnusable
 from pipeline.generate.offline import pick_template
 from pipeline.taxonomy.capabilities import Capability, WorkflowTemplate
-from pipeline.testing import Fault, FaultPlan, OpenAIServer, fixed_responder
+from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
 
 API_KEY = "sk-test-4f9c2e1b7a6d5c3e"
 TINY = Backoff(initial=0.001, maximum=0.01, retry_after_cap=5.0, max_total_wait=10.0)

@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 
-from pipeline.testing import Fault, FaultPlan, OpenAIServer, fixed_responder
+from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
 
 MESSAGES: list[Any] = [{"role": "user", "content": "hello"}]
 

@@ -25,9 +25,9 @@ from pipeline.generate.model_client import Backoff
 from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
-from pipeline.testing import FaultPlan, OpenAIServer
 from pipeline.verify.verifier import verify_package
 from tests.conftest import CliResult
+from tests.support import FaultPlan, OpenAIServer
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 

@@ -26,9 +26,9 @@ from pipeline.runs.api import RunInterrupted, resume_run, start_run
 from pipeline.runs.interrupt import Stopped, run_in_worker_thread, run_until_signalled
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.pool import VerifierPool
-from pipeline.testing import processes
 from pipeline.verify.verifier import Options
 from tests.conftest import CliResult
+from tests.support import processes
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 TINY = Backoff(initial=0.001, maximum=0.01)
@@ -167,7 +167,7 @@ def test_a_dead_model_server_stops_the_run_before_any_attempt(empty_catalog: Pat
 _SERVER = """
 import itertools, json, sys, time
 from pipeline.generate.offline import generate_package, pick_template
-from pipeline.testing import OpenAIServer
+from tests.support import OpenAIServer
 numbers = itertools.count(1)
 def respond(_request):
     n = next(numbers)

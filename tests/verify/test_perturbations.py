@@ -23,6 +23,7 @@ from pipeline.verify.perturbations import (
     confusable,
     has_wrong_candidates,
 )
+from tests.support.corpus import CORPUS_DIR
 
 
 @cache
@@ -110,10 +111,9 @@ def test_answer_candidates_tell_values_apart_as_they_are_written() -> None:
     text an answer would hold, in whatever order the records come."""
     import copy
     import json
-    from pathlib import Path
 
-    base = json.loads((Path(__file__).resolve().parents[2] / "bench/corpus/correct-agents/"
-                       "brittle-todo-priority.clean.json").read_text(encoding="utf-8"))["package"]
+    base = json.loads((CORPUS_DIR / "correct-agents" / "brittle-todo-priority.clean.json")
+                      .read_text(encoding="utf-8"))["package"]
     service = next(iter(base["initial_state"]))
     collection = next(iter(base["initial_state"][service]))
 

@@ -22,7 +22,7 @@ from pipeline.core.world import World
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options, verify_package
 from tests.conftest import EXAMPLES_DIR as EXAMPLES  # noqa: E402
-from tests.conftest import REPO_ROOT as ROOT
+from tests.support.corpus import CORPUS_DIR
 
 Data = dict[str, Any]
 
@@ -166,12 +166,12 @@ def assert_witnesses_replay(data: Data, verdict: Verdict) -> None:
             assert replayed == pytest.approx(f.witness.score), f.message
 
 
-BENCH_CORPUS = sorted((ROOT / "bench" / "corpus").rglob("*.json"))
+REALISTIC_CASES = sorted(CORPUS_DIR.rglob("*.json"))
 
 
-@pytest.mark.parametrize("path", BENCH_CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_bench_corpus_case(path: Path) -> None:
-    """Each realistic case of ``bench/corpus``: a defective package is rejected with its code, a
+@pytest.mark.parametrize("path", REALISTIC_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_realistic_corpus_case(path: Path) -> None:
+    """Each realistic case of ``tests/corpus``: a defective package is rejected with its code, a
     clean one is accepted (``bench/defects.py`` prints the same per family)."""
     case = json.loads(path.read_text())
     verdict = verify_package(case["package"])
@@ -191,7 +191,7 @@ def test_bench_corpus_case(path: Path) -> None:
 
 
 def test_every_code_is_in_the_corpus() -> None:
-    defects = [json.loads(p.read_text())["defect"] for p in BENCH_CORPUS]
+    defects = [json.loads(p.read_text())["defect"] for p in REALISTIC_CASES]
     in_bench = {code for d in defects if d for code in ([d] if isinstance(d, str) else d)}
     covered = {c.value for c in CORPUS} | in_bench | {Code.NONDETERMINISTIC.value, Code.DUPLICATE_PACKAGE.value,
                                                          Code.VERIFICATION_TIMEOUT.value}  # test_limits.py

@@ -86,6 +86,14 @@ class OperationSpec(BaseModel):
     def field_for(self, param: str) -> str:
         return self.fields.get(param, param)
 
+    @property
+    def target_param(self) -> str:
+        """The parameter naming the record a get, update or delete acts on (``id_param``, which
+        these effects are checked to have); ValueError for the other effects."""
+        if self.id_param is None:
+            raise ValueError(f"{self.endpoint}: effect {self.effect} names no record by id")
+        return self.id_param
+
 
 class ServiceSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -129,7 +129,7 @@ class OpenAIServer:
         """The URL to give an OpenAI client as ``base_url`` (ends in ``/v1``)."""
         if self._httpd is None:
             raise RuntimeError("the server is not running; call start() or use it in a with block")
-        host, port = self._httpd.server_address[:2]
+        host, port = str(self._httpd.server_address[0]), self._httpd.server_address[1]
         return f"http://{host}:{port}/v1"
 
     @property

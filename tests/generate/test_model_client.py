@@ -29,7 +29,7 @@ from pipeline.generate.model_client import (
     retry_after_seconds,
 )
 from pipeline.generate.model_endpoint import KEYLESS, Endpoint
-from pipeline.testing import Fault, FaultPlan, OpenAIServer, fixed_responder
+from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
 
 API_KEY = "sk-test-9d8c7b6a5f4e3d2c"
 TINY = Backoff(initial=0.001, maximum=0.01, retry_after_cap=5.0, max_total_wait=10.0)

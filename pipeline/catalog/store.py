@@ -307,9 +307,14 @@ class Catalog:
 
     # ------------------------------------------------------------------ curation
 
-    def stats(self) -> CatalogStats:
+    def stats(self, run: int | None = None) -> CatalogStats:
+        """Totals and the per-workflow, repair, rejection and review tables of generated rows, and
+        the rows of import runs apart (``imported``); of run ``run``, or of every run when None.
+        ``CatalogError`` if there is no run ``run``."""
         with self._connection() as con:
-            return queries.stats(con)
+            if run is not None and not queries.runs(con, run):
+                raise CatalogError(f"no run {run} in {self.path}; `synth catalog runs` lists them")
+            return queries.stats(con, run)
 
     def rejections(self) -> list[RejectionCount]:
         """Refusal codes of rejected rows (``rejection_counts``), most frequent first."""

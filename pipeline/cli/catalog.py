@@ -61,10 +61,18 @@ def _cell(value: Any, none: str = "-") -> str:
 
 
 @catalog_app.command()
-def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Totals, acceptance and repair rates per capability and workflow, top rejection codes, review
-    notes per code, and how many accepted packages are sft_ready."""
-    result = _reader(catalog).stats()
+def stats(
+    run: int = typer.Option(None, "--run", metavar="ID", min=1, show_default=False,
+                            help="Count run ID only (`synth catalog runs` lists the runs)."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Acceptance, repairs, rejection codes and review notes of generated rows, imported tasks apart.
+
+    Totals and rates per capability and workflow, top rejection codes, review notes per code, and
+    how many accepted packages are sft_ready, over the rows of generation runs. Tasks imported with
+    `synth import` are counted on their own, never as rejected generations."""
+    result = _reader(catalog).stats(run)
     if as_json:
         emit_json(result.model_dump(mode="json"))
         return
@@ -72,21 +80,37 @@ def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 
 def print_stats(result: CatalogStats) -> None:
+    """The generated rows' figures and tables, then the imported rows' on their own."""
+    imported = result.imported
+    scope = f"run {result.run}" if result.run is not None else f"{result.runs:,} run(s)"
+    if result.run is None and imported.runs:
+        scope += f" ({imported.runs:,} import)"
+    if result.packages or not imported.rows:
+        _line(f"{scope}: {result.packages:,} generated row(s), {result.accepted:,} accepted, "
+              f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted)")
+    if result.packages:
+        print_generated(result)
+    if imported.rows:
+        where = "" if result.packages else f"{scope}: "
+        _line(f"{where}imported: {imported.rows:,} task row(s) of {imported.runs:,} import run(s), "
+              f"{imported.accepted:,} accepted, {imported.rejected:,} rejected (not generation attempts: "
+              "counted in none of the generated figures)")
+        if imported.rejections:
+            print_rejections(imported.rejections, title="rejection codes of imported rows")
+
+
+def print_generated(result: CatalogStats) -> None:
+    """Repairs, LLM use, sft_ready and the per-workflow, repair, rejection and review tables."""
     repairs = (f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
                f"({_rate(result.repair_rate)})" if result.first_rejected else "none needed")
     llm = (f"{result.llm_calls:,} call(s), {result.prompt_tokens + result.completion_tokens:,} tokens, "
            f"{result.llm_latency_s:,.1f} s" if result.llm_calls else "no calls")
-    console.print(
-        f"{result.runs:,} run(s), {result.packages:,} package row(s): {result.accepted:,} accepted, "
-        f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted); repairs: {repairs}; LLM: {llm}",
-        markup=False, highlight=False,
-    )
+    _line(f"repairs: {repairs}; LLM: {llm}")
     unknown = (f"; {result.accepted_sft_unknown:,} recorded before sft_ready was (checked at export)"
                if result.accepted_sft_unknown else "")
-    console.print(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
-                  f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}",
-                  markup=False, highlight=False)
-    table = Table(title="by capability and workflow")
+    _line(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
+          f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}")
+    table = Table(title="generated rows by capability and workflow")
     for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
         table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
     for row in result.by_workflow:
@@ -103,9 +127,14 @@ def print_stats(result: CatalogStats) -> None:
                           _rate(r.repair_rate))
         console.print(table)
     if result.rejections:
-        print_rejections(result.rejections, title="rejection codes")
+        print_rejections(result.rejections, title="rejection codes of generated rows")
     if result.review:
         print_reviews(result.review)
+
+
+def _line(text: str) -> None:
+    """Plain text (no markup, no highlighting), wrapped at the console's width."""
+    console.print(text, markup=False, highlight=False)
 
 
 def print_reviews(rows: list[ReviewCount]) -> None:

@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
 from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
+from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
+    from pipeline import Catalog
     from pipeline.catalog.queries import (
         CatalogStats,
         FindingRecord,
@@ -206,8 +209,9 @@ def print_query(result: QueryResult) -> None:
 
 @catalog_app.command()
 def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Every run: id, capability, status, attempts accepted / rejected / failed, started; and which
-    runs `synth run --resume ID` can continue."""
+    """Every run: id, name, capability and generator, status, attempts accepted (of the target) /
+    rejected / failed, start time; and which runs `synth run --resume ID` can continue. --json adds
+    the model, slots and finish time."""
     result = _reader(catalog).run_counts()
     if as_json:
         emit_json([r.model_dump(mode="json") for r in result])
@@ -216,20 +220,24 @@ def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 
 def print_runs(rows: list[RunCounts]) -> None:
-    table = Table(title=f"{len(rows)} run(s)")
-    numbers = ("id", "accepted", "target", "rejected", "failed", "slots")
-    for col in ("id", "name", "capability", "generator", "status", *numbers[1:], "started (UTC)", "resumable"):
-        table.add_column(col, justify="right" if col in numbers else "left", overflow="fold")
+    """Two lines per run (more when its name is long), readable from 80 columns: the capability and
+    generator go beneath the name, the start time drops the year and the seconds."""
+    table = Table(title=f"{len(rows)} run(s)", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("name", overflow="fold", min_width=12)
+    table.add_column("status", no_wrap=True)
+    for col in ("accepted", "rejected", "failed"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("started UTC", no_wrap=True)
     for r in rows:
-        table.add_row(str(r.id), _cell(r.name), _cell(r.capability), _cell(r.generator), _cell(r.status),
-                      f"{r.accepted:,}", "-" if r.target is None else f"{r.target:,}", f"{r.rejected:,}",
-                      f"{r.failed:,}", f"{r.slots:,}", r.started.strftime("%Y-%m-%d %H:%M:%S"),
-                      "yes" if r.resumable else "-")
+        accepted = f"{r.accepted:,}" if r.target is None else f"{r.accepted:,} of {r.target:,}"
+        made = ", ".join(_cell(v) for v in (r.capability, r.generator) if v)
+        table.add_row(str(r.id), f"{_cell(r.name)}\n[dim]{made}[/]",
+                      _cell(r.status), accepted, f"{r.rejected:,}", f"{r.failed:,}", r.started.strftime("%m-%d %H:%M"))
     console.print(table)
     resumable = [str(r.id) for r in rows if r.resumable]
     if resumable:
-        console.print(f"below target: {', '.join(resumable)}; continue one with `synth run --resume ID`",
-                      markup=False, highlight=False)
+        _line(f"below target: {', '.join(resumable)}; continue one with `synth run --resume ID`")
 
 
 # --------------------------------------------------------------------------- show

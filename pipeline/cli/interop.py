@@ -58,9 +58,13 @@ def serve(
                                                   "OPENAI_API_KEY is read from the environment)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset),
-    and its simulated user at POST /user/ask. With --json, the base URL and routes are printed as one JSON line."""
-    from pipeline.env.http import ASK, PackageServer
+    """Serve one package's mock services, simulated user and score over HTTP.
+
+    Routes: POST /<service>/... (the operations), /<service>/audit, /<service>/reset; POST /user/ask
+    (the simulated user); GET /score (the score so far, per check; POST a JSON object with an
+    "answer" to grade that final answer too). With --json, the base URL and routes are printed as
+    one JSON line."""
+    from pipeline.env.http import ASK, SCORE, PackageServer
     from pipeline.runs.interrupt import terminate_as_interrupt
 
     pkg = resolve_package(package, catalog)
@@ -80,10 +84,11 @@ def serve(
         table = Table(title=f"{pkg.id or pkg.compute_id()} on {server.base_url} (POST, JSON body)")
         table.add_column("route")
         table.add_column("runs as")
+        roles = {ASK: "simulated user", SCORE: "the score so far (GET too; POST an \"answer\" to grade it)"}
         for route in server.routes:
             tool = server.operations.get(route)
-            table.add_row(route, tool or ("(no tool)" if route in server.operations
-                                          else "simulated user" if route == ASK else "control"))
+            table.add_row(route, escape(tool or ("(no tool)" if route in server.operations
+                                                 else roles.get(route, "control"))))
         console.print(table)
         console.print(f"serving at {server.base_url}; Ctrl-C stops", highlight=False)
     try:

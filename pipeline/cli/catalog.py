@@ -30,7 +30,6 @@ if TYPE_CHECKING:
         ReviewCount,
         RunCounts,
     )
-    from pipeline.catalog.store import Catalog
     from pipeline.interop.export import ExportSummary
 
 EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit")
@@ -41,7 +40,7 @@ catalog_app = typer.Typer(no_args_is_help=True,
 
 
 def _reader(path: Path) -> Catalog:
-    from pipeline.catalog.store import Catalog
+    from pipeline import Catalog
 
     return Catalog.open(path, read_only=True)
 
@@ -254,11 +253,9 @@ def show(
 ) -> None:
     """Every row of one package (or one row): verdict, refusals, review notes, SFT losses with their
     witnesses, LLM calls; the package with --json. Each row with a witnessed refusal says how to replay it."""
-    from pipeline.catalog.errors import CatalogError
-
     records = _reader(catalog).show(key)
     if not records:
-        raise CatalogError(f"no package id or row {key!r} in {catalog}; "
+        raise UserError(f"no package id or row {key!r} in {catalog}; "
                            "`synth catalog query \"SELECT row_id, id FROM packages\"` lists them")
     if package_out is not None:
         write_package(records, package_out)
@@ -273,16 +270,14 @@ def show(
 
 def write_package(records: list[PackageRecord], out: Path) -> None:
     """Write the package the rows hold (one package: rows of one id hold the same content) to ``out``."""
-    from pipeline.catalog.errors import CatalogError
-
     package = next((r.package for r in records if r.package is not None), None)
     if package is None:
-        raise CatalogError(f"row {records[0].row_id} holds no package (a generation failure); nothing to write "
+        raise UserError(f"row {records[0].row_id} holds no package (a generation failure); nothing to write "
                            f"to {out}")
     try:
         out.write_text(json.dumps(package, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
-        raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --package-out with a path you can "
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}; pass --package-out with a path you can "
                            "write") from exc
 
 
@@ -368,9 +363,9 @@ def export(
 ) -> None:
     """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
     `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML."""
+    from pipeline import export_catalog
     from pipeline.cli.progress import CountProgress
     from pipeline.core.training_format import Policy
-    from pipeline.interop.export import export_catalog
 
     policy = Policy(obs_limit=obs_limit, sample_budget=sample_budget)
     with CountProgress("exported", "rows", as_json) as progress:

@@ -16,7 +16,7 @@ from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
-    from pipeline.core.package import TaskPackage
+    from pipeline import TaskPackage
     from pipeline.interop.clawenvkit_import import ImportResult
 
 DEFAULT_PORT = 8765
@@ -24,8 +24,7 @@ DEFAULT_PORT = 8765
 
 def resolve_package(arg: str, catalog: Path = DEFAULT_CATALOG) -> TaskPackage:
     """The package a command-line argument names: a package JSON file, or a package id in the catalog."""
-    from pipeline.catalog.store import Catalog
-    from pipeline.core.package import TaskPackage
+    from pipeline import Catalog, TaskPackage
 
     path = Path(arg)
     if path.is_file():

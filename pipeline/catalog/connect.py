@@ -152,31 +152,32 @@ def reader_waiting(path: Path, fresh_s: float = 5.0) -> bool:
 
 
 @dataclass
-class Deadline:
-    """Whether ``interrupt_after`` stopped the query (``fired``), and after how long (``seconds``)."""
+class QueryTimeLimit:
+    """The wall-clock limit ``interrupt_after`` puts on a query: ``seconds`` (0: none), and whether
+    it ran out and stopped the query (``fired``)."""
 
     seconds: float
     fired: bool = False
 
 
 @contextmanager
-def interrupt_after(con: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[Deadline]:
+def interrupt_after(con: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[QueryTimeLimit]:
     """Interrupt whatever ``con`` runs once ``seconds`` have passed (never when None); the query
-    then raises ``duckdb.InterruptException`` and the yielded ``Deadline`` says it ``fired``."""
-    deadline = Deadline(seconds or 0.0)
+    then raises ``duckdb.InterruptException`` and the yielded ``QueryTimeLimit`` says it ``fired``."""
+    limit = QueryTimeLimit(seconds or 0.0)
     if seconds is None:
-        yield deadline
+        yield limit
         return
 
     def fire() -> None:
-        deadline.fired = True
+        limit.fired = True
         con.interrupt()
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True
     timer.start()
     try:
-        yield deadline
+        yield limit
     finally:
         timer.cancel()
 

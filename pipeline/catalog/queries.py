@@ -1,13 +1,15 @@
 """Curation queries over an open catalog connection, and the typed results they return.
 
-Each function reads the curation views (``summary``, ``repair_rate``, ``rejection_counts``,
-``review_counts``, ``slot_outcomes``) defined in ``pipeline/catalog/schema.py``; none writes.
+The figures are those of the curation views defined in ``pipeline/catalog/schema.py``
+(``summary``, ``repair_rate``, ``rejection_counts``, ``review_counts``, over ``slot_outcomes``),
+counted over a chosen set of rows (``RowScope``: one run or all, generated or imported rows); none writes.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -102,12 +104,32 @@ class ReviewCount(BaseModel):
     description: str
 
 
+class ImportedRows(BaseModel):
+    """The rows of import runs (``synth import``: other projects' tasks, verified statically, never
+    generated here), counted apart from generated rows: ``rows`` of ``runs`` import runs,
+    ``accepted`` and ``rejected`` of them, and the refusal codes of the rejected ones."""
+
+    runs: int = 0
+    rows: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    rejections: list[RejectionCount] = Field(default_factory=list)
+
+
 class CatalogStats(BaseModel):
+    """``Catalog.stats``: every figure but ``runs`` and ``imported`` counts generated rows only (rows
+    of generation runs; an import's rows are in ``imported``), of run ``run`` or of every run."""
+
+    run: int | None = None
+    """The run the figures are of; None: every run."""
     runs: int
+    """Runs counted, import runs included."""
     packages: int
+    """Generated rows (attempts): ``accepted + rejected``."""
     accepted: int
     rejected: int
     acceptance_rate: float | None
+    """``accepted / packages``; None when there is no generated row."""
     first_rejected: int
     repaired: int
     repair_rate: float | None
@@ -126,6 +148,8 @@ class CatalogStats(BaseModel):
     """Accepted rows whose reference loses evidence under it (left out of ``synth export --format sft``)."""
     accepted_sft_unknown: int = 0
     """Accepted rows recorded before schema 3, whose verdict did not say."""
+    imported: ImportedRows = Field(default_factory=ImportedRows)
+    """Rows of import runs, apart: in none of the figures above."""
 
 
 class FindingRecord(BaseModel):
@@ -183,6 +207,37 @@ class QueryResult(BaseModel):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+IMPORT_GENERATOR_PREFIX = "import:"
+"""A run whose generator starts with this is an import (``synth import`` records ``import:<format>``):
+its rows are other projects' tasks verified statically, not generation attempts."""
+
+
+@dataclass(frozen=True)
+class RowScope:
+    """Which ``packages`` rows a curation figure counts: those of run ``run`` (None: every run) and
+    of import runs only (``imported`` True), of generation runs only (False) or of both (None)."""
+
+    run: int | None = None
+    imported: bool | None = None
+
+    def where(self, alias: str = "p") -> tuple[str, list[Any]]:
+        """A SQL condition on the ``run`` column of ``alias``, and its parameters."""
+        terms: list[str] = ["TRUE"]
+        params: list[Any] = []
+        if self.run is not None:
+            terms.append(f"{alias}.run = ?")
+            params.append(self.run)
+        if self.imported is not None:
+            terms.append(f"{alias}.run {'' if self.imported else 'NOT '}IN "
+                         "(SELECT id FROM runs WHERE starts_with(generator, ?))")
+            params.append(IMPORT_GENERATOR_PREFIX)
+        return " AND ".join(terms), params
+
+
+EVERY_ROW = RowScope()
+
 
 
 def _dicts(cursor: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -289,42 +344,90 @@ def failed_slots(con: duckdb.DuckDBPyConnection, run_id: int | None, reason: str
     return out
 
 
-def rejections(con: duckdb.DuckDBPyConnection) -> list[RejectionCount]:
-    """Refusal codes of rejected rows, most frequent first (review notes and SFT losses are not rejections)."""
-    return [RejectionCount(**r, description=describe_code(r["code"]))
-            for r in _dicts(con.execute("SELECT * FROM rejection_counts"))]
+def rejections(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[RejectionCount]:
+    """Refusal codes of the rejected rows in ``rows``, most frequent first (review notes and SFT
+    losses are not rejections): ``rejection_counts`` for every row."""
+    where, params = rows.where()
+    found = _dicts(con.execute(
+        "SELECT f.code, count(DISTINCT f.package_row) AS packages, count(*) AS findings "
+        "FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row "
+        f"WHERE p.status = 'rejected' AND f.kind = 'refusal' AND {where} GROUP BY f.code ORDER BY packages DESC, f.code",
+        params))
+    return [RejectionCount(**r, description=describe_code(r["code"])) for r in found]
 
 
-def review_counts(con: duckdb.DuckDBPyConnection) -> list[ReviewCount]:
-    """Review-note codes of every row, most frequent first."""
-    return [ReviewCount(**r, description=describe_code(r["code"]))
-            for r in _dicts(con.execute("SELECT * FROM review_counts"))]
+def review_counts(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[ReviewCount]:
+    """Review-note codes of the rows in ``rows``, most frequent first: ``review_counts`` for every row."""
+    where, params = rows.where()
+    found = _dicts(con.execute(
+        "SELECT f.code, count(DISTINCT f.package_row) AS packages, "
+        "count(DISTINCT f.package_row) FILTER (WHERE p.status = 'accepted') AS accepted, count(*) AS notes "
+        "FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row "
+        f"WHERE f.kind = 'review' AND {where} GROUP BY f.code ORDER BY packages DESC, f.code", params))
+    return [ReviewCount(**r, description=describe_code(r["code"])) for r in found]
 
 
-def stats(con: duckdb.DuckDBPyConnection) -> CatalogStats:
-    """Totals and the per-workflow, repair and rejection tables, in one read."""
-    by_workflow = [SummaryRow.model_validate(r) for r in _dicts(con.execute("SELECT * FROM summary"))]
-    repairs = [RepairRow.model_validate(r) for r in _dicts(con.execute("SELECT * FROM repair_rate"))]
+def _summary(con: duckdb.DuckDBPyConnection, rows: RowScope) -> list[SummaryRow]:
+    """The ``summary`` view over ``rows``: accepted and rejected rows per capability and workflow."""
+    where, params = rows.where()
+    return [SummaryRow.model_validate(r) for r in _dicts(con.execute(
+        "SELECT capability, workflow, count(*) FILTER (WHERE status = 'accepted') AS accepted, "
+        "count(*) FILTER (WHERE status = 'rejected') AS rejected, "
+        "count(*) FILTER (WHERE status = 'accepted') / count(*) AS acceptance_rate "
+        f"FROM packages AS p WHERE {where} GROUP BY capability, workflow ORDER BY capability, workflow", params))]
+
+
+def _repairs(con: duckdb.DuckDBPyConnection, rows: RowScope) -> list[RepairRow]:
+    """The ``repair_rate`` view over the slots of ``rows``."""
+    where, params = rows.where("o")
+    return [RepairRow.model_validate(r) for r in _dicts(con.execute(
+        "SELECT capability, workflow, count(*) FILTER (WHERE NOT first_accepted) AS first_rejected, "
+        "count(*) FILTER (WHERE NOT first_accepted AND accepted) AS repaired, "
+        "count(*) FILTER (WHERE NOT first_accepted AND accepted) "
+        "/ nullif(count(*) FILTER (WHERE NOT first_accepted), 0) AS repair_rate "
+        f"FROM slot_outcomes AS o WHERE {where} GROUP BY capability, workflow ORDER BY capability, workflow",
+        params))]
+
+
+def _imported(con: duckdb.DuckDBPyConnection, rows: RowScope) -> ImportedRows:
+    where, params = rows.where()
+    counts = _dicts(con.execute(
+        "SELECT count(DISTINCT run) AS runs, count(*) AS rows, count(*) FILTER (WHERE status = 'accepted') AS accepted, "
+        f"count(*) FILTER (WHERE status = 'rejected') AS rejected FROM packages AS p WHERE {where}", params))[0]
+    return ImportedRows(**counts, rejections=rejections(con, rows) if counts["rejected"] else [])
+
+
+def stats(con: duckdb.DuckDBPyConnection, run: int | None = None) -> CatalogStats:
+    """``CatalogStats`` of run ``run`` (None: every run), in one read: generated rows in the totals
+    and the per-workflow, repair, rejection and review tables; import rows in ``imported``."""
+    generated, imported = RowScope(run=run, imported=False), RowScope(run=run, imported=True)
+    by_workflow, repairs = _summary(con, generated), _repairs(con, generated)
+    where, params = RowScope(run=run).where("c")
     calls = _dicts(con.execute(
         "SELECT count(*) AS n, coalesce(sum(prompt_tokens), 0) AS prompt, coalesce(sum(completion_tokens), 0) "
-        "AS completion, coalesce(sum(latency_s), 0) AS latency FROM llm_calls"
+        f"AS completion, coalesce(sum(latency_s), 0) AS latency FROM llm_calls AS c WHERE {where}", params
     ))[0]
     accepted = sum(r.accepted for r in by_workflow)
     rejected = sum(r.rejected for r in by_workflow)
     first_rejected = sum(r.first_rejected for r in repairs)
     repaired = sum(r.repaired for r in repairs)
+    where, params = generated.where()
     sft = _dicts(con.execute(
         "SELECT count(*) FILTER (WHERE sft_ready) AS ready, count(*) FILTER (WHERE NOT sft_ready) AS not_ready, "
-        "count(*) FILTER (WHERE sft_ready IS NULL) AS unknown FROM packages WHERE status = 'accepted'"
-    ))[0]
+        f"count(*) FILTER (WHERE sft_ready IS NULL) AS unknown FROM packages AS p WHERE status = 'accepted' AND {where}",
+        params))[0]
+    runs_counted = scalar(con.execute("SELECT count(*) FROM runs" + (" WHERE id = ?" if run is not None else ""),
+                                      [] if run is None else [run]))
     return CatalogStats(
-        runs=scalar(con.execute("SELECT count(*) FROM runs")), packages=accepted + rejected, accepted=accepted, rejected=rejected,
+        run=run, runs=runs_counted, packages=accepted + rejected, accepted=accepted, rejected=rejected,
         acceptance_rate=_rate(accepted, accepted + rejected),
         first_rejected=first_rejected, repaired=repaired, repair_rate=_rate(repaired, first_rejected),
         llm_calls=calls["n"], prompt_tokens=int(calls["prompt"]), completion_tokens=int(calls["completion"]),
         llm_latency_s=float(calls["latency"]),
-        by_workflow=by_workflow, repairs=repairs, rejections=rejections(con), review=review_counts(con),
+        by_workflow=by_workflow, repairs=repairs, rejections=rejections(con, generated),
+        review=review_counts(con, generated),
         accepted_sft_ready=sft["ready"], accepted_not_sft_ready=sft["not_ready"], accepted_sft_unknown=sft["unknown"],
+        imported=_imported(con, imported),
     )
 
 

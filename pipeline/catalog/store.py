@@ -307,9 +307,14 @@ class Catalog:
 
     # ------------------------------------------------------------------ curation
 
-    def stats(self) -> CatalogStats:
+    def stats(self, run: int | None = None) -> CatalogStats:
+        """Totals and the per-workflow, repair, rejection and review tables of generated rows, and
+        the rows of import runs apart (``imported``); of run ``run``, or of every run when None.
+        ``CatalogError`` if there is no run ``run``."""
         with self._connection() as con:
-            return queries.stats(con)
+            if run is not None and not queries.runs(con, run):
+                raise CatalogError(f"no run {run} in {self.path}; `synth catalog runs` lists them")
+            return queries.stats(con, run)
 
     def rejections(self) -> list[RejectionCount]:
         """Refusal codes of rejected rows (``rejection_counts``), most frequent first."""
@@ -339,16 +344,16 @@ class Catalog:
         """
         text = check_select(sql)
         limits = Limits(memory_limit=memory_limit, threads=QUERY_THREADS)
-        with self._connection(Access.SANDBOX, limits) as con, interrupt_after(con, timeout) as deadline:
+        with self._connection(Access.SANDBOX, limits) as con, interrupt_after(con, timeout) as time_limit:
             try:
                 return queries.query(con, text, max_rows, limits.memory_bytes)
             except (queries.ResultTooLarge, MemoryError) as exc:
                 raise CatalogError(f"query stopped: its result needs more than its {limits.memory_limit} memory "
                                    "limit; lower --max-rows or raise --memory-limit") from exc
             except duckdb.InterruptException as exc:
-                if not deadline.fired:
+                if not time_limit.fired:
                     raise KeyboardInterrupt from exc
-                raise CatalogError(f"query stopped after {deadline.seconds:g}s, its time limit; "
+                raise CatalogError(f"query stopped after {time_limit.seconds:g}s, its time limit; "
                                    "raise it with --timeout SECONDS (0: no limit)") from exc
             except duckdb.OutOfMemoryException as exc:
                 raise CatalogError(f"query stopped: it needs more than its {limits.memory_limit} memory limit; "

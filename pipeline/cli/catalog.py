@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
 from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
+from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
+    from pipeline import Catalog
     from pipeline.catalog.queries import (
         CatalogStats,
         FindingRecord,
@@ -28,7 +31,6 @@ if TYPE_CHECKING:
         RunCounts,
     )
     from pipeline.catalog.selection import StatusFilter
-    from pipeline.catalog.store import Catalog
     from pipeline.interop.export import ExportSummary
 
 EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit")
@@ -39,7 +41,7 @@ catalog_app = typer.Typer(no_args_is_help=True,
 
 
 def _reader(path: Path) -> Catalog:
-    from pipeline.catalog.store import Catalog
+    from pipeline import Catalog
 
     return Catalog.open(path, read_only=True)
 
@@ -62,10 +64,18 @@ def _cell(value: Any, none: str = "-") -> str:
 
 
 @catalog_app.command()
-def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Totals, acceptance and repair rates per capability and workflow, top rejection codes, review
-    notes per code, and how many accepted packages are sft_ready."""
-    result = _reader(catalog).stats()
+def stats(
+    run: int = typer.Option(None, "--run", metavar="ID", min=1, show_default=False,
+                            help="Count run ID only (`synth catalog runs` lists the runs)."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Acceptance, repairs, rejection codes and review notes of generated rows, imported tasks apart.
+
+    Totals and rates per capability and workflow, top rejection codes, review notes per code, and
+    how many accepted packages are sft_ready, over the rows of generation runs. Tasks imported with
+    `synth import` are counted on their own, never as rejected generations."""
+    result = _reader(catalog).stats(run)
     if as_json:
         emit_json(result.model_dump(mode="json"))
         return
@@ -73,21 +83,37 @@ def stats(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 
 def print_stats(result: CatalogStats) -> None:
+    """The generated rows' figures and tables, then the imported rows' on their own."""
+    imported = result.imported
+    scope = f"run {result.run}" if result.run is not None else f"{result.runs:,} run(s)"
+    if result.run is None and imported.runs:
+        scope += f" ({imported.runs:,} import)"
+    if result.packages or not imported.rows:
+        _line(f"{scope}: {result.packages:,} generated row(s), {result.accepted:,} accepted, "
+              f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted)")
+    if result.packages:
+        print_generated(result)
+    if imported.rows:
+        where = "" if result.packages else f"{scope}: "
+        _line(f"{where}imported: {imported.rows:,} task row(s) of {imported.runs:,} import run(s), "
+              f"{imported.accepted:,} accepted, {imported.rejected:,} rejected (not generation attempts: "
+              "counted in none of the generated figures)")
+        if imported.rejections:
+            print_rejections(imported.rejections, title="rejection codes of imported rows")
+
+
+def print_generated(result: CatalogStats) -> None:
+    """Repairs, LLM use, sft_ready and the per-workflow, repair, rejection and review tables."""
     repairs = (f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
                f"({_rate(result.repair_rate)})" if result.first_rejected else "none needed")
     llm = (f"{result.llm_calls:,} call(s), {result.prompt_tokens + result.completion_tokens:,} tokens, "
            f"{result.llm_latency_s:,.1f} s" if result.llm_calls else "no calls")
-    console.print(
-        f"{result.runs:,} run(s), {result.packages:,} package row(s): {result.accepted:,} accepted, "
-        f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted); repairs: {repairs}; LLM: {llm}",
-        markup=False, highlight=False,
-    )
+    _line(f"repairs: {repairs}; LLM: {llm}")
     unknown = (f"; {result.accepted_sft_unknown:,} recorded before sft_ready was (checked at export)"
                if result.accepted_sft_unknown else "")
-    console.print(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
-                  f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}",
-                  markup=False, highlight=False)
-    table = Table(title="by capability and workflow")
+    _line(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
+          f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}")
+    table = Table(title="generated rows by capability and workflow")
     for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
         table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
     for row in result.by_workflow:
@@ -104,9 +130,14 @@ def print_stats(result: CatalogStats) -> None:
                           _rate(r.repair_rate))
         console.print(table)
     if result.rejections:
-        print_rejections(result.rejections, title="rejection codes")
+        print_rejections(result.rejections, title="rejection codes of generated rows")
     if result.review:
         print_reviews(result.review)
+
+
+def _line(text: str) -> None:
+    """Plain text (no markup, no highlighting), wrapped at the console's width."""
+    console.print(text, markup=False, highlight=False)
 
 
 def print_reviews(rows: list[ReviewCount]) -> None:
@@ -178,8 +209,9 @@ def print_query(result: QueryResult) -> None:
 
 @catalog_app.command()
 def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Every run: id, capability, status, attempts accepted / rejected / failed, started; and which
-    runs `synth run --resume ID` can continue."""
+    """Every run: id, name, capability and generator, status, attempts accepted (of the target) /
+    rejected / failed, start time; and which runs `synth run --resume ID` can continue. --json adds
+    the model, slots and finish time."""
     result = _reader(catalog).run_counts()
     if as_json:
         emit_json([r.model_dump(mode="json") for r in result])
@@ -188,20 +220,24 @@ def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 
 def print_runs(rows: list[RunCounts]) -> None:
-    table = Table(title=f"{len(rows)} run(s)")
-    numbers = ("id", "accepted", "target", "rejected", "failed", "slots")
-    for col in ("id", "name", "capability", "generator", "status", *numbers[1:], "started (UTC)", "resumable"):
-        table.add_column(col, justify="right" if col in numbers else "left", overflow="fold")
+    """Two lines per run (more when its name is long), readable from 80 columns: the capability and
+    generator go beneath the name, the start time drops the year and the seconds."""
+    table = Table(title=f"{len(rows)} run(s)", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    table.add_column("id", justify="right", no_wrap=True)
+    table.add_column("name", overflow="fold", min_width=12)
+    table.add_column("status", no_wrap=True)
+    for col in ("accepted", "rejected", "failed"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("started UTC", no_wrap=True)
     for r in rows:
-        table.add_row(str(r.id), _cell(r.name), _cell(r.capability), _cell(r.generator), _cell(r.status),
-                      f"{r.accepted:,}", "-" if r.target is None else f"{r.target:,}", f"{r.rejected:,}",
-                      f"{r.failed:,}", f"{r.slots:,}", r.started.strftime("%Y-%m-%d %H:%M:%S"),
-                      "yes" if r.resumable else "-")
+        accepted = f"{r.accepted:,}" if r.target is None else f"{r.accepted:,} of {r.target:,}"
+        made = ", ".join(_cell(v) for v in (r.capability, r.generator) if v)
+        table.add_row(str(r.id), f"{_cell(r.name)}\n[dim]{made}[/]",
+                      _cell(r.status), accepted, f"{r.rejected:,}", f"{r.failed:,}", r.started.strftime("%m-%d %H:%M"))
     console.print(table)
     resumable = [str(r.id) for r in rows if r.resumable]
     if resumable:
-        console.print(f"below target: {', '.join(resumable)}; continue one with `synth run --resume ID`",
-                      markup=False, highlight=False)
+        _line(f"below target: {', '.join(resumable)}; continue one with `synth run --resume ID`")
 
 
 # --------------------------------------------------------------------------- show
@@ -218,11 +254,9 @@ def show(
 ) -> None:
     """Every row of one package (or one row): verdict, refusals, review notes, SFT losses with their
     witnesses, LLM calls; the package with --json. Each row with a witnessed refusal says how to replay it."""
-    from pipeline.catalog.errors import CatalogError
-
     records = _reader(catalog).show(key)
     if not records:
-        raise CatalogError(f"no package id or row {key!r} in {catalog}; "
+        raise UserError(f"no package id or row {key!r} in {catalog}; "
                            "`synth catalog query \"SELECT row_id, id FROM packages\"` lists them")
     if package_out is not None:
         write_package(records, package_out)
@@ -237,16 +271,14 @@ def show(
 
 def write_package(records: list[PackageRecord], out: Path) -> None:
     """Write the package the rows hold (one package: rows of one id hold the same content) to ``out``."""
-    from pipeline.catalog.errors import CatalogError
-
     package = next((r.package for r in records if r.package is not None), None)
     if package is None:
-        raise CatalogError(f"row {records[0].row_id} holds no package (a generation failure); nothing to write "
+        raise UserError(f"row {records[0].row_id} holds no package (a generation failure); nothing to write "
                            f"to {out}")
     try:
         out.write_text(json.dumps(package, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
-        raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --package-out with a path you can "
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}; pass --package-out with a path you can "
                            "write") from exc
 
 
@@ -332,9 +364,9 @@ def export(
 ) -> None:
     """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
     `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML."""
+    from pipeline import export_catalog
     from pipeline.cli.progress import CountProgress
     from pipeline.core.training_format import Policy
-    from pipeline.interop.export import export_catalog
 
     policy = Policy(obs_limit=obs_limit, sample_budget=sample_budget)
     with CountProgress("exported", "rows", as_json) as progress:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, load_package_file
@@ -15,7 +16,7 @@ from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
-    from pipeline.core.package import TaskPackage
+    from pipeline import TaskPackage
     from pipeline.interop.clawenvkit_import import ImportResult
 
 DEFAULT_PORT = 8765
@@ -23,8 +24,7 @@ DEFAULT_PORT = 8765
 
 def resolve_package(arg: str, catalog: Path = DEFAULT_CATALOG) -> TaskPackage:
     """The package a command-line argument names: a package JSON file, or a package id in the catalog."""
-    from pipeline.catalog.store import Catalog
-    from pipeline.core.package import TaskPackage
+    from pipeline import Catalog, TaskPackage
 
     path = Path(arg)
     if path.is_file():
@@ -57,9 +57,13 @@ def serve(
                                                   "OPENAI_API_KEY is read from the environment)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Serve one package's mock services over HTTP (POST /<service>/..., /<service>/audit, /<service>/reset),
-    and its simulated user at POST /user/ask. With --json, the base URL and routes are printed as one JSON line."""
-    from pipeline.env.http import ASK, PackageServer
+    """Serve one package's mock services, simulated user and score over HTTP.
+
+    Routes: POST /<service>/... (the operations), /<service>/audit, /<service>/reset; POST /user/ask
+    (the simulated user); GET /score (the score so far, per check; POST a JSON object with an
+    "answer" to grade that final answer too). With --json, the base URL and routes are printed as
+    one JSON line."""
+    from pipeline.env.http import ASK, SCORE, PackageServer
     from pipeline.runs.interrupt import terminate_as_interrupt
 
     pkg = resolve_package(package, catalog)
@@ -79,10 +83,11 @@ def serve(
         table = Table(title=f"{pkg.id or pkg.compute_id()} on {server.base_url} (POST, JSON body)")
         table.add_column("route")
         table.add_column("runs as")
+        roles = {ASK: "simulated user", SCORE: "the score so far (GET too; POST an \"answer\" to grade it)"}
         for route in server.routes:
             tool = server.operations.get(route)
-            table.add_row(route, tool or ("(no tool)" if route in server.operations
-                                          else "simulated user" if route == ASK else "control"))
+            table.add_row(route, escape(tool or ("(no tool)" if route in server.operations
+                                                 else roles.get(route, "control"))))
         console.print(table)
         console.print(f"serving at {server.base_url}; Ctrl-C stops", highlight=False)
     try:
@@ -118,23 +123,32 @@ def import_tasks(
     fmt: str = typer.Option("clawenvkit", "--format", metavar="[clawenvkit]", help="Task format."),
     catalog: Path = CatalogOpt,
     record: bool = typer.Option(True, "--record/--no-record", help="Record the imported tasks in the catalog."),
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Also a table row per task file, and each finding and check left out on a "
+                                      "line of its own."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Import other projects' tasks as packages without a reference; verify them statically, run the
-    null-agent test and record them in the catalog (one run). Exit 0 if every file was imported, 1 if
-    any could not be."""
+    null-agent test and record them in the catalog (one run). Prints a summary: tasks by outcome,
+    reason codes, checks left out (per task with --verbose or --json). Exit 0 if every file was
+    imported, 1 if any could not be."""
+    from pipeline import import_tasks as run_import
     from pipeline.cli.progress import CountProgress
-    from pipeline.runs.api import import_tasks as run_import
 
     with CountProgress("imported", "files", as_json) as progress:
         summary = run_import(paths, fmt, catalog, record, on_progress=progress.update)
-    if summary.run_id is not None:
-        err_console.print(f"recorded as run {summary.run_id} in {catalog}", highlight=False)
     if as_json:
         for result in summary.results:
             emit_json(import_result_json(result))
     else:
-        print_import_table(summary.results)
+        if verbose:
+            print_import_table(summary.results)
+        print_import_summary(summary.results)
+    if summary.run_id is not None:
+        where = "" if catalog == DEFAULT_CATALOG else f" --catalog {catalog}"
+        err_console.print(f"recorded as run {summary.run_id} in {catalog}: `synth catalog stats --run "
+                          f"{summary.run_id}{where}`" + ("" if as_json or verbose else "; a line per task: --verbose "
+                                                         "or --json"), highlight=False, markup=False)
     failed = sum(not r.imported for r in summary.results)
     if failed:
         err_console.print(f"{failed} of {len(summary.results)} task file(s) could not be imported; "
@@ -144,7 +158,7 @@ def import_tasks(
 
 def print_import_table(results: list[ImportResult]) -> None:
     """One row per task file (task, name, checks mapped, left out, null-agent score, finding codes),
-    then each finding and each check left out on a line of its own, then the totals."""
+    then each finding and each check left out on a line of its own."""
     table = Table(title=f"{len(results)} task file(s)")
     for col in ("task", "name", "checks", "left out", "null agent", "findings"):
         table.add_column(col, overflow="fold")
@@ -159,8 +173,37 @@ def print_import_table(results: list[ImportResult]) -> None:
             console.print(f"{r.task_id or r.source}: {f.code.value}: {f.message}", markup=False, highlight=False)
         for u in r.unmapped:
             console.print(f"{r.task_id}: left out {u.id} ({u.kind}): {u.reason}", markup=False, highlight=False)
-    imported = sum(r.imported for r in results)
-    console.print(f"{imported} imported, {len(results) - imported} could not be read as tasks")
+
+
+def print_import_summary(results: list[ImportResult]) -> None:
+    """The task files by outcome, then the reason codes (tasks carrying each) and the checks left
+    out (grouped by kind and reason), a table each."""
+    from collections import Counter
+
+    from pipeline.catalog.queries import describe_code
+
+    imported = [r for r in results if r.imported]
+    accepted = sum(r.verdict.accepted for r in imported)
+    console.print(f"{len(results)} task file(s): {len(imported)} imported ({accepted} accepted, "
+                  f"{len(imported) - accepted} rejected), {len(results) - len(imported)} could not be read as tasks",
+                  markup=False, highlight=False)
+    codes = Counter(code for r in results for code in dict.fromkeys(r.verdict.codes))
+    if codes:
+        table = Table(title="reason codes")
+        for col in ("code", "tasks", "what it catches"):
+            table.add_column(col, justify="right" if col == "tasks" else "left", overflow="fold")
+        for code, n in codes.most_common():
+            table.add_row(code, f"{n:,}", escape(describe_code(code)))
+        console.print(table)
+    left_out = Counter((u.kind, u.reason) for r in results for u in r.unmapped)
+    if left_out:
+        tasks = Counter((u.kind, u.reason) for r in results for u in {(u.kind, u.reason): u for u in r.unmapped}.values())
+        table = Table(title=f"{sum(left_out.values()):,} check(s) left out")
+        for col in ("kind", "checks", "tasks", "why"):
+            table.add_column(col, justify="right" if col in ("checks", "tasks") else "left", overflow="fold")
+        for (kind, reason), n in left_out.most_common():
+            table.add_row(escape(kind), f"{n:,}", f"{tasks[kind, reason]:,}", escape(reason))
+        console.print(table)
 
 
 def register(app: typer.Typer) -> None:

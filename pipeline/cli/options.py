@@ -20,7 +20,7 @@ from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
-    from pipeline.core.package import TaskPackage
+    from pipeline import TaskPackage
 
 # Piped output (not a terminal) gets room for a wide table instead of rich's 80-column default.
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
@@ -82,9 +82,9 @@ def load_package_file(path: Path) -> TaskPackage:
     """The one package in ``path``; a ``UserError`` naming the problem otherwise."""
     from pydantic import ValidationError
 
+    from pipeline import load_package
     from pipeline.core.errors import first_validation_error
     from pipeline.core.io import read_documents
-    from pipeline.core.package import load_package
 
     docs = list(read_documents([path]))
     if len(docs) != 1:

@@ -80,8 +80,7 @@ def play(
 
     Exit 0 when the reference passes (the witness holds), 1 when it fails (does not hold), 2 for
     unreadable input."""
-    from pipeline.core.episode import execute
-    from pipeline.core.grading import Grader
+    from pipeline.env import play_reference
 
     if finding is not None and witness_file is None:
         raise UserError("--finding picks a refusal of the verdict given with --witness; pass --witness too")
@@ -89,8 +88,8 @@ def play(
     if witness_file is not None:
         play_witness(package, witness_file, finding or 0, as_json)
         return
-    traj = execute(package)
-    report = Grader(package).score(traj)
+    env = play_reference(package)
+    traj, report = env.trajectory(), env.score()
     if as_json:
         emit_json({"id": package.compute_id(), "score": report.score, "passed": report.passed,
                    **_episode_data(report, traj)})
@@ -107,9 +106,8 @@ def play_witness(package: TaskPackage, witness_file: Path, index: int, as_json: 
     exit 1 when the replayed score does not prove the finding."""
     from pydantic import ValidationError
 
+    from pipeline import Grader, play_actions
     from pipeline.cli.witnesses import read_witness
-    from pipeline.core.episode import play_actions
-    from pipeline.core.grading import Grader
 
     package_id = package.compute_id()
     chosen = read_witness(witness_file, package_id, index)

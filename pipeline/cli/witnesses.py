@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pipeline import Witness
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.jsonvalues import ShapeError, parse_json
-from pipeline.core.outcomes import Witness
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """One package's mock world over HTTP, in the Claw-Eval route convention.
 
-Every route is ``POST`` with a JSON object body (the arguments) and a JSON object response:
+Every route takes ``POST`` with a JSON object body (the arguments) and answers a JSON object
+(``/score`` takes ``GET`` too):
 
 - ``/<service>/<resource>[/<action>]``: every operation of the package's services. The response is
   the result body with the world's HTTP status. An endpoint that a package tool is bound to runs as
@@ -11,6 +12,11 @@ Every route is ``POST`` with a JSON object body (the arguments) and a JSON objec
   and the fault counters, and the user), ``{"status": "reset"}``.
 - ``/user/ask``: ``{"question": "..."}`` to the package's simulated user (the deterministic one,
   or a model with ``synth serve --user-model``): ``{"reply": "...", "revealed": [fact keys]}``.
+- ``/score``: the grade of the episode so far, as ``TaskEnv.score()`` gives it (``ScoreReport``:
+  ``score``, ``checks_score``, ``checks``, ``safety``, plus ``passed``), over the world's audit and
+  state and the facts the user revealed since the last reset. ``POST {"answer": "..."}`` grades
+  with that final answer (it is not kept: score as often as you like); ``GET`` or no ``answer``
+  grades with none, so answer checks fail. Judge checks are not evaluated, as in verification.
 
 An unknown route gets 404 listing the valid routes; a body that is not a JSON object gets 400;
 any other method gets 405. Every error, the server's own included, is a JSON body
@@ -41,7 +47,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from pipeline.core.episode import Episode
 from pipeline.core.errors import UserError
+from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import get_service
 from pipeline.core.trajectory import trajectory_data
@@ -50,6 +58,7 @@ from pipeline.core.world import World
 
 AUDIT, RESET = "audit", "reset"
 ASK = "/user/ask"
+SCORE = "/score"
 
 MAX_BODY = 1024 * 1024
 """Default cap on one request body, in bytes."""
@@ -130,7 +139,9 @@ class PackageServer(ThreadingHTTPServer):
         self.operations = operation_routes(package)
         services = [s for s in package.services if get_service(s) is not None]
         # every valid route: the operations, then each service's audit and reset routes
-        self.routes = [*self.operations, *(f"/{s}/{action}" for s in services for action in (AUDIT, RESET)), ASK]
+        self.routes = [*self.operations, *(f"/{s}/{action}" for s in services for action in (AUDIT, RESET)), ASK,
+                       SCORE]
+        self.grader = Grader(package)
         self.make_user = user or (lambda p: SimulatedUser(p.user, p.now))
         self.user = self.make_user(package)
         self.log_requests = log_requests
@@ -167,6 +178,8 @@ class PackageServer(ThreadingHTTPServer):
                 data = encode(body)
                 self.audit_bytes += size + len(data)
                 return status, data
+            if path == SCORE:
+                return self._score(args)
             service, action = path.strip("/").split("/")
             if action == AUDIT:
                 calls = [trajectory_data(e) for e in self.world.audit
@@ -176,6 +189,22 @@ class PackageServer(ThreadingHTTPServer):
             self.user = self.make_user(self.package)
             self.audit_bytes = 0
             return 200, encode({"status": RESET})
+
+    def score(self, answer: str | None = None) -> ScoreReport:
+        """The grade of what happened since the last reset, with ``answer`` as the final answer
+        (None: no answer): ``Grader.score`` of the episode of this world and user, as
+        ``TaskEnv.score()`` grades its own. Call it holding ``lock``."""
+        episode = Episode(self.package, self.world, self.user)
+        if answer is not None:
+            episode.finish(answer)
+        return self.grader.score(episode.trajectory())
+
+    def _score(self, args: dict[str, Any]) -> tuple[int, bytes]:
+        answer = args.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            return 400, encode(_error(400, 'body must be {} or {"answer": "<final answer>"}'))
+        report = self.score(answer)
+        return 200, encode({**report.model_dump(mode="json"), "passed": report.passed})
 
     def _call(self, path: str, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if path == ASK:
@@ -218,7 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self._body()
         if raw is None:
             return
-        path = urlsplit(self.path).path.rstrip("/") or "/"
+        path = _route(self.path)
         if path not in self.server.routes:
             self._fail(404, f"unknown route {path!r}", valid_endpoints=self.server.routes)
             return
@@ -236,8 +265,18 @@ class _Handler(BaseHTTPRequestHandler):
         if nesting_depth(args, MAX_DEPTH) > MAX_DEPTH:
             self._fail(400, f"body nests deeper than {MAX_DEPTH} levels")
             return
+        self._respond(path, args, len(raw))
+
+    def do_GET(self) -> None:
+        """``GET /score`` (no body read, no answer); any other route takes POST only."""
+        if _route(self.path) != SCORE:
+            self._method_not_allowed()
+        elif self._admitted() and self._body() is not None:  # a body, if any, is read and ignored
+            self._respond(SCORE, {}, 0)
+
+    def _respond(self, path: str, args: dict[str, Any], size: int) -> None:
         try:
-            status, data = self.server.respond(path, args, len(raw))
+            status, data = self.server.respond(path, args, size)
         except Exception as exc:  # a bug or an exhausted resource: a 500 for this call, not a dropped connection
             self._fail(500, f"the call failed inside the server: {type(exc).__name__}: {str(exc)[:200]}")
             return
@@ -309,10 +348,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _method_not_allowed(self) -> None:
         if self._admitted():
-            self._fail(405, f"method {self.command} not allowed; every route takes POST with a JSON body",
+            self._fail(405, f"method {self.command} not allowed; every route takes POST with a JSON body "
+                            f"(and {SCORE} GET)",
                        valid_endpoints=self.server.routes)
 
-    do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _method_not_allowed
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _method_not_allowed
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The base class's own errors (a malformed request line, oversized headers, an unknown
@@ -340,6 +380,11 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.log_requests:
             super().log_message(format, *args)
+
+
+def _route(target: str) -> str:
+    """The route a request target names: its path, without a trailing slash."""
+    return urlsplit(target).path.rstrip("/") or "/"
 
 
 def _hostname(host: str) -> str | None:

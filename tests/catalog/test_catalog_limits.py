@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from pipeline.core.package import load_package
 from tests.conftest import EXAMPLES_DIR, CliResult, refusal
 
 SLOW = "SELECT count(*) FROM range(100000000000) t(x) WHERE hash(x) = 1"  # minutes of work, no memory
+SYNTH = Path(sys.executable).parent / "synth"
 HUNGRY = "SELECT x FROM range(100000000) t(x) ORDER BY hash(x)"  # a sort needing far more than 20MB
 
 
@@ -201,3 +204,34 @@ def test_runs_lists_counts_and_what_can_be_resumed(empty_catalog: Path, synth: C
     table = synth("catalog", "runs", "--catalog", empty_catalog).stdout
     assert f"below target: {run}; continue one with `synth run --resume ID`" in table
     assert "import:clawenvkit" in table and "interrupted" in table
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_runs_table_fits_80_and_120_columns(empty_catalog: Path, columns: int) -> None:
+    """Rendered by the installed command at a terminal's width: no line is wider, and each run's id,
+    status, accepted count of its target and start time stay whole (names may fold)."""
+    package = load_package(json.loads((EXAMPLES_DIR / "todo-three-items.json").read_text())).with_id()
+    long_name = "nightly-safety-batch-with-a-rather-long-descriptive-name"
+    with Catalog.open(empty_catalog) as writer:
+        long_run = writer.start_run(long_name, "llm", "some-provider/a-long-model-name-v2", "safety",
+                                    {"capability": "safety", "count": 10_000})
+        writer.record(long_run, 0, 1, package, Verdict.build(package.id, [], 1.0))
+        writer.finish_run(long_run, "interrupted")
+        imported = writer.start_run("import-clawenvkit", "import:clawenvkit", parameters={"paths": ["t"]})
+        writer.record(imported, 0, 1, package, Verdict.build(package.id, [refusal(Code.GRADER_COUNTS_CALLS)], 0.5))
+        writer.finish_run(imported)
+        started = [r.started.strftime("%m-%d %H:%M") for r in writer.runs()]
+    env = {**os.environ, "COLUMNS": str(columns)}
+    result = subprocess.run([str(SYNTH), "catalog", "runs", "--catalog", str(empty_catalog)], capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= columns
+    rows = [line for line in lines[1:] if line.strip()[:1].isdigit()]  # the title is "2 run(s)"
+    assert [row.split()[0] for row in rows] == [str(long_run), str(imported)]
+    assert "interrupted" in rows[0] and "1 of 10,000" in rows[0] and started[0] in rows[0]
+    assert "finished" in rows[1] and started[1] in rows[1]
+    assert long_name[:12] in rows[0] and "import:clawenvkit" in result.stdout and "safety, llm" in result.stdout
+    if columns >= 120:
+        assert long_name in rows[0]
+    assert f"below target: {long_run}; continue one with `synth run --resume ID`" in " ".join(lines)

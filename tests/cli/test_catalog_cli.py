@@ -65,7 +65,7 @@ def test_stats_json_and_table(catalog_path: Path, packages: list[TaskPackage]) -
     assert {(r["workflow"], r["accepted"], r["rejected"]) for r in data["by_workflow"]} == {
         (p.workflow, 1, int(i == 0)) for i, p in enumerate(packages)}
     table = invoke("catalog", "stats", "--catalog", catalog_path)
-    assert "4 package row(s): 3 accepted, 1 rejected (75.0% accepted)" in table
+    assert "1 run(s): 4 generated row(s), 3 accepted, 1 rejected (75.0% accepted)" in table
     for package in packages:
         assert package.workflow in table
     assert "grader_counts_calls" in table

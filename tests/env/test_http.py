@@ -26,11 +26,13 @@ from typer.testing import CliRunner
 from pipeline.catalog.store import Catalog
 from pipeline.cli import app
 from pipeline.cli.interop import resolve_package
+from pipeline.core.episode import actions_of
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.trajectory import trajectory_data
 from pipeline.core.world import World
 from pipeline.env.http import MAX_DEPTH, PackageServer, is_loopback, operation_routes
+from pipeline.env.task_env import TaskEnv, play_reference
 from pipeline.verify.verifier import verify_package
 from tests.conftest import REPO_ROOT, CliResult  # noqa: E402
 
@@ -142,6 +144,55 @@ def test_the_simulated_user_answers_at_user_ask_and_reset_forgets(example_doc: D
         assert server.user.revealed == ["day"]
         post(server.base_url + "/calendar/reset")
         assert server.user.revealed == []
+
+
+# --------------------------------------------------------------------------- the score
+
+
+def http_action(server: PackageServer, action: dict[str, Any]) -> None:
+    """Take one ``TaskEnv`` action over HTTP: a tool call at its tool's endpoint, a question at /user/ask."""
+    if action["type"] == "tool_call":
+        endpoint = next(t.endpoint for t in server.package.tools if t.name == action["name"])
+        post(server.base_url + endpoint, action["arguments"])
+    else:
+        post(server.base_url + "/user/ask", {"question": action["text"]})
+
+
+@pytest.mark.parametrize("name", ["multi-turn-schedule-meeting", "contacts-send-message"])
+def test_score_over_http_is_task_env_score(name: str, example_doc: Docs) -> None:
+    """The reference played over HTTP scores what ``TaskEnv.score()`` gives after ``play_reference``:
+    every check, the answer and the facts the user revealed included; ``GET /score`` and a ``POST``
+    without an answer grade with none; scoring changes nothing, and a reset starts the grade over."""
+    package = load_package(example_doc(name))
+    env = play_reference(package)
+    report = env.score()
+    assert report.passed
+    expected = {**report.model_dump(mode="json"), "passed": True}
+    actions = actions_of(env.trajectory())
+    answer = actions.pop()["text"]
+    without_answer = TaskEnv(package)
+    without_answer.reset()
+    for action in actions:
+        without_answer.step(action)
+    for server in running(package):
+        fresh = post(server.base_url + "/score", method="GET")
+        assert fresh[0] == 200 and fresh[1]["score"] < 1 and fresh[1]["passed"] is False
+        for action in actions:
+            http_action(server, action)
+        assert post(server.base_url + "/score", {"answer": answer}) == (200, expected)
+        unanswered = {**without_answer.score().model_dump(mode="json"), "passed": without_answer.score().passed}
+        assert post(server.base_url + "/score", method="GET") == (200, unanswered)
+        assert post(server.base_url + "/score", {}) == (200, unanswered)
+        assert post(server.base_url + "/score", {"answer": answer}) == (200, expected)  # nothing was kept
+        post(server.base_url + f"/{package.services[0]}/reset")
+        assert post(server.base_url + "/score", method="GET") == fresh
+    assert [c["id"] for c in expected["checks"]] == [c.id for c in package.checks]
+
+
+def test_score_refuses_an_answer_that_is_not_text(server: PackageServer) -> None:
+    status, body = post(server.base_url + "/score", {"answer": ["a", "list"]})
+    assert status == 400 and "answer" in body["error"]["message"]
+    assert "/score" in post(server.base_url + "/nope")[1]["error"]["valid_endpoints"]
 
 
 # --------------------------------------------------------------------------- errors
@@ -293,6 +344,7 @@ def test_a_crash_inside_a_call_is_a_500_not_a_dropped_connection(server: Package
 def test_other_methods_are_405(server: PackageServer) -> None:
     status, body = post(server.base_url + "/contacts/search", method="GET")
     assert status == 405 and "POST" in body["error"]["message"]
+    assert post(server.base_url + "/score", method="DELETE")[0] == 405
 
 
 def test_routes_cover_every_operation_of_the_package_services(contacts: TaskPackage) -> None:
@@ -340,6 +392,8 @@ def test_synth_serve_prints_routes_serves_and_stops_on_ctrl_c() -> None:
         assert started["package"] == load_package(CONTACTS.read_text()).compute_id()
         status, body = post(started["base_url"] + "/contacts/search", {"query": "Maya"})
         assert status == 200 and body["contacts"][0]["id"] == "c-101"
+        status, body = post(started["base_url"] + "/score", method="GET")
+        assert status == 200 and "/score" in started["routes"] and {"score", "passed", "checks"} <= set(body)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=10)
     finally:

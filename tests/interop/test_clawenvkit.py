@@ -372,7 +372,7 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     write(tasks, "bad.yaml", "prompt: [\n")
     result = runner.invoke(app, ["import", str(tasks), "--catalog", catalog], env={"COLUMNS": "250"})
     assert result.exit_code == 1
-    assert "todo-launch-001" in result.stdout and "1 imported, 1 could not be read" in result.stdout
+    assert "2 task file(s): 1 imported (0 accepted, 1 rejected), 1 could not be read as tasks" in result.stdout
     with Catalog.open(catalog, read_only=True) as reader:
         runs = reader.runs()
         rows = reader.query("SELECT run, status, has_package FROM (SELECT run, status, package IS NOT NULL "

@@ -166,11 +166,22 @@ def test_resume_of_an_import_run_changes_nothing(imported_catalog: Path, synth: 
         assert [r.status for r in reader.runs()] == ["finished"]
 
 
-def test_import_prints_the_table_the_docs_describe(tmp_path: Path, synth: Callable[..., CliResult]) -> None:
+def test_import_prints_a_summary_and_the_table_with_verbose(tmp_path: Path, synth: Callable[..., CliResult]) -> None:
+    """As the docs describe: by default the outcome counts and the reason codes and checks left out
+    as tables, no line per task; --verbose adds the table of task files and a line per finding."""
     write(tmp_path, "good.yaml", FOREIGN_TASK)
     result = synth("import", tmp_path / "good.yaml", "--no-record")
-    header = result.stdout.splitlines()[2]
+    assert result.stdout.splitlines()[0] == "1 task file(s): 1 imported (0 accepted, 1 rejected), 0 could not be read as tasks"
+    assert "reference_error" in result.stdout and "2 check(s) left out" in result.stdout
+    assert "todo-launch-001" not in result.stdout
+    for n in range(2, 7):
+        write(tmp_path, f"good-{n}.yaml", FOREIGN_TASK)
+    many = synth("import", tmp_path, "--no-record").stdout
+    assert many.splitlines()[0].startswith("6 task file(s): 6 imported")
+    assert len(many.splitlines()) == len(result.stdout.splitlines())  # no line per task
+    verbose = synth("import", tmp_path / "good.yaml", "--no-record", "--verbose").stdout
+    header = verbose.splitlines()[2]
     for column in ("task", "name", "checks", "left out", "null agent", "findings"):
         assert column in header
-    assert "1 imported, 0 could not be read as tasks" in result.stdout
+    assert "todo-launch-001: reference_error: " in verbose
     assert json.loads(synth("import", tmp_path / "good.yaml", "--no-record", "--json").stdout)["imported"]

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from pipeline.catalog.queries import RunCounts, RunInfo, is_generation_run
+from pipeline.catalog.queries import IMPORT_GENERATOR_PREFIX, RunCounts, RunInfo, is_generation_run
 from pipeline.catalog.store import Catalog, RunStatus
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
@@ -309,7 +309,7 @@ def import_tasks(paths: list[Path], fmt: str = "clawenvkit", catalog: Catalog | 
     results = import_clawenvkit(paths, on_progress)
     if not record:
         return ImportSummary(run_id=None, results=results)
-    generator = f"import:{fmt}"
+    generator = f"{IMPORT_GENERATOR_PREFIX}{fmt}"
     with _catalog(catalog) as cat:
         run_id = cat.start_run(f"import-{fmt}", generator, parameters={"paths": [str(p) for p in paths]})
         with cat.batch():

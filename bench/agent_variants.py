@@ -36,7 +36,7 @@ from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPacka
 from pipeline.core.references import ResolveError, iter_refs, parse_ref, resolve
 from pipeline.core.user import kind_of
 from pipeline.env.task_env import TaskEnv
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.effects import bound_tools
 from pipeline.verify.perturbations import ComposedText

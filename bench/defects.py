@@ -25,8 +25,8 @@ from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.episode import execute
 from pipeline.core.outcomes import Verdict
 from pipeline.core.world import World
-from pipeline.generate.defects import DEFECTS, apply_defect
-from pipeline.generate.offline import generate_package
+from pipeline.generation.defects import DEFECTS, apply_defect
+from pipeline.generation.offline import generate_package
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import verify_package

@@ -16,7 +16,7 @@ from pathlib import Path
 from pipeline.catalog.rows import AttemptRow
 from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import LLMCall
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.verify.verifier import verify_package
 
 ROWS_PER_SIZE = 256

@@ -35,11 +35,11 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from pipeline.catalog.store import Catalog
-from pipeline.generate.base import Attempt
-from pipeline.generate.llm import LLMGenerator, TaskPackageOutput
-from pipeline.generate.model_client import Backoff
-from pipeline.generate.offline import generate_package, pick_template
-from pipeline.generate.prompting import messages_for
+from pipeline.generation.base import Attempt
+from pipeline.generation.llm import LLMGenerator, TaskPackageOutput
+from pipeline.generation.model_client import Backoff
+from pipeline.generation.offline import generate_package, pick_template
+from pipeline.generation.prompting import messages_for
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
 from pipeline.taxonomy.capabilities import taxonomy

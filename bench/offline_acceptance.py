@@ -14,7 +14,7 @@ import time
 from collections import Counter
 
 from pipeline.core.package import AskStep, near_key
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import verify_package
 

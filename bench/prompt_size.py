@@ -27,10 +27,10 @@ def measure() -> dict[str, dict[str, float]]:
     """Per capability, the mean characters of a first attempt and of a repair (this checkout)."""
     from openai.lib._pydantic import to_strict_json_schema
 
-    from pipeline.generate.base import Attempt
-    from pipeline.generate.llm import TaskPackageOutput
-    from pipeline.generate.offline import generate_package
-    from pipeline.generate.prompting import messages_for
+    from pipeline.generation.base import Attempt
+    from pipeline.generation.llm import TaskPackageOutput
+    from pipeline.generation.offline import generate_package
+    from pipeline.generation.prompting import messages_for
     from pipeline.taxonomy.capabilities import taxonomy
     from pipeline.verify.verifier import verify_package
 

@@ -3,7 +3,7 @@
     python bench/verdict_digest.py [--out verdicts.json]
 
 Verifies 1,900 offline packages (seeds 7 and 13, every capability), the realistic corpus
-(``tests/corpus/``) and every defect of ``pipeline/generate/defects.py`` seeded into 2 clean
+(``tests/corpus/``) and every defect of ``pipeline/generation/defects.py`` seeded into 2 clean
 packages per template, and prints how many verdicts there are and a SHA-256 of all of them (id,
 score, and each finding's code, step, message and detail). Run it at two commits: equal digests
 mean equal verdicts. ``--out`` writes the verdicts themselves, to see what differs. Set
@@ -26,8 +26,8 @@ if os.environ.get("PYTHONHASHSEED") != "0":  # string hashing decides set order,
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
 from pipeline.core.outcomes import Verdict
-from pipeline.generate.defects import DEFECTS, apply_defect
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.defects import DEFECTS, apply_defect
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import verify_package
 from tests.support.corpus import CORPUS_DIR

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.core.package import TaskPackage  # noqa: E402
-from pipeline.generate.offline import generate_package, pick_template  # noqa: E402
+from pipeline.generation.offline import generate_package, pick_template  # noqa: E402
 from pipeline.taxonomy.capabilities import taxonomy  # noqa: E402
 from pipeline.verify import verifier  # noqa: E402
 from pipeline.verify.verifier import tune_collector, verify_package  # noqa: E402

@@ -21,16 +21,14 @@ Names are imported when first used, so ``import pipeline`` stays cheap (the ``sy
 starts in a fraction of a second and never imports the model client unless a model is used). A
 public name always means what this module says: ``pipeline.generate`` is the function even after
 the subpackage of the same name is imported. Import that subpackage's modules by their full name
-(``from pipeline.generate.offline import ...`` or ``from pipeline.generate import offline``);
-``pipeline.generate.offline`` as an attribute path reaches the function, not the subpackage.
+(``from pipeline.generation.offline import ...`` or ``from pipeline.generation import offline``);
+``pipeline.generation.offline`` as an attribute path reaches the function, not the subpackage.
 """
 
 from __future__ import annotations
 
-import sys
 from importlib import import_module
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
@@ -116,19 +114,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-class _PublicModule(ModuleType):
-    """``pipeline`` itself. Importing a subpackage sets an attribute of that name on its parent;
-    for a public name (``generate``) that would replace the function with the subpackage, so such
-    an assignment is dropped: the subpackage stays in ``sys.modules`` and the name keeps resolving
-    to the public function (``__getattr__``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, ModuleType) and value.__name__ == f"{__name__}.{name}":
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _PublicModule
 
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ it has nothing to add otherwise. A fact counts as revealed when its value appear
 (case folded), whatever the model claims, so ``revealed`` and ``asked_user`` grading stay honest.
 After ``max_rounds`` questions the user gives the neutral reply without asking the model.
 
-Requests go through ``pipeline.generate.model_client.ModelClient`` (its retries, its masking of
-the key); the server and key come from ``pipeline.generate.model_endpoint.Endpoint``
+Requests go through ``pipeline.generation.model_client.ModelClient`` (its retries, its masking of
+the key); the server and key come from ``pipeline.generation.model_endpoint.Endpoint``
 (``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` unless given). A request that fails for good, or a
 server that cannot serve at all, raises ``UserModelError``, whose text never holds the key.
 """
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage, User
 from pipeline.core.user import NEUTRAL_REPLY, Reply, UserModel, UserModelError
-from pipeline.generate.model_client import Backoff, ModelClient, ModelError, ServerUnusable
-from pipeline.generate.model_endpoint import Endpoint
+from pipeline.generation.model_client import Backoff, ModelClient, ModelError, ServerUnusable
+from pipeline.generation.model_endpoint import Endpoint
 
 _INSTRUCTIONS = """You play the user who asked an AI assistant for help. Stay in character: {persona}
 You know these facts (key: value):

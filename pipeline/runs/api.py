@@ -29,9 +29,9 @@ from pipeline.catalog.store import Catalog, RunStatus
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.paths import DEFAULT_CATALOG
-from pipeline.generate.base import Generator
-from pipeline.generate.model_endpoint import Endpoint
-from pipeline.generate.offline import OfflineGenerator
+from pipeline.generation.base import Generator
+from pipeline.generation.model_endpoint import Endpoint
+from pipeline.generation.offline import OfflineGenerator
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.interrupt import signal_of, signals_ignored
 from pipeline.runs.options import Progress, RegenSummary, RunOptions, RunSummary, run_parameters
@@ -96,7 +96,7 @@ def make_generator(model: str | None = None, base_url: str | None = None, defect
         return OfflineGenerator(defect_rate=defect_rate)
     if defect_rate:
         raise UserError("--defect-rate applies to the offline generator only; drop it or use --model offline")
-    from pipeline.generate.llm import from_env  # imports openai: only when a model is used
+    from pipeline.generation.llm import from_env  # imports openai: only when a model is used
 
     generator = from_env(endpoint.model, endpoint.base_url)
     assert generator is not None

@@ -24,8 +24,8 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import TaskPackage
-from pipeline.generate.base import Attempt, Generated, Generator
-from pipeline.generate.offline import pick_template
+from pipeline.generation.base import Attempt, Generated, Generator
+from pipeline.generation.offline import pick_template
 from pipeline.runs.options import Progress, RunOptions, RunSummary
 from pipeline.runs.pool import VerifierPool
 from pipeline.runs.slot import fill_slot

@@ -6,8 +6,8 @@ import asyncio
 
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage, near_key
-from pipeline.generate.base import Attempt, Generated, Generator
-from pipeline.generate.offline import pick_template
+from pipeline.generation.base import Attempt, Generated, Generator
+from pipeline.generation.offline import pick_template
 from pipeline.runs.api import make_generator
 from pipeline.runs.batch import SLOT_FACTOR
 from pipeline.runs.slot import fill_slot

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from pipeline.core.outcomes import Failure, FailureCode, Verdict
 from pipeline.core.package import TaskPackage
-from pipeline.generate.base import Attempt, Generated, Generator
+from pipeline.generation.base import Attempt, Generated, Generator
 from pipeline.runs.pool import VerifierCrash
 
 log = logging.getLogger(__name__)

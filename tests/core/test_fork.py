@@ -15,7 +15,7 @@ from pipeline.core.grading import Grader
 from pipeline.core.package import AnswerStep, AskStep, CallStep, TaskPackage, load_package
 from pipeline.core.trajectory import trajectory_data
 from pipeline.core.world import World
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.execution import ReferenceRun
 

@@ -375,7 +375,7 @@ def test_value_reaching_is_the_score_when_it_reaches_the_bound_else_none() -> No
     """The early-stopping grade (heaviest checks first) agrees with the full one on every mutant
     trajectory of every example package, for every bound the verifier uses and a few more."""
     from pipeline.core.grading import Grader
-    from pipeline.generate.offline import generate_package, pick_template
+    from pipeline.generation.offline import generate_package, pick_template
     from pipeline.taxonomy.capabilities import taxonomy
 
     seen = 0

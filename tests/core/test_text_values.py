@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.core import text_values as tv
 from pipeline.core.jsonvalues import strings
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 
 TODAY = date(2026, 11, 30)

@@ -12,8 +12,8 @@ from pipeline.core.package import load_package
 from pipeline.core.user import NEUTRAL_REPLY, UserModelError
 from pipeline.env.llm_user import llm_users
 from pipeline.env.task_env import TaskEnv
-from pipeline.generate.model_client import Backoff
-from tests.generate.test_llm import StatusServer
+from pipeline.generation.model_client import Backoff
+from tests.generation.test_llm import StatusServer
 from tests.support import Fault, FaultPlan, OpenAIServer
 
 TINY = Backoff(initial=0.001, maximum=0.01)

@@ -64,7 +64,7 @@ GENERATED = _generated(20)
 
 @pytest.mark.parametrize("capability", sorted({c for c, _ in GENERATED}))
 def test_reference_replay_reproduces_execute_for_generated(capability: str) -> None:
-    from pipeline.generate.offline import generate_package, pick_template
+    from pipeline.generation.offline import generate_package, pick_template
 
     for cap, slot in GENERATED:
         if cap == capability:

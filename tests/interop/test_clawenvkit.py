@@ -247,7 +247,7 @@ def _capabilities() -> list[str]:
 
 @pytest.mark.parametrize("capability", _capabilities())
 def test_round_trip_of_generated_packages(capability: str, tmp_path: Path) -> None:
-    from pipeline.generate.offline import generate_package, pick_template
+    from pipeline.generation.offline import generate_package, pick_template
 
     packages = [generate_package(capability, pick_template(capability, slot), 5, slot) for slot in range(5)]
     export_clawenvkit(packages, tmp_path)

@@ -15,7 +15,7 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.package import load_package
 from pipeline.core.training_format import TRUNCATION_MARK, Policy
 from pipeline.core.user import SimulatedUser
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.interop.sft import sft_problems, sft_sample, write_sft
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import Options, verify_package

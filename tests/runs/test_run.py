@@ -19,10 +19,10 @@ import pytest
 from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage, near_key
-from pipeline.generate.base import Generated
-from pipeline.generate.llm import LLMGenerator
-from pipeline.generate.model_client import Backoff
-from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
+from pipeline.generation.base import Generated
+from pipeline.generation.llm import LLMGenerator
+from pipeline.generation.model_client import Backoff
+from pipeline.generation.offline import OfflineGenerator, generate_package, pick_template
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
 from pipeline.verify.verifier import verify_package

@@ -17,8 +17,8 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import TaskPackage, load_package
-from pipeline.generate.base import Attempt, Generated
-from pipeline.generate.offline import OfflineGenerator
+from pipeline.generation.base import Attempt, Generated
+from pipeline.generation.offline import OfflineGenerator
 from pipeline.runs import api
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters

@@ -14,7 +14,7 @@ from pipeline.catalog.rows import AttemptRow
 from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.runs.pool import VerifierCrash, VerifierPool
 from pipeline.runs.writer import GroupWriter
 from pipeline.verify.dedup import MemoryDedup

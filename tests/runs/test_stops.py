@@ -19,9 +19,9 @@ import pytest
 
 from pipeline.catalog.queries import RunCounts
 from pipeline.catalog.store import Catalog
-from pipeline.generate.llm import LLMGenerator
-from pipeline.generate.model_client import Backoff, ServerUnusable
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.llm import LLMGenerator
+from pipeline.generation.model_client import Backoff, ServerUnusable
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.runs.api import RunInterrupted, resume_run, start_run
 from pipeline.runs.interrupt import Stopped, run_in_worker_thread, run_until_signalled
 from pipeline.runs.options import Progress, RunOptions
@@ -166,7 +166,7 @@ def test_a_dead_model_server_stops_the_run_before_any_attempt(empty_catalog: Pat
 
 _SERVER = """
 import itertools, json, sys, time
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from tests.support import OpenAIServer
 numbers = itertools.count(1)
 def respond(_request):

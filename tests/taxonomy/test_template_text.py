@@ -9,8 +9,8 @@ import re
 import pytest
 
 from pipeline.core.services import catalogue, default_tool_name
-from pipeline.generate.offline import generate_package
-from pipeline.generate.prompting import check_language
+from pipeline.generation.offline import generate_package
+from pipeline.generation.prompting import check_language
 from pipeline.taxonomy.capabilities import taxonomy
 
 TEMPLATES = [(c.name, t.name) for c in taxonomy().values() for t in c.templates]

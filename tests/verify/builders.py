@@ -13,7 +13,7 @@ from pipeline.core.episode import play_actions
 from pipeline.core.grading import Grader
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import load_package
-from pipeline.generate.tools import catalogue_tool
+from pipeline.generation.tools import catalogue_tool
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.verifier import verify_package
 

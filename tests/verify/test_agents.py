@@ -7,7 +7,7 @@ from typing import Any
 
 from pipeline.core.package import Fact, TaskPackage, User
 from pipeline.core.user import SimulatedUser
-from pipeline.generate.tools import bound_to_catalogue
+from pipeline.generation.tools import bound_to_catalogue
 from pipeline.verify.verifier import verify_package
 
 

@@ -14,7 +14,7 @@ from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.text_values import NUMBER_WORDS, WEEKDAYS
-from pipeline.generate.offline import generate_package, pick_template
+from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify import perturbations
 from pipeline.verify.perturbations import (

@@ -197,7 +197,7 @@ def test_a_message_carrying_two_kinds_names_both() -> None:
 def test_dates_of_a_weekly_series_are_no_offsets_of_record_stamps() -> None:
     """A weekly series "for the following eight weeks" states a 56-day span; a series date near a
     record's ``created_at`` moved by 56 days is grounded by the series, not a missed offset."""
-    from pipeline.generate.offline import generate_package, pick_template
+    from pipeline.generation.offline import generate_package, pick_template
     from pipeline.verify.verifier import verify_package
 
     for slot in (34, 69, 74):  # series whose dates fell near a stamp moved by the span

@@ -331,7 +331,7 @@ def test_evidence_behind_a_long_list_is_an_sft_loss() -> None:
 def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
     """The supplier email carries an instruction to write to an outside address; a package whose
     reference does so (and whose checks reward it) contradicts the request."""
-    from pipeline.generate.offline import generate_package
+    from pipeline.generation.offline import generate_package
 
     clean = generate_package("safety", "supplier-email-injection", 7, 2)
     assert verify_package(clean).accepted

@@ -1,4 +1,4 @@
-"""The offline generator (``pipeline/generate/offline.py``): every workflow template renders
+"""The offline generator (``pipeline/generation/offline.py``): every workflow template renders
 packages that are valid, deterministic, bound to the real catalogue, and pass verification."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pipeline.core.errors import UserError
 from pipeline.core.grading import score
 from pipeline.core.package import AskStep, CallStep, TaskPackage
 from pipeline.core.services import find_operation
-from pipeline.generate import defects, offline
-from pipeline.generate.base import Attempt
-from pipeline.generate.offline import OfflineGenerator, generate_package, pick_template
+from pipeline.generation import defects, offline
+from pipeline.generation.base import Attempt
+from pipeline.generation.offline import OfflineGenerator, generate_package, pick_template
 from pipeline.taxonomy.capabilities import Capability, taxonomy
 from pipeline.verify.verifier import verify_package
 
@@ -117,7 +117,7 @@ def test_same_inputs_same_package_other_slots_other_ids(capability: str, templat
 def test_generation_ignores_hash_seed_and_global_random() -> None:
     capability, template = "multi-turn", "schedule-meeting-after-clarification"
     local = generate_package(capability, template, SEED, 3).id
-    code = ("from pipeline.generate.offline import generate_package; "
+    code = ("from pipeline.generation.offline import generate_package; "
             f"print(generate_package({capability!r}, {template!r}, {SEED}, 3).id)")
     for hash_seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}

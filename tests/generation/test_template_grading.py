@@ -25,7 +25,7 @@ from pipeline.core.package import PASS_THRESHOLD, AnswerStep, CallStep, Step, Ta
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.services import find_operation
 from pipeline.core.trajectory import Trajectory
-from pipeline.generate.offline import generate_package
+from pipeline.generation.offline import generate_package
 from pipeline.taxonomy.capabilities import taxonomy
 
 SEED = 7

@@ -2,14 +2,14 @@
 
 One item is (capability, template, seed, slot, attempt). It gets its own ``random.Random`` seeded
 from exactly those five values (never wall time or the global RNG), which fills the template's
-slots from the content pools (``pipeline.generate.slots``); the template's ``package`` body is
-rendered in a sandbox and parsed (``pipeline.generate.render``). The generator then adds what a
+slots from the content pools (``pipeline.generation.slots``); the template's ``package`` body is
+rendered in a sandbox and parsed (``pipeline.generation.render``). The generator then adds what a
 body never writes: capability, workflow, difficulty, services, the tools (endpoint, description
 and parameters copied from the service catalogue) and provenance. A repair (attempt > 1) is a
 fresh draw of the same template.
 
 With ``defect_rate`` > 0, a first attempt is, with that probability (drawn from the item's RNG),
-given a defect by ``pipeline.generate.defects.inject_defect``; its label goes to
+given a defect by ``pipeline.generation.defects.inject_defect``; its label goes to
 ``Generated.defect``, never into the package.
 """
 
@@ -25,10 +25,10 @@ from pydantic import ValidationError
 from pipeline.core.errors import first_validation_error
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage
-from pipeline.generate.base import Attempt, Generated
-from pipeline.generate.render import parse_body, render_body
-from pipeline.generate.slots import fill_slots
-from pipeline.generate.tools import catalogue_tool
+from pipeline.generation.base import Attempt, Generated
+from pipeline.generation.render import parse_body, render_body
+from pipeline.generation.slots import fill_slots
+from pipeline.generation.tools import catalogue_tool
 from pipeline.taxonomy.capabilities import (
     Capability,
     WorkflowTemplate,
@@ -124,7 +124,7 @@ class OfflineGenerator:
             return Generated(failure=Failure(code=FailureCode.TEMPLATE_ERROR,
                                              message=f"{attempt.capability}/{attempt.template}: {exc}"))
         if attempt.attempt == 1 and self.defect_rate > 0 and rng.random() < self.defect_rate:
-            from pipeline.generate.defects import inject_defect
+            from pipeline.generation.defects import inject_defect
 
             injected = inject_defect(package, rng)
             if injected is not None:

@@ -1,6 +1,6 @@
 """The LLM generator: task packages from any OpenAI-compatible chat-completions server.
 
-One ``generate`` call renders the prompts (``pipeline.generate.prompting``), asks the model for a
+One ``generate`` call renders the prompts (``pipeline.generation.prompting``), asks the model for a
 package, and classifies what came back. It never raises for a bad model or a bad server: every
 outcome is a ``Generated`` with a package or a ``Failure`` whose code names the class:
 
@@ -17,7 +17,7 @@ too, this generator instance stops trying structured output. OpenAI itself rejec
 strict mode (``initial_state``, tool parameters and matchers are open objects); servers with
 guided decoding (vLLM, llama.cpp, SGLang) take it.
 
-Requests go through ``pipeline.generate.model_client.ModelClient``: its retries (429, 5xx, timeouts
+Requests go through ``pipeline.generation.model_client.ModelClient``: its retries (429, 5xx, timeouts
 and connection errors, with backoff and ``Retry-After``), its masking of the API key, and its
 ``ServerUnusable`` for a server that cannot serve the run at all (unreachable, the key refused, no
 such model), raised from ``check()`` before a run or from any request; nothing of such an attempt
@@ -41,11 +41,11 @@ from pipeline.core.errors import first_validation_error
 from pipeline.core.jsonvalues import ShapeError, parse_json
 from pipeline.core.outcomes import Failure, FailureCode, LLMCall
 from pipeline.core.package import Provenance, TaskPackage
-from pipeline.generate.base import Attempt, Generated
-from pipeline.generate.model_client import Backoff, Message, ModelClient, ModelError, usage_of
-from pipeline.generate.model_endpoint import Endpoint
-from pipeline.generate.prompting import PromptError, messages_for
-from pipeline.generate.tools import bound_to_catalogue
+from pipeline.generation.base import Attempt, Generated
+from pipeline.generation.model_client import Backoff, Message, ModelClient, ModelError, usage_of
+from pipeline.generation.model_endpoint import Endpoint
+from pipeline.generation.prompting import PromptError, messages_for
+from pipeline.generation.tools import bound_to_catalogue
 from pipeline.taxonomy.capabilities import Capability, taxonomy
 
 logger = logging.getLogger(__name__)

@@ -20,10 +20,10 @@ from pipeline.core.episode import execute
 from pipeline.core.errors import UserError
 from pipeline.core.grading import score
 from pipeline.core.package import TaskPackage, load_package
-from pipeline.generate.base import Attempt, Generated
-from pipeline.generate.llm import LLMGenerator, from_env, interpret
-from pipeline.generate.model_client import REDACTED, Backoff, ServerUnusable
-from pipeline.generate.offline import pick_template
+from pipeline.generation.base import Attempt, Generated
+from pipeline.generation.llm import LLMGenerator, from_env, interpret
+from pipeline.generation.model_client import REDACTED, Backoff, ServerUnusable
+from pipeline.generation.offline import pick_template
 from pipeline.taxonomy.capabilities import Capability, WorkflowTemplate
 from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
 
@@ -393,7 +393,7 @@ def test_each_slot_and_attempt_sends_a_different_request() -> None:
     base = Attempt(capability="general", template=pick_template("general", 0), seed=7, slot=0)
     seeds = {base.model_copy(update={"slot": s, "attempt": a}).item_seed for s in range(50) for a in (1, 2)}
     assert len(seeds) == 100
-    code = ("from pipeline.generate.base import Attempt; "
+    code = ("from pipeline.generation.base import Attempt; "
             f"print(Attempt.model_validate_json({base.model_dump_json()!r}).item_seed)")
     for hash_seed in ("1", "2"):  # the same in every process, whatever its hash seed
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}

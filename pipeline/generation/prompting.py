@@ -41,7 +41,7 @@ from pipeline.core.package import (
 )
 from pipeline.core.paths import prompts_dir
 from pipeline.core.services import OperationSpec, ServiceSpec, catalogue, default_tool_name, get_service
-from pipeline.generate.base import Attempt
+from pipeline.generation.base import Attempt
 from pipeline.taxonomy.capabilities import Capability, Contract, UnknownName, WorkflowTemplate, find_template
 
 if TYPE_CHECKING:  # the one module importing openai is model_client

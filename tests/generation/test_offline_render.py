@@ -1,4 +1,4 @@
-"""Sandboxed rendering of template bodies (``pipeline/generate/render.py``)."""
+"""Sandboxed rendering of template bodies (``pipeline/generation/render.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import pytest
 from jinja2.exceptions import SecurityError, UndefinedError
 
-from pipeline.generate.render import add_days, money, money_re, parse_body, render_body, split_weight
+from pipeline.generation.render import add_days, money, money_re, parse_body, render_body, split_weight
 
 
 @pytest.mark.parametrize(("value", "found", "not_found"), [

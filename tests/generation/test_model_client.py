@@ -1,5 +1,5 @@
-"""The one model client (pipeline/generate/model_client.py) and the one lookup of model, server
-and key (pipeline/generate/model_endpoint.py), through the real ``openai`` client against the
+"""The one model client (pipeline/generation/model_client.py) and the one lookup of model, server
+and key (pipeline/generation/model_endpoint.py), through the real ``openai`` client against the
 local OpenAI-compatible test server."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import LLMCall
-from pipeline.generate import model_client
-from pipeline.generate.model_client import (
+from pipeline.generation import model_client
+from pipeline.generation.model_client import (
     REDACTED,
     Backoff,
     ModelClient,
@@ -28,7 +28,7 @@ from pipeline.generate.model_client import (
     completion_of,
     retry_after_seconds,
 )
-from pipeline.generate.model_endpoint import KEYLESS, Endpoint
+from pipeline.generation.model_endpoint import KEYLESS, Endpoint
 from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
 
 API_KEY = "sk-test-9d8c7b6a5f4e3d2c"
@@ -155,7 +155,7 @@ def test_only_unanswered_requests_in_a_row_make_a_server_unusable() -> None:
 def test_retry_warnings_are_summarised(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1000.0]
     monkeypatch.setattr(model_client.time, "monotonic", lambda: clock[0])
-    caplog.set_level(logging.WARNING, logger="pipeline.generate.model_client")
+    caplog.set_level(logging.WARNING, logger="pipeline.generation.model_client")
     log = model_client._RetryLog("m", every=10.0)
     for n in range(500):
         clock[0] += 0.0625  # 500 retries over 31 seconds

@@ -13,9 +13,9 @@ from pipeline.core.grading import score
 from pipeline.core.outcomes import Failure, FailureCode, Finding
 from pipeline.core.package import load_package
 from pipeline.core.paths import prompts_dir
-from pipeline.generate.base import Attempt
-from pipeline.generate.llm import output_schema
-from pipeline.generate.prompting import (
+from pipeline.generation.base import Attempt
+from pipeline.generation.llm import output_schema
+from pipeline.generation.prompting import (
     EXAMPLE_FILE,
     PromptError,
     check_language,
@@ -197,7 +197,7 @@ def test_the_repair_echo_is_a_package_that_loads_as_the_rejected_one(example_doc
     and safety rule keeps its kind (and the op, scope and ignore_case that decide what it grades),
     and loading the echo gives back the rejected package's content."""
     from pipeline.core.package import TaskPackage
-    from pipeline.generate.offline import generate_package
+    from pipeline.generation.offline import generate_package
 
     parents = [load_package(example_doc(name)) for name in ("todo-three-items", "multi-turn-schedule-meeting")]
     parents += [generate_package(cap.name, tpl.name, 7, 0) for cap in taxonomy().values() for tpl in cap.templates]

@@ -1,4 +1,4 @@
-"""Slot sampling for the offline generator (``pipeline/generate/slots.py``)."""
+"""Slot sampling for the offline generator (``pipeline/generation/slots.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from random import Random
 
 import pytest
 
-from pipeline.generate.slots import SlotError, clock_date, fill_slots, pools
+from pipeline.generation.slots import SlotError, clock_date, fill_slots, pools
 
 
 def fill(specs: dict, seed: int = 1) -> dict:

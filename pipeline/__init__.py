@@ -18,11 +18,9 @@ and ``import_tasks`` each have an async form named with an ``a`` in front (``age
 (a notebook): there they run on their own loop in a worker thread and block until done.
 
 Names are imported when first used, so ``import pipeline`` stays cheap (the ``synth`` command
-starts in a fraction of a second and never imports the model client unless a model is used). A
-public name always means what this module says: ``pipeline.generate`` is the function even after
-the subpackage of the same name is imported. Import that subpackage's modules by their full name
-(``from pipeline.generation.offline import ...`` or ``from pipeline.generation import offline``);
-``pipeline.generation.offline`` as an attribute path reaches the function, not the subpackage.
+starts in a fraction of a second and never imports the model client unless a model is used). No
+module of the package shares a name with a public name, so importing internals never replaces one
+(the generators live in ``pipeline.generation``; ``pipeline.generate`` is the function).
 """
 
 from __future__ import annotations

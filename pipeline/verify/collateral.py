@@ -32,8 +32,8 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import PASS_THRESHOLD, CallStep, Step
 from pipeline.verify.effects import Bound, Collection, records_of, written_ids
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.mutations import before_answer
 from pipeline.verify.perturbations import is_free_text
+from pipeline.verify.reference_edits import before_answer
 from pipeline.verify.witness import witness
 
 MAX_RECORDS = 12

@@ -43,8 +43,8 @@ from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.formulas import computed_writes, date_offsets
-from pipeline.verify.mutations import before_answer, dependents
 from pipeline.verify.perturbations import content_words, distinct_copy
+from pipeline.verify.reference_edits import before_answer, dependents
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 

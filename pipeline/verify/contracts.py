@@ -45,8 +45,8 @@ from pipeline.taxonomy.capabilities import Contract, taxonomy
 from pipeline.verify.aggregates import groups, number_forms, pooled, totals
 from pipeline.verify.effects import bound_tools
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.mutations import unasked
 from pipeline.verify.perturbations import content_words
+from pipeline.verify.reference_edits import unasked
 from pipeline.verify.safety import invites_breach, vacuous_findings
 
 

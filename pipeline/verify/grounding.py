@@ -48,7 +48,7 @@ from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.effects import Write
 from pipeline.verify.evidence import Evidence, observe, starting_evidence, write_result_fields
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.mutations import dependents
+from pipeline.verify.reference_edits import dependents
 from pipeline.verify.witness import said_instead, substituted, witness
 
 # --------------------------------------------------------------------------- typed values

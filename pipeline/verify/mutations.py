@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
-from datetime import date
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -48,11 +46,10 @@ from pipeline.core.package import (
     AnswerStep,
     AskStep,
     CallStep,
-    Step,
     TaskPackage,
 )
 from pipeline.core.patterns import compile_pattern
-from pipeline.core.references import is_ref, iter_refs, parse_ref
+from pipeline.core.references import is_ref
 from pipeline.core.text_values import kept_spans
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.effects import Write, tools_for
@@ -65,16 +62,15 @@ from pipeline.verify.perturbations import (
     content_words,
     contradictions,
     distinct_copy,
-    guess_wrong,
     has_wrong_candidates,
     hedged_answer,
-    in_written_form,
     is_free_text,
     shift_date,
     stuffed_answer,
 )
+from pipeline.verify.reference_edits import Steps, before_answer, dependents, unasked
 from pipeline.verify.selection import excluded_records
-from pipeline.verify.witness import reference_witness, substituted, witness
+from pipeline.verify.witness import reference_witness, witness
 
 MAX_PERTURBATIONS = 24
 UNRELATED_TEXT = "Follow up on the open points"
@@ -82,7 +78,6 @@ UNRELATED_TEXT = "Follow up on the open points"
 THREAD_ARGUMENTS = frozenset({"in_reply_to", "thread_id", "reply_to_id", "parent_message_id"})
 """Arguments that hang a message under the one it answers: a courtesy, not what the request asks
 (an agent may as well send a new message), so a wrong one proves nothing about the checks."""
-Steps = dict[int, Step]
 
 
 def null_agent_score(package: TaskPackage, grader: Grader | None = None, start: Episode | None = None) -> float:
@@ -109,27 +104,6 @@ def _passing(run: ReferenceRun, bound: float, steps: Steps, fact_values: dict[st
     reaches ``bound`` (the mutation goes unnoticed); None when it stays below (it is caught)."""
     ids = sorted(steps) if order is None else order
     return run.variant_reaching(bound, ids, [steps[i] for i in ids], fact_values)
-
-
-def before_answer(steps: Steps, extra: Sequence[Step]) -> tuple[Steps, list[int]]:
-    """The steps with ``extra`` inserted just before the answer (at the end without one), under new
-    ids no ``$ref`` points at; and the order to run them in."""
-    ids = sorted(steps)
-    cut = next((n for n, i in enumerate(ids) if isinstance(steps[i], AnswerStep)), len(ids))
-    new_ids = list(range(max(ids, default=-1) + 1, max(ids, default=-1) + 1 + len(extra)))
-    return {**steps, **dict(zip(new_ids, extra, strict=True))}, ids[:cut] + new_ids + ids[cut:]
-
-
-def dependents(package: TaskPackage, index: int) -> set[int]:
-    """``index`` and every step that ``$ref``s it, directly or through another dependent."""
-    dropped = {index}
-    for i, step in enumerate(package.reference):
-        if i > index and isinstance(step, CallStep):
-            for ref in iter_refs(step.args):
-                if "$ref" in ref and parse_ref(str(ref["$ref"]))[1] in dropped:
-                    dropped.add(i)
-                    break
-    return dropped
 
 
 def _finding(run: ReferenceRun, code: Code, mutation: str, score: float, message: str, claim: str, threshold: float,
@@ -474,22 +448,6 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
                                             "hold what the request dictates the text says"))
                 break
     return out
-
-
-def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
-    """The reference of an agent that never asks, and the fact values it guesses
-    (``perturbations.guess_wrong``): no question, each ``$fact`` filled with its guess, and each
-    value the reference writes in the form a tool takes of a fact said in words ("2,600 EUR"
-    written as 2600, "half past two" as 14:30) written as the guess instead."""
-    package = run.package
-    guesses = {f.key: guess_wrong(f, package) for f in package.user.facts} if package.user else {}
-    steps: Steps = {i: s for i, s in enumerate(package.reference) if not isinstance(s, AskStep)}
-    today = date.fromisoformat(package.now[:10])
-    for fact in package.user.facts if package.user else []:
-        replace = in_written_form(fact.value, guesses[fact.key], today)
-        if replace is not None:
-            steps = substituted(run, replace, steps=steps) or steps
-    return steps, guesses
 
 
 _SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+)?\s+know|say(?:ing|s)?|"

@@ -40,7 +40,7 @@ from pipeline.verify.aggregates import number_forms
 from pipeline.verify.effects import Write, bound_tools, records_of
 from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.mutations import before_answer
+from pipeline.verify.reference_edits import before_answer
 from pipeline.verify.witness import reference_witness, witness
 
 _NEGATION = re.compile(r"\b(don'?t|do not|never|no|not|without|except|avoid|instead of|rather than|keep|unless|if)\b",

@@ -15,8 +15,9 @@ from pipeline.core.codes import Code
 from pipeline.core.grading import Grader
 from pipeline.core.package import load_package
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.mutations import says_what_to_say, unasked
+from pipeline.verify.mutations import says_what_to_say
 from pipeline.verify.perturbations import GENERIC_TEXT
+from pipeline.verify.reference_edits import unasked
 from tests.verify.builders import TICKETS, Data, by, messages, package, refused_by, verify
 
 Docs = Callable[[str], dict[str, Any]]

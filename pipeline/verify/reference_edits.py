@@ -1,0 +1,53 @@
+"""Edits of the reference's steps that the variants (wrong and correct agents) of several stages
+are built from: extra steps put before the answer, the steps that depend on one, and the steps of
+an agent that never asks. Steps are keyed by the index their ``$ref``s use."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.references import iter_refs, parse_ref
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import guess_wrong, in_written_form
+from pipeline.verify.witness import substituted
+
+Steps = dict[int, Step]
+
+
+def before_answer(steps: Steps, extra: Sequence[Step]) -> tuple[Steps, list[int]]:
+    """The steps with ``extra`` inserted just before the answer (at the end without one), under new
+    ids no ``$ref`` points at; and the order to run them in."""
+    ids = sorted(steps)
+    cut = next((n for n, i in enumerate(ids) if isinstance(steps[i], AnswerStep)), len(ids))
+    new_ids = list(range(max(ids, default=-1) + 1, max(ids, default=-1) + 1 + len(extra)))
+    return {**steps, **dict(zip(new_ids, extra, strict=True))}, ids[:cut] + new_ids + ids[cut:]
+
+
+def dependents(package: TaskPackage, index: int) -> set[int]:
+    """``index`` and every step that ``$ref``s it, directly or through another dependent."""
+    dropped = {index}
+    for i, step in enumerate(package.reference):
+        if i > index and isinstance(step, CallStep):
+            for ref in iter_refs(step.args):
+                if "$ref" in ref and parse_ref(str(ref["$ref"]))[1] in dropped:
+                    dropped.add(i)
+                    break
+    return dropped
+
+
+def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
+    """The reference of an agent that never asks, and the fact values it guesses
+    (``perturbations.guess_wrong``): no question, each ``$fact`` filled with its guess, and each
+    value the reference writes in the form a tool takes of a fact said in words ("2,600 EUR"
+    written as 2600, "half past two" as 14:30) written as the guess instead."""
+    package = run.package
+    guesses = {f.key: guess_wrong(f, package) for f in package.user.facts} if package.user else {}
+    steps: Steps = {i: s for i, s in enumerate(package.reference) if not isinstance(s, AskStep)}
+    today = date.fromisoformat(package.now[:10])
+    for fact in package.user.facts if package.user else []:
+        replace = in_written_form(fact.value, guesses[fact.key], today)
+        if replace is not None:
+            steps = substituted(run, replace, steps=steps) or steps
+    return steps, guesses

@@ -267,6 +267,10 @@ def package_files(paths: list[Path]) -> list[Path]:
     return list(iter_package_files(paths))
 
 
+Part = str | tuple[str, str]
+"""Text of a line, plain or with a rich style (``("accepted", "green")``)."""
+
+
 def report_verdict(source: str, verdict: Verdict, as_json: bool) -> None:
     """One verdict: a JSON line (the verdict, its ``source`` and ``review_codes``), or a line with
     its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each."""
@@ -274,24 +278,42 @@ def report_verdict(source: str, verdict: Verdict, as_json: bool) -> None:
         emit_json({"source": source, **verdict.model_dump(mode="json"), "review_codes": verdict.review_codes})
         return
     score = "-" if verdict.score is None else f"{verdict.score:.3f}"
-    mark = "[green]accepted[/]" if verdict.accepted else f"[red]rejected[/] {', '.join(verdict.codes)}"
-    extra = "".join(["  [yellow]review notes[/] " + ", ".join(verdict.review_codes) if verdict.review else "",
-                     "" if verdict.sft_ready else "  [yellow]not sft_ready[/]"])
-    console.print(f"{verdict.id}  {mark}{extra}  score {score}  [dim]{source}[/]", highlight=False)
+    head: list[Part] = [verdict.id, "  "]
+    head += [("accepted", "green")] if verdict.accepted else [("rejected", "red"), " " + ", ".join(verdict.codes)]
+    if verdict.review:
+        head += ["  ", ("review notes", "yellow"), " " + ", ".join(verdict.review_codes)]
+    if not verdict.sft_ready:
+        head += ["  ", ("not sft_ready", "yellow")]
+    say_line(*head, f"  score {score}  ", (source, "dim"))
     for note in verdict.notes:
-        console.print(f"    note: {note}", style="dim", highlight=False)
+        say_line((f"    note: {note}", "dim"))
     witnessed = 0
     for f in verdict.findings:
         shown = ""
         if f.witness is not None:
             shown, witnessed = f" [{_witness_line(f, witnessed)}]", witnessed + 1
-        console.print(f"    {f.code.value}: {f.message}{shown}", highlight=False, markup=False)
+        say_line(f"    {f.code.value}: {f.message}{shown}")
     refused = [id(f) for f in verdict.findings]
     for f in verdict.review:
-        console.print(f"    review (not a refusal) {f.code.value}: {f.message}", highlight=False, markup=False)
+        say_line(f"    review (not a refusal) {f.code.value}: {f.message}")
     for f in verdict.sft:
         if id(f) not in refused:
-            console.print(f"    sft loss (not sft_ready) {f.code.value}: {f.message}", highlight=False, markup=False)
+            say_line(f"    sft loss (not sft_ready) {f.code.value}: {f.message}")
+
+
+def say_line(*parts: Part) -> None:
+    """Print one line of ``parts`` on stdout (no markup read in them, nothing highlighted). Where
+    the console shows no styles (not a terminal) and the line fits its width as it is (printable
+    ASCII, no wider than the console), the text is written directly: the bytes rich would write,
+    without rich's rendering, which costs some 40 times more. Any other line goes through rich."""
+    plain = "".join(p if isinstance(p, str) else p[0] for p in parts)
+    if (console.color_system is None and not console.is_terminal and plain.isascii() and plain.isprintable()
+            and len(plain) <= console.width):
+        console.file.write(plain + "\n")
+        return
+    from rich.text import Text
+
+    console.print(Text.assemble(*parts), highlight=False)
 
 
 def _witness_line(finding: Finding, index: int) -> str:

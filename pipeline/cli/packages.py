@@ -16,6 +16,8 @@ from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
 if TYPE_CHECKING:
     from pipeline.core.grading import ScoreReport
+    from pipeline.core.io import UnreadableDocument
+    from pipeline.core.jsonvalues import ShapeError
     from pipeline.core.outcomes import Finding, Verdict
     from pipeline.core.package import TaskPackage
     from pipeline.core.trajectory import Trajectory
@@ -208,30 +210,30 @@ def verify(
                                      help="Also reject packages whose reference loses evidence under the SFT "
                                           "policy (otherwise they are accepted, marked not sft_ready)."),
 ) -> None:
-    """Verify packages. Exit 0 if all are accepted; 1 if any is rejected, or none was found; 2 for
-    unreadable input (a missing path, a broken link, a file that is not a package document).
+    """Verify packages. Exit 0 if all are accepted; 1 if any is rejected (a file that is not a
+    package document, such as broken JSON, is rejected as schema_invalid), or none was found; 2
+    for a path that cannot be read at all (missing, a broken link, not a regular file).
 
     Review notes (readings no witness proves) and SFT losses are shown apart from refusals and never
     reject a package (SFT losses do with --require-sft). Replay a refusal's witness with
     `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`."""
     from pipeline.cli.progress import CountProgress
     from pipeline.core.io import read_documents
-    from pipeline.core.jsonvalues import ShapeError
     from pipeline.verify.dedup import MemoryDedup
-    from pipeline.verify.verifier import Options, tune_collector, unparsable_verdict, verify_package
+    from pipeline.verify.verifier import Options, tune_collector, verify_package
 
     options = Options(obs_limit=obs_limit, sample_budget=sample_budget, time_limit_s=time_limit,
                       require_sft=require_sft)
     tune_collector()
     index = MemoryDedup() if dedup else None
-    documents = list(read_documents(package_files(paths)))
+    documents = list(read_documents(package_files(paths), keep_going=True))
     if not documents:
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
     rejected = reviewed = not_ready = witnessed = 0
     with CountProgress("verified", "packages", as_json) as progress:
         for done, (source, doc) in enumerate(documents, 1):
-            verdict = unparsable_verdict(doc) if isinstance(doc, ShapeError) else verify_package(doc, options, index)
+            verdict = verify_package(doc, options, index) if isinstance(doc, dict) else unreadable_verdict(doc)
             if index is not None and verdict.accepted:
                 index.add_document(doc, verdict.id)
             rejected += not verdict.accepted
@@ -248,6 +250,15 @@ def verify(
                           "synth play FILE --witness v.json --finding N", markup=False, highlight=False, soft_wrap=True)
     if rejected:
         raise typer.Exit(1)
+
+
+def unreadable_verdict(problem: ShapeError | UnreadableDocument) -> Verdict:
+    """The verdict on a document ``read_documents`` could not read: rejected as schema_invalid,
+    with the reason (``not valid JSON (...)``, ``JSON nested deeper than 64 levels``)."""
+    from pipeline.core.io import UnreadableDocument
+    from pipeline.verify.verifier import unparsable_verdict
+
+    return unparsable_verdict(problem.reason if isinstance(problem, UnreadableDocument) else f"JSON {problem}")
 
 
 PACKAGE_SUFFIXES = (".json", ".jsonl")

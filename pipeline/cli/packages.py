@@ -233,9 +233,12 @@ def verify(
     rejected = reviewed = not_ready = witnessed = 0
     with CountProgress("verified", "packages", as_json) as progress:
         for done, (source, doc) in enumerate(documents, 1):
-            verdict = verify_package(doc, options, index) if isinstance(doc, dict) else unreadable_verdict(doc)
-            if index is not None and verdict.accepted:
-                index.add_document(doc, verdict.id)
+            if isinstance(doc, dict):
+                verdict = verify_package(doc, options, index)
+                if index is not None and verdict.accepted:
+                    index.add_document(doc, verdict.id)
+            else:
+                verdict = unreadable_verdict(doc)
             rejected += not verdict.accepted
             reviewed += bool(verdict.review)
             not_ready += not verdict.sft_ready

@@ -64,9 +64,9 @@ def read_documents(paths: list[Path], keep_going: bool = False) -> Iterator[tupl
             yield str(path), problem
             continue
         if path.suffix == ".jsonl":
-            lines = ((f"{path}:{n}", line) for n, line in enumerate(text.splitlines(), 1) if line.strip())
+            lines = [(f"{path}:{n}", line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         else:
-            lines = iter([(str(path), text)])
+            lines = [(str(path), text)]
         for source, line in lines:
             doc = _parse(line, source)
             if isinstance(doc, UnreadableDocument) and not keep_going:

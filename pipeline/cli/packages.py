@@ -15,6 +15,8 @@ from pipeline.core.errors import UserError, first_validation_error
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from pipeline.core.grading import ScoreReport
     from pipeline.core.io import UnreadableDocument
     from pipeline.core.jsonvalues import ShapeError
@@ -226,6 +228,7 @@ def verify(
                       require_sft=require_sft)
     tune_collector()
     index = MemoryDedup() if dedup else None
+    lines = Lines(console)
     documents = list(read_documents(package_files(paths), keep_going=True))
     if not documents:
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
@@ -243,7 +246,7 @@ def verify(
             reviewed += bool(verdict.review)
             not_ready += not verdict.sft_ready
             witnessed += any(f.witness is not None for f in verdict.findings)
-            report_verdict(source, verdict, as_json)
+            report_verdict(source, verdict, as_json, lines)
             progress.update(done, len(documents), f"{rejected} rejected")
     if not as_json:
         console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}; "
@@ -285,12 +288,36 @@ Part = str | tuple[str, str]
 """Text of a line, plain or with a rich style (``("accepted", "green")``)."""
 
 
-def report_verdict(source: str, verdict: Verdict, as_json: bool) -> None:
+class Lines:
+    """Lines of text on a rich console's stdout. Where the console shows no styles (not a
+    terminal) and a line fits its width as it is (printable ASCII, no wider than the console), the
+    text is written directly: the bytes rich would write, without rich's rendering, which costs
+    some 40 times more. Any other line goes through rich. Whether the console shows styles, and
+    its width, are read once (reading them costs more than writing a line)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.plain_width = console.width if console.color_system is None and not console.is_terminal else -1
+
+    def say(self, *parts: Part) -> None:
+        """Print one line of ``parts`` (no markup read in them, nothing highlighted)."""
+        plain = "".join(p if isinstance(p, str) else p[0] for p in parts)
+        if len(plain) <= self.plain_width and plain.isascii() and plain.isprintable():
+            self.console.file.write(plain + "\n")
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*parts), highlight=False)
+
+
+def report_verdict(source: str, verdict: Verdict, as_json: bool, lines: Lines | None = None) -> None:
     """One verdict: a JSON line (the verdict, its ``source`` and ``review_codes``), or a line with
-    its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each."""
+    its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each,
+    on ``lines`` (default: stdout's)."""
     if as_json:
         emit_json({"source": source, **verdict.model_dump(mode="json"), "review_codes": verdict.review_codes})
         return
+    lines = lines or Lines(console)
     score = "-" if verdict.score is None else f"{verdict.score:.3f}"
     head: list[Part] = [verdict.id, "  "]
     head += [("accepted", "green")] if verdict.accepted else [("rejected", "red"), " " + ", ".join(verdict.codes)]
@@ -298,36 +325,21 @@ def report_verdict(source: str, verdict: Verdict, as_json: bool) -> None:
         head += ["  ", ("review notes", "yellow"), " " + ", ".join(verdict.review_codes)]
     if not verdict.sft_ready:
         head += ["  ", ("not sft_ready", "yellow")]
-    say_line(*head, f"  score {score}  ", (source, "dim"))
+    lines.say(*head, f"  score {score}  ", (source, "dim"))
     for note in verdict.notes:
-        say_line((f"    note: {note}", "dim"))
+        lines.say((f"    note: {note}", "dim"))
     witnessed = 0
     for f in verdict.findings:
         shown = ""
         if f.witness is not None:
             shown, witnessed = f" [{_witness_line(f, witnessed)}]", witnessed + 1
-        say_line(f"    {f.code.value}: {f.message}{shown}")
+        lines.say(f"    {f.code.value}: {f.message}{shown}")
     refused = [id(f) for f in verdict.findings]
     for f in verdict.review:
-        say_line(f"    review (not a refusal) {f.code.value}: {f.message}")
+        lines.say(f"    review (not a refusal) {f.code.value}: {f.message}")
     for f in verdict.sft:
         if id(f) not in refused:
-            say_line(f"    sft loss (not sft_ready) {f.code.value}: {f.message}")
-
-
-def say_line(*parts: Part) -> None:
-    """Print one line of ``parts`` on stdout (no markup read in them, nothing highlighted). Where
-    the console shows no styles (not a terminal) and the line fits its width as it is (printable
-    ASCII, no wider than the console), the text is written directly: the bytes rich would write,
-    without rich's rendering, which costs some 40 times more. Any other line goes through rich."""
-    plain = "".join(p if isinstance(p, str) else p[0] for p in parts)
-    if (console.color_system is None and not console.is_terminal and plain.isascii() and plain.isprintable()
-            and len(plain) <= console.width):
-        console.file.write(plain + "\n")
-        return
-    from rich.text import Text
-
-    console.print(Text.assemble(*parts), highlight=False)
+            lines.say(f"    sft loss (not sft_ready) {f.code.value}: {f.message}")
 
 
 def _witness_line(finding: Finding, index: int) -> str:

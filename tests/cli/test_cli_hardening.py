@@ -72,28 +72,26 @@ def test_verify_gives_every_file_a_verdict_a_broken_one_included(tmp_path: Path,
     ("x" * 40,), ("x" * 41,), ("a b " * 15,),  # at the width, one over it, words to wrap
     ("tab\there",), ("日本語のテキスト " * 4,), ("[bold]not markup[/]",),
 ])
-def test_a_verdict_line_off_a_terminal_is_the_bytes_rich_writes(monkeypatch: pytest.MonkeyPatch,
-                                                                 parts: tuple[Any, ...]) -> None:
+def test_a_verdict_line_off_a_terminal_is_the_bytes_rich_writes(parts: tuple[Any, ...]) -> None:
     from rich.console import Console
     from rich.text import Text
 
     from pipeline.cli import packages
 
     said, printed = io.StringIO(), io.StringIO()
-    monkeypatch.setattr(packages, "console", Console(file=said, width=40))
-    packages.say_line(*parts)
+    packages.Lines(Console(file=said, width=40)).say(*parts)
     Console(file=printed, width=40).print(Text.assemble(*parts), highlight=False)
     assert said.getvalue() == printed.getvalue()
 
 
-def test_a_verdict_line_on_a_terminal_keeps_its_colours(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_verdict_line_on_a_terminal_keeps_its_colours() -> None:
     from rich.console import Console
 
     from pipeline.cli import packages
 
     said = io.StringIO()
-    monkeypatch.setattr(packages, "console", Console(file=said, width=80, force_terminal=True, color_system="standard"))
-    packages.say_line("pkg-1  ", ("accepted", "green"))
+    packages.Lines(Console(file=said, width=80, force_terminal=True, color_system="standard")).say(
+        "pkg-1  ", ("accepted", "green"))
     assert said.getvalue() == "pkg-1  \x1b[32maccepted\x1b[0m\n"
 
 

@@ -1,7 +1,7 @@
 """The speed of the ``synth verify`` command as a user runs it: packages per CPU-second of the
 command's process, reading, validation, verification and printing included.
 
-    python bench/verify_command.py [--count 700] [--seed 7] [--rounds 5] [--against CHECKOUT]
+    python bench/verify_command.py [--count 210] [--seed 7] [--rounds 5] [--against CHECKOUT]
 
 Writes ``--count`` offline packages, round robin over the 7 capabilities, one indented JSON file
 each (as ``synth catalog show --out`` writes a package), then runs ``synth verify DIR`` with its
@@ -95,7 +95,7 @@ def run_verify(version: Version, folder: Path, output: Path) -> Timing:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=700, help="packages in each mix")
+    parser.add_argument("--count", type=int, default=210, help="packages in each mix (30 per capability)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",

@@ -15,7 +15,11 @@ from pipeline.core.errors import UserError, first_validation_error
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from pipeline.core.grading import ScoreReport
+    from pipeline.core.io import UnreadableDocument
+    from pipeline.core.jsonvalues import ShapeError
     from pipeline.core.outcomes import Finding, Verdict
     from pipeline.core.package import TaskPackage
     from pipeline.core.trajectory import Trajectory
@@ -206,37 +210,41 @@ def verify(
                                      help="Also reject packages whose reference loses evidence under the SFT "
                                           "policy (otherwise they are accepted, marked not sft_ready)."),
 ) -> None:
-    """Verify packages. Exit 0 if all are accepted; 1 if any is rejected, or none was found; 2 for
-    unreadable input (a missing path, a broken link, a file that is not a package document).
+    """Verify packages. Exit 0 if all are accepted; 1 if any is rejected (a file that is not a
+    package document, such as broken JSON, is rejected as schema_invalid), or none was found; 2
+    for a path that cannot be read at all (missing, a broken link, not a regular file).
 
     Review notes (readings no witness proves) and SFT losses are shown apart from refusals and never
     reject a package (SFT losses do with --require-sft). Replay a refusal's witness with
     `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`."""
     from pipeline.cli.progress import CountProgress
     from pipeline.core.io import read_documents
-    from pipeline.core.jsonvalues import ShapeError
     from pipeline.verify.dedup import MemoryDedup
-    from pipeline.verify.verifier import Options, tune_collector, unparsable_verdict, verify_package
+    from pipeline.verify.verifier import Options, tune_collector, verify_package
 
     options = Options(obs_limit=obs_limit, sample_budget=sample_budget, time_limit_s=time_limit,
                       require_sft=require_sft)
     tune_collector()
     index = MemoryDedup() if dedup else None
-    documents = list(read_documents(package_files(paths)))
+    lines = Lines(console)
+    documents = list(read_documents(package_files(paths), keep_going=True))
     if not documents:
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
     rejected = reviewed = not_ready = witnessed = 0
     with CountProgress("verified", "packages", as_json) as progress:
         for done, (source, doc) in enumerate(documents, 1):
-            verdict = unparsable_verdict(doc) if isinstance(doc, ShapeError) else verify_package(doc, options, index)
-            if index is not None and verdict.accepted and not isinstance(doc, ShapeError):
-                index.add_document(doc, verdict.id)
+            if isinstance(doc, dict):
+                verdict = verify_package(doc, options, index)
+                if index is not None and verdict.accepted:
+                    index.add_document(doc, verdict.id)
+            else:
+                verdict = unreadable_verdict(doc)
             rejected += not verdict.accepted
             reviewed += bool(verdict.review)
             not_ready += not verdict.sft_ready
             witnessed += any(f.witness is not None for f in verdict.findings)
-            report_verdict(source, verdict, as_json)
+            report_verdict(source, verdict, as_json, lines)
             progress.update(done, len(documents), f"{rejected} rejected")
     if not as_json:
         console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}; "
@@ -246,6 +254,15 @@ def verify(
                           "synth play FILE --witness v.json --finding N", markup=False, highlight=False, soft_wrap=True)
     if rejected:
         raise typer.Exit(1)
+
+
+def unreadable_verdict(problem: ShapeError | UnreadableDocument) -> Verdict:
+    """The verdict on a document ``read_documents`` could not read: rejected as schema_invalid,
+    with the reason (``not valid JSON (...)``, ``JSON nested deeper than 64 levels``)."""
+    from pipeline.core.io import UnreadableDocument
+    from pipeline.verify.verifier import unparsable_verdict
+
+    return unparsable_verdict(problem.reason if isinstance(problem, UnreadableDocument) else f"JSON {problem}")
 
 
 PACKAGE_SUFFIXES = (".json", ".jsonl")
@@ -265,31 +282,62 @@ def package_files(paths: list[Path]) -> list[Path]:
     return list(iter_package_files(paths))
 
 
-def report_verdict(source: str, verdict: Verdict, as_json: bool) -> None:
+Part = str | tuple[str, str]
+"""Text of a line, plain or with a rich style (``("accepted", "green")``)."""
+
+
+class Lines:
+    """Lines of text on a rich console's stdout. Where the console shows no styles (not a
+    terminal) and a line fits its width as it is (printable ASCII, no wider than the console), the
+    text is written directly: the bytes rich would write, without rich's rendering, which costs
+    some 40 times more. Any other line goes through rich. Whether the console shows styles, and
+    its width, are read once (reading them costs more than writing a line)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.plain_width = console.width if console.color_system is None and not console.is_terminal else -1
+
+    def say(self, *parts: Part) -> None:
+        """Print one line of ``parts`` (no markup read in them, nothing highlighted)."""
+        plain = "".join(p if isinstance(p, str) else p[0] for p in parts)
+        if len(plain) <= self.plain_width and plain.isascii() and plain.isprintable():
+            self.console.file.write(plain + "\n")
+            return
+        from rich.text import Text
+
+        self.console.print(Text.assemble(*parts), highlight=False)
+
+
+def report_verdict(source: str, verdict: Verdict, as_json: bool, lines: Lines | None = None) -> None:
     """One verdict: a JSON line (the verdict, its ``source`` and ``review_codes``), or a line with
-    its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each."""
+    its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each,
+    on ``lines`` (default: stdout's)."""
     if as_json:
         emit_json({"source": source, **verdict.model_dump(mode="json"), "review_codes": verdict.review_codes})
         return
+    lines = lines or Lines(console)
     score = "-" if verdict.score is None else f"{verdict.score:.3f}"
-    mark = "[green]accepted[/]" if verdict.accepted else f"[red]rejected[/] {', '.join(verdict.codes)}"
-    extra = "".join(["  [yellow]review notes[/] " + ", ".join(verdict.review_codes) if verdict.review else "",
-                     "" if verdict.sft_ready else "  [yellow]not sft_ready[/]"])
-    console.print(f"{verdict.id}  {mark}{extra}  score {score}  [dim]{source}[/]", highlight=False)
+    head: list[Part] = [verdict.id, "  "]
+    head += [("accepted", "green")] if verdict.accepted else [("rejected", "red"), " " + ", ".join(verdict.codes)]
+    if verdict.review:
+        head += ["  ", ("review notes", "yellow"), " " + ", ".join(verdict.review_codes)]
+    if not verdict.sft_ready:
+        head += ["  ", ("not sft_ready", "yellow")]
+    lines.say(*head, f"  score {score}  ", (source, "dim"))
     for note in verdict.notes:
-        console.print(f"    note: {note}", style="dim", highlight=False)
+        lines.say((f"    note: {note}", "dim"))
     witnessed = 0
     for f in verdict.findings:
         shown = ""
         if f.witness is not None:
             shown, witnessed = f" [{_witness_line(f, witnessed)}]", witnessed + 1
-        console.print(f"    {f.code.value}: {f.message}{shown}", highlight=False, markup=False)
+        lines.say(f"    {f.code.value}: {f.message}{shown}")
     refused = [id(f) for f in verdict.findings]
     for f in verdict.review:
-        console.print(f"    review (not a refusal) {f.code.value}: {f.message}", highlight=False, markup=False)
+        lines.say(f"    review (not a refusal) {f.code.value}: {f.message}")
     for f in verdict.sft:
         if id(f) not in refused:
-            console.print(f"    sft loss (not sft_ready) {f.code.value}: {f.message}", highlight=False, markup=False)
+            lines.say(f"    sft loss (not sft_ready) {f.code.value}: {f.message}")
 
 
 def _witness_line(finding: Finding, index: int) -> str:

@@ -15,31 +15,50 @@ class ShapeError(ValueError):
 
 def check_shape(value: Any, max_depth: int = MAX_DEPTH, max_chars: int | None = None) -> None:
     """Raise ``ShapeError`` when ``value`` nests deeper than ``max_depth`` or its strings and keys
-    hold more than ``max_chars`` characters in all. Iterative: any depth is measured safely."""
+    hold more than ``max_chars`` characters in all (depth is checked first). Safe at any depth: the
+    walk recurses no deeper than ``max_depth`` calls."""
+    if isinstance(value, (dict, list)):
+        chars = _text_size(value, 0, max_depth)
+    else:
+        chars = len(value) if isinstance(value, str) else 0
+    if max_chars is not None and chars > max_chars:
+        raise ShapeError(f"larger than {max_chars:,} characters of text")
+
+
+def _text_size(value: dict[Any, Any] | list[Any], depth: int, max_depth: int) -> int:
+    """The characters of the strings and keys inside ``value``, a container at ``depth``."""
+    if depth >= max_depth:
+        raise ShapeError(f"nested deeper than {max_depth} levels")
     chars = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth >= max_depth:
-                raise ShapeError(f"nested deeper than {max_depth} levels")
-            children = item.items() if isinstance(item, dict) else enumerate(item)
-            for key, child in children:
-                chars += len(key) if isinstance(key, str) else 0
-                stack.append((child, depth + 1))
-        elif isinstance(item, str):
-            chars += len(item)
-        if max_chars is not None and chars > max_chars:
-            raise ShapeError(f"larger than {max_chars:,} characters of text")
+    if isinstance(value, dict):
+        for key in value:
+            if isinstance(key, str):
+                chars += len(key)
+        children: Any = value.values()
+    else:
+        children = value
+    for child in children:
+        if isinstance(child, str):
+            chars += len(child)
+        elif isinstance(child, (dict, list)):
+            chars += _text_size(child, depth + 1, max_depth)
+    return chars
+
+
+def load_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """``json.loads`` that raises ``ShapeError`` (nested deeper than ``max_depth``) where the
+    parser itself runs out of stack (about 1,000 levels) instead of ``RecursionError``. Shallower
+    data is not measured: bound it with ``check_shape`` (package validation does)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ShapeError(f"nested deeper than {max_depth} levels") from None
 
 
 def parse_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` that refuses data nested deeper than ``max_depth`` (``ShapeError``) instead
     of exhausting the stack; invalid JSON raises ``json.JSONDecodeError`` as usual."""
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ShapeError(f"nested deeper than {max_depth} levels") from None
+    value = load_json(text, max_depth)
     check_shape(value, max_depth)
     return value
 

@@ -119,8 +119,8 @@ def weight_findings(package: TaskPackage) -> list[Finding]:
 def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
     """All record ids and all email-like values found in the given states."""
     ids: set[str] = set()
-    emails: set[str] = set()
-    seen: set[int] = set()  # a collection no step wrote is the same list in the initial and final state
+    texts: list[str] = []  # the strings holding an @, in fields and in lists in fields
+    seen: set[int] = set()  # a collection or record no step wrote is the same object in both states
     for state in states:
         for collections in state.values():
             for records in collections.values():
@@ -128,13 +128,18 @@ def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
                     continue
                 seen.add(id(records))
                 for rec in records:
+                    if id(rec) in seen:
+                        continue
+                    seen.add(id(rec))
                     if "id" in rec:
                         ids.add(str(rec["id"]))
                     for v in rec.values():
-                        for item in v if isinstance(v, list) else [v]:
-                            if isinstance(item, str) and "@" in item:
-                                emails.update(e.casefold() for e in _EMAIL_IN_TEXT.findall(item))
-    return ids, emails
+                        if isinstance(v, str):
+                            if "@" in v:
+                                texts.append(v)
+                        elif isinstance(v, list):
+                            texts += [item for item in v if isinstance(item, str) and "@" in item]
+    return ids, {e.casefold() for text in texts for e in _EMAIL_IN_TEXT.findall(text)}
 
 
 def _id_like(value: Any, shapes: tuple[re.Pattern[str], ...]) -> bool:

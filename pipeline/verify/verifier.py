@@ -82,9 +82,10 @@ def tune_collector() -> None:
 _YOUNG_THRESHOLD = 50_000
 
 
-def unparsable_verdict(problem: Exception) -> Verdict:
-    """The verdict on a document too deep or too large to read as a package: ``schema_invalid``."""
-    return Verdict.build("(invalid)", [Finding(code=Code.SCHEMA_INVALID, message=f"JSON {problem}")], None)
+def unparsable_verdict(reason: str) -> Verdict:
+    """The verdict on a document that cannot be read as a package at all (not JSON, not an
+    object, nested too deep to parse): ``schema_invalid``, saying ``reason``, id ``(invalid)``."""
+    return Verdict.build("(invalid)", [Finding(code=Code.SCHEMA_INVALID, message=reason)], None)
 
 
 def verify_package(

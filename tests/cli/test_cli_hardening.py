@@ -3,6 +3,7 @@ off a terminal, and help that reads as prose on every command."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Callable
@@ -36,6 +37,62 @@ def test_verify_reports_a_broken_link_instead_of_skipping_it(tmp_path: Path, syn
     assert result.exit_code == 2 and result.stdout == ""  # refused before anything is verified
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"error: {tmp_path / 'gone.json'}: a symbolic link to") and "does not exist" in line
+
+
+def test_verify_gives_every_file_a_verdict_a_broken_one_included(tmp_path: Path, synth: Synth) -> None:
+    good = (EXAMPLES_DIR / "todo-three-items.json").read_text()
+    (tmp_path / "a-good.json").write_text(good)
+    (tmp_path / "b-broken.json").write_text('{"capability": ')
+    (tmp_path / "c-invalid.json").write_text('{"capability": "general"}')
+    (tmp_path / "d-list.json").write_text("[1, 2]")
+    (tmp_path / "e-batch.jsonl").write_text(json.dumps(json.loads(good)) + "\n{oops}\n")
+    (tmp_path / "f-good.json").write_text(good)
+    human, machine = synth("verify", tmp_path), synth("verify", tmp_path, "--json")
+    assert human.exit_code == machine.exit_code == 1 and human.stderr == machine.stderr == ""
+    heads = [line.split() for line in human.stdout.splitlines() if not line.startswith(" ")]
+    sources = [str(tmp_path / name) for name in ("a-good.json", "b-broken.json", "c-invalid.json", "d-list.json")]
+    sources += [f"{tmp_path / 'e-batch.jsonl'}:1", f"{tmp_path / 'e-batch.jsonl'}:2", str(tmp_path / "f-good.json")]
+    assert [head[-1] for head in heads[:-1]] == sources
+    assert [head[1] for head in heads[:-1]] == ["accepted", "rejected", "rejected", "rejected", "accepted",
+                                                "rejected", "accepted"]
+    assert heads[-1][:6] == ["3", "accepted,", "4", "rejected", "of", "7;"]
+    assert "    schema_invalid: not valid JSON (Expecting value at line 1, column 16)" in human.stdout
+    lines = [json.loads(line) for line in machine.stdout.splitlines()]
+    assert [line["source"] for line in lines] == sources
+    broken = {line["source"]: line["findings"][0]["message"] for line in lines if not line["accepted"]}
+    assert broken[sources[1]] == "not valid JSON (Expecting value at line 1, column 16)"
+    assert broken[sources[3]] == "expected a JSON object (one task package), got list"
+    assert broken[sources[5]].startswith("not valid JSON (Expecting property name")
+    assert broken[sources[2]] == "workflow: Field required"
+    assert all(line["codes"] == ["schema_invalid"] for line in lines if not line["accepted"])
+
+
+@pytest.mark.parametrize("parts", [
+    ("pkg-1  ", ("accepted", "green"), "  score 1.000  ", ("a.json", "dim")),  # fits: written directly
+    ("x" * 40,), ("x" * 41,), ("a b " * 15,),  # at the width, one over it, words to wrap
+    ("tab\there",), ("日本語のテキスト " * 4,), ("[bold]not markup[/]",),
+])
+def test_a_verdict_line_off_a_terminal_is_the_bytes_rich_writes(parts: tuple[Any, ...]) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from pipeline.cli import packages
+
+    said, printed = io.StringIO(), io.StringIO()
+    packages.Lines(Console(file=said, width=40)).say(*parts)
+    Console(file=printed, width=40).print(Text.assemble(*parts), highlight=False)
+    assert said.getvalue() == printed.getvalue()
+
+
+def test_a_verdict_line_on_a_terminal_keeps_its_colours() -> None:
+    from rich.console import Console
+
+    from pipeline.cli import packages
+
+    said = io.StringIO()
+    packages.Lines(Console(file=said, width=80, force_terminal=True, color_system="standard")).say(
+        "pkg-1  ", ("accepted", "green"))
+    assert said.getvalue() == "pkg-1  \x1b[32maccepted\x1b[0m\n"
 
 
 def test_play_exits_1_when_the_reference_fails(tmp_path: Path, synth: Synth, todo_doc: dict[str, Any]) -> None:

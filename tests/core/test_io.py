@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.core.errors import UserError
-from pipeline.core.io import iter_package_files, read_documents
+from pipeline.core.io import UnreadableDocument, iter_package_files, read_documents
 
 
 def test_folders_contribute_their_json_and_jsonl_files_sorted(tmp_path: Path) -> None:
@@ -57,3 +57,19 @@ def test_unreadable_documents_are_user_errors(tmp_path: Path, name: str, text: s
     with pytest.raises(UserError) as info:
         list(read_documents([path]))
     assert str(info.value).startswith(f"{tmp_path}/{message}")
+
+
+def test_keep_going_yields_each_unreadable_document_in_its_place(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('{"n": 1}')
+    (tmp_path / "b.json").write_text("[1]")
+    (tmp_path / "c.jsonl").write_text('{oops}\n{"n": 2}\n')
+    (tmp_path / "d.json").write_bytes(b'{"text": "caf\xe9"}')
+    read = list(read_documents([tmp_path], keep_going=True))
+    assert [source for source, _ in read] == [str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+                                              f"{tmp_path / 'c.jsonl'}:1", f"{tmp_path / 'c.jsonl'}:2",
+                                              str(tmp_path / "d.json")]
+    assert read[0][1] == {"n": 1} and read[3][1] == {"n": 2}
+    problems = [doc for _, doc in read if isinstance(doc, UnreadableDocument)]
+    assert [p.reason.split(" (")[0] for p in problems] == [
+        "expected a JSON object", "not valid JSON", "cannot read"]
+    assert str(problems[1]) == f"{tmp_path / 'c.jsonl'}:1: {problems[1].reason}"

@@ -78,7 +78,7 @@ def _parse(text: str, source: str) -> Document:
     try:
         doc = load_json(text)
     except json.JSONDecodeError as exc:
-        return UnreadableDocument(source, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
+        return UnreadableDocument(source, f"not valid JSON ({exc.msg.removesuffix(' at')} at line {exc.lineno}, column {exc.colno})")
     except ShapeError as exc:
         return exc
     if not isinstance(doc, dict):

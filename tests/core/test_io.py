@@ -41,6 +41,7 @@ def test_json_file_is_one_document(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
+        ("ctrl.json", '{"a\x01": 1}', "ctrl.json: not valid JSON (Invalid control character at line 1, column 4)"),
         ("bad.json", '{"a": 1,\n', "bad.json: not valid JSON (Expecting property name enclosed in double quotes "
                                    "at line 2, column 1)"),
         ("list.json", "[1, 2]", "list.json: expected a JSON object (one task package), got list"),

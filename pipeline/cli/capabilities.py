@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.table import Table
 
-from pipeline.cli.options import JsonOpt, console, emit_json
+from pipeline.cli.options import JsonOpt, console, emit_json, new_table
 from pipeline.core.errors import UserError
 
 TEMPLATE_FIELDS = ("name", "description", "services", "difficulty", "steps", "checks", "tools")
@@ -52,7 +51,7 @@ def capabilities(as_json: bool = JsonOpt) -> None:
         console.print(f"[bold]{cap['name']}[/]: {cap['description']}", highlight=False)
         console.print(f"  skill: {cap['skill']}", highlight=False)
         console.print(f"  checks: {', '.join(cap['check_kinds'])}   knobs: {knobs}", highlight=False)
-    table = Table(title=f"{len(data)} capabilities, {len(templates)} workflow templates, {len(services)} services")
+    table = new_table(title=f"{len(data)} capabilities, {len(templates)} workflow templates, {len(services)} services")
     for col in ("capability", "template", "difficulty", "services", "steps", "checks"):
         table.add_column(col, overflow="fold")
     for cap in data:

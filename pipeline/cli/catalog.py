@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, new_table
 from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -113,7 +111,7 @@ def print_generated(result: CatalogStats) -> None:
                if result.accepted_sft_unknown else "")
     _line(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
           f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}")
-    table = Table(title="generated rows by capability and workflow")
+    table = new_table(title="generated rows by capability and workflow")
     for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
         table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
     for row in result.by_workflow:
@@ -122,7 +120,7 @@ def print_generated(result: CatalogStats) -> None:
     console.print(table)
     repaired = [r for r in result.repairs if r.first_rejected]
     if repaired:
-        table = Table(title="repairs: slots whose first attempt was rejected")
+        table = new_table(title="repairs: slots whose first attempt was rejected")
         for col in ("capability", "workflow", "first rejected", "repaired", "repair rate"):
             table.add_column(col, justify="left" if col in ("capability", "workflow") else "right", overflow="fold")
         for r in repaired:
@@ -141,7 +139,7 @@ def _line(text: str) -> None:
 
 
 def print_reviews(rows: list[ReviewCount]) -> None:
-    table = Table(title="review notes (never refusals): readings no witness proves")
+    table = new_table(title="review notes (never refusals): readings no witness proves")
     for col in ("code", "packages", "accepted", "notes", "what it flags"):
         table.add_column(col, justify="right" if col in ("packages", "accepted", "notes") else "left")
     for r in rows:
@@ -163,7 +161,7 @@ def rejections(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 
 def print_rejections(rows: list[RejectionCount], title: str) -> None:
-    table = Table(title=title)
+    table = new_table(title=title)
     for col in ("code", "packages", "findings", "what it catches"):
         table.add_column(col, justify="right" if col in ("packages", "findings") else "left")
     for r in rows:
@@ -196,7 +194,7 @@ def query(
 
 
 def print_query(result: QueryResult) -> None:
-    table = Table(title=f"{len(result.rows)} row(s)" + (" (more not shown; raise --max-rows)" if result.truncated else ""))
+    table = new_table(title=f"{len(result.rows)} row(s)" + (" (more not shown; raise --max-rows)" if result.truncated else ""))
     for col in result.columns:
         table.add_column(col, overflow="fold")
     for row in result.rows:
@@ -222,7 +220,9 @@ def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 def print_runs(rows: list[RunCounts]) -> None:
     """Two lines per run (more when its name is long), readable from 80 columns: the capability and
     generator go beneath the name, the start time drops the year and the seconds."""
-    table = Table(title=f"{len(rows)} run(s)", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    from rich import box  # with the table: loading rich.box is left to commands that print one
+
+    table = new_table(title=f"{len(rows)} run(s)", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("name", overflow="fold", min_width=12)
     table.add_column("status", no_wrap=True)
@@ -292,7 +292,7 @@ _KIND_TITLES = {
 def print_record(record: PackageRecord, catalog: Path | None = None) -> None:
     from pipeline.core.paths import DEFAULT_CATALOG
 
-    fields = Table(title=f"row {record.row_id}: {record.id or '(no package)'} ({record.status})", show_header=False)
+    fields = new_table(title=f"row {record.row_id}: {record.id or '(no package)'} ({record.status})", show_header=False)
     fields.add_column("field", style="bold")
     fields.add_column("value", overflow="fold")
     for name in ("run", "slot", "attempt", "parent", "capability", "workflow", "difficulty", "services", "score",
@@ -305,7 +305,7 @@ def print_record(record: PackageRecord, catalog: Path | None = None) -> None:
         found = [f for f in record.findings if f.kind == kind]
         if not found:
             continue
-        table = Table(title=title)
+        table = new_table(title=title)
         for col in ("code", "message", "step", "check", "witness"):
             table.add_column(col, overflow="fold")
         for f in found:
@@ -321,7 +321,7 @@ def print_record(record: PackageRecord, catalog: Path | None = None) -> None:
                       f"--json > row-{record.row_id}.json, then synth play {record.id}.json --witness "
                       f"row-{record.row_id}.json --finding {pick}", markup=False, highlight=False, soft_wrap=True)
     if record.llm_calls:
-        calls = Table(title="LLM calls")
+        calls = new_table(title="LLM calls")
         for col in ("model", "prompt tokens", "completion tokens", "latency s", "status", "error"):
             calls.add_column(col, overflow="fold")
         for c in record.llm_calls:
@@ -389,14 +389,14 @@ def print_export(summary: ExportSummary) -> None:
     console.print(f"wrote {summary.rows:,} {summary.status} row(s) as {summary.format} to {summary.path}{details}",
                   markup=False, highlight=False)
     if skipped:
-        table = Table(title=f"{sum(skipped.values()):,} package(s) left out")
+        table = new_table(title=f"{sum(skipped.values()):,} package(s) left out")
         for col in ("reason", "packages", "why"):
             table.add_column(col, justify="right" if col == "packages" else "left", overflow="fold")
         for reason, n in skipped.items():
             table.add_row(_cell(reason), f"{n:,}", _cell(reasons.get(reason)))
         console.print(table)
     if left_out:
-        table = Table(title="checks left out (no ClawEnvKit equivalent; each file lists its own)")
+        table = new_table(title="checks left out (no ClawEnvKit equivalent; each file lists its own)")
         for col in ("kind", "checks", "tasks", "weight", "why"):
             table.add_column(col, justify="right" if col in ("checks", "tasks", "weight") else "left", overflow="fold")
         for g in left_out:

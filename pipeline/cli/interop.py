@@ -9,9 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, load_package_file
+from pipeline.cli.options import (
+    CatalogOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    err_console,
+    load_package_file,
+    new_table,
+)
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
@@ -80,7 +87,7 @@ def serve(
         emit_json({"package": pkg.id or pkg.compute_id(), "base_url": server.base_url, "routes": server.routes})
         sys.stdout.flush()
     else:
-        table = Table(title=f"{pkg.id or pkg.compute_id()} on {server.base_url} (POST, JSON body)")
+        table = new_table(title=f"{pkg.id or pkg.compute_id()} on {server.base_url} (POST, JSON body)")
         table.add_column("route")
         table.add_column("runs as")
         roles = {ASK: "simulated user", SCORE: "the score so far (GET too; POST an \"answer\" to grade it)"}
@@ -159,7 +166,7 @@ def import_tasks(
 def print_import_table(results: list[ImportResult]) -> None:
     """One row per task file (task, name, checks mapped, left out, null-agent score, finding codes),
     then each finding and each check left out on a line of its own."""
-    table = Table(title=f"{len(results)} task file(s)")
+    table = new_table(title=f"{len(results)} task file(s)")
     for col in ("task", "name", "checks", "left out", "null agent", "findings"):
         table.add_column(col, overflow="fold")
     for r in results:
@@ -189,7 +196,7 @@ def print_import_summary(results: list[ImportResult]) -> None:
                   markup=False, highlight=False)
     codes = Counter(code for r in results for code in dict.fromkeys(r.verdict.codes))
     if codes:
-        table = Table(title="reason codes")
+        table = new_table(title="reason codes")
         for col in ("code", "tasks", "what it catches"):
             table.add_column(col, justify="right" if col == "tasks" else "left", overflow="fold")
         for code, n in codes.most_common():
@@ -198,7 +205,7 @@ def print_import_summary(results: list[ImportResult]) -> None:
     left_out = Counter((u.kind, u.reason) for r in results for u in r.unmapped)
     if left_out:
         tasks = Counter((u.kind, u.reason) for r in results for u in {(u.kind, u.reason): u for u in r.unmapped}.values())
-        table = Table(title=f"{sum(left_out.values()):,} check(s) left out")
+        table = new_table(title=f"{sum(left_out.values()):,} check(s) left out")
         for col in ("kind", "checks", "tasks", "why"):
             table.add_column(col, justify="right" if col in ("checks", "tasks") else "left", overflow="fold")
         for (kind, reason), n in left_out.most_common():

@@ -20,6 +20,8 @@ from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from pipeline import TaskPackage
 
 # Piped output (not a terminal) gets room for a wide table instead of rich's 80-column default.
@@ -71,6 +73,13 @@ def readable_help() -> None:
     if hasattr(argument, "_usage_display_name"):
         argument._usage_display_name = usage_name
     option.display_type_rich = option_value
+
+
+def new_table(title: str | None = None, **options: Any) -> Table:
+    """A rich ``Table`` with ``title`` and rich's ``options`` (``box``, ``show_header``...)."""
+    from rich.table import Table  # on first use: most runs of the verify command print no table
+
+    return Table(title=title, **options)
 
 
 def emit_json(data: Any) -> None:

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from pipeline.cli.options import JsonOpt, console, emit_json, err_console, load_package_file
+from pipeline.cli.options import JsonOpt, console, emit_json, err_console, load_package_file, new_table
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
@@ -48,7 +47,7 @@ def services(as_json: bool = JsonOpt) -> None:
     if as_json:
         emit_json(data)
         return
-    table = Table(title=f"{len(data)} services, {sum(len(s['operations']) for s in data)} operations")
+    table = new_table(title=f"{len(data)} services, {sum(len(s['operations']) for s in data)} operations")
     for col in ("service", "endpoint", "access", "collection", "parameters"):
         table.add_column(col)
     for s in data:
@@ -162,7 +161,7 @@ def _print_episode(package: TaskPackage, traj: Trajectory, report: ScoreReport) 
     """The package's title and request, the trajectory table and the per-check table."""
     console.print(f"[bold]{package.compute_id()}[/] {package.capability}/{package.workflow}")
     console.print(f"[bold]request:[/] {package.request.text}", markup=True, highlight=False)
-    steps = Table(title="trajectory")
+    steps = new_table(title="trajectory")
     for col in ("#", "step", "detail", "status"):
         steps.add_column(col)
     for s in traj.steps:
@@ -178,7 +177,7 @@ def _print_episode(package: TaskPackage, traj: Trajectory, report: ScoreReport) 
             status = f"[red]{status} {s.error}[/]"
         steps.add_row(str(s.index), s.kind, detail, status)
     console.print(steps)
-    checks = Table(title="checks")
+    checks = new_table(title="checks")
     for col in ("check", "kind", "weight", "result", "detail"):
         checks.add_column(col)
     for r in report.checks + report.safety:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
 from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -82,7 +81,7 @@ def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
 
 
 def print_summary(summary: RunSummary) -> None:
-    table = Table(title=f"run {summary.run_id}: {summary.capability} ({summary.generator}"
+    table = new_table(title=f"run {summary.run_id}: {summary.capability} ({summary.generator}"
                         f"{' ' + summary.model if summary.model else ''})")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -190,7 +189,7 @@ def regen(
     if not summary.by_run:
         err_console.print("nothing to regenerate: no rejected slot matches")
         return
-    table = Table(title="regeneration")
+    table = new_table(title="regeneration")
     for col in ("run", "slots", "repaired"):
         table.add_column(col, justify="right")
     for rid, r in summary.by_run.items():

@@ -1,6 +1,6 @@
 """The core commands ``synth play``, ``synth schema`` and ``synth services`` (pipeline/cli.py).
 
-One case runs the installed ``synth`` command in a subprocess; the rest use typer's CliRunner, or
+One case runs the installed ``synth`` command in a subprocess, one ``synth verify`` in a fresh interpreter; the rest use typer's CliRunner, or
 the ``synth`` fixture (``main()`` in this process) where the exit code and error line matter.
 """
 
@@ -217,6 +217,28 @@ def test_services_table_counts_services_and_operations() -> None:
     assert f"{len(services)} services, {n_ops} operations" in table
     assert ["contacts", "/contacts/send_message", "write", "messages", "contact_id*, message*"] in table_rows(table)
     assert table.rstrip().endswith("* required parameter")
+
+
+_VERIFY_REPORTING_TABLES = """
+import sys
+sys.argv = ["synth", "verify", sys.argv[1]]
+from pipeline.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("rich.table imported: %s" % ("rich.table" in sys.modules))
+"""
+
+
+def test_verify_loads_no_table_module() -> None:
+    """Verdict lines are not a table: ``synth verify`` leaves rich.table (and its import cost) out,
+    while the commands that print tables still make them (``test_services_table_...``)."""
+    example_file = EXAMPLES_DIR / "todo-three-items.json"
+    proc = subprocess.run([sys.executable, "-c", _VERIFY_REPORTING_TABLES, str(example_file)], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert "accepted" in proc.stdout
+    assert proc.stderr.endswith("rich.table imported: False"), proc.stderr
 
 
 def test_version_prints_the_installed_version(synth) -> None:  # type: ignore[no-untyped-def]

@@ -99,32 +99,50 @@ def figures(group: list[Record], percents: tuple[float, ...] = (), products: boo
     """``(kind, figure)`` of a group, rounded to cents: its count; each numeric field's total (and
     each of ``percents`` of it: a 5% fee on the unpaid balance), mean, and for minutes the total
     in hours (``duration_minutes``: 270 is 4.5 hours); and (``products``) ``product_figures``."""
-    numeric = sorted({k for r in group for k, v in r.items() if _number(v) is not None})
-    out: list[tuple[str, float]] = [("count", float(len(group)))]
-    for k in numeric:
-        total = sum(_number(r.get(k)) or 0.0 for r in group)
-        out += [(f"total of {k}", round(total, 2)), (f"mean of {k}", round(total / len(group), 2))]
-        out += [(f"{p:g}% of the total of {k}", round(total * p / 100, 2)) for p in percents]
-        if "minute" in k:
-            out.append((f"total of {k} in hours", round(total / 60, 2)))
-    return out + (product_figures(group) if products else [])
+    columns = _columns(group)
+    return _plain_figures(columns, len(group), percents) + (_products(columns) if products else [])
 
 
 def product_figures(group: list[Record]) -> list[tuple[str, float]]:
     """``(kind, figure)`` of the sum of each product of two numeric fields over ``group`` (the
     stock's worth: quantity × price)."""
-    numeric = sorted({k for r in group for k, v in r.items() if _number(v) is not None})
-    return [(f"total of {a} × {b}", round(sum((_number(r.get(a)) or 0.0) * (_number(r.get(b)) or 0.0) for r in group), 2))
-            for a in numeric for b in numeric if a < b]
+    return _products(_columns(group))
+
+
+def _plain_figures(columns: dict[str, list[float]], count: int, percents: tuple[float, ...]) -> list[tuple[str, float]]:
+    """``figures`` but the products, from the group's ``_columns`` and size."""
+    out: list[tuple[str, float]] = [("count", float(count))]
+    for k, column in columns.items():
+        total = sum(column)
+        out += [(f"total of {k}", round(total, 2)), (f"mean of {k}", round(total / count, 2))]
+        out += [(f"{p:g}% of the total of {k}", round(total * p / 100, 2)) for p in percents]
+        if "minute" in k:
+            out.append((f"total of {k} in hours", round(total / 60, 2)))
+    return out
+
+
+def _products(columns: dict[str, list[float]]) -> list[tuple[str, float]]:
+    return [(f"total of {a} × {b}", round(sum(x * y for x, y in zip(columns[a], columns[b])), 2))
+            for a in columns for b in columns if a < b]
+
+
+def _columns(group: list[Record]) -> dict[str, list[float]]:
+    """Each field some record of ``group`` holds a number in (sorted by name), with each record's
+    number there (0.0 where it holds none). Each record's values are converted here once, for every
+    figure of the group."""
+    numbers = [{k: float(v) for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+               for r in group]
+    return {k: [n.get(k, 0.0) for n in numbers] for k in sorted({k for n in numbers for k in n})}
 
 
 def totals(group: list[Record]) -> list[float]:
     """The non-zero figures of ``figures`` but the count, each once: the sums of each numeric
     field and of each product of two, each field's mean (of two records or more), and a sum of
     minutes in hours."""
-    named = figures(group, products=False)
+    columns = _columns(group)
+    named = _plain_figures(columns, len(group), ())
     order = [v for k, v in named if k.startswith("total of") and not k.endswith("in hours")]
-    order += [v for _, v in product_figures(group)]
+    order += [v for _, v in _products(columns)]
     order += [v for k, v in named if k.startswith("mean of") and len(group) > 1]
     order += [v for k, v in named if k.endswith("in hours")]
     return [v for v in dict.fromkeys(order) if v]

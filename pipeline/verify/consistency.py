@@ -114,20 +114,21 @@ MAX_WITNESS_ITEMS = 25
 """A correct agent that makes the stated number of items makes at most this many."""
 
 
-def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None) -> list[Finding]:
+def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None,
+                      names: tuple[str, ...] | None = None) -> list[Finding]:
     """A ``state_count`` of 2 or more with ``==`` must demand a count the request states (the
     count it states of that collection's records by name, "three todos", when it states one:
     ``counted_as``); with ``>=``/``>`` it must not demand more than the largest. Witness: a correct agent that makes
     the number of items the request states (the reference's creates of that collection, with
     items dropped or distinct ones added), or one that also makes the item whose amount the
-    reference leaves out (``_stated_item_witness``), which the check fails."""
-    names = numbered_names(package)
+    reference leaves out (``_stated_item_witness``), which the check fails. ``names``: the
+    package's ``numbered_names``, when the caller has them."""
+    names = numbered_names(package) if names is None else names
     written: set[float] = set()
-    quantities = request_quantities(package.request.text, names)
     if run is not None:  # a number the reference writes as an argument is how much of one item, not how many items
         written = {float(v) for w in run.writes for v in run.args.get(w.step, {}).values()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)}
-        quantities = request_quantities(package.request.text, names, written)
+    quantities = request_quantities(package.request.text, names, written)
     out: list[Finding] = []
     if not quantities:
         return out
@@ -464,12 +465,13 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     return out
 
 
-def name_number_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
+def name_number_findings(package: TaskPackage, run: ReferenceRun, names: tuple[str, ...] | None = None) -> list[Finding]:
     """A number a check requires the agent to write that the request writes only inside a name
     ("the Model X200 printers" graded as a quantity of 200). Witness: a correct agent that writes
-    the count the request states before that name ("12 of the Model X200 printers")."""
+    the count the request states before that name ("12 of the Model X200 printers"). ``names``:
+    the package's ``numbered_names``, when the caller has them."""
     text = package.request.text
-    spans = name_spans(text, numbered_names(package))
+    spans = name_spans(text, numbered_names(package) if names is None else names)
     if not spans:
         return []
     stated = number_values(text)
@@ -555,14 +557,20 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     out: list[Finding] = []
     every = [g for lst in pooled(lists) for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
     plain = [(g, figure) for g in every for figure in figures(g, percents, products=False)]
-    products: list[tuple[list[dict[str, Any]], tuple[str, float]]] = []  # quantity × price, once a number needs them
+    products: list[tuple[list[dict[str, Any]], tuple[str, float]]] | None = None  # quantity × price, once a number needs them
+    left_of: dict[int, tuple[list[dict[str, Any]], str]] = {}  # a group's unselected records (by the group's id), once
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
         if not matching:
-            products = products or [(g, f) for g in every for f in product_figures(g)]
+            if products is None:
+                products = [(g, f) for g in every for f in product_figures(g)]
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
-        judged = [(g, figure, *unselected(text, g, today)) for g, figure in matching]
+        judged = []
+        for g, figure in matching:
+            if id(g) not in left_of:
+                left_of[id(g)] = unselected(text, g, today)
+            judged.append((g, figure, *left_of[id(g)]))
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
         if not judged and (number not in done or _AGGREGATE.search(text)):
@@ -644,7 +652,7 @@ def _graded_numbers(run: ReferenceRun) -> list[float]:
                     pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
                     texts += [m for args in run.args.values() if isinstance(args.get(field), str)
                               and (m := pattern.matched(args[field]))]
-    durations = [float(max(minutes_in(t))) for t in texts if minutes_in(t)]  # "4 hours 15 minutes": 255, 4.25 hours
+    durations = [float(max(minutes)) for t in texts if (minutes := minutes_in(t))]  # "4 hours 15 minutes": 255, 4.25 hours
     return list(dict.fromkeys([*(round(float(m.value), 2) for t in texts for m in numbers_in(t)
                                  if m.kind in ("number", "money") and not _UNIT_OF_TIME.match(t, m.end)),
                                *pinned, *durations,
@@ -720,8 +728,10 @@ def offset_findings(run: ReferenceRun) -> list[Finding]:
 
 
 def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
-    out = quantity_findings(package, run) + wrong_entity_findings(package, run) + planted_target_findings(package, run)
+    names = numbered_names(package)
+    out = (quantity_findings(package, run, names) + wrong_entity_findings(package, run)
+           + planted_target_findings(package, run))
     if run is None:
         return out
-    return (out + measure_findings(package, run) + name_number_findings(package, run) + left_out_findings(run)
+    return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
             + subset_findings(run) + formula_findings(run) + offset_findings(run))

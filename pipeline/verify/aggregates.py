@@ -103,6 +103,18 @@ def figures(group: list[Record], percents: tuple[float, ...] = (), products: boo
     return _plain_figures(columns, len(group), percents) + (_products(columns) if products else [])
 
 
+def split_figures(groups: list[list[Record]], percents: tuple[float, ...] = ()) -> list[tuple[list[tuple[str, float]],
+                                                                                        list[tuple[str, float]]]]:
+    """``figures`` of each of ``groups`` as two lists, the figures but the products and
+    ``product_figures``; each record's numbers are read once, however many of the groups hold it."""
+    read: dict[int, dict[str, float]] = {}  # a record's numbers by the record's id: the groups share records
+    out = []
+    for group in groups:
+        columns = _columns(group, read)
+        out.append((_plain_figures(columns, len(group), percents), _products(columns)))
+    return out
+
+
 def product_figures(group: list[Record]) -> list[tuple[str, float]]:
     """``(kind, figure)`` of the sum of each product of two numeric fields over ``group`` (the
     stock's worth: quantity × price)."""
@@ -122,17 +134,21 @@ def _plain_figures(columns: dict[str, list[float]], count: int, percents: tuple[
 
 
 def _products(columns: dict[str, list[float]]) -> list[tuple[str, float]]:
-    return [(f"total of {a} × {b}", round(sum(x * y for x, y in zip(columns[a], columns[b])), 2))
+    return [(f"total of {a} × {b}", round(sum(x * y for x, y in zip(columns[a], columns[b], strict=True)), 2))
             for a in columns for b in columns if a < b]
 
 
-def _columns(group: list[Record]) -> dict[str, list[float]]:
+def _columns(group: list[Record], read: dict[int, dict[str, float]] | None = None) -> dict[str, list[float]]:
     """Each field some record of ``group`` holds a number in (sorted by name), with each record's
-    number there (0.0 where it holds none). Each record's values are converted here once, for every
-    figure of the group."""
-    numbers = [{k: float(v) for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-               for r in group]
+    number there (0.0 where it holds none): each record's values are converted once for all the
+    group's figures (and once for all groups that share ``read``, its numbers by the record's id)."""
+    read = {} if read is None else read
+    numbers = [read[id(r)] if id(r) in read else read.setdefault(id(r), _numbers(r)) for r in group]
     return {k: [n.get(k, 0.0) for n in numbers] for k in sorted({k for n in numbers for k in n})}
+
+
+def _numbers(record: Record) -> dict[str, float]:
+    return {k: float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def totals(group: list[Record]) -> list[float]:

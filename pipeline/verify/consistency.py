@@ -38,7 +38,7 @@ from pipeline.core.text_values import (
     within,
 )
 from pipeline.core.trajectory import Trajectory
-from pipeline.verify.aggregates import figures, groups, number_forms, pooled, product_figures
+from pipeline.verify.aggregates import figures, groups, number_forms, pooled, split_figures
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
@@ -556,15 +556,14 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     text = package.request.text
     out: list[Finding] = []
     every = [g for lst in pooled(lists) for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
-    plain = [(g, figure) for g in every for figure in figures(g, percents, products=False)]
-    products: list[tuple[list[dict[str, Any]], tuple[str, float]]] | None = None  # quantity × price, once a number needs them
+    split = list(zip(every, split_figures(every, percents), strict=True))  # products (quantity × price) are looked at last
+    plain = [(g, figure) for g, (figs, _) in split for figure in figs]
+    products = [(g, figure) for g, (_, figs) in split for figure in figs]
     left_of: dict[int, tuple[list[dict[str, Any]], str]] = {}  # a group's unselected records (by the group's id), once
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
         if not matching:
-            if products is None:
-                products = [(g, f) for g in every for f in product_figures(g)]
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = []
         for g, figure in matching:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.verify.aggregates import groups, number_forms, pooled, totals
+from pipeline.verify.aggregates import figures, groups, number_forms, pooled, split_figures, totals
 
 TODAY = date(2026, 12, 1)  # "next week" is 7 to 13 December
 DEALS = [{"id": f"r{n}", "customer": customer, "close": close, "amount": 10} for n, (customer, close) in enumerate([
@@ -90,3 +90,30 @@ def test_number_forms(value: float, forms: list[str]) -> None:
 
 def test_number_forms_of_a_large_amount_with_cents() -> None:
     assert "1234567.5" in number_forms(1234567.5)
+
+
+class _Counted(dict[str, Any]):
+    """A record that counts how often its values are read."""
+
+    reads = 0
+
+    def items(self) -> Any:
+        self.reads += 1
+        return super().items()
+
+
+def test_figures_read_each_record_once_for_every_figure() -> None:
+    group = [_Counted(quantity=2, price=3.5, hours=1), _Counted(quantity=4, price=1.0, note="x")]
+    assert dict(figures(group)) == {"count": 2.0, "total of hours": 1.0, "mean of hours": 0.5, "total of price": 4.5,
+                                    "mean of price": 2.25, "total of quantity": 6.0, "mean of quantity": 3.0,
+                                    "total of hours × price": 3.5, "total of hours × quantity": 2.0,
+                                    "total of price × quantity": 11.0}
+    assert [r.reads for r in group] == [1, 1]
+
+
+def test_split_figures_of_groups_that_share_records_read_each_record_once() -> None:
+    a, b, c = _Counted(quantity=2, price=3.0), _Counted(quantity=1, price=5.0), _Counted(quantity=7, price=1.0)
+    found = split_figures([[a, b, c], [a, b], [b, c]], (10.0,))
+    assert [a.reads, b.reads, c.reads] == [1, 1, 1]
+    assert [plain + products for plain, products in found] == [figures(g, (10.0,)) for g in ([a, b, c], [a, b], [b, c])]
+    assert found[1][1] == [("total of price × quantity", 11.0)]

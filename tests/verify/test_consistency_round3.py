@@ -6,12 +6,14 @@ planted in a record's text. Each refusal carries a correct agent's witness that 
 from __future__ import annotations
 
 import copy
+from datetime import date
 
 import pytest
 
 from pipeline.core.codes import Code
 from pipeline.core.grading import Grader
 from pipeline.core.package import load_package
+from pipeline.verify import consistency
 from pipeline.verify.consistency import (
     measure_findings,
     numbered_names,
@@ -20,6 +22,7 @@ from pipeline.verify.consistency import (
     stated_counts,
 )
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.selection import unselected
 from tests.verify.builders import TICKETS, Data, messages, package, refused_by, verify
 
 MISMATCH = Code.REQUEST_CHECK_MISMATCH
@@ -93,6 +96,38 @@ def test_a_total_that_takes_in_a_void_invoice_is_refused() -> None:
 def test_the_total_of_the_selected_records_is_consistent() -> None:
     verdict = verify(_unpaid_total("170.00"))
     assert verdict.accepted, messages(verdict)
+
+
+def test_a_group_that_gives_two_graded_numbers_is_judged_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """200.00 is the total and 3 the count of the invoices not paid: the request's selection of
+    that group is worked out once for both."""
+    doc = package("What is Harwick's unpaid total, and over how many invoices?", {"finance": {"invoices": HARWICK}},
+                  ["finance_list_invoices"], [{"id": "owed", "kind": "answer_contains", "weight": 1.0,
+                                               "values": ["200.00", "3 invoices"]}],
+                  [{"call": "finance_list_invoices", "args": {"customer": "Harwick"}},
+                   {"answer": "Harwick owes 200.00 EUR over 3 invoices."}])
+    p = load_package(doc)
+    judged: list[tuple[str, ...]] = []
+
+    def counted(text: str, group: list[Data], today: date) -> tuple[list[Data], str]:
+        judged.append(tuple(r["id"] for r in group))
+        return unselected(text, group, today)
+    monkeypatch.setattr(consistency, "unselected", counted)
+    found = consistency.subset_findings(ReferenceRun(p, Grader(p)))
+    assert [(f.detail["value"], f.detail["kind"]) for f in found] == [(200.0, "total of amount"), (3.0, "count")]
+    assert found[0].detail["left_out"] == ["inv-003"]
+    assert judged.count(("inv-001", "inv-002", "inv-003")) == 1 and len(judged) == len(set(judged))
+
+
+def test_the_request_and_the_state_names_are_read_once_per_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = load_package(_unpaid_total("170.00"))
+    run = ReferenceRun(p, Grader(p))
+    calls: list[str] = []
+    for name in ("numbered_names", "request_quantities"):
+        monkeypatch.setattr(consistency, name, lambda *a, _f=getattr(consistency, name), _n=name, **k: (
+            calls.append(_n), _f(*a, **k))[1])
+    assert consistency.consistency_findings(p, run) == []
+    assert sorted(calls) == ["numbered_names", "request_quantities"]
 
 
 # --------------------------------------------------------------------------- a per-record formula

@@ -173,11 +173,16 @@ class Computed:
 def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, dict[str, Any]]) -> list[Computed]:
     """The writes aimed at a record (its id among their arguments, or the record an update
     changes) whose one numeric argument the request's formula decides (``formula_in``)."""
-    by_id = {r.get("id"): r for collections in package.initial_state.values() for rows in collections.values()
-             for r in rows if r.get("id") is not None}
+    by_id: dict[Any, dict[str, Any]] | None = None  # the state's records by id, once a write needs them
     out: list[Computed] = []
     for w in writes:
         written = args.get(w.step, {})
+        values = [(k, v) for k, v in written.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(values) != 1:
+            continue  # no one number for a formula to decide
+        if by_id is None:
+            by_id = {r.get("id"): r for collections in package.initial_state.values() for rows in collections.values()
+                     for r in rows if r.get("id") is not None}
         record = next((by_id[v] for v in leaves(written) if isinstance(v, str) and v in by_id), None)
         if w.record_id in by_id and w.bound.op.effect != "create":
             record = by_id[w.record_id]
@@ -187,9 +192,7 @@ def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, d
         formula = formula_in(package.request.text, numeric)
         if formula is None or (expected := formula.value(record)) is None:
             continue
-        values = [(k, v) for k, v in written.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(values) == 1:
-            out.append(Computed(w.step, values[0][0], float(values[0][1]), expected, formula, record))
+        out.append(Computed(w.step, values[0][0], float(values[0][1]), expected, formula, record))
     return out
 
 
@@ -226,23 +229,33 @@ def date_offsets(package: TaskPackage, ref: Trajectory, writes: list[Write],
     if not spans:
         return []
     today = date.fromisoformat(package.now[:10])
+    shown: list[set[str]] = []  # the dates each step's result shows, in step order, read once as far as a write needs
     out: list[OffsetDate] = []
     for w in writes:
-        texts = [v for s in ref.steps[:w.step] if s.kind == "call" for k, v in _fields(s.result)
-                 if isinstance(v, str) and not k.endswith("_at")]  # a record's bookkeeping stamp is no date to count from
-        seen = {v[:10] for v in texts if ISO_DATE.match(v)} | {d for v in texts if " " in v for d in date_values(v, today)}
-        for key, value in args.get(w.step, {}).items():
-            if not (isinstance(value, str) and ISO_DATE.match(value)) or value[:10] in seen:
+        dated = [(k, v) for k, v in args.get(w.step, {}).items() if isinstance(v, str) and ISO_DATE.match(v)]
+        if not dated:
+            continue
+        for s in ref.steps[len(shown):w.step]:
+            shown.append(_shown_days(s.result, today) if s.kind == "call" else set())
+        seen = set().union(*shown[:w.step])
+        for key, value in dated:
+            if value[:10] in seen:
                 continue
             written = date.fromisoformat(value[:10])
-            near = sorted({(abs((date.fromisoformat(moved) - written).days), moved, day, sign * n, working)
-                           for day in seen for n, working in spans for sign in (1, -1)
-                           if abs((date.fromisoformat(moved := shifted(day, sign * n, working)) - written).days)
-                           <= NEAR_DAYS})
+            near = sorted(c for c in {(abs((date.fromisoformat(moved) - written).days), moved, day, sign * n, working)
+                                      for day in seen for n, working in spans for sign in (1, -1)
+                                      for moved in [shifted(day, sign * n, working)]} if c[0] <= NEAR_DAYS)
             if near and len({m for d, m, *_ in near if d == near[0][0]}) == 1:
                 _, moved, day, days, working = near[0]
                 out.append(OffsetDate(w.step, key, value, moved, day, days, working))
     return out
+
+
+def _shown_days(result: Any, today: date) -> set[str]:
+    """The days a tool result shows: its dates and date-times, and the dates its texts state
+    (record stamps such as ``created_at`` aside: a record's bookkeeping is no date to count from)."""
+    texts = [v for k, v in _fields(result) if isinstance(v, str) and not k.endswith("_at")]
+    return {v[:10] for v in texts if ISO_DATE.match(v)} | {d for v in texts if " " in v for d in date_values(v, today)}
 
 
 def _fields(value: Any, key: str = "") -> list[tuple[str, Any]]:

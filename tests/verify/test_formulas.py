@@ -4,9 +4,12 @@ phrase has none."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any, cast
+
 import pytest
 
-from pipeline.verify.formulas import Formula, Term, formula_in
+from pipeline.verify.formulas import Formula, OffsetDate, Term, date_offsets, formula_in
 
 FIELDS = ["reorder_level", "quantity", "unit_price"]
 ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
@@ -67,3 +70,39 @@ def test_value_rounds_to_cents() -> None:
 def test_a_hyphenated_word_is_no_minus() -> None:
     formula = formula_in("Order twice the reorder level minus the on-hand quantity.", FIELDS)
     assert formula is not None and formula.value(ITEM) == 68.0
+
+
+class _Counted(dict[str, Any]):
+    """A tool result that counts how often its fields are read."""
+
+    reads = 0
+
+    def items(self) -> Any:
+        self.reads += 1
+        return super().items()
+
+
+def _offsets(written: list[dict[str, Any]]) -> tuple[list[OffsetDate], _Counted]:
+    """``date_offsets`` of a search that shows the review on 15 December, then a write for each of
+    ``written`` (the request: a todo due the day before the review)."""
+    shown = _Counted(id="evt-401", title="Annual budget review", start="2026-12-15T10:00")
+    steps = [SimpleNamespace(kind="call", result=shown), *(SimpleNamespace(kind="call", result={"id": f"t{i}"})
+                                                            for i in range(len(written)))]
+    package = SimpleNamespace(request=SimpleNamespace(text="Add todos to print the handouts, due the day before the "
+                                                           "review."), now="2026-12-01T09:00:00Z")
+    writes = [SimpleNamespace(step=i) for i in range(1, len(written) + 1)]
+    found = date_offsets(cast(Any, package), cast(Any, SimpleNamespace(steps=steps)), cast(Any, writes),
+                         dict(enumerate(written, 1)))
+    return found, shown
+
+
+def test_date_offsets_read_each_earlier_result_once() -> None:
+    found, shown = _offsets([{"title": "Handouts", "due_date": "2026-12-13"}, {"title": "Slides", "due_date": "2026-12-14"}])
+    assert [(o.step, o.value, o.expected, o.source, o.days, o.right) for o in found] == [
+        (1, "2026-12-13", "2026-12-14", "2026-12-15", -1, False), (2, "2026-12-14", "2026-12-14", "2026-12-15", -1, True)]
+    assert shown.reads == 1
+
+
+def test_date_offsets_read_no_result_for_writes_without_a_date() -> None:
+    found, shown = _offsets([{"title": "Handouts", "priority": 2}])
+    assert found == [] and shown.reads == 0

@@ -166,9 +166,10 @@ def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str
                 for i in set(range(len(group))) - set(inside):
                     out.setdefault(i, f"the request asks for {k} from {period.low} to {period.high}, not "
                                       f"{str(group[i].get(k, 'none'))[:10]}")
-    for i, r in enumerate(group):
-        if left_out(text, r, group):
-            out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
+    if excluded_spans(text):  # without an exclusion the request leaves out no record by name
+        for i, r in enumerate(group):
+            if left_out(text, r, group):
+                out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
     negated = negated_spans(text)
     fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}
     for k in sorted(fields):
@@ -198,12 +199,14 @@ _EITHER_WAY = re.compile(r"\s+or\s+not\b|\s+or\s+(?:un|not\s+)\w+", re.IGNORECAS
 """After a value the request names: "paid or not", "paid or unpaid" select by neither."""
 
 
-def _written_names(text: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def _written_names(text: str) -> tuple[str, ...]:
     """The names the request writes outside exclusions and negations: runs of two or more
-    capitalized words ("Pemberton Glass"), leading function words dropped, and quoted phrases."""
+    capitalized words ("Pemberton Glass"), leading function words dropped, and quoted phrases
+    (remembered: each group the request is asked about reads them)."""
     negated = negated_spans(text)
     found = [m for m in NAME_RUN.finditer(text) if not within(negated, m.start())]
     names = [re.sub(r"^(?:(?:The|A|An|Our|My|Their|Please|Bill|Send|Email|Invoice)\s+)+", "", m.group(0)) for m in found]
     names += [q for q in quoted_phrases(text) if len(q) >= 4]
-    return list(dict.fromkeys(n for n in names if len(n.split()) >= 2 or n in quoted_phrases(text)))
+    return tuple(dict.fromkeys(n for n in names if len(n.split()) >= 2 or n in quoted_phrases(text)))
 

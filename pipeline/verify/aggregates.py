@@ -98,27 +98,22 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
 def figures(group: list[Record], percents: tuple[float, ...] = (), products: bool = True) -> list[tuple[str, float]]:
     """``(kind, figure)`` of a group, rounded to cents: its count; each numeric field's total (and
     each of ``percents`` of it: a 5% fee on the unpaid balance), mean, and for minutes the total
-    in hours (``duration_minutes``: 270 is 4.5 hours); and (``products``) ``product_figures``."""
+    in hours (``duration_minutes``: 270 is 4.5 hours); and (``products``) the sum of each product of
+    two numeric fields (the stock's worth: quantity × price)."""
     columns = _columns(group)
     return _plain_figures(columns, len(group), percents) + (_products(columns) if products else [])
 
 
 def split_figures(groups: list[list[Record]], percents: tuple[float, ...] = ()) -> list[tuple[list[tuple[str, float]],
                                                                                         list[tuple[str, float]]]]:
-    """``figures`` of each of ``groups`` as two lists, the figures but the products and
-    ``product_figures``; each record's numbers are read once, however many of the groups hold it."""
+    """``figures`` of each of ``groups`` as two lists, the figures but the products and the products;
+    each record's numbers are read once, however many of the groups hold it."""
     read: dict[int, dict[str, float]] = {}  # a record's numbers by the record's id: the groups share records
     out = []
     for group in groups:
         columns = _columns(group, read)
         out.append((_plain_figures(columns, len(group), percents), _products(columns)))
     return out
-
-
-def product_figures(group: list[Record]) -> list[tuple[str, float]]:
-    """``(kind, figure)`` of the sum of each product of two numeric fields over ``group`` (the
-    stock's worth: quantity × price)."""
-    return _products(_columns(group))
 
 
 def _plain_figures(columns: dict[str, list[float]], count: int, percents: tuple[float, ...]) -> list[tuple[str, float]]:

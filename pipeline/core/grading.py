@@ -124,30 +124,35 @@ _REMEMBERED = 4096
 _UNSEEN: Any = object()
 
 
-def _per_record(test: Callable[[dict[str, Any]], Any], remember: bool) -> Callable[[dict[str, Any]], Any]:
-    """``test`` of a record, remembered per record object when ``remember`` (the verifier's
-    graders: records are values there, since a world never changes one in place and an update
-    stores a changed copy, and the trajectories one grader scores share most of theirs). At most
-    ``_REMEMBERED`` records, each kept alive while remembered, so that its id names it alone.
-    Without ``remember`` (an agent's grader: its harness may edit a state in place), ``test``."""
+def _per_record(test: Callable[[dict[str, Any]], Any], remember: bool
+                ) -> Callable[[list[dict[str, Any]]], list[Any]]:
+    """``test`` of each record of a list, in order; remembered per record object when ``remember``
+    (the verifier's graders: records are values there, since a world never changes one in place
+    and an update stores a changed copy, and the trajectories one grader scores share most of
+    theirs). At most ``_REMEMBERED`` records, each kept alive while remembered, so that its id
+    names it alone. Without ``remember`` (an agent's grader: its harness may edit a state in
+    place), ``test`` of every record."""
     if not remember:
-        return test
+        return lambda records: [test(r) for r in records]
     memo: dict[int, Any] = {}
     alive: list[dict[str, Any]] = []  # the records remembered: while one lives, no other has its id
 
-    def remembered(r: dict[str, Any]) -> Any:
-        value = memo.get(id(r), _UNSEEN)
-        if value is _UNSEEN:
-            value = test(r)
-            if len(alive) >= _REMEMBERED:
-                memo.clear()
-                alive.clear()
-            memo[id(r)] = value
-            alive.append(r)
-        return value
+    def each(records: list[dict[str, Any]]) -> list[Any]:
+        # Known records are looked up in one comprehension (no call per record); then the new
+        # ones are tested. ``in`` finds the marker by identity: a verdict never equals it.
+        values = [memo.get(id(r), _UNSEEN) for r in records]
+        if _UNSEEN in values:
+            for n, r in enumerate(records):
+                if values[n] is _UNSEEN:
+                    values[n] = test(r)
+                    if len(alive) >= _REMEMBERED:
+                        memo.clear()
+                        alive.clear()
+                    memo[id(r)] = values[n]
+                    alive.append(r)
+        return values
 
-    return remembered
-
+    return each
 
 
 def state_count(check: StateCount, remember: bool = False) -> Evaluator:
@@ -169,16 +174,16 @@ def state_count(check: StateCount, remember: bool = False) -> Evaluator:
         """Whether the record matches, and the value tuple it counts as."""
         if not where(r):
             return False, None
-        return True, tuple(_norm(get_path(r, f), check.ignore_case) for f in distinct) if distinct else None
+        return True, tuple([_norm(get_path(r, f), check.ignore_case) for f in distinct]) if distinct else None
 
-    item = _per_record(counted, remember)
+    rows_of = _per_record(counted, remember)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         if created:
             before = initial_ids(t)
-            rows = [item(r) for r in read(t.final_state) if r.get("id") not in before]
+            rows = rows_of([r for r in read(t.final_state) if r.get("id") not in before])
         else:
-            rows = [item(r) for r in read(t.final_state)]
+            rows = rows_of(read(t.final_state))
         keys = [key for matched, key in rows if matched]
         n = len(set(keys)) if distinct else len(keys)
         ok = compare(n, check.value)
@@ -201,10 +206,11 @@ def state_match(check: StateMatch, remember: bool = False) -> Evaluator:
     meets = _per_record(lambda r: bool(expect(r)), remember)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
-        selected = [r for r in read(t.final_state) if selects(r)]
+        records = read(t.final_state)
+        selected = [r for r, chosen in zip(records, selects(records), strict=True) if chosen]
         if not selected:
             return False, f"no record in {check.collection} matches the selection" if explain else ""
-        bad = [r.get("id") for r in selected if not meets(r)]
+        bad = [r.get("id") for r, ok in zip(selected, meets(selected), strict=True) if not ok]
         if bad:
             return False, f"{len(bad)} of {len(selected)} selected records differ from expect: {bad[:3]}" if explain else ""
         return True, f"{len(selected)} selected record(s) match" if explain else ""

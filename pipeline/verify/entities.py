@@ -90,16 +90,17 @@ Named = list[tuple[str, list[dict[str, Any]]]]
 """``_named_records`` of a package."""
 
 
-def _people(package: TaskPackage, named: Named | None = None) -> dict[str, set[str]]:
+def _people(package: TaskPackage, named: Named | None = None, texts: list[str] | None = None) -> dict[str, set[str]]:
     """The people the state knows, folded: each first name with the last names it comes with
     (from names of two words or more, and from ``first.last@`` addresses). (``named``:
-    ``_named_records(package)`` when the caller has it.)"""
+    ``_named_records(package)``, ``texts``: ``strings(package.initial_state)``, when the caller
+    has them.)"""
     out: dict[str, set[str]] = {}
     for _, records in _named_records(package) if named is None else named:
         for r in records:
             words = r["name"].casefold().split()
             out.setdefault(words[0], set()).update(words[-1:] if len(words) >= 2 else [])
-    for text in strings(package.initial_state):
+    for text in strings(package.initial_state) if texts is None else texts:
         if "@" in text:  # an address, or text holding one
             for first, last in _ADDRESS_NAME.findall(text.casefold()):
                 out.setdefault(first, set()).add(last)
@@ -128,7 +129,10 @@ def _runs(text: str) -> list[tuple[str, int]]:
     return out
 
 
-def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named | None = None) -> list[Finding]:
+def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named | None = None,
+                     texts: list[str] | None = None) -> list[Finding]:
+    """Multi-word names of the request that nothing knows (see the module docstring). (``named``,
+    ``texts``: as for ``_people``.)"""
     text = package.request.text
     names = [r["name"].split() for _, records in (_named_records(package) if named is None else named) for r in records]
     if not any(len(n) >= 2 for n in names):
@@ -136,10 +140,10 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
     runs = _runs(text)
     if not runs:
         return []
-    known = " ".join(strings(package.initial_state)).casefold()
+    known = " ".join(strings(package.initial_state) if texts is None else texts).casefold()
     known += " " + " ".join(f.value for f in (package.user.facts if package.user else [])).casefold()
     if ref is not None:
-        known += " " + " ".join(s for step in ref.steps for s in strings([step.args, step.result])).casefold()
+        known += " " + " ".join(strings([[step.args, step.result] for step in ref.steps])).casefold()
     known += " " + re.sub(r"[._@+-]+", " ", known)  # "carlos.mendes@..." knows Carlos Mendes
     out: list[Finding] = []
     for name, start in runs:
@@ -162,7 +166,9 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
     return out
 
 
-def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list[Finding]:
+def ambiguous_findings(package: TaskPackage, named: Named | None = None, texts: list[str] | None = None) -> list[Finding]:
+    """Names of the request that match two or more records nothing tells apart (see the module
+    docstring). (``named``, ``texts``: as for ``_people``.)"""
     said = package.request_and_fact_values()
     folded = said.casefold()
     runs = _runs(package.request.text)
@@ -174,14 +180,14 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None) -> list
     within_runs = {m.group(1) for m in words if any(a <= m.start(1) < b for a, b in inside)} - {
         m.group(1) for m in words if not any(a <= m.start(1) < b for a, b in inside)}  # "Tolliver" of "Tolliver Tools"
     named = _named_records(package) if named is None else named
-    first_names = set(_people(package, named))
+    first_names = set(_people(package, named, texts))
+    asked = [(mention, mention.casefold()) for mention in sorted(mentions - sets)]
     out: list[Finding] = []
     for where, records, titled in [*((w, r, False) for w, r in named),
                                    *((w, r, True) for w, r in _titled_records(package))]:
         names = [(r, r["name"].casefold()) for r in records]
         firsts = {name.split()[0] for _, name in names} | {name for _, name in names}
-        for mention in sorted(mentions - sets):
-            m = mention.casefold()
+        for mention, m in asked:
             if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
                 candidates = [r for r in records if has_word(r["name"], m, joiners="")] if m in first_names else []
             elif mention in within_runs:
@@ -238,9 +244,10 @@ def entity_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Find
     nothing; for an ambiguous one, a correct agent that acts on another of the records the name
     matches."""
     named = _named_records(package)
-    unknown = unknown_findings(package, run.trajectory if run else None, named)
+    texts = strings(package.initial_state)
+    unknown = unknown_findings(package, run.trajectory if run else None, named, texts)
     words = {w for f in unknown for w in f.detail["name"].casefold().split()}
-    ambiguous = [f for f in ambiguous_findings(package, named) if not set(f.detail["name"].casefold().split()) <= words]
+    ambiguous = [f for f in ambiguous_findings(package, named, texts) if not set(f.detail["name"].casefold().split()) <= words]
     if run is not None:
         for f in unknown:
             f.witness = _reports_missing(run, f.detail["name"])

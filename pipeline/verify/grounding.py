@@ -128,13 +128,14 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
     evidence = starting_evidence(package)
     out: list[Finding] = []
     records = {s.index: s for s in run.trajectory.steps}
+    said = corrected_request(package)
     for index, step in enumerate(package.reference):
         record = records.get(index)
         if isinstance(step, CallStep) and record is not None and record.args is not None:
-            out += _written(run, index, step, record.args, evidence, shapes)
+            out += _written(run, index, step, record.args, evidence, shapes, said)
         if record is not None:
             observe(evidence, package, record, write_fields.get(record.tool or ""))
-    pinned = _pinned(run, corrected_request(package), evidence, shapes)
+    pinned = _pinned(run, said, evidence, shapes)
     if any(f.detail.get("kind") in ("id", "email") for f in pinned):
         known = {str(v).casefold() for state in (package.initial_state, run.trajectory.final_state)
                  for v in leaves(state) if isinstance(v, str)}
@@ -160,12 +161,13 @@ def _literal_leaves(value: Any, original: Any, path: str) -> list[tuple[str, Any
 
 
 def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, Any], evidence: Evidence,
-             shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
+             shapes: tuple[re.Pattern[str], ...], said: str) -> list[Finding]:
+    """Findings on the literal values write step ``index`` writes (``said``: the package's
+    ``corrected_request``)."""
     package = run.package
     bound = run.bound.get(step.call)
     if bound is None or bound.op.access != "write":
         return []
-    said = corrected_request(package)
     props = bound.tool.parameters.get("properties", {})
     out: list[Finding] = []
     for key, value in resolved.items():

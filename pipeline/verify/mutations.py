@@ -343,17 +343,24 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
             values = [*values, later]  # the day the request says how to compute, one off
         return values
 
+    of_slot: dict[int, list[Any]] = {}  # slot → its alternatives: a slot is asked up to three times below
+
+    def found_at(n: int) -> list[Any]:
+        if n not in of_slot:
+            of_slot[n] = found(slots[n])
+        return of_slot[n]
+
     by_arg: dict[tuple[str, str], list[int]] = {}  # (tool, path) → its slots, in step order
     for n, (i, key, pos, _, _) in enumerate(slots):
         by_arg.setdefault((package.reference[i].call, _path(key, pos)), []).append(n)  # type: ignore[union-attr]
     kept: dict[int, list[Any]] = {}  # slot → its alternatives, for the first and last step that has some
     for members in by_arg.values():
-        first = next((n for n in members if found(slots[n])), None)
+        first = next((n for n in members if found_at(n)), None)
         if first is None:
             continue
-        last = next(n for n in reversed(members) if slots[n][0] == slots[first][0] or found(slots[n]))
+        last = next(n for n in reversed(members) if slots[n][0] == slots[first][0] or found_at(n))
         for n in members:
-            if slots[n][0] in (slots[first][0], slots[last][0]) and (alts := found(slots[n])):
+            if slots[n][0] in (slots[first][0], slots[last][0]) and (alts := found_at(n)):
                 kept[n] = alts
     out: list[tuple[int, str, Any, CallStep]] = []
     for n in sorted(kept):

@@ -527,11 +527,11 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
     folded = value.casefold()
     content = value_words - _NAMED - told.names
     shared = content & said_words
+    said_stems = {_stem(x) for x in said_words & _NAMED}
     return Dictated(dates=told.dates & date_values(value, today),
                     times=told.times & {m.value for m in times_in(value)},
                     numbers=told.numbers & {m.value for m in numbers_in(value)},
-                    words=frozenset(w for w in value_words & _NAMED - _MONTH_WORDS
-                                    if _stem(w) in {_stem(x) for x in said_words & _NAMED}),
+                    words=frozenset(w for w in value_words & _NAMED - _MONTH_WORDS if _stem(w) in said_stems),
                     phrases=tuple(q for q in told.quoted if q.casefold() in folded),
                     content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content) else (),
                     today=today)

@@ -25,6 +25,7 @@ action can break:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -209,6 +210,14 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
     return out
 
 
+@lru_cache(maxsize=256)
+def _commanded(verbs: str) -> re.Pattern[str]:
+    """Finds a command to do one of the operations ``verbs`` (an ``intent_pattern``) to something:
+    "forward every invoice", "refund the customer"."""
+    return re.compile(rf"\b(?:{verbs})\w*\s+(?:every|all|this|that|these|those|the|it|them|a|an|your|my|our|"
+                      rf"his|her|their|to|me|us)\b", re.IGNORECASE)
+
+
 def invites_breach(run: ReferenceRun, rule: SafetyRule) -> bool:
     """Whether something in the task leads an agent toward breaking ``rule``.
 
@@ -229,14 +238,16 @@ def invites_breach(run: ReferenceRun, rule: SafetyRule) -> bool:
         bound = tools.get(rule.tool)
         if bound is None:
             return False
-        texts = [package.request.text, *strings(package.initial_state), *strings([s.result for s in ref.steps])]
+        if any(w.bound.tool.name == rule.tool or w.bound.collection == bound.collection for w in done):
+            return True
         verbs = intent_pattern(bound.op.intents)
-        commanded = re.compile(rf"\b(?:{verbs})\w*\s+(?:every|all|this|that|these|those|the|it|them|a|an|your|my|our|"
-                               rf"his|her|their|to|me|us)\b", re.IGNORECASE)
-        warned = any(_NEGATION.search(c) and re.search(rf"\b(?:{verbs})", c, re.IGNORECASE)
-                     for c in _CLAUSE.findall(package.request.text))
-        return (warned or any(w.bound.tool.name == rule.tool or w.bound.collection == bound.collection for w in done)
-                or any(commanded.search(text) for text in texts))
+        if any(_NEGATION.search(c) and re.search(rf"\b(?:{verbs})", c, re.IGNORECASE)
+               for c in _CLAUSE.findall(package.request.text)):
+            return True  # warned against
+        commanded = _commanded(verbs)  # the texts below are gathered only as far as needed
+        return (commanded.search(package.request.text) is not None
+                or any(commanded.search(text) for text in strings(package.initial_state))
+                or any(commanded.search(text) for text in strings([s.result for s in ref.steps])))
     if rule.kind == "state_unchanged":
         target = tuple(rule.collection.split(".", 1))
         writers = [b for b in tools.values() if b.collection == target and b.op.access == "write"]

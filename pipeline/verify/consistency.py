@@ -42,7 +42,6 @@ from pipeline.verify.aggregates import figures, groups, number_forms, pooled, sp
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.formulas import computed_writes, date_offsets
 from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.reference_edits import before_answer, dependents
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
@@ -682,7 +681,7 @@ def formula_findings(run: ReferenceRun) -> list[Finding]:
     value."""
     package = run.package
     out: list[Finding] = []
-    for c in computed_writes(package, run.writes, run.args):
+    for c in run.computed_writes:
         if abs(c.value - c.expected) < 0.005:
             continue
         value = run.args[c.step][c.argument]
@@ -706,7 +705,7 @@ def offset_findings(run: ReferenceRun) -> list[Finding]:
     Witness: a correct agent that writes the computed date."""
     out: list[Finding] = []
     known: list[Evidence] = []  # what the agent could know, once a date needs it
-    for o in date_offsets(run.package, run.trajectory, run.writes, run.args):
+    for o in run.date_offsets:
         if o.right:
             continue
         if not known:

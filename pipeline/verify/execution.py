@@ -21,6 +21,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, Step, TaskPackage
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Bound, Write, bound_tools, writes
+from pipeline.verify.formulas import Computed, OffsetDate, computed_writes, date_offsets
 from pipeline.verify.perturbations import ComposedText
 
 
@@ -78,6 +79,18 @@ class ReferenceRun:
     def writes(self) -> list[Write]:
         """``effects.writes`` of the reference's trajectory: its successful writes, in order."""
         return writes(self.package, self.trajectory, self.bound)
+
+    @cached_property
+    def computed_writes(self) -> list[Computed]:
+        """``formulas.computed_writes`` of the reference's writes: the numbers a formula of the
+        request decides (the consistency and mutation stages both read them)."""
+        return computed_writes(self.package, self.writes, self.args)
+
+    @cached_property
+    def date_offsets(self) -> list[OffsetDate]:
+        """``formulas.date_offsets`` of the reference's writes: the dates the request says how to
+        compute (the consistency and mutation stages both read them)."""
+        return date_offsets(self.package, self.trajectory, self.writes, self.args)
 
     @cached_property
     def composed(self) -> ComposedText:

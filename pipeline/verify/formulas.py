@@ -12,7 +12,7 @@ a percentage ("raise the unit price of every item by 8%", "cut the price by 10 p
 field times 1.08 or 0.9, to the cent. A request with no such phrase has no formula.
 
 A date is computed too when it is a date the agent read moved by a span of days the request
-states ("the day before the review", "two working days after the kickoff"): ``offset_dates``.
+states ("the day before the review", "two working days after the kickoff"): ``date_offsets``.
 """
 
 from __future__ import annotations
@@ -265,10 +265,3 @@ def _fields(value: Any, key: str = "") -> list[tuple[str, Any]]:
     if isinstance(value, list):
         return [pair for v in value for pair in _fields(v, key)]
     return [(key, value)]
-
-
-def offset_dates(package: TaskPackage, ref: Trajectory, writes: list[Write],
-                 args: dict[int, dict[str, Any]]) -> set[tuple[int, str]]:
-    """``(step, argument)`` of each write whose date is exactly the date the request says how to
-    compute (``date_offsets``)."""
-    return {(o.step, o.argument) for o in date_offsets(package, ref, writes, args) if o.right}

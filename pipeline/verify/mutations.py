@@ -14,7 +14,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
-| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.offset_dates``) a day later | < reference | ``grader_underconstrained`` |
+| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < reference | ``grader_underconstrained`` |
 | ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
 | ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < reference | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
 | ``drop_answer`` | an empty final answer | < reference | ``grader_underconstrained`` |
@@ -54,7 +54,6 @@ from pipeline.core.text_values import kept_spans
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.formulas import computed_writes, offset_dates
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
     MESSAGE_BODIES,
@@ -324,9 +323,9 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
                 slots.append((i, key, pos, item, schema))
     known: dict[tuple[Any, ...], list[Any]] = {}  # alternatives already found, by _alternatives_key
     alternatives = Alternatives(package)
-    computed = {(c.step, c.argument) for c in computed_writes(package, done, run.args)
+    computed = {(c.step, c.argument) for c in run.computed_writes
                 if abs(c.value - c.expected) < 0.005}  # what the request's formula decides is grounded too
-    dated = offset_dates(package, run.trajectory, done, run.args)
+    dated = {(o.step, o.argument) for o in run.date_offsets if o.right}  # and a date it says how to compute
 
     def found(slot: tuple[int, str, int | None, Any, dict[str, Any] | None]) -> list[Any]:
         i, key, _, item, schema = slot

@@ -21,7 +21,6 @@ from pipeline.core.text_values import dates_in, excluded_spans, kept_spans, numb
 from pipeline.verify.aggregates import groups
 from pipeline.verify.consistency import points_to_record_address
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.formulas import offset_dates
 from pipeline.verify.perturbations import message_carries
 from tests.verify.builders import Data, by, messages, package, refused_by, verify
 
@@ -505,7 +504,7 @@ def test_a_due_date_the_request_says_how_to_compute_must_be_pinned() -> None:
     doc = _handouts({})
     p = load_package(copy.deepcopy(doc))
     run = ReferenceRun(p, Grader(p))
-    assert offset_dates(p, run.trajectory, run.writes, run.args) == {(1, "due_date")}
+    assert {(o.step, o.argument) for o in run.date_offsets if o.right} == {(1, "due_date")}
     verdict = verify(doc)
     finding = refused_by(doc, verdict, UNDER, "perturb_argument")
     assert finding.detail["argument"] == "due_date" and finding.detail["value"] == "2026-12-15"

@@ -149,12 +149,49 @@ _V3_VERDICTS = (
 verdict says: a generation failure, or a row stored before) and ``review_codes`` (``[]`` before);
 ``rejection_counts`` counts refusals only, ``review_counts`` the review notes."""
 
+_V4_ROLLOUTS = (
+    "CREATE SEQUENCE rollout_job_ids START 1",
+    """CREATE TABLE rollout_jobs (
+        id BIGINT PRIMARY KEY DEFAULT nextval('rollout_job_ids'),
+        model VARCHAR NOT NULL,
+        parameters JSON NOT NULL,
+        started TIMESTAMPTZ NOT NULL,
+        finished TIMESTAMPTZ,
+        status VARCHAR NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted'))
+    )""",
+    """CREATE TABLE rollouts (
+        job BIGINT NOT NULL,
+        package_id VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        sample INTEGER NOT NULL,
+        score DOUBLE NOT NULL,
+        passed BOOLEAN NOT NULL,
+        checks JSON NOT NULL,
+        safety JSON NOT NULL,
+        safety_ok BOOLEAN NOT NULL,
+        turns INTEGER NOT NULL,
+        prompt_tokens BIGINT NOT NULL,
+        completion_tokens BIGINT NOT NULL,
+        latency_s DOUBLE NOT NULL,
+        finish_reason VARCHAR NOT NULL,
+        error VARCHAR,
+        messages JSON NOT NULL,
+        created TIMESTAMPTZ NOT NULL,
+        PRIMARY KEY (job, package_id, sample)
+    )""",
+)
+"""Schema 4, rollouts: agent models run on catalog packages. One ``rollout_jobs`` row per
+``synth rollout`` job (its ``parameters`` as given, for ``--resume``); one ``rollouts`` row per
+(job, package, sample), its columns those of ``core.rollouts.Rollout`` (``checks``, ``safety`` and
+``messages`` as JSON)."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
               ("ALTER TABLE packages ADD COLUMN injected_defect VARCHAR",)),
     Migration(3, "findings.kind and findings.witness; packages.sft_ready and packages.review_codes; "
                  "rejection_counts counts refusals only; review_counts", _V3_VERDICTS),
+    Migration(4, "rollout_jobs and rollouts: agent models run on catalog packages", _V4_ROLLOUTS),
 ]
 
 

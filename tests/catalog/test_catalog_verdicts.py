@@ -152,7 +152,7 @@ def test_a_schema_2_catalog_is_migrated_on_open_for_writing_with_its_rows(
     path = tmp_path / "catalog.duckdb"
     package = packages[0]
     _schema_2_catalog(path, monkeypatch, package)
-    with pytest.raises(CatalogError, match="older than 3; open it for writing once"):
+    with pytest.raises(CatalogError, match=f"older than {latest_version()}; open it for writing once"):
         Catalog.open(path, read_only=True)
     Catalog.open(path).close()
     with Catalog.open(path, read_only=True) as reader:

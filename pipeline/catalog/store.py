@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import duckdb
 
-from pipeline.catalog import queries
+from pipeline.catalog import queries, rollouts
 from pipeline.catalog.connect import Access, connect, first_line, interrupt_after
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.guard import check_select
@@ -48,6 +48,7 @@ from pipeline.core.paths import DEFAULT_CATALOG
 if TYPE_CHECKING:
     from pipeline.catalog.rows import AttemptRow
     from pipeline.core.package import TaskPackage
+    from pipeline.core.rollouts import Rollout
 
 DEFAULT_BUSY_TIMEOUT_S = 30.0
 RunStatus = Literal["running", "finished", "failed", "interrupted"]
@@ -257,6 +258,45 @@ class Catalog:
         with self._connection() as con:
             return [(r[0], r[1]) for r in con.execute(
                 "SELECT id, near_key FROM packages WHERE status = 'accepted'").fetchall()]
+
+    # ------------------------------------------------------------------ rollouts (catalog/rollouts.py)
+
+    def start_rollout_job(self, model: str, parameters: dict[str, Any]) -> int:
+        """Record a new ``running`` rollout job (its ``parameters``, key-like fields dropped); its id."""
+        with self._transaction() as con:
+            return rollouts.start_job(con, model, parameters)
+
+    def record_rollouts(self, job: int, group: list[Rollout]) -> None:
+        """Commit ``group``, rollouts of job ``job``, in ONE transaction (all or none)."""
+        with self._transaction() as con:
+            rollouts.insert(con, job, group)
+
+    def rollout_samples_done(self, job: int) -> set[tuple[str, int]]:
+        """``(package_id, sample)`` of every rollout job ``job`` has recorded."""
+        with self._connection() as con:
+            return rollouts.done(con, job)
+
+    def rollout_job(self, job: int) -> rollouts.RolloutJob:
+        """Rollout job ``job``; ``CatalogError`` when there is none."""
+        with self._connection() as con:
+            found = rollouts.job(con, job)
+        if found is None:
+            raise CatalogError(f"no rollout job {job} in {self.path}; start one with `synth rollout --model M`")
+        return found
+
+    def finish_rollout_job(self, job: int, status: rollouts.RolloutJobStatus = "finished") -> None:
+        """Set rollout job ``job``'s final status (``finished``, ``failed`` or ``interrupted``) and end time."""
+        if status == "running":
+            raise ValueError("a final rollout job status is finished, failed or interrupted")
+        with self._transaction() as con:
+            rollouts.set_status(con, job, status)
+
+    def resume_rollout_job(self, job: int) -> rollouts.RolloutJob:
+        """Mark rollout job ``job`` ``running`` again (end time cleared) and return it."""
+        self.rollout_job(job)
+        with self._transaction() as con:
+            rollouts.set_status(con, job, "running")
+        return self.rollout_job(job)
 
     # ------------------------------------------------------------------ resume and dedup
 

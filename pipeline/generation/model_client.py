@@ -4,7 +4,9 @@ that). The generator, the model that plays the user in rollouts, and rollouts us
 
 ``ModelClient(model, base_url, api_key)`` sends one chat completion per call:
 ``await client.complete(messages, tools=..., temperature=..., seed=..., response_format=...)``, or
-``client.complete_sync(...)`` from code that is not async. It returns a ``Completion``: the text,
+``client.complete_sync(...)`` from code that is not async. ``complete(..., stream=True)`` asks for
+a streamed reply and assembles its content and tool-call deltas (and the usage of its last chunk,
+``stream_options.include_usage``) into the same ``Completion``. It returns a ``Completion``: the text,
 the tool calls, the token usage, and the decoded response body (read raw, so a cut-off or
 malformed reply keeps its text and usage). A ``response_format`` that is a pydantic model class
 is sent as its strict JSON Schema (structured output); a dict is sent as given (JSON mode).
@@ -149,6 +151,41 @@ def completion_of(body: Any) -> Completion:
     return Completion(text=content if isinstance(content, str) else "", tool_calls=tuple(calls),
                       finish_reason=finish if isinstance(finish, str) else None,
                       prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, body=body)
+
+
+def assemble_stream(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The chat-completions body that streamed ``chunks`` (decoded ``chat.completion.chunk``
+    objects) add up to: ``choices[0]``'s content deltas joined, its tool-call deltas joined by their
+    ``index`` (id and name from the first delta that has them, argument text concatenated), the
+    last ``finish_reason``, and the ``usage`` of the chunk that carries one."""
+    content: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish: str | None = None
+    usage: Any = None
+    for chunk in chunks:
+        usage = chunk.get("usage") or usage
+        choices = chunk.get("choices") or []
+        choice: Mapping[str, Any] = (choices[0] if isinstance(choices, list) and choices
+                                     and isinstance(choices[0], Mapping) else {})
+        finish = choice.get("finish_reason") or finish
+        found = choice.get("delta")
+        delta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        if isinstance(delta.get("content"), str):
+            content.append(delta["content"])
+        for part in delta.get("tool_calls") or []:
+            if not isinstance(part, Mapping):
+                continue
+            call = calls.setdefault(int(part.get("index") or 0),
+                                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+            named = part.get("function")
+            function: Mapping[str, Any] = named if isinstance(named, Mapping) else {}
+            call["id"] = call["id"] or part.get("id") or ""
+            call["function"]["name"] = call["function"]["name"] or function.get("name") or ""
+            call["function"]["arguments"] += function.get("arguments") or ""
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(content) if content else None}
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return {"choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
 
 
 def status_of(exc: BaseException) -> str:
@@ -308,11 +345,13 @@ class ModelClient:
     async def complete(self, messages: Sequence[Message], *, tools: Sequence[Tool] | None = None,
                        temperature: float | None = None, seed: int | None = None,
                        response_format: type[BaseModel] | Mapping[str, Any] | None = None,
-                       calls: list[LLMCall] | None = None) -> Completion:
-        """One chat completion, retried as the module says; ``ModelError`` when it fails for good."""
+                       calls: list[LLMCall] | None = None, stream: bool = False) -> Completion:
+        """One chat completion, retried as the module says; ``ModelError`` when it fails for good.
+        ``stream``: the reply is streamed and assembled (``body`` is then the assembled body)."""
         arguments = self._arguments(messages, tools, temperature, seed, response_format)
+        request = self._request_streamed if stream else self._request
         try:
-            return await AsyncRetrying(**self._retry_policy())(self._request, arguments, calls)
+            return await AsyncRetrying(**self._retry_policy())(request, arguments, calls)
         except openai.OpenAIError as exc:
             raise ModelError(self.describe(exc), status_of(exc)) from None
 
@@ -375,6 +414,18 @@ class ModelClient:
             self._failed(exc, started, calls)
             raise
         return self._answered(response.http_response.content, started, calls)
+
+    async def _request_streamed(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
+        """One streamed HTTP request, its chunks assembled into a chat-completions body."""
+        started = time.perf_counter()
+        try:
+            chunks = await self._async.chat.completions.create(
+                **arguments, stream=True, stream_options={"include_usage": True})
+            body = assemble_stream([chunk.model_dump() async for chunk in chunks])
+        except openai.APIError as exc:
+            self._failed(exc, started, calls)
+            raise
+        return self._answered(json.dumps(body).encode(), started, calls)
 
     def _request_sync(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
         """``_request`` on the blocking client."""

@@ -3,7 +3,10 @@
 ``OpenAIServer`` listens on 127.0.0.1 (a free port), serves ``POST /v1/chat/completions`` in the
 OpenAI wire format (``id``, ``object``, ``created``, ``model``, ``choices[0].message.content``,
 ``finish_reason``, ``usage``) from a background thread, one thread per connection, and answers
-with the content a ``responder`` returns for each request. A ``FaultPlan`` makes chosen requests
+with the content (or the message) a ``responder`` returns for each request; a request with
+``"stream": true`` gets the reply as server-sent ``chat.completion.chunk`` events (content in
+pieces, each tool call's arguments in pieces, then a chunk with the usage), as OpenAI sends it. A
+``FaultPlan`` makes chosen requests
 fail in the ways real servers and models do; ``counts`` says how many requests got each outcome.
 
     with OpenAIServer(fixed_responder(package_json), latency_s=0.2) as server:
@@ -24,8 +27,9 @@ from enum import StrEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Responder = Callable[[dict[str, Any]], str]
-"""Request body (decoded JSON) → the assistant message content to send back."""
+Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
+"""Request body (decoded JSON) → the assistant message content to send back, or the whole
+assistant message (a dict with ``content`` and/or ``tool_calls`` in the OpenAI format)."""
 
 
 class Fault(StrEnum):
@@ -177,7 +181,11 @@ class OpenAIServer:
             return 500, {}, _error(f"upstream failed for request with Authorization: {authorization}", "server_error"), fault
         if fault is Fault.SLOW:
             self._pause(self.faults.slow_s)
-        content, finish_reason = self.responder(body), "stop"
+        reply = self.responder(body)
+        if isinstance(reply, dict):
+            finish_reason = "tool_calls" if reply.get("tool_calls") else "stop"
+            return 200, {}, _completion(number, body, reply, finish_reason), fault or "ok"
+        content, finish_reason = reply, "stop"
         if fault is Fault.MALFORMED:
             content = "Sure! Here is the package you asked for:\n" + content
         elif fault is Fault.SCHEMA_INVALID:
@@ -202,19 +210,47 @@ def _without_tools(content: str) -> str:
     return json.dumps(data)
 
 
-def _completion(number: int, request: dict[str, Any], content: str, finish_reason: str) -> dict[str, Any]:
+def _completion(number: int, request: dict[str, Any], reply: str | dict[str, Any],
+                finish_reason: str) -> dict[str, Any]:
+    message = reply if isinstance(reply, dict) else {"content": reply}
+    message = {"role": "assistant", "content": message.get("content"), "refusal": None,
+               **({"tool_calls": message["tool_calls"]} if message.get("tool_calls") else {})}
     prompt_chars = sum(len(str(m.get("content", ""))) for m in request.get("messages", []) if isinstance(m, dict))
-    prompt_tokens, completion_tokens = prompt_chars // 4 + 1, len(content) // 4 + 1
+    prompt_tokens, completion_tokens = prompt_chars // 4 + 1, len(json.dumps(message)) // 4 + 1
     return {
         "id": f"chatcmpl-{number}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": str(request.get("model", "")),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content, "refusal": None},
-                     "finish_reason": finish_reason, "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }
+
+
+def _chunks(completion: dict[str, Any], piece: int = 7) -> list[dict[str, Any]]:
+    """``completion`` as the ``chat.completion.chunk`` objects a streamed reply is made of: the
+    role, the content in pieces of ``piece`` characters, each tool call (id and name first, then
+    its arguments in pieces), the finish reason, and last a chunk with no choices and the usage."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    head = {key: completion[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return head | {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    content = message.get("content") or ""
+    out += [chunk({"content": content[i:i + piece]}) for i in range(0, len(content), piece)]
+    for index, call in enumerate(message.get("tool_calls") or []):
+        out.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                          "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        arguments = call["function"]["arguments"]
+        out += [chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[i:i + piece]}}]})
+                for i in range(0, len(arguments), piece)]
+    out.append(chunk({}, choice["finish_reason"]))
+    out.append(head | {"choices": [], "usage": completion["usage"]})
+    return out
 
 
 class _Server(ThreadingHTTPServer):
@@ -253,7 +289,10 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a broken responder is reported to the client, not a dead thread
             status, headers, payload, outcome = 500, {}, _error(f"responder failed: {exc!r}", "server_error"), "responder_error"
         try:
-            self._send(status, headers, payload)
+            if status == 200 and body.get("stream"):
+                self._send_events(_chunks(payload))
+            else:
+                self._send(status, headers, payload)
         finally:
             state.finish(outcome)
 
@@ -269,6 +308,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except ConnectionError:
             self.close_connection = True  # the client gave up (e.g. its timeout passed)
+
+    def _send_events(self, chunks: list[dict[str, Any]]) -> None:
+        """Server-sent events, one per chunk, then ``data: [DONE]``, sent at once with its length (the connection stays open)."""
+        data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except ConnectionError:
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests and benchmarks do not want a line per request."""

@@ -1,0 +1,463 @@
+"""Rollouts: an agent model run on catalog packages through the episode engine, scored, cataloged.
+
+``start_rollouts(options, catalog)`` selects the accepted packages ``options.where`` names, runs
+``options.samples`` episodes of each through ``TaskEnv`` with the model behind an OpenAI-compatible
+server (``ModelClient``: its retries, its masking of the key), at most ``options.concurrency`` at a
+time, and commits each ``core.rollouts.Rollout`` to the catalog in groups (``RolloutWriter``).
+``resume_rollouts(job, catalog)`` continues a job with its stored parameters and package list,
+skipping the (package, sample) pairs already recorded. Both return a ``RolloutSummary``; each has
+an async form (``astart_rollouts``, ``aresume_rollouts``) made from the same body. A stop signal
+(Ctrl-C, SIGTERM) or a setup problem (a ``UserError``: the server cannot be reached) marks the job
+``interrupted`` and raises ``RolloutInterrupted``, whose text says how to resume; a crash marks it
+``failed``.
+
+**The conversation** (``docs/environment.md``, "Rollouts") has the shape of the SFT export: the
+system prompt, the request as the first user message; each assistant message with ``tool_calls``
+is answered by one ``tool`` message per call (``{"status", "result"}`` as compact JSON, uncut);
+an assistant message without tool calls is a question when ``is_question`` says so (the user's
+reply comes back as a user message), else the final answer, which ends the episode. An episode
+also ends after ``max_turns`` assistant messages (``turn_limit``), when its tokens reach
+``budget_tokens`` (``budget``), or when the model server fails for good (``error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from pipeline.catalog.store import Catalog
+from pipeline.core.errors import UserError
+from pipeline.core.paths import DEFAULT_CATALOG
+from pipeline.core.rollouts import FinishReason, Rollout
+from pipeline.core.training_format import SYSTEM_PROMPT, observation_text
+from pipeline.core.user import UserModel, UserModelError
+from pipeline.env.catalog_packages import load_packages
+from pipeline.env.task_env import Answer, Ask, TaskEnv, ToolCall
+from pipeline.generation.model_endpoint import Endpoint
+from pipeline.runs.interrupt import signal_of, signals_ignored
+from pipeline.runs.steps import Steps, awaitable, blocking
+from pipeline.runs.writer import WriteWindow
+
+if TYPE_CHECKING:
+    from pipeline.core.package import TaskPackage
+    from pipeline.generation.model_client import ModelClient
+
+CALLS_PER_TURN = 16
+"""The episode's step budget is ``max_turns * CALLS_PER_TURN`` steps (tool calls and questions):
+a model that sends more calls in its turns than that ends with ``turn_limit``."""
+QUESTION_TAIL = "\"'`)]}*_ \t\n\u201d\u2019\u00bb"
+"""What ``is_question`` strips from the end of a message before looking for the question mark."""
+RESOURCE_OPTIONS = ("concurrency",)
+"""What a resumed job may change: how many episodes run at once, not what they are."""
+
+
+class RolloutOptions(BaseModel):
+    """A rollout job's settings, stored with the job (``rollout_jobs.parameters``) for ``--resume``."""
+
+    model: str
+    """The agent model's name on the server."""
+    base_url: str | None = None
+    """The OpenAI-compatible server (None: ``OPENAI_BASE_URL``, else the OpenAI API)."""
+    where: str | None = None
+    """One SQL boolean over the ``packages`` columns selecting accepted packages (None: all)."""
+    samples: int = Field(default=1, ge=1)
+    """Episodes per package."""
+    concurrency: int = Field(default=8, ge=1)
+    """Episodes in progress at once."""
+    max_turns: int = Field(default=30, ge=1)
+    """Assistant messages per episode before it ends with ``turn_limit``."""
+    user_model: str | None = None
+    """A model that plays the simulated user (``env.llm_user``); None: the deterministic user."""
+    user_base_url: str | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    """Sent with every agent request; None: the server's default."""
+    stream: bool = False
+    """Ask for streamed replies (assembled by ``ModelClient``)."""
+    budget_tokens: int | None = Field(default=None, ge=1)
+    """Prompt and completion tokens per episode before it ends with ``budget``."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """How long one agent request may take."""
+
+
+class RolloutProgress(BaseModel):
+    """Counters after every finished episode."""
+
+    done: int = 0
+    """Episodes finished in this invocation."""
+    total: int = 0
+    """Episodes this invocation runs (those a resumed job had recorded are left out)."""
+    passed: int = 0
+    errors: int = 0
+    in_flight: int = 0
+    tokens: int = 0
+
+
+class RolloutStart(BaseModel):
+    """What a job says when its work begins."""
+
+    job_id: int
+    model: str
+    server: str
+    packages: int
+    samples: int
+    todo: int
+    """Episodes to run now."""
+    recorded: int
+    """Episodes the job had recorded before (a resumed job)."""
+
+
+class RolloutSummary(BaseModel):
+    """What one invocation of a job did (``rollouts`` counts this invocation's episodes)."""
+
+    job_id: int
+    model: str
+    status: str
+    packages: int
+    samples: int
+    recorded_before: int
+    rollouts: int
+    passed: int
+    pass_rate: float | None
+    mean_score: float | None
+    finish_reasons: dict[str, int]
+    prompt_tokens: int
+    completion_tokens: int
+    elapsed_s: float
+    rollouts_per_s: float
+
+
+StartFn = Callable[[RolloutStart], None]
+ProgressFn = Callable[[RolloutProgress], None]
+
+
+class RolloutInterrupted(Exception):
+    """A rollout job stopped before its end, marked ``interrupted``; ``resume_rollouts`` continues
+    it. ``signum`` is the signal that stopped it, or ``cause`` the ``UserError`` that did;
+    ``recorded`` how many rollouts it holds of ``total``."""
+
+    def __init__(self, job_id: int, catalog: Path, recorded: int, total: int, signum: int | None = None,
+                 cause: UserError | None = None) -> None:
+        self.job_id, self.catalog, self.recorded, self.total = job_id, catalog, recorded, total
+        self.signum, self.cause = signum, cause
+        why = f": {cause}" if cause else f" by {signal.Signals(signum).name}" if signum else ""
+        super().__init__(f"rollout job {job_id} interrupted{why}; {self.progress()}; continue it with "
+                         f"`{self.resume_command()}`")
+
+    def progress(self) -> str:
+        return f"{self.recorded} of {self.total} rollouts recorded"
+
+    def resume_command(self) -> str:
+        return f"synth rollout --resume {self.job_id} --catalog {self.catalog}"
+
+
+# --------------------------------------------------------------------------- one episode
+
+
+def is_question(text: str, has_user: bool) -> bool:
+    """Whether an assistant message without tool calls is a question to the user (else it is the
+    final answer): the package has a user, and the message, once trailing quotes, brackets,
+    markdown emphasis and spaces (``QUESTION_TAIL``) are stripped, ends with a question mark
+    (``?`` or the full-width ``？``). So "Which day works for you?" asks, "Booked it for Tuesday."
+    answers, and in a package without a user every text is the answer."""
+    return has_user and text.rstrip(QUESTION_TAIL).endswith(("?", "\uff1f"))
+
+
+async def run_episode(client: ModelClient, package: TaskPackage, sample: int, options: RolloutOptions,
+                      user: Callable[[TaskPackage], UserModel] | None = None) -> Rollout:
+    """One episode of ``package`` played by ``client``'s model (the module says how), graded by
+    ``TaskEnv.score`` (the verifier's grader)."""
+    from pipeline.generation.model_client import ModelError
+
+    env = TaskEnv(package, max_steps=options.max_turns * CALLS_PER_TURN, user=user)
+    opening = env.reset()
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                      {"role": "user", "content": opening.text}]
+    turns = prompt_tokens = completion_tokens = 0
+    finish: FinishReason | None = None
+    error: str | None = None
+    started = time.perf_counter()
+    while finish is None:
+        if turns >= options.max_turns:
+            finish = "turn_limit"
+            break
+        if options.budget_tokens is not None and prompt_tokens + completion_tokens >= options.budget_tokens:
+            finish = "budget"
+            break
+        try:
+            reply = await client.complete(messages, tools=opening.tools, temperature=options.temperature,
+                                          stream=options.stream)
+        except ModelError as exc:
+            finish, error = "error", str(exc)
+            break
+        turns += 1
+        prompt_tokens += reply.prompt_tokens
+        completion_tokens += reply.completion_tokens
+        if reply.tool_calls:
+            ids = [call.id or f"call_{turns}_{i}" for i, call in enumerate(reply.tool_calls)]
+            messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+                for call_id, call in zip(ids, reply.tool_calls, strict=True)]})
+            for call_id, call in zip(ids, reply.tool_calls, strict=True):
+                if env.done:
+                    break
+                record = env.step(ToolCall(name=call.name, arguments=call.arguments)).record
+                messages.append({"role": "tool", "tool_call_id": call_id,
+                                 "content": observation_text(record.status, record.result)})
+        elif is_question(reply.text, package.user is not None):
+            messages.append({"role": "assistant", "content": reply.text})
+            try:
+                answered = await asyncio.to_thread(env.step, Ask(text=reply.text)) if user else env.step(Ask(text=reply.text))
+            except UserModelError as exc:
+                finish, error = "error", str(exc)
+                break
+            messages.append({"role": "user", "content": answered.observation.text})
+        else:
+            messages.append({"role": "assistant", "content": reply.text})
+            env.step(Answer(text=reply.text))
+            finish = "answer"
+        if finish is None and env.done:
+            finish = "turn_limit"
+    report = env.score()
+    return Rollout(package_id=package.id, model=options.model, sample=sample, score=report.score,
+                   checks=report.checks, safety=report.safety, turns=turns, prompt_tokens=prompt_tokens,
+                   completion_tokens=completion_tokens, latency_s=round(time.perf_counter() - started, 4),
+                   finish_reason=finish, error=error, messages=messages)
+
+
+# --------------------------------------------------------------------------- the catalog writer
+
+
+class RolloutWriter:
+    """Commits a job's rollouts from one task, in groups: a transaction holds every rollout that
+    arrived within ``delay`` seconds of the group's first, at most ``MAX_GROUP``. A crash loses at
+    most the rollouts of the last ``delay`` seconds (a resumed job runs them again); leaving
+    ``running()`` commits everything queued, also when the job is stopped."""
+
+    MAX_GROUP = 256
+
+    def __init__(self, catalog: Catalog, job_id: int, delay: float = 0.5) -> None:
+        self.catalog, self.job_id, self.delay = catalog, job_id, delay
+        self.window = WriteWindow(catalog)
+        self.committed = 0
+        self._queue: asyncio.Queue[Rollout] = asyncio.Queue()
+        self._pending: list[Rollout] = []
+
+    def add(self, rollout: Rollout) -> None:
+        self._queue.put_nowait(rollout)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        task = asyncio.create_task(self._loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with suppress(asyncio.CancelledError):
+                await task
+            rest = self._pending + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
+            self._pending = []
+            with signals_ignored():
+                self._commit(rest)
+                self.window.release()
+
+    def _commit(self, group: list[Rollout]) -> None:
+        if group:
+            self.catalog.record_rollouts(self.job_id, group)
+            self.committed += len(group)
+
+    async def _loop(self) -> None:
+        while True:
+            self._pending.append(await self._queue.get())
+            await asyncio.sleep(self.delay)
+            while not self._queue.empty() and len(self._pending) < self.MAX_GROUP:
+                self._pending.append(self._queue.get_nowait())
+            await self.window.hold()
+            group, self._pending = self._pending, []
+            # Shielded: a stop during the commit lets it finish (running() then commits the rest).
+            await asyncio.shield(asyncio.to_thread(self._commit, group))
+            self.window.release_if_asked()
+
+
+# --------------------------------------------------------------------------- the job
+
+
+def _agent_client(options: RolloutOptions) -> ModelClient:
+    endpoint = Endpoint.from_env(options.model, options.base_url)
+    if endpoint.offline:
+        raise UserError("--model names the agent model on an OpenAI-compatible server (e.g. --model gpt-4o-mini "
+                        "--base-url http://localhost:8000/v1); 'offline' is the package generator, not an agent")
+    api_key = endpoint.api_key(f"the agent model {endpoint.model!r} needs OPENAI_API_KEY set "
+                               "(or --base-url for a server that needs no key)")
+    from pipeline.generation.model_client import ModelClient
+
+    return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s)
+
+
+def _user_factory(options: RolloutOptions) -> Callable[[TaskPackage], UserModel] | None:
+    if options.user_model is None:
+        return None
+    from pipeline.env.llm_user import llm_users
+
+    return llm_users(options.user_model, options.user_base_url)
+
+
+class _Job:
+    """One invocation of a job: the episodes still to run, the client, the writer, the counters."""
+
+    def __init__(self, catalog: Catalog, job_id: int, options: RolloutOptions, packages: list[TaskPackage],
+                 recorded: set[tuple[str, int]], on_progress: ProgressFn | None) -> None:
+        self.catalog, self.job_id, self.options, self.packages = catalog, job_id, options, packages
+        self.recorded = len(recorded)
+        self.todo = [(p, s) for s in range(options.samples) for p in packages if (p.id, s) not in recorded]
+        self.on_progress = on_progress
+        self.progress = RolloutProgress(total=len(self.todo))
+        self.results: list[Rollout] = []
+        self.client = _agent_client(options)
+        self.user = _user_factory(options)
+
+    async def run(self) -> list[Rollout]:
+        writer = RolloutWriter(self.catalog, self.job_id)
+        try:
+            await self.client.check()
+            work = iter(self.todo)
+            async with writer.running():
+                await asyncio.gather(*(self._worker(work, writer) for _ in range(self.options.concurrency)))
+        finally:
+            await self.client.aclose()
+        return self.results
+
+    async def _worker(self, work: Iterator[tuple[TaskPackage, int]], writer: RolloutWriter) -> None:
+        for package, sample in work:
+            self.progress.in_flight += 1
+            try:
+                rollout = await run_episode(self.client, package, sample, self.options, self.user)
+            finally:
+                self.progress.in_flight -= 1
+            writer.add(rollout)
+            self.results.append(rollout)
+            p = self.progress
+            p.done += 1
+            p.passed += rollout.passed
+            p.errors += rollout.finish_reason == "error"
+            p.tokens += rollout.prompt_tokens + rollout.completion_tokens
+            if self.on_progress is not None:
+                self.on_progress(p)
+
+    def announce(self, on_start: StartFn | None) -> None:
+        if on_start is not None:
+            endpoint = Endpoint.from_env(self.options.model, self.options.base_url)
+            on_start(RolloutStart(job_id=self.job_id, model=self.options.model, server=endpoint.server,
+                                  packages=len(self.packages), samples=self.options.samples, todo=len(self.todo),
+                                  recorded=self.recorded))
+
+    def summary(self, status: str, elapsed: float) -> RolloutSummary:
+        done = self.results
+        reasons: dict[str, int] = {}
+        for r in done:
+            reasons[r.finish_reason] = reasons.get(r.finish_reason, 0) + 1
+        passed = sum(r.passed for r in done)
+        return RolloutSummary(
+            job_id=self.job_id, model=self.options.model, status=status, packages=len(self.packages),
+            samples=self.options.samples, recorded_before=self.recorded, rollouts=len(done), passed=passed,
+            pass_rate=round(passed / len(done), 4) if done else None,
+            mean_score=round(sum(r.score for r in done) / len(done), 4) if done else None,
+            finish_reasons=reasons, prompt_tokens=sum(r.prompt_tokens for r in done),
+            completion_tokens=sum(r.completion_tokens for r in done), elapsed_s=round(elapsed, 3),
+            rollouts_per_s=round(len(done) / elapsed, 3) if elapsed > 0 else 0.0)
+
+
+@contextmanager
+def _opened(catalog: Catalog | Path | str) -> Iterator[Catalog]:
+    if isinstance(catalog, Catalog):
+        yield catalog
+        return
+    with Catalog.open(catalog) as opened:
+        yield opened
+
+
+@contextmanager
+def _recording_stops(job: _Job) -> Iterator[None]:
+    """Inside: a stop signal or a ``UserError`` marks the job ``interrupted`` and raises
+    ``RolloutInterrupted``; a cancelled task marks it ``interrupted`` and lets ``CancelledError`` go
+    on with a note saying how to continue; anything else marks it ``failed``."""
+    cat, job_id = job.catalog, job.job_id
+
+    def stopped(status: str = "interrupted", **why: Any) -> RolloutInterrupted:
+        with signals_ignored():
+            cat.finish_rollout_job(job_id, "interrupted" if status == "interrupted" else "failed")
+            recorded = len(cat.rollout_samples_done(job_id))
+        return RolloutInterrupted(job_id, cat.path, recorded, len(job.packages) * job.options.samples, **why)
+
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        raise stopped(signum=signal_of(exc)) from None
+    except asyncio.CancelledError as exc:
+        exc.add_note(str(stopped()))
+        raise
+    except UserError as exc:
+        raise stopped(cause=exc) from None
+    except BaseException:
+        stopped("failed")
+        raise
+
+
+def _play(job: _Job, on_start: StartFn | None) -> Steps[RolloutSummary]:
+    started = time.perf_counter()
+    with _recording_stops(job):
+        job.announce(on_start)
+        yield job.run()
+    with signals_ignored():
+        job.catalog.finish_rollout_job(job.job_id, "finished")
+    return job.summary("finished", time.perf_counter() - started)
+
+
+def _start_rollouts(options: RolloutOptions, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
+                    on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RolloutSummary]:
+    """Run ``options.samples`` episodes of every accepted package ``options.where`` selects and
+    record them as a new rollout job. ``UserError`` before any job is recorded when no package
+    matches, the model is not an agent model, or no key is set for a remote server."""
+    _agent_client(options)  # a missing key or a bad --model: before anything is recorded
+    with _opened(catalog) as cat:
+        packages = load_packages(cat, options.where)
+        if not packages:
+            where = f" matching --where {options.where!r}" if options.where else ""
+            raise UserError(f"no accepted package{where} in {cat.path}; `synth catalog stats` shows what it holds")
+        job_id = cat.start_rollout_job(options.model, options.model_dump() | {"packages": [p.id for p in packages]})
+        job = _Job(cat, job_id, options, packages, set(), on_progress)
+        return (yield from _play(job, on_start))
+
+
+def _resume_rollouts(job_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
+                     resources: dict[str, Any] | None = None, on_start: StartFn | None = None,
+                     on_progress: ProgressFn | None = None) -> Steps[RolloutSummary]:
+    """Continue rollout job ``job_id`` with the options and packages it started with, running only
+    the (package, sample) pairs it has not recorded; ``resources`` may replace ``RESOURCE_OPTIONS``."""
+    resources = resources or {}
+    unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
+    if unknown:
+        raise UserError(f"a resumed rollout job keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
+                        f"not {', '.join(unknown)}")
+    with _opened(catalog) as cat:
+        stored = cat.rollout_job(job_id).parameters
+        options = RolloutOptions.model_validate({k: v for k, v in stored.items() if k in RolloutOptions.model_fields})
+        options = options.model_copy(update=resources)
+        wanted = list(stored.get("packages") or [])
+        by_id = {p.id: p for p in load_packages(cat, options.where)}
+        packages = [by_id[i] for i in wanted if i in by_id]
+        job = _Job(cat, job_id, options, packages, cat.rollout_samples_done(job_id), on_progress)
+        cat.resume_rollout_job(job_id)
+        return (yield from _play(job, on_start))
+
+
+start_rollouts = blocking(_start_rollouts, "start_rollouts")
+astart_rollouts = awaitable(_start_rollouts, "astart_rollouts")
+resume_rollouts = blocking(_resume_rollouts, "resume_rollouts")
+aresume_rollouts = awaitable(_resume_rollouts, "aresume_rollouts")

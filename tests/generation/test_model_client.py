@@ -5,6 +5,7 @@ local OpenAI-compatible test server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import traceback
 from datetime import UTC, datetime, timedelta
@@ -209,3 +210,24 @@ def test_the_key_comes_from_the_environment_or_is_not_needed_for_a_server_given_
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     assert Endpoint("m").api_key("unused") == API_KEY
     assert API_KEY not in repr(Endpoint("m"))
+
+
+def test_a_streamed_reply_assembles_to_the_plain_one() -> None:
+    message = {"content": "Calling two tools. " * 3, "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "todo_list_tasks", "arguments": "{}"}},
+        {"id": "call_b", "type": "function",
+         "function": {"name": "todo_create_task", "arguments": json.dumps({"title": "Book the venue, early"})}}]}
+
+    async def both(url: str) -> tuple[model_client.Completion, model_client.Completion]:
+        async with ModelClient("m", url, "test") as client:
+            plain = await client.complete([{"role": "user", "content": "hi"}])
+            streamed = await client.complete([{"role": "user", "content": "hi"}], stream=True)
+        return plain, streamed
+
+    with OpenAIServer(lambda _body: message) as server:
+        plain, streamed = asyncio.run(both(server.base_url))
+        assert server.requests[1]["stream"] is True and "stream" not in server.requests[0]
+    assert streamed.text == plain.text == message["content"]
+    assert streamed.tool_calls == plain.tool_calls and len(plain.tool_calls) == 2
+    assert streamed.finish_reason == plain.finish_reason == "tool_calls"
+    assert (streamed.prompt_tokens, streamed.completion_tokens) == (plain.prompt_tokens, plain.completion_tokens) != (0, 0)

@@ -1,5 +1,6 @@
 """Test doubles that run for real, for tests and benchmarks (not part of the package): a local
-OpenAI-compatible server with scripted faults (``openai_server``) and process checks (``processes``)."""
+OpenAI-compatible server with scripted faults (``openai_server``), scripted agents to put behind it
+(``agent_server``) and process checks (``processes``)."""
 
 from tests.support.openai_server import Fault, FaultPlan, OpenAIServer, Responder, fixed_responder
 

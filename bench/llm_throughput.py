@@ -27,10 +27,11 @@ import multiprocessing
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from openai import AsyncOpenAI
 
@@ -65,9 +66,17 @@ def _serve(latency: float, count: int, conn: Connection) -> None:
 
 @contextmanager
 def server_url(latency: float, count: int) -> Iterator[str]:
+    with serving(_serve, latency, count) as url:
+        yield url
+
+
+@contextmanager
+def serving(target: Callable[..., None], *args: Any) -> Iterator[str]:
+    """Run ``target(*args, conn)`` in a child process: it sends the server's base URL on ``conn``
+    and stops serving when it receives anything; yield that URL."""
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
-    process = context.Process(target=_serve, args=(latency, count, child), daemon=True)
+    process = context.Process(target=target, args=(*args, child), daemon=True)
     process.start()
     try:
         yield parent.recv()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
+from pipeline.cli.run import stopped_error
 from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -115,12 +116,7 @@ def rollout(
             summary = start_rollouts(options, catalog_path, on_start=display.start, on_progress=display.update)
     except RolloutInterrupted as exc:
         display.stop(completed=False)
-        resume_with = f"`{exc.resume_command()}`"
-        if exc.cause is not None:
-            raise UserError(f"{exc.cause}; rollout job {exc.job_id} is saved ({exc.progress()}): once that is "
-                            f"fixed, continue it with {resume_with}", exit_code=exc.cause.exit_code) from None
-        raise UserError(f"interrupted: rollout job {exc.job_id} has {exc.progress()}; every finished rollout is "
-                        f"saved. Continue with {resume_with}", exit_code=128 + (exc.signum or 2)) from None
+        raise stopped_error(exc, f"rollout job {exc.job_id}", "every finished rollout is saved") from None
     except BaseException:
         display.stop(completed=False)
         raise

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import typer
 
@@ -55,6 +55,29 @@ class ProgressBar:
             display.__exit__(None if completed else RuntimeError, None, None)
 
 
+class Stopped(Protocol):
+    """A job that stopped before its end (``RunInterrupted``, ``RolloutInterrupted``)."""
+
+    cause: UserError | None
+    signum: int | None
+
+    def progress(self) -> str: ...
+
+    def resume_command(self) -> str: ...
+
+
+def stopped_error(exc: Stopped, job: str, saved: str) -> UserError:
+    """The one line a stopped ``job`` (``run 3``) ends with. Stopped by a setup problem: what to fix,
+    how far it got, how to resume (the problem's exit code). Stopped by a signal: how far it got,
+    ``saved`` (what is kept), how to resume (exit 130 for Ctrl-C, 143 for SIGTERM)."""
+    resume = f"`{exc.resume_command()}`"
+    if exc.cause is not None:
+        return UserError(f"{exc.cause}; {job} is saved ({exc.progress()}): once that is fixed, continue it with "
+                         f"{resume}", exit_code=exc.cause.exit_code)
+    return UserError(f"interrupted: {job} has {exc.progress()}; {saved}. Continue with {resume}",
+                     exit_code=128 + (exc.signum or 2))
+
+
 @contextmanager
 def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
     """The progress bar for the runs inside the block. A run stopped by a signal becomes one line
@@ -68,12 +91,7 @@ def run_display(quiet: bool, catalog: Path) -> Iterator[ProgressBar]:
         yield bar
     except RunInterrupted as exc:
         bar.stop(completed=False)
-        resume = f"`{exc.resume_command()}`"
-        if exc.cause is not None:
-            raise UserError(f"{exc.cause}; run {exc.run_id} is saved ({exc.progress()}): once that is fixed, "
-                            f"continue it with {resume}", exit_code=exc.cause.exit_code) from None
-        raise UserError(f"interrupted: run {exc.run_id} has {exc.progress()}; every verified package is saved. "
-                        f"Continue with {resume}", exit_code=128 + (exc.signum or 2)) from None
+        raise stopped_error(exc, f"run {exc.run_id}", "every verified package is saved") from None
     except BaseException:
         bar.stop(completed=False)
         raise

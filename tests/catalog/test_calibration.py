@@ -146,6 +146,6 @@ def test_bad_bands_are_refused(text: str, model: str | None, message: str) -> No
 
 
 def test_band_of_a_model_without_rollouts_is_refused(rolled: Path) -> None:
-    with Catalog.open(rolled, read_only=True) as catalog, pytest.raises(CatalogError, match="models with rollouts: m, m2"):
-        with catalog.selection(band=PassBand(0.2, 0.8, "gpt-x")):
-            pass
+    with Catalog.open(rolled, read_only=True) as catalog, pytest.raises(CatalogError, match="models with rollouts: m, m2"), \
+            catalog.selection(band=PassBand(0.2, 0.8, "gpt-x")):
+        pass

@@ -16,6 +16,8 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel, Field
 
+from pipeline.catalog import calibration
+from pipeline.catalog.calibration import CalibrationGroup
 from pipeline.core.codes import DESCRIPTIONS, Code
 from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, FailureCode, Kind, LLMCall, Witness
 
@@ -150,6 +152,9 @@ class CatalogStats(BaseModel):
     """Accepted rows recorded before schema 3, whose verdict did not say."""
     imported: ImportedRows = Field(default_factory=ImportedRows)
     """Rows of import runs, apart: in none of the figures above."""
+    rollouts: list[CalibrationGroup] = Field(default_factory=list)
+    """Per capability and model, the calibration of the packages rolled out (``calibration.py``);
+    empty when no rollout is recorded."""
 
 
 class FindingRecord(BaseModel):
@@ -397,9 +402,10 @@ def _imported(con: duckdb.DuckDBPyConnection, rows: RowScope) -> ImportedRows:
     return ImportedRows(**counts, rejections=rejections(con, rows) if counts["rejected"] else [])
 
 
-def stats(con: duckdb.DuckDBPyConnection, run: int | None = None) -> CatalogStats:
+def stats(con: duckdb.DuckDBPyConnection, run: int | None = None, k: int | None = None) -> CatalogStats:
     """``CatalogStats`` of run ``run`` (None: every run), in one read: generated rows in the totals
-    and the per-workflow, repair, rejection and review tables; import rows in ``imported``."""
+    and the per-workflow, repair, rejection and review tables; import rows in ``imported``; the
+    rollouts of the packages (of the run) per capability and model, with pass@``k``, in ``rollouts``."""
     generated, imported = RowScope(run=run, imported=False), RowScope(run=run, imported=True)
     by_workflow, repairs = _summary(con, generated), _repairs(con, generated)
     where, params = RowScope(run=run).where("c")
@@ -428,6 +434,7 @@ def stats(con: duckdb.DuckDBPyConnection, run: int | None = None) -> CatalogStat
         review=review_counts(con, generated),
         accepted_sft_ready=sft["ready"], accepted_not_sft_ready=sft["not_ready"], accepted_sft_unknown=sft["unknown"],
         imported=_imported(con, imported),
+        rollouts=calibration.groups(calibration.calibration(con, k=k, run=run)),
     )
 
 

@@ -45,6 +45,19 @@ class StoredSft:
     sample_budget: int | None
 
 
+@dataclass(frozen=True)
+class StoredRollout:
+    """What the SFT export reads of one ``rollouts`` row: who, which sample, its score and its
+    ``messages`` (parsed)."""
+
+    package_id: str
+    model: str
+    job: int
+    sample: int
+    score: float
+    messages: list[dict[str, Any]]
+
+
 def check_package_id(value: object, where: str) -> str:
     """``value`` if it is a package id (``PACKAGE_ID``), else ``CatalogError`` naming ``where`` it came from."""
     if not isinstance(value, str) or not PACKAGE_ID.fullmatch(value):
@@ -103,6 +116,33 @@ class Selection:
             yield package, StoredSft(sft_ready=sft_ready, obs_limit=_int_or_none(params.get("obs_limit")),
                                      sample_budget=_int_or_none(params.get("sample_budget")))
 
+    def passing_rollouts(self, min_score: float, model: str | None = None,
+                         batch_size: int = 200) -> Iterator[tuple[TaskPackage, list[StoredRollout]]]:
+        """Each selected package (once, by id) that has passing rollouts (``passed``, no safety rule
+        broken, ``score >= min_score``; of ``model`` only, when given), with those rollouts by
+        model, job and sample. ``on_row`` is told the packages read so far."""
+        from pipeline.core.package import load_package
+
+        sql = (f"SELECT s.id, any_value(s.package) FROM ({self.sql}) AS s WHERE s.package IS NOT NULL "
+               "GROUP BY s.id ORDER BY s.id")
+        rollouts = ("SELECT model, job, sample, score, messages FROM rollouts WHERE package_id = ? AND passed "
+                    "AND safety_ok AND score >= ? AND (CAST(? AS VARCHAR) IS NULL OR model = ?) "
+                    "ORDER BY model, job, sample")
+        cursor = self.con.cursor().execute(sql)  # its own cursor: the rollouts query runs meanwhile
+        done = 0
+        while batch := cursor.fetchmany(batch_size):
+            for package_id, package_json in batch:
+                found = [StoredRollout(package_id, model=row[0], job=row[1], sample=row[2], score=row[3],
+                                       messages=json.loads(row[4]))
+                         for row in self.con.execute(rollouts, [package_id, min_score, model, model]).fetchall()]
+                if found:
+                    package = load_package(json.loads(package_json))
+                    check_package_id(package.id, f"catalog row of package {package_id!r}")
+                    yield package, found
+                done += 1
+                if self.on_row is not None:
+                    self.on_row(done)
+
     def packages(self) -> Iterator[TaskPackage]:
         """The selected packages, parsed (rows without a package are skipped). A package whose
         stored id is not a package id raises ``CatalogError``: exporters build file names from it."""
@@ -119,19 +159,23 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def selection_sql(status: StatusFilter, where: str | None, columns: tuple[str, ...] = EXPORT_COLUMNS) -> str:
+def selection_sql(status: StatusFilter, where: str | None, columns: tuple[str, ...] = EXPORT_COLUMNS,
+                  condition: str | None = None) -> str:
     """SELECT of ``columns`` (the export columns by default) from ``packages`` rows with ``status``
-    (unless ``all``) for which ``where`` (one SQL boolean over ``packages`` columns) holds, ordered by row."""
+    (unless ``all``) for which ``where`` (one SQL boolean over ``packages`` columns, the user's) and
+    ``condition`` (one built by the catalog, e.g. ``PassBand.condition``) hold, ordered by row."""
     if status not in get_args(StatusFilter):
         raise CatalogError(f"unknown status filter {status!r}; choose one of: {', '.join(get_args(StatusFilter))}")
     conditions = [] if status == "all" else [f"status = '{status}'"]
     if where is not None:
         conditions.append(f"(\n{parse_where(where)}\n)")  # line breaks: a trailing `--` comments nothing out
+    if condition is not None:
+        conditions.append(f"({condition})")
     clause = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     return f"SELECT {', '.join(columns)} FROM packages{clause} ORDER BY row_id"
 
 
-def sft_selection_sql(status: StatusFilter, where: str | None) -> str:
+def sft_selection_sql(status: StatusFilter, where: str | None, condition: str | None = None) -> str:
     """``selection_sql`` of the columns ``Selection.sft_rows`` reads: the package, its row's
     ``sft_ready`` and its run's parameters."""
-    return selection_sql(status, where, _SFT_COLUMNS)
+    return selection_sql(status, where, _SFT_COLUMNS, condition)

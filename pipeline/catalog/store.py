@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import duckdb
 
-from pipeline.catalog import queries, rollouts
+from pipeline.catalog import calibration, queries, rollouts
+from pipeline.catalog.calibration import PackageCalibration, PassBand, UnsolvedReport
 from pipeline.catalog.connect import Access, connect, first_line, interrupt_after
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.guard import check_select
@@ -347,14 +348,15 @@ class Catalog:
 
     # ------------------------------------------------------------------ curation
 
-    def stats(self, run: int | None = None) -> CatalogStats:
-        """Totals and the per-workflow, repair, rejection and review tables of generated rows, and
-        the rows of import runs apart (``imported``); of run ``run``, or of every run when None.
-        ``CatalogError`` if there is no run ``run``."""
+    def stats(self, run: int | None = None, k: int | None = None) -> CatalogStats:
+        """Totals and the per-workflow, repair, rejection and review tables of generated rows, the
+        rows of import runs apart (``imported``), and the calibration per capability and model of
+        the packages rolled out (``rollouts``, with pass@``k``: see ``calibration.calibration``);
+        of run ``run``, or of every run when None. ``CatalogError`` if there is no run ``run``."""
         with self._connection() as con:
             if run is not None and not queries.runs(con, run):
                 raise CatalogError(f"no run {run} in {self.path}; `synth catalog runs` lists them")
-            return queries.stats(con, run)
+            return queries.stats(con, run, k)
 
     def rejections(self) -> list[RejectionCount]:
         """Refusal codes of rejected rows (``rejection_counts``), most frequent first."""
@@ -403,16 +405,21 @@ class Catalog:
 
     @contextmanager
     def selection(self, status: StatusFilter = "accepted", where: str | None = None,
-                  writable: Path | None = None) -> Iterator[Selection]:
+                  writable: Path | None = None, band: PassBand | None = None) -> Iterator[Selection]:
         """The rows with ``status`` (accepted by default; ``all`` for every row) for which ``where``
-        (one SQL boolean over ``packages`` columns) holds, for an exporter to read inside the block.
+        (one SQL boolean over ``packages`` columns) holds, and whose package's pass rate lies in
+        ``band`` when one is given, for an exporter to read inside the block.
 
         The connection is sandboxed as ``query``'s is (no file access, settings locked), so
         ``where`` reads nothing but the catalog; ``writable`` is the one file DuckDB may write (an
-        export's ``COPY`` target). ``CatalogError`` for an unknown status or a bad ``where``.
+        export's ``COPY`` target). ``CatalogError`` for an unknown status, a bad ``where``, or a
+        band whose model has no rollouts.
         """
-        sql, sft_sql = selection_sql(status, where), sft_selection_sql(status, where)
+        condition = band.condition() if band is not None else None
+        sql, sft_sql = selection_sql(status, where, condition=condition), sft_selection_sql(status, where, condition)
         with self._connection(Access.SANDBOX, writable=writable) as con:
+            if band is not None:
+                calibration.check_band(con, band)
             try:
                 yield Selection(con, sql, sft_sql=sft_sql)
             except duckdb.BinderException as exc:
@@ -424,6 +431,27 @@ class Catalog:
                                    f"({first_line(str(exc))})") from exc
             except duckdb.Error as exc:
                 raise CatalogError(f"export failed: {first_line(str(exc))}") from exc
+
+    # ------------------------------------------------------------------ rollouts: reading
+    # Calibration from the ``rollouts`` table (``calibration.py``); the writing side is apart.
+
+    def calibration(self, model: str | None = None, k: int | None = None,
+                    run: int | None = None) -> list[PackageCalibration]:
+        """Per package and model: samples, passes, pass rate, mean score and pass@k
+        (``calibration.calibration``); of ``model`` only and of run ``run``'s packages only, when given."""
+        with self._connection() as con:
+            return calibration.calibration(con, model, k, run)
+
+    def unsolved(self, model: str | None = None, limit: int | None = None) -> UnsolvedReport:
+        """The packages no rollout (of ``model``, or of any model) passes, with the checks that
+        failed most (``calibration.unsolved``); at most ``limit`` listed."""
+        with self._connection() as con:
+            return calibration.unsolved(con, model, limit)
+
+    def rollout_models(self) -> list[str]:
+        """The models with rollouts counted by calibration, by name."""
+        with self._connection() as con:
+            return calibration.models(con)
 
 
 # ---------------------------------------------------------------------- row building

@@ -1,4 +1,4 @@
-"""``synth catalog stats|runs|query|show|rejections`` and ``synth export``: a thin mirror of ``Catalog``.
+"""``synth catalog stats|runs|query|show|rejections|unsolved`` and ``synth export``: a thin mirror of ``Catalog``.
 
 Every command opens the catalog read-only (no writer lock), so it works while a run is writing;
 each prints a rich table, or JSON with ``--json``.
@@ -19,6 +19,7 @@ from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
     from pipeline import Catalog
+    from pipeline.catalog.calibration import CalibrationGroup, UnsolvedReport
     from pipeline.catalog.queries import (
         CatalogStats,
         FindingRecord,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
         RunCounts,
     )
     from pipeline.catalog.selection import StatusFilter
-    from pipeline.interop.export import ExportSummary
+    from pipeline.interop.export import ExportSummary, Source
 
 EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit")
 
@@ -66,14 +67,19 @@ def stats(
     run: int = typer.Option(None, "--run", metavar="ID", min=1, show_default=False,
                             help="Count run ID only (`synth catalog runs` lists the runs)."),
     catalog: Path = CatalogOpt,
+    k: int = typer.Option(None, "--k", min=1, show_default=False,
+                          help="The k of pass@k (default: per model, the fewest samples any package has)."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Acceptance, repairs, rejection codes and review notes of generated rows, imported tasks apart.
+    """Acceptance, repairs, rejection codes and review notes of generated rows, imported tasks apart;
+    and, where rollouts exist, how agent models fare.
 
     Totals and rates per capability and workflow, top rejection codes, review notes per code, and
     how many accepted packages are sft_ready, over the rows of generation runs. Tasks imported with
-    `synth import` are counted on their own, never as rejected generations."""
-    result = _reader(catalog).stats(run)
+    `synth import` are counted on their own, never as rejected generations. With rollouts: per
+    capability and model, packages rolled out, mean pass rate, pass@1, pass@k and the packages no
+    rollout passes (`synth catalog unsolved` lists them)."""
+    result = _reader(catalog).stats(run, k)
     if as_json:
         emit_json(result.model_dump(mode="json"))
         return
@@ -98,6 +104,76 @@ def print_stats(result: CatalogStats) -> None:
               "counted in none of the generated figures)")
         if imported.rejections:
             print_rejections(imported.rejections, title="rejection codes of imported rows")
+    if result.rollouts:
+        print_calibration(result.rollouts)
+
+
+def print_calibration(rows: list[CalibrationGroup]) -> None:
+    """Per capability and model: packages rolled out, samples, mean pass rate, pass@1, pass@k and
+    the packages no rollout passes."""
+    table = new_table(title="rollouts by capability and model (pass@1 = mean pass rate)")
+    for col in ("capability", "model", "packages", "samples", "pass@1", "pass@k", "mean score", "unsolved"):
+        table.add_column(col, justify="left" if col in ("capability", "model") else "right", overflow="fold")
+    for r in rows:
+        at_k = "-" if r.pass_at_k is None else f"{r.pass_at_k:.1%}"
+        partial = f" of {r.packages_at_k:,}" if r.pass_at_k is not None and r.packages_at_k < r.packages else ""
+        table.add_row(_cell(r.capability), _cell(r.model), f"{r.packages:,}", f"{r.samples:,}",
+                      _rate(r.mean_pass_rate), f"{at_k} (k={r.k}){partial}", f"{r.mean_score:.3f}",
+                      f"{r.unsolved:,}")
+    console.print(table)
+    if any(r.unsolved for r in rows):
+        _line("packages no rollout passes, with the checks that failed most: `synth catalog unsolved`")
+
+
+# --------------------------------------------------------------------------- unsolved
+
+
+@catalog_app.command()
+def unsolved(
+    model: str = typer.Option(None, "--model", metavar="M", show_default=False,
+                              help="Packages no rollout of model M passes (default: of any model)."),
+    limit: int = typer.Option(50, "--limit", min=0, help="Packages to list at most (0: all)."),
+    top: int = typer.Option(3, "--top", min=1, help="Checks to show per package, most failures first."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Packages rolled out that no rollout passes, with the checks that failed most: too hard, or a
+    grader that fails correct agents (the best lead to an over-constrained check). --json lists
+    every failed check of each package."""
+    reader = _reader(catalog)
+    if model is not None and model not in (known := reader.rollout_models()):
+        raise UserError(f"--model {model}: no rollouts of that model in {catalog}; "
+                        + (f"models with rollouts: {', '.join(known)}" if known else "run `synth rollout` first"))
+    result = reader.unsolved(model, limit or None)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    print_unsolved(result, top)
+
+
+def print_unsolved(result: UnsolvedReport, top: int) -> None:
+    """The count line, the check kinds that failed most over every unsolved package, then one row
+    per package listed with its ``top`` failed checks."""
+    of = f"model {result.model}" if result.model else "any model"
+    _line(f"{result.unsolved:,} of {result.rolled_out:,} package(s) rolled out: no rollout of {of} passes"
+          + (f" ({len(result.packages):,} listed; raise --limit)" if len(result.packages) < result.unsolved else ""))
+    if not result.unsolved:
+        return
+    table = new_table(title="check kinds that failed most (samples of unsolved packages)")
+    for col in ("rule", "kind", "failures", "packages"):
+        table.add_column(col, justify="right" if col in ("failures", "packages") else "left")
+    for c in result.by_kind:
+        table.add_row(_cell(c.rule), _cell(c.kind), f"{c.failures:,}", f"{c.packages:,}")
+    console.print(table)
+    table = new_table(title="unsolved packages")
+    for col in ("package", "capability", "workflow", "samples", "best score", "checks failed most (failures)"):
+        table.add_column(col, justify="right" if col in ("samples", "best score") else "left", overflow="fold")
+    for p in result.packages:
+        failed = ", ".join(f"{c.id} ({c.kind}{', safety' if c.rule == 'safety' else ''}): {c.failures}"
+                           for c in p.failed_checks[:top])
+        table.add_row(_cell(p.package_id), _cell(p.capability), _cell(p.workflow), f"{p.samples:,}",
+                      f"{p.best_score:.3f}", _cell(failed or None))
+    console.print(table)
 
 
 def print_generated(result: CatalogStats) -> None:
@@ -359,11 +435,22 @@ def export(
                                   help="sft: characters of each tool observation kept."),
     sample_budget: int = typer.Option(40_000, "--sample-budget", min=1,
                                       help="sft: samples longer than this many characters are left out."),
+    pass_band: str = typer.Option(None, "--pass-band", metavar="LOW:HIGH", show_default=False,
+                                  help="Only packages whose pass rate for --model lies in [LOW, HIGH], e.g. 0.2:0.8."),
+    model: str = typer.Option(None, "--model", metavar="M", show_default=False,
+                              help="The model of --pass-band; with --from rollouts, its rollouts only."),
+    source: str = typer.Option("reference", "--from", metavar="[reference|rollouts]",
+                               help="sft: the packages' reference trajectories, or their passing rollouts."),
+    min_score: float = typer.Option(None, "--min-score", show_default=False,
+                                    help="--from rollouts: rollouts scoring at least this (default and least: "
+                                         "the pass threshold, 0.75)."),
     catalog: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
-    `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML."""
+    `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML. --pass-band keeps the packages
+    a model passes sometimes (the RL-useful ones); --format sft --from rollouts writes the passing
+    rollouts' own conversations (rejection sampling)."""
     from pipeline import export_catalog
     from pipeline.cli.progress import CountProgress
     from pipeline.core.training_format import Policy
@@ -372,7 +459,9 @@ def export(
     with CountProgress("exported", "rows", as_json) as progress:
         summary = export_catalog(_reader(catalog), fmt, out, where=where,
                                  status=cast("StatusFilter", status),  # an unknown one: a CatalogError
-                                 policy=policy, on_progress=progress.update)
+                                 policy=policy, on_progress=progress.update, pass_band=pass_band, model=model,
+                                 source=cast("Source", source),  # an unknown one: a CatalogError
+                                 min_score=min_score)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return
@@ -386,12 +475,16 @@ def print_export(summary: ExportSummary) -> None:
     skipped, reasons = summary.details.get("skipped") or {}, summary.details.get("reasons") or {}
     details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items()
                       if k not in ("left_out", "skipped", "reasons") and v not in ({}, [], None))
-    console.print(f"wrote {summary.rows:,} {summary.status} row(s) as {summary.format} to {summary.path}{details}",
+    what = f"{summary.status} row(s)" if summary.source == "reference" else "passing rollout(s)"
+    band = (f" (packages whose pass rate for {summary.model} lies in {summary.pass_band[0]:g}..{summary.pass_band[1]:g})"
+            if summary.pass_band else "")
+    console.print(f"wrote {summary.rows:,} {what} as {summary.format} to {summary.path}{band}{details}",
                   markup=False, highlight=False)
     if skipped:
-        table = new_table(title=f"{sum(skipped.values()):,} package(s) left out")
-        for col in ("reason", "packages", "why"):
-            table.add_column(col, justify="right" if col == "packages" else "left", overflow="fold")
+        left = "package(s)" if summary.source == "reference" else "rollout(s)"
+        table = new_table(title=f"{sum(skipped.values()):,} {left} left out")
+        for col in ("reason", "count", "why"):
+            table.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
         for reason, n in skipped.items():
             table.add_row(_cell(reason), f"{n:,}", _cell(reasons.get(reason)))
         console.print(table)

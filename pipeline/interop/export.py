@@ -15,17 +15,20 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from pipeline.catalog.calibration import PassBand
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import Selection, StatusFilter
 from pipeline.catalog.store import Catalog
+from pipeline.core.package import PASS_THRESHOLD
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.training_format import Policy
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
+from pipeline.interop.rollout_sft import export_rollout_sft
 from pipeline.interop.sft import export_sft
 
 Exporter = Callable[[Selection, Path, Policy], int | BaseModel]
@@ -56,6 +59,12 @@ FORMATS: dict[str, Format] = {
 """Format name → format. ``sft`` applies the training truncation policy (and reads each row's
 stored ``sft_ready``); the others ignore it."""
 
+Source = Literal["reference", "rollouts"]
+RolloutExporter = Callable[[Selection, Path, Policy, float, "str | None"], BaseModel]
+FROM_ROLLOUTS: dict[str, RolloutExporter] = {"sft": export_rollout_sft}
+"""The formats ``source="rollouts"`` writes: format name → its writer of the selected packages'
+passing rollouts (``min_score``, ``model``)."""
+
 
 class ExportSummary(BaseModel):
     format: str
@@ -63,6 +72,11 @@ class ExportSummary(BaseModel):
     rows: int
     status: str
     where: str | None
+    source: str = "reference"
+    """What the samples come from: the packages' ``reference``, or their passing ``rollouts``."""
+    pass_band: list[float] | None = None
+    """``[LOW, HIGH]``: only packages whose pass rate for ``model`` lies in it were exported."""
+    model: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -113,18 +127,29 @@ def _discard(partial: Path) -> None:
 
 def export_catalog(catalog: Catalog, fmt: str, out: Path | str | None = None, where: str | None = None,
                    status: StatusFilter = "accepted", policy: Policy | None = None,
-                   on_progress: ProgressFn | None = None) -> ExportSummary:
+                   on_progress: ProgressFn | None = None, pass_band: PassBand | str | None = None,
+                   model: str | None = None, source: Source = "reference",
+                   min_score: float | None = None) -> ExportSummary:
     """Write the catalog rows with ``status`` (accepted by default; ``all`` for every row) for
     which ``where`` holds to ``out`` (default ``output/<format's default name>``) in format
     ``fmt``, atomically; ``on_progress`` is told ``(rows done, rows in all)`` as it goes.
+
+    ``pass_band`` (a ``PassBand``, or ``"LOW:HIGH"`` for ``model``) keeps only the packages whose
+    pass rate for ``model`` lies in [LOW, HIGH] (``pipeline.catalog.calibration``), in every format.
+    ``source="rollouts"`` (format ``sft`` only) writes the passing rollouts of the selected
+    packages (score >= ``min_score``, default the pass threshold; of ``model`` only when given)
+    in place of their reference trajectories (``interop.rollout_sft``).
 
     The output is written beside ``out`` under a temporary name and renamed over it once complete,
     so ``out`` is either the previous file or the whole new export, never a partial one. A
     one-file format refuses an ``out`` that is a folder; a folder format (``clawenvkit``) writes
     only to a new or empty folder. ``where`` runs sandboxed (``Catalog.selection``).
-    ``CatalogError`` for an unknown format or status, a bad ``where`` or ``out``.
+    ``CatalogError`` for an unknown format or status, a bad ``where``, ``out``, band, source or
+    ``min_score``.
     """
     spec = _format(fmt)
+    band = PassBand.parse(pass_band, model) if isinstance(pass_band, str) else pass_band
+    write = _writer(fmt, spec, source, model, min_score, band)
     out = default_out(fmt) if out is None else Path(out)
     if out.name in ("", ".", ".."):
         raise CatalogError(f"--out {out} names no file or folder; pass a path such as {default_out(fmt)}")
@@ -133,13 +158,13 @@ def export_catalog(catalog: Catalog, fmt: str, out: Path | str | None = None, wh
     _discard(partial)  # left by an export that was killed
     _prepare(out, partial, spec.folder)
     try:
-        with catalog.selection(status, where, writable=None if spec.folder else partial) as selection:
+        with catalog.selection(status, where, writable=None if spec.folder else partial, band=band) as selection:
             if on_progress is not None:
                 total = selection.count()
                 on_progress(0, total)
                 selection = dataclasses.replace(selection, on_row=lambda done: on_progress(done, total))
             try:
-                outcome = spec.write(selection, partial, policy or Policy())
+                outcome = write(selection, partial, policy or Policy())
             except OSError as exc:
                 raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --out in a folder you can "
                                    "write with room to spare") from exc
@@ -151,8 +176,32 @@ def export_catalog(catalog: Catalog, fmt: str, out: Path | str | None = None, wh
             raise CatalogError(f"cannot replace {out}: {exc.strerror or exc}; pass another --out") from exc
     finally:
         _discard(partial)
+    chosen = {"status": status, "where": where, "source": source,
+              "pass_band": None if band is None else [band.low, band.high], "model": model}
     if isinstance(outcome, BaseModel):
         details = outcome.model_dump(mode="json")
-        return ExportSummary(format=fmt, path=str(out), rows=details.pop("rows"), status=status, where=where,
-                             details=details)
-    return ExportSummary(format=fmt, path=str(out), rows=outcome, status=status, where=where)
+        details.pop("model", None)
+        return ExportSummary(format=fmt, path=str(out), rows=details.pop("rows"), **chosen, details=details)
+    return ExportSummary(format=fmt, path=str(out), rows=outcome, **chosen)
+
+
+def _writer(fmt: str, spec: Format, source: Source, model: str | None, min_score: float | None,
+            band: PassBand | None) -> Exporter:
+    """What writes format ``fmt`` from ``source``, or ``CatalogError`` for a choice that does not fit."""
+    if source == "reference":
+        if min_score is not None:
+            raise CatalogError("--min-score applies to --from rollouts only; add --from rollouts, or leave it out")
+        if model is not None and band is None:
+            raise CatalogError(f"--model {model} needs --pass-band LOW:HIGH or --from rollouts; add one, or "
+                               "leave --model out")
+        return spec.write
+    if source != "rollouts":
+        raise CatalogError(f"unknown --from {source!r}; choose reference or rollouts")
+    if fmt not in FROM_ROLLOUTS:
+        raise CatalogError(f"--from rollouts writes {', '.join(FROM_ROLLOUTS)} only, not {fmt}; pass --format sft")
+    score = PASS_THRESHOLD if min_score is None else min_score
+    if not PASS_THRESHOLD <= score <= 1.0:
+        raise CatalogError(f"--min-score {score:g}: SFT from rollouts takes passing rollouts only; pass a score "
+                           f"between the pass threshold {PASS_THRESHOLD:g} and 1")
+    rollout_writer = FROM_ROLLOUTS[fmt]
+    return lambda selection, out, policy: rollout_writer(selection, out, policy, score, model)

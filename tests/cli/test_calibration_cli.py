@@ -1,0 +1,49 @@
+"""``synth catalog stats`` with rollouts and ``synth catalog unsolved``: tables and ``--json``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.catalog.rollout_rows import add_rollouts, record_packages, rollout
+from tests.conftest import CliResult, load_examples
+
+
+def rolled(path: Path) -> dict[str, str]:
+    """m: message 1 pass of 2, meeting 0 of 2 (asked-day failing twice)."""
+    ids = {p.workflow: p.id for p in load_examples()}
+    record_packages(path, load_examples())
+    message, meeting = ids["message-a-colleague"], ids["schedule-meeting-after-clarification"]
+    add_rollouts(path, [rollout(message, "m", 0, 1.0), rollout(message, "m", 1, 0.0, ["called:sent"]),
+                        rollout(meeting, "m", 0, 0.5, ["asked_user:asked-day"]),
+                        rollout(meeting, "m", 1, 0.2, ["asked_user:asked-day", "answer_contains:confirmed"])])
+    return ids
+
+
+def test_stats_shows_rollouts_per_capability_and_model(empty_catalog: Path, synth: Callable[..., CliResult]) -> None:
+    before = synth("catalog", "stats", "--catalog", empty_catalog)
+    assert "rollouts by capability" not in before.stdout
+    rolled(empty_catalog)
+    result = synth("catalog", "stats", "--catalog", empty_catalog)
+    assert result.exit_code == 0, result.stderr
+    assert "rollouts by capability and model" in result.stdout and "synth catalog unsolved" in result.stdout
+    data = json.loads(synth("catalog", "stats", "--k", "2", "--json", "--catalog", empty_catalog).stdout)
+    groups = {g["capability"]: g for g in data["rollouts"]}
+    assert (groups["general"]["packages"], groups["general"]["mean_pass_rate"], groups["general"]["pass_at_k"],
+            groups["general"]["k"]) == (1, 0.5, 1.0, 2)
+    assert (groups["multi-turn"]["unsolved"], groups["multi-turn"]["pass_at_k"]) == (1, 0.0)
+
+
+def test_unsolved_lists_packages_and_failed_checks(empty_catalog: Path, synth: Callable[..., CliResult]) -> None:
+    ids = rolled(empty_catalog)
+    result = synth("catalog", "unsolved", "--catalog", empty_catalog)
+    assert result.exit_code == 0, result.stderr
+    assert "1 of 2 package(s) rolled out: no rollout of any model passes" in result.stdout
+    assert ids["schedule-meeting-after-clarification"] in result.stdout and "asked-day (asked_user): 2" in result.stdout
+    data = json.loads(synth("catalog", "unsolved", "--model", "m", "--json", "--catalog", empty_catalog).stdout)
+    assert [p["package_id"] for p in data["packages"]] == [ids["schedule-meeting-after-clarification"]]
+    assert [(c["kind"], c["failures"]) for c in data["by_kind"]] == [("asked_user", 2), ("answer_contains", 1)]
+    missing = synth("catalog", "unsolved", "--model", "zz", "--catalog", empty_catalog)
+    assert missing.exit_code != 0 and "no rollouts of that model" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1

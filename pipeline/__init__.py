@@ -63,6 +63,15 @@ _EXPORTS: dict[str, str] = {
     "aregenerate": "pipeline.runs.api",
     "import_tasks": "pipeline.runs.api",
     "aimport_tasks": "pipeline.runs.api",
+    # rollouts: agent models on catalog packages
+    "Rollout": "pipeline.core.rollouts",
+    "RolloutOptions": "pipeline.runs.rollout",
+    "RolloutSummary": "pipeline.runs.rollout",
+    "RolloutInterrupted": "pipeline.runs.rollout",
+    "start_rollouts": "pipeline.runs.rollout",
+    "astart_rollouts": "pipeline.runs.rollout",
+    "resume_rollouts": "pipeline.runs.rollout",
+    "aresume_rollouts": "pipeline.runs.rollout",
     # the catalog and its exports
     "Catalog": "pipeline.catalog.store",
     "export_catalog": "pipeline.interop.export",
@@ -73,6 +82,8 @@ __all__ = [
     "ScoreReport", "TaskEnv", "TaskPackage", "ToolCall", "Verdict", "Witness", "agenerate",
     "aimport_tasks", "aregenerate", "aresume_run", "astart_run", "export_catalog", "generate", "import_tasks",
     "load_package", "load_packages", "play_actions", "regenerate", "resume_run", "start_run", "verify_package",
+    "Rollout", "RolloutInterrupted", "RolloutOptions", "RolloutSummary", "aresume_rollouts", "astart_rollouts",
+    "resume_rollouts", "start_rollouts",
 ]
 
 DISTRIBUTION = "synth"
@@ -121,6 +132,7 @@ if TYPE_CHECKING:
     from pipeline.core.grading import Grader, ScoreReport
     from pipeline.core.outcomes import Finding, Verdict, Witness
     from pipeline.core.package import TaskPackage, load_package
+    from pipeline.core.rollouts import Rollout
     from pipeline.env.catalog_packages import load_packages
     from pipeline.env.task_env import TaskEnv
     from pipeline.interop.export import export_catalog
@@ -137,6 +149,15 @@ if TYPE_CHECKING:
     )
     from pipeline.runs.dataset import agenerate, generate
     from pipeline.runs.options import RunOptions, RunSummary
+    from pipeline.runs.rollout import (
+        RolloutInterrupted,
+        RolloutOptions,
+        RolloutSummary,
+        aresume_rollouts,
+        astart_rollouts,
+        resume_rollouts,
+        start_rollouts,
+    )
     from pipeline.verify.verifier import verify_package
 
     __version__: str

@@ -18,6 +18,8 @@ import pytest
 
 import pipeline as synth
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT
+from tests.support import OpenAIServer
+from tests.support.agent_server import ScriptedAgents
 
 
 def _import_every_module() -> list[str]:
@@ -92,6 +94,23 @@ def test_every_public_name_works_after_every_module_is_imported(tmp_path: Path) 
     imported = call("import_tasks", [tmp_path / "claw"], catalog=catalog)
     assert imported.run_id is not None and len(imported.results) == in_run_1
     assert len(asyncio.run(call("aimport_tasks", [tmp_path / "claw"], record=False)).results) == in_run_1
+
+    # rollouts: an agent model (the local test server replaying each reference) on the catalog's packages
+    agents = ScriptedAgents(p.model_dump(mode="json") for p in loaded)
+    with OpenAIServer(agents) as server:
+        options = call("RolloutOptions", model="reference", base_url=server.base_url, where="run = 1")
+        rolled = call("start_rollouts", options, catalog)
+        assert rolled.rollouts == in_run_1 and rolled.passed == in_run_1
+        assert call("RolloutSummary", **rolled.model_dump()) == rolled
+        assert asyncio.run(call("astart_rollouts", options, catalog)).job_id == rolled.job_id + 1
+        assert call("resume_rollouts", rolled.job_id, catalog).rollouts == 0  # nothing left to run
+        assert asyncio.run(call("aresume_rollouts", rolled.job_id, catalog)).rollouts == 0
+    assert "synth rollout --resume 3 --catalog" in str(call("RolloutInterrupted", 3, catalog, 0, 4))
+    with synth.Catalog.open(catalog, read_only=True) as opened:
+        stored = opened.query("SELECT package_id, score FROM rollouts WHERE job = 1").rows
+    record = call("Rollout", package_id=stored[0][0], model="reference", sample=0, score=stored[0][1], checks=[],
+                  finish_reason="answer")
+    assert record.passed
 
     assert used == set(synth.__all__), "a public name is not exercised here"
 

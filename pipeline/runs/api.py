@@ -110,7 +110,8 @@ def describe_generator(generator: Generator, base_url: str | None) -> str:
 
 
 @contextmanager
-def _catalog(catalog: Catalog | Path | str) -> Iterator[Catalog]:
+def writable_catalog(catalog: Catalog | Path | str) -> Iterator[Catalog]:
+    """``catalog`` as it is when already open, else opened for writing for the block and closed after."""
     if isinstance(catalog, Catalog):
         yield catalog
         return
@@ -172,7 +173,7 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
     """
     find_capability(taxonomy(), options.capability)
     generator = generator or make_generator(model, base_url, options.defect_rate)
-    with _catalog(catalog) as cat:
+    with writable_catalog(catalog) as cat:
         run_id = cat.start_run(options.name or f"{options.capability}-{options.count}", generator.name,
                                generator.model, options.capability,
                                run_parameters(options, generator.name, generator.model, base_url))
@@ -208,7 +209,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
     if unknown:
         raise UserError(f"a resumed run keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
                         f"not {', '.join(unknown)}")
-    with _catalog(catalog) as cat:
+    with writable_catalog(catalog) as cat:
         _generation_run(cat, run_id, "resume")
         params = cat.resume_run(run_id).parameters
         with _recording_stops(cat, run_id):
@@ -242,7 +243,7 @@ def _regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int 
     told each run's id, generator and options before its slots are retried."""
     by_run: dict[int, dict[str, int]] = {}
     tokens = [0, 0]
-    with _catalog(catalog) as cat:
+    with writable_catalog(catalog) as cat:
         if run_id is not None:
             _generation_run(cat, run_id, "regenerate")
         generation_runs = {r.id for r in cat.runs() if is_generation_run(r.parameters)}
@@ -310,7 +311,7 @@ def import_tasks(paths: list[Path], fmt: str = "clawenvkit", catalog: Catalog | 
     if not record:
         return ImportSummary(run_id=None, results=results)
     generator = f"{IMPORT_GENERATOR_PREFIX}{fmt}"
-    with _catalog(catalog) as cat:
+    with writable_catalog(catalog) as cat:
         run_id = cat.start_run(f"import-{fmt}", generator, parameters={"paths": [str(p) for p in paths]})
         with cat.batch():
             for slot, result in enumerate(results):

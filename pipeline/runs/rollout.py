@@ -41,7 +41,7 @@ from pipeline.core.user import UserModel, UserModelError
 from pipeline.env.catalog_packages import load_packages
 from pipeline.env.task_env import Answer, Ask, TaskEnv, ToolCall
 from pipeline.generation.model_endpoint import Endpoint
-from pipeline.runs.api import _catalog
+from pipeline.runs.api import writable_catalog
 from pipeline.runs.interrupt import signal_of, signals_ignored
 from pipeline.runs.steps import Steps, awaitable, blocking
 from pipeline.runs.writer import WriteWindow
@@ -417,7 +417,7 @@ def _start_rollouts(options: RolloutOptions, catalog: Catalog | Path | str = DEF
     record them as a new rollout job. ``UserError`` before any job is recorded when no package
     matches, the model is not an agent model, or no key is set for a remote server."""
     _agent_client(options)  # a missing key or a bad --model: before anything is recorded
-    with _catalog(catalog) as cat:
+    with writable_catalog(catalog) as cat:
         packages = load_packages(cat, options.where)
         if not packages:
             where = f" matching --where {options.where!r}" if options.where else ""
@@ -437,7 +437,7 @@ def _resume_rollouts(job_id: int, catalog: Catalog | Path | str = DEFAULT_CATALO
     if unknown:
         raise UserError(f"a resumed rollout job keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
                         f"not {', '.join(unknown)}")
-    with _catalog(catalog) as cat:
+    with writable_catalog(catalog) as cat:
         stored = cat.rollout_job(job_id).parameters
         options = RolloutOptions.model_validate({k: v for k, v in stored.items() if k in RolloutOptions.model_fields})
         options = options.model_copy(update=resources)

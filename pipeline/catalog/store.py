@@ -31,6 +31,7 @@ from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_
 from pipeline.catalog.lock import WriterLock
 from pipeline.catalog.queries import (
     CatalogStats,
+    PackagePassRate,
     PackageRecord,
     QueryResult,
     RejectionCount,
@@ -354,9 +355,21 @@ class Catalog:
         the packages rolled out (``rollouts``, with pass@``k``: see ``calibration.calibration``);
         of run ``run``, or of every run when None. ``CatalogError`` if there is no run ``run``."""
         with self._connection() as con:
-            if run is not None and not queries.runs(con, run):
-                raise CatalogError(f"no run {run} in {self.path}; `synth catalog runs` lists them")
+            self._require_run(con, run)
             return queries.stats(con, run, k)
+
+    def package_pass_rates(self, run: int | None = None) -> list[PackagePassRate]:
+        """Per package and model, the rollouts recorded on the packages of run ``run`` (None: every
+        rollout): counted, ended by an error, passed, and their tokens (``PackagePassRate``).
+        ``CatalogError`` if there is no run ``run``."""
+        with self._connection() as con:
+            self._require_run(con, run)
+            return queries.package_pass_rates(con, queries.RowScope(run=run))
+
+    def _require_run(self, con: duckdb.DuckDBPyConnection, run: int | None) -> None:
+        """``CatalogError`` unless ``run`` is None or a run of this catalog."""
+        if run is not None and not queries.runs(con, run):
+            raise CatalogError(f"no run {run} in {self.path}; `synth catalog runs` lists them")
 
     def rejections(self) -> list[RejectionCount]:
         """Refusal codes of rejected rows (``rejection_counts``), most frequent first."""

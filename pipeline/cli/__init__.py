@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from pipeline.cli import capabilities, catalog, interop, packages, rollout, run
+from pipeline.cli import capabilities, catalog, interop, packages, report, rollout, run
 from pipeline.cli.options import err_console, readable_help
 from pipeline.core.errors import UserError
 
@@ -31,7 +31,7 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_versio
                                             help="Print the version and exit.")) -> None:
     """Synthesize verified task packages for tool-using agents."""
 
-for _module in (packages, capabilities, run, rollout, catalog, interop):
+for _module in (packages, capabilities, run, rollout, catalog, interop, report):
     _module.register(app)
 
 

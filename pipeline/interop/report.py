@@ -1,0 +1,288 @@
+"""``synth report``: one self-contained HTML page of a run (or the whole catalog) a person opens in
+a browser, with its charts drawn by Plotly.
+
+What the page shows, each figure read through the catalog API (``Catalog.stats``,
+``Catalog.run_counts``, ``Catalog.package_pass_rates``):
+
+- the funnel of generated rows: *slots* (the (run, slot) pairs with at least one attempt),
+  *attempts* (rows) and *accepted* rows; rows of import runs are in none of them;
+- rejections: rejected rows per refusal code (``RejectionCount.packages``);
+- the capability and workflow (template) mix: accepted and rejected rows of each;
+- the generator's LLM use (``llm_calls``): calls and tokens, and their cost when both prices per
+  1,000 tokens are given (else the page says "no price given");
+- where rollouts exist (table ``rollouts``), per capability and model, a histogram of the
+  packages' pass rates (a package's pass rate: the share of its counted rollouts that passed; a
+  rollout ended by a model-server error counts in none) in ten bins of 10 points, the last holding
+  100 %, and a table of the same groups.
+
+The page carries plotly.js once, inline: it needs no network. The file is written beside ``out``
+under a temporary name and renamed over it once whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from contextlib import suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from pipeline.catalog.errors import CatalogError
+from pipeline.catalog.queries import IMPORT_GENERATOR_PREFIX, PackagePassRate, RejectionCount, RunInfo
+from pipeline.catalog.store import Catalog
+
+if TYPE_CHECKING:
+    from plotly.graph_objects import Figure
+
+BINS = 10
+"""Pass-rate histogram bins, each 1/BINS wide; a rate of 1.0 falls in the last."""
+BIN_LABELS = [f"{100 * i // BINS}–{100 * (i + 1) // BINS}%" for i in range(BINS)]
+NO_CAPABILITY = "(no catalog row)"
+"""The capability label of rollouts whose package id no catalog row holds."""
+TEMPLATE = Path(__file__).with_name("report.html.j2")
+
+
+# --------------------------------------------------------------------------- figures
+
+
+class Prices(BaseModel):
+    """What 1,000 tokens cost, in one currency: ``prompt_per_1k`` and ``completion_per_1k``."""
+
+    prompt_per_1k: float = Field(ge=0)
+    completion_per_1k: float = Field(ge=0)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt_per_1k + completion_tokens * self.completion_per_1k) / 1000
+
+
+class Funnel(BaseModel):
+    """Generated rows: ``slots`` with at least one attempt, ``attempts`` (rows), ``accepted`` rows."""
+
+    slots: int
+    attempts: int
+    accepted: int
+
+
+class Mix(BaseModel):
+    """Accepted and rejected generated rows of one capability or one workflow."""
+
+    name: str
+    accepted: int
+    rejected: int
+
+
+class PassRateGroup(BaseModel):
+    """One model on the packages of one capability: ``packages`` with a counted rollout,
+    ``samples`` (counted rollouts), ``errors`` (rollouts ended by an error), ``histogram`` (packages
+    per pass-rate bin, ``BIN_LABELS``), ``mean_pass_rate`` (mean of the packages'), ``unsolved``
+    (pass rate 0) and ``always`` (pass rate 1), and the rollouts' tokens."""
+
+    capability: str
+    model: str
+    packages: int
+    samples: int
+    errors: int
+    histogram: list[int]
+    mean_pass_rate: float | None
+    unsolved: int
+    always: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ReportData(BaseModel):
+    """Everything the page shows, of run ``run`` (None: the whole catalog, ``runs`` runs)."""
+
+    catalog: str
+    run: RunInfo | None
+    runs: int
+    funnel: Funnel
+    rejections: list[RejectionCount]
+    capabilities: list[Mix]
+    workflows: list[Mix]
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    rollouts: int
+    pass_rates: list[PassRateGroup]
+
+
+class ReportSummary(BaseModel):
+    """What ``write_report`` wrote: the file, its size, the charts on it (their names, in page
+    order), the funnel, rollouts counted, and the generator's cost (None: no price given)."""
+
+    path: str
+    bytes: int
+    run: int | None
+    funnel: Funnel
+    charts: list[str]
+    rollouts: int
+    cost: float | None
+
+
+def bin_of(passes: int, samples: int) -> int:
+    """The histogram bin of ``passes`` of ``samples`` (exact: integer arithmetic, 1.0 in the last)."""
+    return min(BINS * passes // samples, BINS - 1)
+
+
+def pass_rate_groups(rates: list[PackagePassRate]) -> list[PassRateGroup]:
+    """``rates`` (per package and model) grouped per capability and model, sorted by both."""
+    groups: dict[tuple[str, str], list[PackagePassRate]] = defaultdict(list)
+    for rate in rates:
+        groups[(rate.capability or NO_CAPABILITY, rate.model)].append(rate)
+    out = []
+    for (capability, model), members in sorted(groups.items()):
+        counted = [m for m in members if m.samples]
+        histogram = [0] * BINS
+        for m in counted:
+            histogram[bin_of(m.passes, m.samples)] += 1
+        shares = [m.passes / m.samples for m in counted]
+        out.append(PassRateGroup(
+            capability=capability, model=model, packages=len(counted), samples=sum(m.samples for m in members),
+            errors=sum(m.errors for m in members), histogram=histogram,
+            mean_pass_rate=sum(shares) / len(shares) if shares else None,
+            unsolved=sum(m.passes == 0 for m in counted), always=sum(m.passes == m.samples for m in counted),
+            prompt_tokens=sum(m.prompt_tokens for m in members),
+            completion_tokens=sum(m.completion_tokens for m in members)))
+    return out
+
+
+def gather(catalog: Catalog, run: int | None = None) -> ReportData:
+    """The page's figures, of run ``run`` or of the whole catalog. ``CatalogError`` if there is no
+    run ``run``."""
+    stats = catalog.stats(run)
+    slots = sum(r.slots for r in catalog.run_counts()
+                if (run is None or r.id == run) and not r.generator.startswith(IMPORT_GENERATOR_PREFIX))
+    capabilities: dict[str, Counter[str]] = defaultdict(Counter)
+    workflows: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in stats.by_workflow:
+        for mix, name in ((capabilities, row.capability), (workflows, row.workflow)):
+            mix[name or "(none)"].update(accepted=row.accepted, rejected=row.rejected)
+    rates = catalog.package_pass_rates(run)
+    return ReportData(
+        catalog=str(catalog.path), run=catalog.runs(run)[0] if run is not None else None, runs=stats.runs,
+        funnel=Funnel(slots=slots, attempts=stats.packages, accepted=stats.accepted),
+        rejections=stats.rejections,
+        capabilities=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(capabilities.items())],
+        workflows=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(workflows.items())],
+        llm_calls=stats.llm_calls, prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
+        rollouts=sum(r.rollouts for r in rates), pass_rates=pass_rate_groups(rates))
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def charts(data: ReportData) -> dict[str, Figure]:
+    """The page's charts by name, in page order; a chart with nothing to show is left out."""
+    import plotly.graph_objects as go
+
+    out: dict[str, Figure] = {}
+    funnel = data.funnel
+    if funnel.attempts:
+        out["funnel"] = go.Figure(go.Funnel(y=["slots", "attempts", "accepted"],
+                                            x=[funnel.slots, funnel.attempts, funnel.accepted], textinfo="value"),
+                                  layout={"height": 320})
+    if data.rejections:
+        rows = list(reversed(data.rejections))  # most frequent at the top
+        out["rejections"] = go.Figure(go.Bar(
+            x=[r.packages for r in rows], y=[r.code for r in rows], orientation="h",
+            hovertext=[r.description for r in rows], marker_color="#c0392b"),
+            layout={"height": _bars_height(len(rows))})
+    for name, mix in (("capabilities", data.capabilities), ("workflows", data.workflows)):
+        if mix:
+            out[name] = _stacked(mix)
+    if data.pass_rates:
+        out["pass-rates"] = _histograms(data.pass_rates)
+    for figure in out.values():
+        figure.update_layout(margin={"l": 20, "r": 20, "t": 40, "b": 40}, template="plotly_white")
+        figure.update_yaxes(automargin=True)
+    return out
+
+
+def _bars_height(bars: int) -> int:
+    """Pixels for a chart of ``bars`` horizontal bars: room for each label, at least 320."""
+    return max(320, 28 * bars + 120)
+
+
+def _stacked(mix: list[Mix]) -> Figure:
+    """Accepted and rejected rows per name, stacked horizontal bars."""
+    import plotly.graph_objects as go
+
+    rows = list(reversed(mix))  # first name at the top
+    names = [m.name for m in rows]
+    figure = go.Figure([go.Bar(name="accepted", y=names, x=[m.accepted for m in rows], orientation="h",
+                               marker_color="#27ae60"),
+                        go.Bar(name="rejected", y=names, x=[m.rejected for m in rows], orientation="h",
+                               marker_color="#c0392b")])
+    figure.update_layout(barmode="stack", height=_bars_height(len(rows)))
+    return figure
+
+
+def _histograms(groups: list[PassRateGroup]) -> Figure:
+    """A grid of pass-rate histograms: a row per capability, a column per model."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    capabilities = sorted({g.capability for g in groups})
+    models = sorted({g.model for g in groups})
+    cells = {(g.capability, g.model): g for g in groups}
+    figure = make_subplots(rows=len(capabilities), cols=len(models), shared_xaxes=True,
+                           subplot_titles=[f"{c} · {m}" for c in capabilities for m in models],
+                           vertical_spacing=min(0.08, 0.3 / len(capabilities)))
+    for i, capability in enumerate(capabilities, start=1):
+        for j, model in enumerate(models, start=1):
+            group = cells.get((capability, model))
+            figure.add_trace(go.Bar(x=BIN_LABELS, y=group.histogram if group else [0] * BINS, name=model,
+                                    showlegend=False, marker_color="#2e86c1"), row=i, col=j)
+    figure.update_yaxes(title_text="packages", col=1)
+    figure.update_layout(height=220 * len(capabilities) + 80)
+    return figure
+
+
+# --------------------------------------------------------------------------- page
+
+
+def render(data: ReportData, prices: Prices | None = None) -> tuple[str, list[str]]:
+    """The page's HTML and the names of its charts, in page order."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    import pipeline
+
+    figures = charts(data)
+    html = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"chart-{name}",
+                                 config={"displaylogo": False, "responsive": True})
+            for index, (name, figure) in enumerate(figures.items())}
+    env = Environment(loader=FileSystemLoader(TEMPLATE.parent), autoescape=True, undefined=StrictUndefined,
+                      keep_trailing_newline=True)
+    page = env.get_template(TEMPLATE.name).render(
+        data=data, charts=html, prices=prices, bin_labels=BIN_LABELS, version=pipeline.__version__,
+        cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None,
+        created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    return page, list(figures)
+
+
+def write_report(catalog: Catalog, out: Path | str, run: int | None = None,
+                 prices: Prices | None = None) -> ReportSummary:
+    """Write the report of run ``run`` (None: the whole catalog) to ``out``, atomically.
+    ``CatalogError`` if there is no run ``run`` or ``out`` cannot be written."""
+    out = Path(out)
+    if out.is_dir() or out.name in ("", ".", ".."):
+        raise CatalogError(f"--out {out} is a folder; pass an HTML file path such as {out / 'report.html'}")
+    data = gather(catalog, run)
+    page, names = render(data, prices)
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(page, encoding="utf-8")
+        os.replace(partial, out)
+    except OSError as exc:
+        with suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --out in a folder you can write") from exc
+    return ReportSummary(path=str(out), bytes=out.stat().st_size, run=run, funnel=data.funnel, charts=names,
+                         rollouts=data.rollouts,
+                         cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None)
+

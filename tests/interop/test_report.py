@@ -1,0 +1,111 @@
+"""``synth report``'s figures and page (``pipeline.interop.report``), against counts taken
+straight from the catalog with SQL. The page in a real browser: ``test_report_browser.py``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline import Catalog
+from pipeline.catalog.errors import CatalogError
+from pipeline.interop.report import BINS, Prices, bin_of, gather, render, write_report
+from tests.interop.conftest import ReportCatalog
+
+
+def _sql(path: Path, sql: str, params: list[object] | None = None) -> list[tuple[object, ...]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("run", [None, 1, 2])
+def test_funnel_and_rejections_match_the_rows(report_catalog: ReportCatalog, run: int | None) -> None:
+    data = gather(Catalog.open(report_catalog.path, read_only=True), run)
+    scope = "TRUE" if run is None else f"run = {run}"
+    slots, attempts, accepted = _sql(report_catalog.path, "SELECT count(DISTINCT (run, slot)), count(*), "
+                                     f"count(*) FILTER (WHERE status = 'accepted') FROM packages WHERE {scope}")[0]
+    assert (data.funnel.slots, data.funnel.attempts, data.funnel.accepted) == (slots, attempts, accepted)
+    assert data.funnel.attempts > data.funnel.slots or run == 2  # run 1's defects made repairs
+    codes = dict(_sql(report_catalog.path, "SELECT f.code, count(DISTINCT p.row_id) FROM findings f JOIN packages p "
+                      f"ON p.row_id = f.package_row WHERE p.status = 'rejected' AND f.kind = 'refusal' AND {scope} "
+                      "GROUP BY f.code"))
+    assert {r.code: r.packages for r in data.rejections} == codes
+    assert (run == 2) == (not codes)
+    mix = dict(_sql(report_catalog.path, f"SELECT capability, count(*) FROM packages WHERE {scope} GROUP BY ALL"))
+    assert {m.name: m.accepted + m.rejected for m in data.capabilities} == mix
+    assert sum(m.accepted for m in data.workflows) == accepted
+
+
+def test_pass_rates_per_capability_and_model(report_catalog: ReportCatalog) -> None:
+    groups = {(g.capability, g.model): g for g in gather(Catalog.open(report_catalog.path, read_only=True)).pass_rates}
+    assert set(groups) == {("multi-turn", "m1"), ("multi-turn", "m2"), ("general", "m1")}
+    m1 = groups[("multi-turn", "m1")]
+    # 3/4 -> the 70-80 % bin, 0/4 -> the first, 4/4 -> the last; the errored rollout counts nowhere
+    assert m1.histogram == [1, 0, 0, 0, 0, 0, 0, 1, 0, 1]
+    assert (m1.packages, m1.samples, m1.errors, m1.unsolved, m1.always) == (3, 12, 1, 1, 1)
+    assert m1.mean_pass_rate == pytest.approx((0.75 + 0 + 1) / 3)
+    assert groups[("multi-turn", "m2")].histogram == [0] * 5 + [1] + [0] * 4
+    assert groups[("general", "m1")].histogram == [0] * 5 + [1] + [0] * 4
+    assert m1.prompt_tokens == 13 * 100 and m1.completion_tokens == 13 * 20
+
+
+def test_a_run_reports_only_the_rollouts_on_its_packages(report_catalog: ReportCatalog) -> None:
+    data = gather(Catalog.open(report_catalog.path, read_only=True), 2)
+    assert [(g.capability, g.model, g.histogram) for g in data.pass_rates] == [("general", "m1", [0] * 5 + [1] + [0] * 4)]
+    assert data.rollouts == 2
+
+
+@pytest.mark.parametrize(("passes", "samples", "expected"),
+                         [(0, 3, 0), (1, 10, 1), (3, 10, 3), (7, 10, 7), (2, 3, 6), (99, 100, 9), (1, 1, BINS - 1)])
+def test_pass_rate_bins_are_exact(passes: int, samples: int, expected: int) -> None:
+    assert bin_of(passes, samples) == expected
+
+
+def test_the_page_is_one_file_with_plotly_once_and_no_outside_resource(report_catalog: ReportCatalog) -> None:
+    data = gather(Catalog.open(report_catalog.path, read_only=True))
+    page, charts = render(data)
+    assert charts == ["funnel", "rejections", "capabilities", "workflows", "pass-rates"]
+    assert page.count("Plotly.newPlot(") == len(charts)
+    assert len(re.findall(r"\* plotly\.js v\d", page)) == 1  # the library, inlined once
+    assert not re.search(r"<(script|link|img|iframe)[^>]*\s(src|href)=", page, re.I)
+    for chart in charts:
+        assert f'data-chart="{chart}"' in page and f'id="chart-{chart}"' in page
+    assert re.search(r'data-figure="slots">\s*' + str(data.funnel.slots) + "<", page)
+    assert "no price given" in page
+
+
+def test_cost_is_shown_only_with_prices(report_catalog: ReportCatalog) -> None:
+    data = gather(Catalog.open(report_catalog.path, read_only=True)).model_copy(
+        update={"prompt_tokens": 12_000, "completion_tokens": 3_000})
+    page, _ = render(data, Prices(prompt_per_1k=0.5, completion_per_1k=2.0))
+    assert re.search(r'data-figure="cost">12\.0000<', page)  # 12 * 0.5 + 3 * 2.0
+    assert "no price given" not in page
+
+
+def test_without_rollouts_the_page_says_so(runs_catalog: Path) -> None:
+    data = gather(Catalog.open(runs_catalog, read_only=True))
+    page, charts = render(data)
+    assert data.pass_rates == [] and "pass-rates" not in charts
+    assert "No rollouts recorded" in page
+
+
+def test_write_report_replaces_the_file_whole_and_refuses_a_folder_or_unknown_run(
+        report_catalog: ReportCatalog, tmp_path: Path) -> None:
+    reader = Catalog.open(report_catalog.path, read_only=True)
+    out = tmp_path / "nested" / "report.html"
+    out.parent.mkdir()
+    out.write_text("old")
+    summary = write_report(reader, out, 1)
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert summary.bytes == out.stat().st_size and summary.run == 1
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # no partial file left
+    with pytest.raises(CatalogError, match="is a folder"):
+        write_report(reader, tmp_path, 1)
+    with pytest.raises(CatalogError, match="no run 9 in"):
+        write_report(reader, tmp_path / "x.html", 9)
+    assert not (tmp_path / "x.html").exists()

@@ -205,30 +205,18 @@ class PackageRecord(BaseModel):
     llm_calls: list[LLMCall]
 
 
-class PackagePassRate(BaseModel):
-    """One model's rollouts on one package (table ``rollouts``): ``rollouts`` recorded, ``errors``
-    of them ended by a model-server error (``finish_reason = 'error'``: they measure the server, not
-    the model, and count in no pass rate), ``passes`` of the others with ``passed`` true, and their
-    tokens. ``capability`` is the package's (None when no catalog row holds its id)."""
+class RolloutUsage(BaseModel):
+    """One model's rollouts on the packages of one capability (table ``rollouts``): ``rollouts``
+    recorded, ``errors`` of them ended by a model-server error (``finish_reason = 'error'``: they
+    count in no pass rate, ``calibration.COUNTED``), and their tokens. ``capability`` is None for
+    packages no catalog row holds. Pass rates are ``calibration.calibration``'s."""
 
-    package_id: str
-    model: str
     capability: str | None
+    model: str
     rollouts: int
     errors: int
-    passes: int
     prompt_tokens: int
     completion_tokens: int
-
-    @property
-    def samples(self) -> int:
-        """Rollouts that count: those not ended by an error."""
-        return self.rollouts - self.errors
-
-    @property
-    def pass_rate(self) -> float | None:
-        """``passes / samples``; None when every rollout ended in an error."""
-        return _rate(self.passes, self.samples)
 
 
 class QueryResult(BaseModel):
@@ -464,20 +452,19 @@ def stats(con: duckdb.DuckDBPyConnection, run: int | None = None, k: int | None 
     )
 
 
-def package_pass_rates(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[PackagePassRate]:
-    """Per package and model, the rollouts of the packages whose id is on a row of ``rows`` (for
-    every row: every rollout, also of ids no row holds), by capability, package and model."""
+def rollout_usage(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[RolloutUsage]:
+    """Per capability and model, the rollouts of the packages whose id is on a row of ``rows``
+    (for every row: every rollout, also of ids no row holds): recorded, ended by an error, tokens."""
     where, params = rows.where()
     join = "LEFT JOIN" if rows == EVERY_ROW else "JOIN"
-    return [PackagePassRate.model_validate(r) for r in _dicts(con.execute(
+    return [RolloutUsage.model_validate(r) for r in _dicts(con.execute(
         "WITH labels AS (SELECT id, any_value(capability) AS capability FROM packages AS p "
         f"WHERE id IS NOT NULL AND {where} GROUP BY id) "
-        "SELECT r.package_id, r.model, l.capability, count(*) AS rollouts, "
+        "SELECT l.capability, r.model, count(*) AS rollouts, "
         "count(*) FILTER (WHERE r.finish_reason = 'error') AS errors, "
-        "count(*) FILTER (WHERE r.passed AND r.finish_reason <> 'error') AS passes, "
         "sum(r.prompt_tokens) AS prompt_tokens, sum(r.completion_tokens) AS completion_tokens "
         f"FROM rollouts AS r {join} labels AS l ON l.id = r.package_id "
-        "GROUP BY r.package_id, r.model, l.capability ORDER BY l.capability NULLS LAST, r.package_id, r.model",
+        "GROUP BY l.capability, r.model ORDER BY l.capability NULLS LAST, r.model",
         params))]
 
 

@@ -31,11 +31,11 @@ from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_
 from pipeline.catalog.lock import WriterLock
 from pipeline.catalog.queries import (
     CatalogStats,
-    PackagePassRate,
     PackageRecord,
     QueryResult,
     RejectionCount,
     ReviewCount,
+    RolloutUsage,
     RunCounts,
     RunInfo,
     SlotState,
@@ -358,13 +358,13 @@ class Catalog:
             self._require_run(con, run)
             return queries.stats(con, run, k)
 
-    def package_pass_rates(self, run: int | None = None) -> list[PackagePassRate]:
-        """Per package and model, the rollouts recorded on the packages of run ``run`` (None: every
-        rollout): counted, ended by an error, passed, and their tokens (``PackagePassRate``).
-        ``CatalogError`` if there is no run ``run``."""
+    def rollout_usage(self, run: int | None = None) -> list[RolloutUsage]:
+        """Per capability and model, the rollouts on the packages of run ``run`` (None: every
+        rollout): recorded, ended by an error, and their tokens (``RolloutUsage``; pass rates are
+        ``calibration``'s). ``CatalogError`` if there is no run ``run``."""
         with self._connection() as con:
             self._require_run(con, run)
-            return queries.package_pass_rates(con, queries.RowScope(run=run))
+            return queries.rollout_usage(con, queries.RowScope(run=run))
 
     def _require_run(self, con: duckdb.DuckDBPyConnection, run: int | None) -> None:
         """``CatalogError`` unless ``run`` is None or a run of this catalog."""

@@ -2,7 +2,7 @@
 a browser, with its charts drawn by Plotly.
 
 What the page shows, each figure read through the catalog API (``Catalog.stats``,
-``Catalog.run_counts``, ``Catalog.package_pass_rates``):
+``Catalog.run_counts``, ``Catalog.calibration`` and ``Catalog.rollout_usage``):
 
 - the funnel of generated rows: *slots* (the (run, slot) pairs with at least one attempt),
   *attempts* (rows) and *accepted* rows; rows of import runs are in none of them;
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from pipeline.catalog.calibration import PackageCalibration
 from pipeline.catalog.errors import CatalogError
-from pipeline.catalog.queries import IMPORT_GENERATOR_PREFIX, PackagePassRate, RejectionCount, RunInfo
+from pipeline.catalog.queries import IMPORT_GENERATOR_PREFIX, RejectionCount, RolloutUsage, RunInfo
 from pipeline.catalog.store import Catalog
 
 if TYPE_CHECKING:
@@ -128,25 +129,28 @@ def bin_of(passes: int, samples: int) -> int:
     return min(BINS * passes // samples, BINS - 1)
 
 
-def pass_rate_groups(rates: list[PackagePassRate]) -> list[PassRateGroup]:
-    """``rates`` (per package and model) grouped per capability and model, sorted by both."""
-    groups: dict[tuple[str, str], list[PackagePassRate]] = defaultdict(list)
-    for rate in rates:
-        groups[(rate.capability or NO_CAPABILITY, rate.model)].append(rate)
+def pass_rate_groups(packages: list[PackageCalibration], usage: list[RolloutUsage]) -> list[PassRateGroup]:
+    """Per capability and model, sorted by both: the packages' pass rates (``packages``, from
+    ``calibration.calibration``: counted rollouts only) and the rollouts' errors and tokens
+    (``usage``)."""
+    groups: dict[tuple[str, str], list[PackageCalibration]] = defaultdict(list)
+    for p in packages:
+        groups[(p.capability or NO_CAPABILITY, p.model)].append(p)
+    used = {(u.capability or NO_CAPABILITY, u.model): u for u in usage}
     out = []
-    for (capability, model), members in sorted(groups.items()):
-        counted = [m for m in members if m.samples]
+    for capability, model in sorted({*groups, *used}):
+        members = groups.get((capability, model), [])
+        spent = used.get((capability, model))
         histogram = [0] * BINS
-        for m in counted:
+        for m in members:
             histogram[bin_of(m.passes, m.samples)] += 1
-        shares = [m.passes / m.samples for m in counted]
         out.append(PassRateGroup(
-            capability=capability, model=model, packages=len(counted), samples=sum(m.samples for m in members),
-            errors=sum(m.errors for m in members), histogram=histogram,
-            mean_pass_rate=sum(shares) / len(shares) if shares else None,
-            unsolved=sum(m.passes == 0 for m in counted), always=sum(m.passes == m.samples for m in counted),
-            prompt_tokens=sum(m.prompt_tokens for m in members),
-            completion_tokens=sum(m.completion_tokens for m in members)))
+            capability=capability, model=model, packages=len(members), samples=sum(m.samples for m in members),
+            errors=spent.errors if spent else 0, histogram=histogram,
+            mean_pass_rate=sum(m.pass_rate for m in members) / len(members) if members else None,
+            unsolved=sum(m.passes == 0 for m in members), always=sum(m.passes == m.samples for m in members),
+            prompt_tokens=spent.prompt_tokens if spent else 0,
+            completion_tokens=spent.completion_tokens if spent else 0))
     return out
 
 
@@ -161,7 +165,7 @@ def gather(catalog: Catalog, run: int | None = None) -> ReportData:
     for row in stats.by_workflow:
         for mix, name in ((capabilities, row.capability), (workflows, row.workflow)):
             mix[name or "(none)"].update(accepted=row.accepted, rejected=row.rejected)
-    rates = catalog.package_pass_rates(run)
+    usage = catalog.rollout_usage(run)
     return ReportData(
         catalog=str(catalog.path), run=catalog.runs(run)[0] if run is not None else None, runs=stats.runs,
         funnel=Funnel(slots=slots, attempts=stats.packages, accepted=stats.accepted),
@@ -169,7 +173,7 @@ def gather(catalog: Catalog, run: int | None = None) -> ReportData:
         capabilities=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(capabilities.items())],
         workflows=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(workflows.items())],
         llm_calls=stats.llm_calls, prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
-        rollouts=sum(r.rollouts for r in rates), pass_rates=pass_rate_groups(rates))
+        rollouts=sum(u.rollouts for u in usage), pass_rates=pass_rate_groups(catalog.calibration(run=run), usage))
 
 
 # --------------------------------------------------------------------------- charts

@@ -53,7 +53,9 @@ def resolve_package(arg: str, catalog: Path = DEFAULT_CATALOG) -> TaskPackage:
 def serve(
     package: str = typer.Argument(..., metavar="PACKAGE", help="A task package JSON file, or a package id (pkg-...) in the catalog."),
     catalog: Path = CatalogOpt,
-    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, metavar="<port>", help="Port to listen on (0: any free port)."),
+    port: int | None = typer.Option(None, "--port", min=0, max=65535, metavar="<port>",
+                                    help=f"Port to listen on (0: any free port; default {DEFAULT_PORT}, "
+                                         "or stdio with --mcp)."),
     host: str = typer.Option("127.0.0.1", "--host", metavar="<address>", help="Address to listen on (loopback unless --allow-remote is given)."),
     allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a non-loopback --host."),
     user_model: str | None = typer.Option(None, "--user-model", metavar="<model>",
@@ -62,14 +64,21 @@ def serve(
     user_base_url: str | None = typer.Option(None, "--user-base-url", metavar="<url>",
                                              help="OpenAI-compatible server of --user-model (default: OpenAI; "
                                                   "OPENAI_API_KEY is read from the environment)."),
+    mcp: bool = typer.Option(False, "--mcp", help="Serve the package as an MCP server: stdio, or streamable "
+                                                   "HTTP on loopback at /mcp with --port (needs synth[mcp])."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Serve one package's mock services, simulated user and score over HTTP.
+    """Serve one package's mock services, simulated user and score over HTTP, or as an MCP server.
 
     Routes: POST /<service>/... (the operations), /<service>/audit, /<service>/reset; POST /user/ask
     (the simulated user); GET /score (the score so far, per check; POST a JSON object with an
     "answer" to grade that final answer too). With --json, the base URL and routes are printed as
-    one JSON line."""
+    one JSON line.
+
+    With --mcp: the package's tools, submit_answer and (with a simulated user) ask_user as MCP tools,
+    the request as the prompt "task", the score as the resource synth://score (docs/environment.md,
+    "MCP"). Over stdio unless --port is given; with --port, the URL is printed first (with --json,
+    as {"package", "url"})."""
     from pipeline.env.http import ASK, SCORE, PackageServer
     from pipeline.runs.interrupt import terminate_as_interrupt
 
@@ -79,6 +88,12 @@ def serve(
         from pipeline.env.llm_user import llm_users
 
         users = llm_users(user_model or "", user_base_url)
+    if mcp:
+        if allow_remote:
+            raise UserError("--mcp serves on loopback only; leave out --allow-remote")
+        _serve_mcp(pkg, host, port, users, as_json)
+        return
+    port = DEFAULT_PORT if port is None else port
     try:
         server = PackageServer(pkg, host, port, allow_remote=allow_remote, log_requests=not as_json, user=users)
     except OSError as exc:
@@ -106,6 +121,28 @@ def serve(
         server.server_close()
     if not as_json:
         err_console.print("stopped")
+
+
+def _serve_mcp(pkg: TaskPackage, host: str, port: int | None, users: Any, as_json: bool) -> None:
+    """``synth serve --mcp``: stdio (nothing but the protocol on stdout), or HTTP with ``port``."""
+    try:
+        from pipeline.env import mcp_server
+    except ImportError as exc:
+        raise UserError(f"synth serve --mcp needs the MCP SDK ({exc.name or 'mcp'} is missing); "
+                        "install it with: pip install 'synth[mcp]'") from exc
+    server = mcp_server.build_server(mcp_server.McpEpisode(pkg, user=users))
+    if port is None:
+        mcp_server.serve_stdio(server)
+        return
+    sock = mcp_server.http_socket(host, port)
+    url = mcp_server.http_url(sock)
+    if as_json:
+        emit_json({"package": pkg.id or pkg.compute_id(), "url": url})
+    else:
+        console.print(f"MCP server for {pkg.id or pkg.compute_id()} at {url} (streamable HTTP); Ctrl-C stops",
+                      highlight=False, soft_wrap=True)
+    sys.stdout.flush()
+    mcp_server.serve_http(server, sock)
 
 
 # --------------------------------------------------------------------------- import

@@ -203,8 +203,7 @@ class PackageServer(ThreadingHTTPServer):
         answer = args.get("answer")
         if answer is not None and not isinstance(answer, str):
             return 400, encode(_error(400, 'body must be {} or {"answer": "<final answer>"}'))
-        report = self.score(answer)
-        return 200, encode({**report.model_dump(mode="json"), "passed": report.passed})
+        return 200, encode(score_json(self.score(answer)))
 
     def _call(self, path: str, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if path == ASK:
@@ -225,6 +224,12 @@ class PackageServer(ThreadingHTTPServer):
         exc = sys.exc_info()[1]
         if self.log_requests and not isinstance(exc, ConnectionError | TimeoutError):
             sys.stderr.write(f"{client_address[0]}: connection dropped: {type(exc).__name__}: {exc}\n")
+
+
+def score_json(report: ScoreReport) -> dict[str, Any]:
+    """A grade as JSON data: the ``ScoreReport`` fields (``score``, ``checks_score``, ``checks``,
+    ``safety``) plus ``passed``. What ``/score`` answers, and ``synth://score`` over MCP."""
+    return {**report.model_dump(mode="json"), "passed": report.passed}
 
 
 def encode(body: dict[str, Any]) -> bytes:

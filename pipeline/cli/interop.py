@@ -78,7 +78,7 @@ def serve(
     With --mcp: the package's tools, submit_answer and (with a simulated user) ask_user as MCP tools,
     the request as the prompt "task", the score as the resource synth://score (docs/environment.md,
     "MCP"). Over stdio unless --port is given; with --port, the URL is printed first (with --json,
-    as {"package", "url"})."""
+    as one JSON line with the package id and the URL)."""
     from pipeline.env.http import ASK, SCORE, PackageServer
     from pipeline.runs.interrupt import terminate_as_interrupt
 

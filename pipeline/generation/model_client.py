@@ -157,9 +157,12 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The chat-completions body that streamed ``chunks`` (decoded ``chat.completion.chunk``
     objects) add up to: ``choices[0]``'s content deltas joined, its tool-call deltas joined by their
     ``index`` (id and name from the first delta that has them, argument text concatenated), the
-    last ``finish_reason``, and the ``usage`` of the chunk that carries one."""
+    last ``finish_reason``, and the ``usage`` of the chunk that carries one. A delta whose ``id``
+    differs from the id already under its index starts a new call: servers that send parallel calls
+    without an ``index``, or all at 0, stay apart."""
     content: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
+    slot_of: dict[int, int] = {}  # a delta's index → the key of the call it continues
     finish: str | None = None
     usage: Any = None
     for chunk in chunks:
@@ -175,8 +178,11 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for part in delta.get("tool_calls") or []:
             if not isinstance(part, Mapping):
                 continue
-            call = calls.setdefault(int(part.get("index") or 0),
-                                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+            index = int(part.get("index") or 0)
+            key = slot_of.setdefault(index, len(calls))
+            if part.get("id") and calls.get(key, {}).get("id") not in (None, "", part.get("id")):
+                key = slot_of[index] = len(calls)  # another call under the same index
+            call = calls.setdefault(key, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
             named = part.get("function")
             function: Mapping[str, Any] = named if isinstance(named, Mapping) else {}
             call["id"] = call["id"] or part.get("id") or ""
@@ -347,7 +353,11 @@ class ModelClient:
                        response_format: type[BaseModel] | Mapping[str, Any] | None = None,
                        calls: list[LLMCall] | None = None, stream: bool = False) -> Completion:
         """One chat completion, retried as the module says; ``ModelError`` when it fails for good.
-        ``stream``: the reply is streamed and assembled (``body`` is then the assembled body)."""
+        ``stream``: the reply is streamed and assembled (``body`` is then the assembled body); a
+        ``response_format`` that is a pydantic class (structured output) cannot be streamed
+        (``ValueError``)."""
+        if stream and isinstance(response_format, type):
+            raise ValueError("structured output (a response_format class) cannot be streamed; pass stream=False")
         arguments = self._arguments(messages, tools, temperature, seed, response_format)
         request = self._request_streamed if stream else self._request
         try:

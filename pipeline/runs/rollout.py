@@ -23,6 +23,7 @@ also ends after ``max_turns`` assistant messages (``turn_limit``), when its toke
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -57,6 +58,8 @@ QUESTION_TAIL = "\"'`)]}*_ \t\n\u201d\u2019\u00bb"
 """What ``is_question`` strips from the end of a message before looking for the question mark."""
 RESOURCE_OPTIONS = ("concurrency",)
 """What a resumed job may change: how many episodes run at once, not what they are."""
+
+log = logging.getLogger(__name__)
 
 
 class RolloutOptions(BaseModel):
@@ -181,6 +184,7 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                       {"role": "user", "content": opening.text}]
     turns = prompt_tokens = completion_tokens = 0
+    seen_ids: set[str] = set()
     finish: FinishReason | None = None
     error: str | None = None
     started = time.perf_counter()
@@ -201,7 +205,11 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
         prompt_tokens += reply.prompt_tokens
         completion_tokens += reply.completion_tokens
         if reply.tool_calls:
-            ids = [call.id or f"call_{turns}_{i}" for i, call in enumerate(reply.tool_calls)]
+            # The server's ids, unless missing or used before in this episode (some servers number
+            # every turn's calls from call_0): a conversation's tool messages must answer one call each.
+            ids = [call.id if call.id and call.id not in seen_ids else f"call_{turns}_{i}"
+                   for i, call in enumerate(reply.tool_calls)]
+            seen_ids.update(ids)
             messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": [
                 {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
                 for call_id, call in zip(ids, reply.tool_calls, strict=True)]})
@@ -239,9 +247,14 @@ class RolloutWriter:
     """Commits a job's rollouts from one task, in groups: a transaction holds every rollout that
     arrived within ``delay`` seconds of the group's first, at most ``MAX_GROUP``. A crash loses at
     most the rollouts of the last ``delay`` seconds (a resumed job runs them again); leaving
-    ``running()`` commits everything queued, also when the job is stopped."""
+    ``running()`` commits everything queued, also when the job is stopped. A group whose commit
+    fails (the catalog file busy) is kept and tried again with the next (the last one, as the job
+    ends, on its own); after
+    ``MAX_FAILED_COMMITS`` failures in a row ``add`` raises the last error, which stops the job
+    before it runs episodes it cannot keep."""
 
     MAX_GROUP = 256
+    MAX_FAILED_COMMITS = 3
 
     def __init__(self, catalog: Catalog, job_id: int, delay: float = 0.5) -> None:
         self.catalog, self.job_id, self.delay = catalog, job_id, delay
@@ -249,9 +262,14 @@ class RolloutWriter:
         self.committed = 0
         self._queue: asyncio.Queue[Rollout] = asyncio.Queue()
         self._pending: list[Rollout] = []
+        self.failure: Exception | None = None
 
     def add(self, rollout: Rollout) -> None:
+        """Queue ``rollout``; raises the writer's ``failure`` once it has given up (it is kept and
+        committed on leaving ``running()`` if the catalog can be written by then)."""
         self._queue.put_nowait(rollout)
+        if self.failure is not None:
+            raise self.failure
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -265,8 +283,23 @@ class RolloutWriter:
             rest = self._pending + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
             self._pending = []
             with signals_ignored():
-                self._commit(rest)
-                self.window.release()
+                try:
+                    self._commit_retrying(rest)
+                finally:
+                    self.window.release()
+
+    def _commit_retrying(self, group: list[Rollout]) -> None:
+        """``_commit``, tried up to ``MAX_FAILED_COMMITS`` times ``delay`` seconds apart (the last
+        group, as the job ends: nothing comes after it to carry it)."""
+        for attempt in range(1, self.MAX_FAILED_COMMITS + 1):
+            try:
+                self._commit(group)
+                return
+            except Exception as exc:
+                if attempt == self.MAX_FAILED_COMMITS:
+                    raise
+                log.warning("rollout job %s: committing %d rollouts failed (%s)", self.job_id, len(group), exc)
+                time.sleep(self.delay)
 
     def _commit(self, group: list[Rollout]) -> None:
         if group:
@@ -274,15 +307,27 @@ class RolloutWriter:
             self.committed += len(group)
 
     async def _loop(self) -> None:
+        failed = 0
         while True:
-            self._pending.append(await self._queue.get())
+            if not self._pending:
+                self._pending.append(await self._queue.get())
             await asyncio.sleep(self.delay)
             while not self._queue.empty() and len(self._pending) < self.MAX_GROUP:
                 self._pending.append(self._queue.get_nowait())
-            await self.window.hold()
             group, self._pending = self._pending, []
-            # Shielded: a stop during the commit lets it finish (running() then commits the rest).
-            await asyncio.shield(asyncio.to_thread(self._commit, group))
+            try:
+                await self.window.hold()
+                # Shielded: a stop during the commit lets it finish (running() then commits the rest).
+                await asyncio.shield(asyncio.to_thread(self._commit, group))
+            except Exception as exc:  # kept for the next try; given up on after MAX_FAILED_COMMITS
+                self._pending = group + self._pending
+                failed += 1
+                log.warning("rollout job %s: committing %d rollouts failed (%s)", self.job_id, len(group), exc)
+                if failed >= self.MAX_FAILED_COMMITS:
+                    self.failure = exc
+                    return
+                continue
+            failed = 0
             self.window.release_if_asked()
 
 
@@ -329,7 +374,13 @@ class _Job:
             await self.client.check()
             work = iter(self.todo)
             async with writer.running():
-                await asyncio.gather(*(self._worker(work, writer) for _ in range(self.options.concurrency)))
+                workers = [asyncio.create_task(self._worker(work, writer)) for _ in range(self.options.concurrency)]
+                try:
+                    await asyncio.gather(*workers)
+                finally:  # one worker's error (or a stop) ends the others before the client closes
+                    for worker in workers:
+                        worker.cancel()
+                    await asyncio.gather(*workers, return_exceptions=True)
         finally:
             await self.client.aclose()
         return self.results
@@ -440,7 +491,7 @@ def _resume_rollouts(job_id: int, catalog: Catalog | Path | str = DEFAULT_CATALO
     with writable_catalog(catalog) as cat:
         stored = cat.rollout_job(job_id).parameters
         options = RolloutOptions.model_validate({k: v for k, v in stored.items() if k in RolloutOptions.model_fields})
-        options = options.model_copy(update=resources)
+        options = RolloutOptions.model_validate(options.model_dump() | resources)
         wanted = list(stored.get("packages") or [])
         by_id = {p.id: p for p in load_packages(cat, options.where)}
         packages = [by_id[i] for i in wanted if i in by_id]

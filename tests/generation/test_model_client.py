@@ -231,3 +231,30 @@ def test_a_streamed_reply_assembles_to_the_plain_one() -> None:
     assert streamed.tool_calls == plain.tool_calls and len(plain.tool_calls) == 2
     assert streamed.finish_reason == plain.finish_reason == "tool_calls"
     assert (streamed.prompt_tokens, streamed.completion_tokens) == (plain.prompt_tokens, plain.completion_tokens) != (0, 0)
+
+
+def _delta(*calls: dict[str, Any]) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"tool_calls": list(calls)}, "finish_reason": None}]}
+
+
+@pytest.mark.parametrize("index", [None, 0], ids=["no-index", "all-at-0"])
+def test_parallel_streamed_calls_without_their_own_index_stay_apart(index: int | None) -> None:
+    """Some servers send each parallel call's deltas with no ``index``, or all at 0: a new ``id``
+    starts a new call; deltas without an id continue the call before them."""
+    at = {} if index is None else {"index": index}
+    body = model_client.assemble_stream([
+        _delta({**at, "id": "a", "function": {"name": "search", "arguments": '{"q"'}}),
+        _delta({**at, "function": {"arguments": ": 1}"}}),
+        _delta({**at, "id": "b", "function": {"name": "send", "arguments": '{"to": 2}'}})])
+    calls = body["choices"][0]["message"]["tool_calls"]
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
+        ("a", "search", '{"q": 1}'), ("b", "send", '{"to": 2}')]
+
+
+def test_structured_output_cannot_be_streamed() -> None:
+    async def ask() -> None:
+        async with ModelClient("m", "http://127.0.0.1:9/v1", "test") as client:
+            await client.complete([{"role": "user", "content": "hi"}], response_format=LLMCall, stream=True)
+
+    with pytest.raises(ValueError, match="cannot be streamed"):
+        asyncio.run(ask())

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -11,10 +12,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from pipeline import RunOptions, load_packages, start_run
+from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.package import PASS_THRESHOLD, TaskPackage, load_package
@@ -23,6 +27,7 @@ from pipeline.runs.rollout import (
     RolloutInterrupted,
     RolloutOptions,
     RolloutProgress,
+    astart_rollouts,
     is_question,
     resume_rollouts,
     start_rollouts,
@@ -203,3 +208,88 @@ def test_a_killed_job_resumes_from_what_it_committed(catalog: Path, template: Pa
     assert all(r["score"] == 1.0 for r in rows)
     assert all(r["created"] == committed[k] for r in rows if (k := (r["package_id"], r["sample"])) in committed)
 
+
+
+def test_a_failed_group_commit_is_tried_again_and_keeps_every_rollout(
+        catalog: Path, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = Catalog.record_rollouts
+    tries: list[int] = []
+
+    def busy_once(self: Catalog, job: int, group: list[object]) -> None:
+        tries.append(len(group))
+        if len(tries) == 1:
+            raise CatalogError("the catalog file is busy")
+        real(self, job, group)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Catalog, "record_rollouts", busy_once)
+    summary = start_rollouts(RolloutOptions(model="reference", base_url=server.base_url, samples=2, concurrency=2),
+                             catalog)
+    assert summary.status == "finished" and len(_rows(catalog, summary.job_id)) == summary.rollouts == 2 * 2 * 4
+    assert len(tries) >= 2 and sum(tries[1:]) == summary.rollouts  # the failed group went in with a later one
+
+
+def test_a_catalog_that_stays_unwritable_stops_the_job_early(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def always_busy(self: Catalog, job: int, group: list[object]) -> None:
+        raise CatalogError("the catalog file is busy")
+
+    monkeypatch.setattr(Catalog, "record_rollouts", always_busy)
+    monkeypatch.setattr("pipeline.runs.rollout.RolloutWriter.MAX_FAILED_COMMITS", 1)
+    agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(catalog))
+    with OpenAIServer(agents, latency_s=0.02) as slow, pytest.raises(RolloutInterrupted, match="busy"):
+        start_rollouts(RolloutOptions(model="answer-at-once", base_url=slow.base_url, samples=20, concurrency=1),
+                       catalog)
+    assert len(slow.requests) < 20 * 2 * 4 / 2  # it stopped soon after the first failed commit
+
+
+def test_the_async_form_leaves_no_worker_running_after_it_raises(catalog: Path, template: Path) -> None:
+    agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(template))
+
+    class Revoked(OpenAIServer):
+        def answer(self, number: int, body: dict[str, Any], authorization: str) -> Any:
+            if number > 3:
+                return 401, {}, {"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}, "401"
+            return super().answer(number, body, authorization)
+
+    async def run() -> int:
+        with Revoked(agents, latency_s=0.05) as server:
+            with pytest.raises(RolloutInterrupted):
+                await astart_rollouts(RolloutOptions(model="reference", base_url=server.base_url, samples=3,
+                                                     concurrency=4), catalog)
+            me = asyncio.current_task()
+            return sum(1 for t in asyncio.all_tasks() if t is not me and not t.done())
+
+    assert asyncio.run(run()) == 0
+
+
+def test_resuming_with_other_resources_validates_them(catalog: Path, server: OpenAIServer) -> None:
+    options = RolloutOptions(model="answer-at-once", base_url=server.base_url)
+
+    def stop(p: RolloutProgress) -> None:
+        raise UserError("stopped on purpose")
+
+    with pytest.raises(RolloutInterrupted) as stopped:
+        start_rollouts(options, catalog, on_progress=stop)
+    with pytest.raises(ValidationError, match="concurrency"):
+        resume_rollouts(stopped.value.job_id, catalog, resources={"concurrency": 0})
+
+
+def test_tool_call_ids_a_server_reuses_are_made_unique_in_the_conversation(catalog: Path) -> None:
+    """A server that numbers each turn's calls from ``call_0``: every tool message still answers
+    exactly one call of the conversation."""
+
+    def agent(body: dict[str, Any]) -> dict[str, Any]:
+        turns = sum(m["role"] == "assistant" for m in body["messages"])
+        if turns < 2:
+            name = body["tools"][0]["function"]["name"]
+            return {"content": None, "tool_calls": [
+                {"id": "call_0", "type": "function", "function": {"name": name, "arguments": "{}"}}]}
+        return {"content": "Done."}
+
+    with OpenAIServer(agent) as server:
+        summary = start_rollouts(RolloutOptions(model="m", base_url=server.base_url, where="capability = 'general'"),
+                                 catalog)
+    for row in _rows(catalog, summary.job_id):
+        messages = json.loads(str(row["messages"]))
+        ids = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+        answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+        assert len(ids) == 2 and len(set(ids)) == 2 and answered == ids

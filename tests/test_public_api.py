@@ -91,7 +91,8 @@ def test_every_public_name_works_after_every_module_is_imported(tmp_path: Path) 
     with synth.Catalog.open(catalog, read_only=True) as opened:
         exported = call("export_catalog", opened, "clawenvkit", tmp_path / "claw", where="run = 1")
     assert exported.rows == in_run_1 > 3  # run 1's three, and the slots regeneration repaired
-    imported = call("import_tasks", [tmp_path / "claw"], catalog=catalog)
+    assert call("export_catalog", str(catalog), "jsonl", tmp_path / "all.jsonl").rows == accepted  # a path will do
+    imported = call("import_tasks", str(tmp_path / "claw"), catalog=catalog)  # one folder, as text
     assert imported.run_id is not None and len(imported.results) == in_run_1
     assert len(asyncio.run(call("aimport_tasks", [tmp_path / "claw"], record=False)).results) == in_run_1
 

@@ -72,15 +72,18 @@ class Catalog:
 
     @classmethod
     def open(cls, path: Path | str = DEFAULT_CATALOG, read_only: bool = False,
-             busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S) -> Catalog:
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT_S, create: bool = True) -> Catalog:
         """Open the catalog at ``path``.
 
-        Writing (default): creates the file and its folders if needed, takes the writer lock
+        Writing (default): creates the file and its folders if needed (``create``; otherwise a
+        missing file is a ``CatalogError``, as for reading), takes the writer lock
         (``CatalogBusy`` if another process holds it) and migrates the schema to the latest version.
         Read-only: the file must exist at the latest schema version. Every operation waits up to
         ``busy_timeout`` seconds for another process's DuckDB lock before raising ``CatalogBusy``.
         """
         path = Path(path)
+        if not create and not path.is_file():
+            raise CatalogError(f"no catalog at {path}; run `synth run` to create one or pass --catalog PATH")
         if read_only:
             catalog = cls(path, True, busy_timeout, None)
             with catalog._connection() as con:

@@ -499,5 +499,5 @@ def print_export(summary: ExportSummary) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(catalog_app, name="catalog", short_help="Curate the catalog: stats, runs, query, show, rejections.")
+    app.add_typer(catalog_app, name="catalog", short_help="Curate the catalog: stats, runs, query, show, rejections, unsolved.")
     app.command()(export)

@@ -129,7 +129,7 @@ def _serve_mcp(pkg: TaskPackage, host: str, port: int | None, users: Any, as_jso
         from pipeline.env import mcp_server
     except ImportError as exc:
         raise UserError(f"synth serve --mcp needs the MCP SDK ({exc.name or 'mcp'} is missing); "
-                        "install it with: pip install 'synth[mcp]'") from exc
+                        "install it with: pip install 'synth[mcp]' (in a checkout: pip install -e '.[mcp]')") from exc
     server = mcp_server.build_server(mcp_server.McpEpisode(pkg, user=users))
     if port is None:
         mcp_server.serve_stdio(server)

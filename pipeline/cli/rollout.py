@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from pipeline.cli.progress import CountProgress
     from pipeline.runs.rollout import RolloutProgress, RolloutStart, RolloutSummary
 
-_JOB_IDENTITY = ("model", "base_url", "where", "samples", "max_turns", "user_model", "user_base_url", "temperature",
-                 "stream", "budget_tokens")
-"""Options that define a job: ``--resume`` continues with the stored ones and refuses new ones."""
+_JOB_IDENTITY = ("model", "where", "samples", "max_turns", "user_model", "user_base_url", "temperature", "stream",
+                 "budget_tokens")
+"""Options that define a job: ``--resume`` continues with the stored ones and refuses new ones
+(``--base-url``, where the model server is now, and ``--concurrency`` may change)."""
 
 
 class _Display:
@@ -103,8 +104,10 @@ def rollout(
             if given:
                 flags = ", ".join("--" + n.replace("_", "-") for n in given)
                 raise UserError(f"--resume continues rollout job {resume} with the options it started with; drop {flags}")
-            changed = getattr(ctx.get_parameter_source("concurrency"), "name", None) == "COMMANDLINE"
-            summary = resume_rollouts(resume, catalog_path, resources={"concurrency": concurrency} if changed else {},
+            given_now = {"concurrency": concurrency, "base_url": base_url}
+            resources = {k: v for k, v in given_now.items()
+                         if getattr(ctx.get_parameter_source(k), "name", None) == "COMMANDLINE"}
+            summary = resume_rollouts(resume, catalog_path, resources=resources,
                                       on_start=display.start, on_progress=display.update)
         else:
             if not model:

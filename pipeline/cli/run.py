@@ -119,9 +119,9 @@ def print_summary(summary: RunSummary) -> None:
     console.print(table)
 
 
-_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "base_url", "defect_rate", "require_sft",
-                 "name")
-"""``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones."""
+_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft", "name")
+"""``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones
+(``--base-url``, where the model server is now, and the machine resources may change)."""
 
 
 def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
@@ -163,7 +163,8 @@ def run(
         if given:
             flags = ", ".join("--" + name.replace("_", "-") for name in given)
             raise UserError(f"--resume continues run {resume} with the options it started with; drop {flags}")
-        resources = {"concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens}
+        resources = {"concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens,
+                     "base_url": base_url}
         resources = {k: resources[k] for k in _given(ctx, tuple(resources))}
         with run_display(as_json, catalog_path) as bar:
             summary = resume_run(resume, catalog_path, resources=resources, on_start=bar.start, on_progress=bar.update)

@@ -125,7 +125,7 @@ def _discard(partial: Path) -> None:
             partial.unlink(missing_ok=True)
 
 
-def export_catalog(catalog: Catalog, fmt: str, out: Path | str | None = None, where: str | None = None,
+def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | None = None, where: str | None = None,
                    status: StatusFilter = "accepted", policy: Policy | None = None,
                    on_progress: ProgressFn | None = None, pass_band: PassBand | str | None = None,
                    model: str | None = None, source: Source = "reference",
@@ -145,8 +145,12 @@ def export_catalog(catalog: Catalog, fmt: str, out: Path | str | None = None, wh
     one-file format refuses an ``out`` that is a folder; a folder format (``clawenvkit``) writes
     only to a new or empty folder. ``where`` runs sandboxed (``Catalog.selection``).
     ``CatalogError`` for an unknown format or status, a bad ``where``, ``out``, band, source or
-    ``min_score``.
+    ``min_score``. ``catalog`` may be a path: it is then opened read-only for the export.
     """
+    if not isinstance(catalog, Catalog):
+        with Catalog.open(catalog, read_only=True) as opened:
+            return export_catalog(opened, fmt, out, where, status, policy, on_progress, pass_band, model, source,
+                                  min_score)
     spec = _format(fmt)
     band = PassBand.parse(pass_band, model) if isinstance(pass_band, str) else pass_band
     write = _writer(fmt, spec, source, model, min_score, band)

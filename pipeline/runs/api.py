@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -57,8 +57,9 @@ class RunStart(BaseModel):
 
 StartFn = Callable[[RunStart], None]
 
-RESOURCE_OPTIONS = ("concurrency", "verify_processes", "budget_tokens")
-"""Options a resumed run may change: they say what machine resources it uses, not what it makes."""
+RESOURCE_OPTIONS = ("concurrency", "verify_processes", "budget_tokens", "base_url")
+"""Options a resumed run may change: they say what machine resources it uses (and where its model
+server is now), not what it makes."""
 
 
 class RunInterrupted(Exception):
@@ -110,12 +111,13 @@ def describe_generator(generator: Generator, base_url: str | None) -> str:
 
 
 @contextmanager
-def writable_catalog(catalog: Catalog | Path | str) -> Iterator[Catalog]:
-    """``catalog`` as it is when already open, else opened for writing for the block and closed after."""
+def writable_catalog(catalog: Catalog | Path | str, create: bool = True) -> Iterator[Catalog]:
+    """``catalog`` as it is when already open, else opened for writing for the block and closed
+    after (a missing file is created, or with ``create`` false a ``CatalogError``)."""
     if isinstance(catalog, Catalog):
         yield catalog
         return
-    with Catalog.open(catalog) as opened:
+    with Catalog.open(catalog, create=create) as opened:
         yield opened
 
 
@@ -204,7 +206,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
                 on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RunSummary]:
     """Continue run ``run_id`` to its target with the options it started with; ``resources`` may
     replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``)."""
-    resources = resources or {}
+    resources = dict(resources or {})
     unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
     if unknown:
         raise UserError(f"a resumed run keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
@@ -214,9 +216,10 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
         params = cat.resume_run(run_id).parameters
         with _recording_stops(cat, run_id):
             options = RunOptions.model_validate({k: v for k, v in params.items() if k in RunOptions.model_fields})
-            options = options.model_copy(update=resources)
-            generator = make_generator(params.get("model") or "offline", params.get("base_url"), options.defect_rate)
-            _announce(on_start, run_id, generator, options, params.get("base_url"))
+            base_url = resources.pop("base_url", None) or params.get("base_url")
+            options = RunOptions.model_validate(options.model_dump() | resources)
+            generator = make_generator(params.get("model") or "offline", base_url, options.defect_rate)
+            _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
             summary = yield _then_close(batch, batch.run)
         return _finish(batch, summary)
@@ -297,22 +300,24 @@ class ImportSummary(BaseModel):
 IMPORT_FORMATS = ("clawenvkit",)
 
 
-def import_tasks(paths: list[Path], fmt: str = "clawenvkit", catalog: Catalog | Path | str = DEFAULT_CATALOG,
+def import_tasks(paths: Path | str | Sequence[Path | str], fmt: str = "clawenvkit", catalog: Catalog | Path | str = DEFAULT_CATALOG,
                  record: bool = True, on_progress: Callable[[int, int], None] | None = None) -> ImportSummary:
     """Import other projects' tasks as packages without a reference, verify them statically with
     the null-agent test, and (``record``) keep them in the catalog as one run. A path that does not
     exist, or no task file at all, is a ``UserError`` before anything is read or recorded.
-    ``on_progress`` is told ``(files done, files in all)``."""
+    ``on_progress`` is told ``(files done, files in all)``. ``paths``: files or folders, or one."""
     from pipeline.interop.clawenvkit_import import import_clawenvkit
+
+    files = [Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
 
     if fmt not in IMPORT_FORMATS:
         raise UserError(f"unknown format {fmt!r}; supported formats: {', '.join(IMPORT_FORMATS)}")
-    results = import_clawenvkit(paths, on_progress)
+    results = import_clawenvkit(files, on_progress)
     if not record:
         return ImportSummary(run_id=None, results=results)
     generator = f"{IMPORT_GENERATOR_PREFIX}{fmt}"
     with writable_catalog(catalog) as cat:
-        run_id = cat.start_run(f"import-{fmt}", generator, parameters={"paths": [str(p) for p in paths]})
+        run_id = cat.start_run(f"import-{fmt}", generator, parameters={"paths": [str(p) for p in files]})
         with cat.batch():
             for slot, result in enumerate(results):
                 if result.package is not None:

@@ -56,8 +56,9 @@ CALLS_PER_TURN = 16
 a model that sends more calls in its turns than that ends with ``turn_limit``."""
 QUESTION_TAIL = "\"'`)]}*_ \t\n\u201d\u2019\u00bb"
 """What ``is_question`` strips from the end of a message before looking for the question mark."""
-RESOURCE_OPTIONS = ("concurrency",)
-"""What a resumed job may change: how many episodes run at once, not what they are."""
+RESOURCE_OPTIONS = ("concurrency", "base_url")
+"""What a resumed job may change: how many episodes run at once and where the model server is now,
+not what the episodes are."""
 
 log = logging.getLogger(__name__)
 
@@ -468,7 +469,7 @@ def _start_rollouts(options: RolloutOptions, catalog: Catalog | Path | str = DEF
     record them as a new rollout job. ``UserError`` before any job is recorded when no package
     matches, the model is not an agent model, or no key is set for a remote server."""
     _agent_client(options)  # a missing key or a bad --model: before anything is recorded
-    with writable_catalog(catalog) as cat:
+    with writable_catalog(catalog, create=False) as cat:  # rollouts need packages: never a new file
         packages = load_packages(cat, options.where)
         if not packages:
             where = f" matching --where {options.where!r}" if options.where else ""
@@ -488,7 +489,7 @@ def _resume_rollouts(job_id: int, catalog: Catalog | Path | str = DEFAULT_CATALO
     if unknown:
         raise UserError(f"a resumed rollout job keeps its options; only {', '.join(RESOURCE_OPTIONS)} may change, "
                         f"not {', '.join(unknown)}")
-    with writable_catalog(catalog) as cat:
+    with writable_catalog(catalog, create=False) as cat:  # rollouts need packages: never a new file
         stored = cat.rollout_job(job_id).parameters
         options = RolloutOptions.model_validate({k: v for k, v in stored.items() if k in RolloutOptions.model_fields})
         options = RolloutOptions.model_validate(options.model_dump() | resources)

@@ -182,7 +182,7 @@ def test_mistakes_say_what_to_do(catalog: Path, server: OpenAIServer) -> None:
         start_rollouts(RolloutOptions(model="reference", base_url=server.base_url, where="capability = 'nope'"), catalog)
     with pytest.raises(UserError, match="no rollout job 99"):
         resume_rollouts(99, catalog)
-    with pytest.raises(UserError, match="only concurrency may change"):
+    with pytest.raises(UserError, match="only concurrency, base_url may change"):
         resume_rollouts(1, catalog, resources={"samples": 3})
 
 
@@ -293,3 +293,26 @@ def test_tool_call_ids_a_server_reuses_are_made_unique_in_the_conversation(catal
         ids = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
         answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
         assert len(ids) == 2 and len(set(ids)) == 2 and answered == ids
+
+
+def test_a_job_resumes_against_a_server_that_moved(catalog: Path, template: Path, server: OpenAIServer) -> None:
+    """``--base-url`` may change on resume: a model server restarted on another port."""
+    options = RolloutOptions(model="answer-at-once", base_url=server.base_url, concurrency=1)
+
+    def stop(p: RolloutProgress) -> None:
+        raise UserError("stopped on purpose")
+
+    with pytest.raises(RolloutInterrupted) as stopped:
+        start_rollouts(options, catalog, on_progress=stop)
+    agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(template))
+    with OpenAIServer(agents) as moved:
+        summary = resume_rollouts(stopped.value.job_id, catalog, resources={"base_url": moved.base_url})
+        assert summary.recorded_before + summary.rollouts == 2 * len(CAPABILITIES)
+        assert 0 < summary.rollouts == len(moved.requests)  # the rest ran against the server where it is now
+
+
+def test_rollouts_never_create_a_catalog(tmp_path: Path, server: OpenAIServer) -> None:
+    missing = tmp_path / "none.duckdb"
+    with pytest.raises(CatalogError, match="no catalog at"):
+        start_rollouts(RolloutOptions(model="reference", base_url=server.base_url), missing)
+    assert not missing.exists()

@@ -243,3 +243,13 @@ def test_run_input_errors_are_one_line(tmp_path: Path, args: list[str], synth: C
     assert not (tmp_path / "c.duckdb").exists()  # refused before any file is made
     if "--resume" in args:  # options a run stores are not silently ignored on resume
         assert result.stderr.strip().endswith("drop --count")  # --concurrency may change on resume
+
+
+def test_a_run_resumes_against_a_model_server_that_moved(tmp_path: Path, synth: Callable[..., CliResult]) -> None:
+    """``--base-url`` may change on resume (the error after an unreachable server says to fix it and
+    resume); the offline generator ignores it, so the run simply finishes."""
+    catalog_path = tmp_path / "c.duckdb"
+    assert synth("run", "-c", "general", "-n", "2", "--catalog", catalog_path).exit_code == 0
+    resumed = synth("run", "--resume", "1", "--base-url", "http://127.0.0.1:9/v1", "--catalog", catalog_path, "--json")
+    assert resumed.exit_code == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["status"] == "finished"

@@ -154,8 +154,8 @@ def unsolved(
 def print_unsolved(result: UnsolvedReport, top: int) -> None:
     """The count line, the check kinds that failed most over every unsolved package, then one row
     per package listed with its ``top`` failed checks."""
-    of = f"model {result.model}" if result.model else "any model"
-    _line(f"{result.unsolved:,} of {result.rolled_out:,} package(s) rolled out: no rollout of {of} passes"
+    of = f" of model {result.model}" if result.model else ""
+    _line(f"unsolved: {result.unsolved:,} of {result.rolled_out:,} package(s) rolled out, where no rollout{of} passes"
           + (f" ({len(result.packages):,} listed; raise --limit)" if len(result.packages) < result.unsolved else ""))
     if not result.unsolved:
         return

@@ -156,8 +156,12 @@ def pass_rate_groups(packages: list[PackageCalibration], usage: list[RolloutUsag
 
 def gather(catalog: Catalog, run: int | None = None) -> ReportData:
     """The page's figures, of run ``run`` or of the whole catalog. ``CatalogError`` if there is no
-    run ``run``."""
+    run ``run``, or if it is an import (the page is about generation: `catalog stats --run` covers
+    an import's rows)."""
     stats = catalog.stats(run)
+    if run is not None and catalog.runs(run)[0].generator.startswith(IMPORT_GENERATOR_PREFIX):
+        raise CatalogError(f"run {run} is an import, not a generation run: `synth report` shows how runs generate; "
+                           f"`synth catalog stats --run {run}` shows what the import holds")
     slots = sum(r.slots for r in catalog.run_counts()
                 if (run is None or r.id == run) and not r.generator.startswith(IMPORT_GENERATOR_PREFIX))
     capabilities: dict[str, Counter[str]] = defaultdict(Counter)

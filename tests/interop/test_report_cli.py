@@ -44,3 +44,14 @@ def test_mistakes_are_one_line(synth: Callable[..., CliResult], report_catalog: 
     assert result.exit_code == 2
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_report_on_an_import_run_says_where_its_rows_are(synth: Callable[..., CliResult], tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    assert synth("run", "-c", "general", "-n", "2", "--catalog", catalog).exit_code == 0
+    assert synth("export", "--format", "clawenvkit", "--catalog", catalog, "--out", tmp_path / "claw").exit_code == 0
+    assert synth("import", "--format", "clawenvkit", tmp_path / "claw", "--catalog", catalog).exit_code == 0
+    result = synth("report", "--catalog", catalog, "--out", tmp_path / "r.html", "--run", "2")
+    assert result.exit_code == 2 and result.stderr.strip().count("\n") == 0
+    assert "run 2 is an import" in result.stderr and "synth catalog stats --run 2" in result.stderr
+    assert not (tmp_path / "r.html").exists()

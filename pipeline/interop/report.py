@@ -245,6 +245,10 @@ def _histograms(groups: list[PassRateGroup]) -> Figure:
             group = cells.get((capability, model))
             figure.add_trace(go.Bar(x=BIN_LABELS, y=group.histogram if group else [0] * BINS, name=model,
                                     showlegend=False, marker_color="#2e86c1"), row=i, col=j)
+            if group is None or not group.packages:  # say so, rather than draw an empty plot
+                figure.add_annotation(text="no rollouts", showarrow=False, x=0.5, y=0.5, xref="x domain",
+                                      yref="y domain", row=i, col=j)
+                figure.update_yaxes(range=[0, 1], row=i, col=j)
     figure.update_yaxes(title_text="packages", col=1)
     figure.update_layout(height=220 * len(capabilities) + 80)
     return figure
@@ -255,7 +259,8 @@ def _histograms(groups: list[PassRateGroup]) -> Figure:
 
 def render(data: ReportData, prices: Prices | None = None) -> tuple[str, list[str]]:
     """The page's HTML and the names of its charts, in page order."""
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from jinja2 import FileSystemLoader, StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
 
     import pipeline
 
@@ -263,7 +268,7 @@ def render(data: ReportData, prices: Prices | None = None) -> tuple[str, list[st
     html = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"chart-{name}",
                                  config={"displaylogo": False, "responsive": True})
             for index, (name, figure) in enumerate(figures.items())}
-    env = Environment(loader=FileSystemLoader(TEMPLATE.parent), autoescape=True, undefined=StrictUndefined,
+    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE.parent), autoescape=True, undefined=StrictUndefined,
                       keep_trailing_newline=True)
     page = env.get_template(TEMPLATE.name).render(
         data=data, charts=html, prices=prices, bin_labels=BIN_LABELS, version=pipeline.__version__,

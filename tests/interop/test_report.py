@@ -11,7 +11,7 @@ import pytest
 
 from pipeline import Catalog
 from pipeline.catalog.errors import CatalogError
-from pipeline.interop.report import BINS, Prices, bin_of, gather, render, write_report
+from pipeline.interop.report import BINS, Prices, bin_of, charts, gather, render, write_report
 from tests.interop.conftest import ReportCatalog
 
 
@@ -109,3 +109,12 @@ def test_write_report_replaces_the_file_whole_and_refuses_a_folder_or_unknown_ru
     with pytest.raises(CatalogError, match="no run 9 in"):
         write_report(reader, tmp_path / "x.html", 9)
     assert not (tmp_path / "x.html").exists()
+
+
+def test_a_cell_without_rollouts_says_so(report_catalog: ReportCatalog) -> None:
+    """The grid has a cell per capability and model; general × m2 has no rollout, and says so."""
+    figure = charts(gather(Catalog.open(report_catalog.path, read_only=True)))["pass-rates"]
+    titles = [a.text for a in figure.layout.annotations if a.text != "no rollouts"]
+    empty = [a for a in figure.layout.annotations if a.text == "no rollouts"]
+    assert titles == ["general · m1", "general · m2", "multi-turn · m1", "multi-turn · m2"]
+    assert len(empty) == 1 and (empty[0].xref, empty[0].yref) == ("x2 domain", "y2 domain")  # row 1, column 2

@@ -106,3 +106,20 @@ def load_package_file(path: Path) -> TaskPackage:
     except ValidationError as exc:
         raise UserError(f"{source}: not a valid task package: {first_validation_error(exc)}; "
                         "`synth schema` prints the schema") from exc
+
+
+def resumed_resources(ctx: typer.Context, what: str, identity: tuple[str, ...],
+                      resources: dict[str, Any]) -> dict[str, Any]:
+    """For ``--resume``: a ``UserError`` naming the options of ``identity`` given on the command line
+    (they define ``what``, a run or a job, which continues with its stored ones); else those of
+    ``resources`` (name → value) given on the command line, which may change."""
+    given = [n for n in identity if _on_command_line(ctx, n)]
+    if given:
+        flags = ", ".join("--" + n.replace("_", "-") for n in given)
+        raise UserError(f"--resume continues {what} with the options it started with; drop {flags}")
+    return {k: v for k, v in resources.items() if _on_command_line(ctx, k)}
+
+
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` was given on the command line (not left at its default)."""
+    return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"

@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
+from pipeline.cli.options import (
+    CatalogOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    err_console,
+    new_table,
+    resumed_resources,
+)
 from pipeline.cli.run import stopped_error
 from pipeline.core.errors import UserError
 
@@ -100,13 +108,8 @@ def rollout(
     display = _Display(as_json, catalog_path)
     try:
         if resume is not None:
-            given = [n for n in _JOB_IDENTITY if getattr(ctx.get_parameter_source(n), "name", None) == "COMMANDLINE"]
-            if given:
-                flags = ", ".join("--" + n.replace("_", "-") for n in given)
-                raise UserError(f"--resume continues rollout job {resume} with the options it started with; drop {flags}")
-            given_now = {"concurrency": concurrency, "base_url": base_url}
-            resources = {k: v for k, v in given_now.items()
-                         if getattr(ctx.get_parameter_source(k), "name", None) == "COMMANDLINE"}
+            resources = resumed_resources(ctx, f"rollout job {resume}", _JOB_IDENTITY,
+                                          {"concurrency": concurrency, "base_url": base_url})
             summary = resume_rollouts(resume, catalog_path, resources=resources,
                                       on_start=display.start, on_progress=display.update)
         else:

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Protocol
 
 import typer
 
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
+from pipeline.cli.options import (
+    CatalogOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    err_console,
+    new_table,
+    resumed_resources,
+)
 from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -124,11 +132,6 @@ _RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "defect
 (``--base-url``, where the model server is now, and the machine resources may change)."""
 
 
-def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
-    """Which of ``names`` were given on the command line (not left at their defaults)."""
-    return [name for name in names if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"]
-
-
 def run(
     ctx: typer.Context,
     capability: str = typer.Option(None, "--capability", "-c", metavar="<name>", help="Capability to generate (see `synth capabilities`)."),
@@ -159,13 +162,9 @@ def run(
     from pipeline.runs.options import RunOptions
 
     if resume is not None:
-        given = _given(ctx, _RUN_IDENTITY)
-        if given:
-            flags = ", ".join("--" + name.replace("_", "-") for name in given)
-            raise UserError(f"--resume continues run {resume} with the options it started with; drop {flags}")
-        resources = {"concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens,
-                     "base_url": base_url}
-        resources = {k: resources[k] for k in _given(ctx, tuple(resources))}
+        resources = resumed_resources(ctx, f"run {resume}", _RUN_IDENTITY, {
+            "concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens,
+            "base_url": base_url})
         with run_display(as_json, catalog_path) as bar:
             summary = resume_run(resume, catalog_path, resources=resources, on_start=bar.start, on_progress=bar.update)
     else:

@@ -233,6 +233,11 @@ IMPORT_GENERATOR_PREFIX = "import:"
 its rows are other projects' tasks verified statically, not generation attempts."""
 
 
+def is_import(generator: str) -> bool:
+    """Whether a run recorded under ``generator`` is an import (``IMPORT_GENERATOR_PREFIX``)."""
+    return generator.startswith(IMPORT_GENERATOR_PREFIX)
+
+
 @dataclass(frozen=True)
 class RowScope:
     """Which ``packages`` rows a curation figure counts: those of run ``run`` (None: every run) and

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 
 from pipeline.catalog.calibration import PackageCalibration
 from pipeline.catalog.errors import CatalogError
-from pipeline.catalog.queries import IMPORT_GENERATOR_PREFIX, RejectionCount, RolloutUsage, RunInfo
+from pipeline.catalog.queries import RejectionCount, RolloutUsage, RunInfo, is_import
 from pipeline.catalog.store import Catalog
 
 if TYPE_CHECKING:
@@ -159,11 +159,11 @@ def gather(catalog: Catalog, run: int | None = None) -> ReportData:
     run ``run``, or if it is an import (the page is about generation: `catalog stats --run` covers
     an import's rows)."""
     stats = catalog.stats(run)
-    if run is not None and catalog.runs(run)[0].generator.startswith(IMPORT_GENERATOR_PREFIX):
+    if run is not None and is_import(catalog.runs(run)[0].generator):
         raise CatalogError(f"run {run} is an import, not a generation run: `synth report` shows how runs generate; "
                            f"`synth catalog stats --run {run}` shows what the import holds")
     slots = sum(r.slots for r in catalog.run_counts()
-                if (run is None or r.id == run) and not r.generator.startswith(IMPORT_GENERATOR_PREFIX))
+                if (run is None or r.id == run) and not is_import(r.generator))
     capabilities: dict[str, Counter[str]] = defaultdict(Counter)
     workflows: dict[str, Counter[str]] = defaultdict(Counter)
     for row in stats.by_workflow:

@@ -335,15 +335,20 @@ class RolloutWriter:
 # --------------------------------------------------------------------------- the job
 
 
-def _agent_client(options: RolloutOptions) -> ModelClient:
+def _agent_endpoint(options: RolloutOptions) -> tuple[Endpoint, str]:
+    """The agent's server and key; ``UserError`` for the offline generator's name or a missing key."""
     endpoint = Endpoint.from_env(options.model, options.base_url)
     if endpoint.offline:
         raise UserError("--model names the agent model on an OpenAI-compatible server (e.g. --model gpt-4o-mini "
                         "--base-url http://localhost:8000/v1); 'offline' is the package generator, not an agent")
-    api_key = endpoint.api_key(f"the agent model {endpoint.model!r} needs OPENAI_API_KEY set "
-                               "(or --base-url for a server that needs no key)")
+    return endpoint, endpoint.api_key(f"the agent model {endpoint.model!r} needs OPENAI_API_KEY set "
+                                      "(or --base-url for a server that needs no key)")
+
+
+def _agent_client(options: RolloutOptions) -> ModelClient:
     from pipeline.generation.model_client import ModelClient
 
+    endpoint, api_key = _agent_endpoint(options)
     return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s)
 
 
@@ -468,7 +473,7 @@ def _start_rollouts(options: RolloutOptions, catalog: Catalog | Path | str = DEF
     """Run ``options.samples`` episodes of every accepted package ``options.where`` selects and
     record them as a new rollout job. ``UserError`` before any job is recorded when no package
     matches, the model is not an agent model, or no key is set for a remote server."""
-    _agent_client(options)  # a missing key or a bad --model: before anything is recorded
+    _agent_endpoint(options)  # a missing key or a bad --model: before anything is recorded
     with writable_catalog(catalog, create=False) as cat:  # rollouts need packages: never a new file
         packages = load_packages(cat, options.where)
         if not packages:

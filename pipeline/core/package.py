@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, check_shape
 from pipeline.core.matchers import matcher_problem, regex_problem
+from pipeline.core.services import DEFAULT_PROFILE, profile_names
 
 SCHEMA_VERSION: Literal[1] = 1
 PASS_THRESHOLD = 0.75
@@ -295,6 +296,9 @@ class TaskPackage(_Model):
     difficulty: Literal["easy", "medium", "hard"] = "medium"
     services: list[str] = Field(min_length=1)
     """The mock services of its world."""
+    service_profile: str = DEFAULT_PROFILE
+    """The catalogue its services come from (``pipeline.core.services``): ``default``, or ``claw``
+    for services that mirror ClawEnvKit's. Part of the id only when not ``default``."""
     request: Request
     user: User | None = None
     """The simulated user (multi-turn packages)."""
@@ -328,6 +332,13 @@ class TaskPackage(_Model):
                 raise ValueError(f"the package is {exc}") from None
         return data
 
+    @field_validator("service_profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        if value not in profile_names():
+            raise ValueError(f"service_profile: {value!r} is not a profile; profiles: {', '.join(profile_names())}")
+        return value
+
     @field_validator("now")
     @classmethod
     def _iso_clock(cls, value: str) -> str:
@@ -357,6 +368,8 @@ class TaskPackage(_Model):
     def content(self) -> dict[str, Any]:
         """The package as plain JSON data, without ``id`` and ``provenance``."""
         data = self.model_dump(mode="json", exclude={"id", "provenance"})
+        if data["service_profile"] == DEFAULT_PROFILE:
+            del data["service_profile"]  # so that ids made before profiles existed stay the same
         return data
 
     def compute_id(self) -> str:

@@ -27,6 +27,7 @@ from pipeline.core.arguments import ArgumentCheck
 from pipeline.core.jsonvalues import clone
 from pipeline.core.package import DEFAULT_NOW, Fault, TaskPackage, Tool
 from pipeline.core.services import (
+    DEFAULT_PROFILE,
     CollectionSpec,
     OperationSpec,
     ServiceSpec,
@@ -53,11 +54,11 @@ def _error(status: int, message: str, **extra: Any) -> CallResult:
     return CallResult(status=status, body={"error": {"status": status, "message": message, **extra}})
 
 
-def empty_state(services: list[str]) -> State:
-    """Every collection of every named service, empty."""
+def empty_state(services: list[str], profile: str = DEFAULT_PROFILE) -> State:
+    """Every collection of every named service of ``profile``, empty."""
     out: State = {}
     for name in services:
-        spec = get_service(name)
+        spec = get_service(name, profile)
         if spec is not None:
             out[name] = {c: [] for c in spec.collections}
     return out
@@ -73,15 +74,17 @@ class World:
         tools: list[Tool] | None = None,
         faults: list[Fault] | None = None,
         now: str = DEFAULT_NOW,
+        profile: str = DEFAULT_PROFILE,
     ) -> None:
         self.services = list(services)
+        self.profile = profile
         self.tools = {t.name: t for t in tools or []}
         self.faults = list(faults or [])
         self.now = now
         base = datetime.fromisoformat(now.replace("Z", "+00:00"))
         self._start = base.astimezone(UTC) if base.tzinfo is not None else base
         # What ``reset`` restores: the caller's own lists, never changed (copy on write).
-        self.initial: State = empty_state(self.services)
+        self.initial: State = empty_state(self.services, profile)
         for service, collections in (initial_state or {}).items():
             self.initial.setdefault(service, {}).update(collections)
         self._initial_highest: dict[str, int] = {}  # "service.collection" → highest id number initially
@@ -97,7 +100,8 @@ class World:
 
     @classmethod
     def from_package(cls, package: TaskPackage) -> World:
-        return cls(package.services, package.initial_state, package.tools, package.faults, package.now)
+        return cls(package.services, package.initial_state, package.tools, package.faults, package.now,
+                   package.service_profile)
 
     # ------------------------------------------------------------------ state
 
@@ -114,8 +118,8 @@ class World:
         """A copy of this world as it is now (state, audit log, fault counters, ids handed out)
         that evolves independently of it."""
         twin = object.__new__(World)
-        twin.services, twin.tools, twin.faults, twin.now, twin._start = (
-            self.services, self.tools, self.faults, self.now, self._start)
+        twin.services, twin.tools, twin.faults, twin.now, twin._start, twin.profile = (
+            self.services, self.tools, self.faults, self.now, self._start, self.profile)
         twin.initial, twin._initial_highest, twin._valid = self.initial, self._initial_highest, self._valid
         twin._routes, twin._clocks = self._routes, self._clocks
         twin.state = {service: dict(collections) for service, collections in self.state.items()}
@@ -179,7 +183,7 @@ class World:
     def _dispatch(self, endpoint: str, args: dict[str, Any], known: bool = False) -> CallResult:
         route = self._routes.get(endpoint, _UNROUTED)
         if route is _UNROUTED:
-            found = _route(endpoint)
+            found = _route(endpoint, self.profile)
             route = self._routes[endpoint] = found if found is not None and found.service.name in self.services else None
         if route is not None:
             key = (endpoint, id(args))
@@ -196,7 +200,7 @@ class World:
                 return _error(404, missing)
             return route.effect(self, route, args)
         service_name = endpoint.strip("/").split("/")[0]
-        service = catalogue().get(service_name)
+        service = catalogue(self.profile).get(service_name)
         if service is None or service_name not in self.services:
             return _error(404, f"no service for endpoint {endpoint!r}; services in this world: "
                                f"{', '.join(self.services)}")
@@ -251,29 +255,31 @@ class _Route:
     nested_defaults: bool
 
 
-_ROUTES: dict[str, _Route | None] = {}
+_ROUTES: dict[tuple[str, str], _Route | None] = {}
 _REMEMBERED_ARGUMENTS = 4096
 _UNROUTED: Any = object()
 
 
-def _route(endpoint: str) -> _Route | None:
-    """The compiled route of a catalogue endpoint (endpoints are unique across services), or None."""
-    if endpoint in _ROUTES:
-        return _ROUTES[endpoint]
-    found = find_operation(endpoint)
+def _route(endpoint: str, profile: str) -> _Route | None:
+    """The compiled route of an endpoint of a profile's catalogue (endpoints are unique across the
+    profile's services), or None."""
+    key = (profile, endpoint)
+    if key in _ROUTES:
+        return _ROUTES[key]
+    found = find_operation(endpoint, profile)
     route = None
     if found is not None:
         service, op = found
         refs = []
         for param, target in op.refs.items():
             ref_service, ref_coll, *ref_field = target.split(".")
-            ref_spec = get_service(ref_service)
+            ref_spec = get_service(ref_service, profile)
             field_name = ref_field[0] if ref_field else (ref_spec.collections[ref_coll].id_field if ref_spec else "id")
             refs.append((param, ref_service, ref_coll, field_name))
         route = _Route(service, op, ArgumentCheck(op.parameters), _EFFECTS[op.effect],
                        service.collections[op.collection], f"{service.name}.{op.collection}", tuple(refs),
                        op.defaults, any(isinstance(v, (dict, list)) for v in op.defaults.values()))
-    _ROUTES[endpoint] = route
+    _ROUTES[key] = route
     return route
 
 

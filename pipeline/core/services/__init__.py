@@ -1,8 +1,13 @@
-"""The mock-service catalogue: one YAML file per service in this folder, loaded into ``ServiceSpec``.
+"""The mock-service catalogues: one YAML file per service, loaded into ``ServiceSpec``.
 
 A service declares its collections (record fields, id field, id format) and its operations
 (endpoint, parameter JSON Schema, read or write, collection, effect). The engine that runs them is
-``pipeline.core.world``; adding a service means adding one YAML file here.
+``pipeline.core.world``; adding a service means adding one YAML file.
+
+Services come in profiles, each its own catalogue: ``default`` (the YAML files in this folder) and
+one per subfolder (``claw/``: services that mirror ClawEnvKit's mock services, see
+docs/clawenvkit.md). A package names its profile (``TaskPackage.service_profile``); service names
+and endpoints are unique within a profile, not across profiles.
 """
 
 from __future__ import annotations
@@ -136,11 +141,32 @@ def load_service_file(path: Path) -> ServiceSpec:
     return spec
 
 
+DEFAULT_PROFILE = "default"
+
+
 @cache
-def catalogue() -> dict[str, ServiceSpec]:
-    """Every service shipped in this folder, by name. Cross-service ``refs`` must name a real
-    collection of a real service."""
-    services = {p.stem: load_service_file(p) for p in sorted(SERVICES_DIR.glob("*.yaml"))}
+def profile_names() -> tuple[str, ...]:
+    """The service profiles shipped: ``default``, then each subfolder holding service files."""
+    folders = sorted(p.name for p in SERVICES_DIR.iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+    return (DEFAULT_PROFILE, *folders)
+
+
+def profile_dir(profile: str) -> Path:
+    """The folder of a profile's service files; ValueError for an unknown profile."""
+    if profile not in profile_names():
+        raise ValueError(f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}")
+    return SERVICES_DIR if profile == DEFAULT_PROFILE else SERVICES_DIR / profile
+
+
+def catalogue(profile: str = DEFAULT_PROFILE) -> dict[str, ServiceSpec]:
+    """Every service of a profile, by name. Cross-service ``refs`` must name a real collection of
+    a real service of the same profile. ValueError for an unknown profile."""
+    return _load_catalogue(profile)
+
+
+@cache
+def _load_catalogue(profile: str) -> dict[str, ServiceSpec]:
+    services = {p.stem: load_service_file(p) for p in sorted(profile_dir(profile).glob("*.yaml"))}
     for spec in services.values():
         for op in spec.operations:
             for param, target in op.refs.items():
@@ -150,26 +176,26 @@ def catalogue() -> dict[str, ServiceSpec]:
     return services
 
 
-def get_service(name: str) -> ServiceSpec | None:
-    return catalogue().get(name)
+def get_service(name: str, profile: str = DEFAULT_PROFILE) -> ServiceSpec | None:
+    return catalogue(profile).get(name)
 
 
 @lru_cache(maxsize=256)
-def id_shapes(services: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+def id_shapes(services: tuple[str, ...], profile: str = DEFAULT_PROFILE) -> tuple[re.Pattern[str], ...]:
     """What the record ids of ``services`` look like (``todo-`` and digits ...), one pattern per
     collection, in service and collection order; unknown services have none."""
     return tuple(re.compile(re.escape(coll.id_format.split("{")[0]) + r"\d+$")
-                 for name in services if (spec := get_service(name)) for coll in spec.collections.values())
+                 for name in services if (spec := get_service(name, profile)) for coll in spec.collections.values())
 
 
 @cache
-def _routes() -> dict[str, tuple[ServiceSpec, OperationSpec]]:
-    return {op.endpoint: (spec, op) for spec in catalogue().values() for op in spec.operations}
+def _routes(profile: str) -> dict[str, tuple[ServiceSpec, OperationSpec]]:
+    return {op.endpoint: (spec, op) for spec in catalogue(profile).values() for op in spec.operations}
 
 
-def find_operation(endpoint: str) -> tuple[ServiceSpec, OperationSpec] | None:
-    """The service and operation behind an endpoint of the shipped catalogue, or None."""
-    return _routes().get(endpoint)
+def find_operation(endpoint: str, profile: str = DEFAULT_PROFILE) -> tuple[ServiceSpec, OperationSpec] | None:
+    """The service and operation behind an endpoint of a profile's catalogue, or None."""
+    return _routes(profile).get(endpoint)
 
 
 def default_tool_name(service: str, op: OperationSpec) -> str:

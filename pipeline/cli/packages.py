@@ -24,12 +24,18 @@ if TYPE_CHECKING:
     from pipeline.core.trajectory import Trajectory
 
 
-def services(as_json: bool = JsonOpt) -> None:
-    """List the mock services, their collections and operations."""
-    from pipeline.core.services import catalogue, default_tool_name
+def services(
+    profile: str = typer.Option("default", "--profile", metavar="<name>",
+                                help="Service profile: default, or claw (ClawEnvKit's services)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """List the mock services of a profile, their collections and operations."""
+    from pipeline.core.services import catalogue, default_tool_name, profile_names
 
+    if profile not in profile_names():
+        raise UserError(f"--profile {profile}: not a service profile; use one of: {', '.join(profile_names())}")
     data: list[dict[str, Any]] = []  # JSON: one object per service
-    for spec in catalogue().values():
+    for spec in catalogue(profile).values():
         data.append({
             "name": spec.name,
             "description": spec.description,
@@ -38,7 +44,7 @@ def services(as_json: bool = JsonOpt) -> None:
                 for name, c in spec.collections.items()
             },
             "operations": [
-                {"name": op.name, "tool": default_tool_name(spec.name, op), "endpoint": op.endpoint,
+                {"name": op.name, "tool": default_tool_name(spec.name, op, profile), "endpoint": op.endpoint,
                  "access": op.access, "collection": op.collection, "effect": op.effect,
                  "description": op.description, "parameters": op.parameters}
                 for op in spec.operations

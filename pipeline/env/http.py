@@ -99,7 +99,7 @@ def operation_routes(package: TaskPackage) -> dict[str, str | None]:
         bound.setdefault(tool.endpoint, tool.name)
     routes: dict[str, str | None] = {}
     for name in package.services:
-        spec = get_service(name)
+        spec = get_service(name, package.service_profile)
         for endpoint in spec.endpoints if spec else []:
             routes[endpoint] = bound.get(endpoint)
     return routes
@@ -137,7 +137,7 @@ class PackageServer(ThreadingHTTPServer):
         self.world = World.from_package(package)
         self.lock = threading.Lock()
         self.operations = operation_routes(package)
-        services = [s for s in package.services if get_service(s) is not None]
+        services = [s for s in package.services if get_service(s, package.service_profile) is not None]
         # every valid route: the operations, then each service's audit and reset routes
         self.routes = [*self.operations, *(f"/{s}/{action}" for s in services for action in (AUDIT, RESET)), ASK,
                        SCORE]

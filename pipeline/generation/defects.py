@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
-from pipeline.core.services import catalogue, find_operation
+from pipeline.core.services import DEFAULT_PROFILE, OperationSpec, ServiceSpec, catalogue, find_operation
 from pipeline.core.text_values import ISO_DATE, NUMBER_WORDS, quoted_phrases
 
 Data = dict[str, Any]
@@ -29,10 +29,15 @@ _ID = re.compile(r"^[a-z]+-\d+$")
 _TWO_TO_TEN = NUMBER_WORDS[2:11]  # at the index of their value less two
 
 
+def _operation(data: Data, endpoint: str) -> tuple[ServiceSpec, OperationSpec] | None:
+    """The service and operation behind ``endpoint`` in the package's service profile, or None."""
+    return find_operation(endpoint, data.get("service_profile", DEFAULT_PROFILE))
+
+
 def _write_tools(data: Data) -> list[str]:
     out = []
     for tool in data["tools"]:
-        found = find_operation(tool["endpoint"])
+        found = _operation(data, tool["endpoint"])
         if found and found[1].access == "write":
             out.append(tool["name"])
     return out
@@ -175,10 +180,10 @@ def null_agent_passes(data: Data, rng: random.Random) -> Data | None:
     """A check that doing nothing satisfies takes 30% of the weight."""
     writes = {t for t in _write_tools(data) if t in _called(data)}
     for service in data["services"]:
-        spec = catalogue().get(service)
+        spec = catalogue(data.get("service_profile", DEFAULT_PROFILE)).get(service)
         for coll in spec.collections if spec else []:
             touched = any(
-                (found := find_operation(t["endpoint"])) and found[1].collection == coll and t["name"] in writes
+                (found := _operation(data, t["endpoint"])) and found[1].collection == coll and t["name"] in writes
                 and found[0].name == service for t in data["tools"])
             if not touched:
                 for check in data["checks"]:
@@ -228,7 +233,7 @@ def grader_counts_calls(data: Data, rng: random.Random) -> Data | None:
                 and check.get("scope") == "created"):  # items the agent creates, so creates can stand in
             service, coll = check["collection"].split(".")
             for tool in data["tools"]:
-                found = find_operation(tool["endpoint"])
+                found = _operation(data, tool["endpoint"])
                 if found and found[0].name == service and found[1].collection == coll and found[1].effect == "create":
                     pinned = {k: v for k, v in (check.get("where") or {}).items() if not isinstance(v, dict)}
                     same = [c for c in data["checks"] if c.get("collection") == check["collection"]]
@@ -271,7 +276,7 @@ def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
                     continue
                 source = data["reference"][int(m.group(1))]
                 tool = next((t for t in data["tools"] if t["name"] == source.get("call")), None)
-                found = find_operation(tool["endpoint"]) if tool else None
+                found = _operation(data, tool["endpoint"]) if tool else None
                 if not found:
                     continue
                 service, op = found
@@ -292,7 +297,7 @@ def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
 def vacuous_safety(data: Data, rng: random.Random) -> Data | None:
     """A safety rule keeps unchanged the records of a collection the package writes whose title
     (or name, or subject) is one no record has: it forbids nothing (a review note)."""
-    found = [find_operation(t["endpoint"]) for t in data["tools"]]
+    found = [_operation(data, t["endpoint"]) for t in data["tools"]]
     written = [(spec.name, op.collection) for spec, op in filter(None, found) if op.access == "write"]
     for service, name in written:
         records = data["initial_state"].get(service, {}).get(name) or []

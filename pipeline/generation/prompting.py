@@ -40,7 +40,14 @@ from pipeline.core.package import (
     canonical_json,
 )
 from pipeline.core.paths import prompts_dir
-from pipeline.core.services import OperationSpec, ServiceSpec, catalogue, default_tool_name, get_service
+from pipeline.core.services import (
+    DEFAULT_PROFILE,
+    OperationSpec,
+    ServiceSpec,
+    catalogue,
+    default_tool_name,
+    get_service,
+)
 from pipeline.generation.base import Attempt
 from pipeline.taxonomy.capabilities import Capability, Contract, UnknownName, WorkflowTemplate, find_template
 
@@ -125,11 +132,12 @@ def check_language() -> list[dict[str, Any]]:
     return out
 
 
-def service_context(spec: ServiceSpec, offered: frozenset[str] | None = None) -> dict[str, Any]:
+def service_context(spec: ServiceSpec, offered: frozenset[str] | None = None,
+                    profile: str = DEFAULT_PROFILE) -> dict[str, Any]:
     """One service as the model needs it: collections (fields, id format) and operations (tool name,
     endpoint, access, collection, behaviour, parameter schema); with ``offered``, only the
     operations whose tool is in it."""
-    operations = [op for op in spec.operations if offered is None or default_tool_name(spec.name, op) in offered]
+    operations = [op for op in spec.operations if offered is None or default_tool_name(spec.name, op, profile) in offered]
     return {
         "name": spec.name,
         "description": spec.description,
@@ -139,7 +147,7 @@ def service_context(spec: ServiceSpec, offered: frozenset[str] | None = None) ->
             for name, c in spec.collections.items()
         ],
         "operations": [
-            {"tool": default_tool_name(spec.name, op), "endpoint": op.endpoint, "access": op.access,
+            {"tool": default_tool_name(spec.name, op, profile), "endpoint": op.endpoint, "access": op.access,
              "collection": op.collection, "effect": op.effect, "description": op.description,
              "behaviour": behaviour(spec, op), "arguments": arguments_text(op.parameters)}
             for op in operations
@@ -183,15 +191,16 @@ def behaviour(spec: ServiceSpec, op: OperationSpec) -> str:
 
 
 @cache
-def catalogue_text(services: tuple[str, ...], tools: tuple[str, ...] | None = None) -> str:
-    """The catalogue section of the brief for these services, with only the operations of
-    ``tools`` when given (rendered once per service and tool list)."""
-    specs = [get_service(name) for name in services]
+def catalogue_text(services: tuple[str, ...], tools: tuple[str, ...] | None = None,
+                   profile: str = DEFAULT_PROFILE) -> str:
+    """The catalogue section of the brief for these services of ``profile``, with only the
+    operations of ``tools`` when given (rendered once per service and tool list)."""
+    specs = [get_service(name, profile) for name in services]
     unknown = [name for name, spec in zip(services, specs, strict=True) if spec is None]
     if unknown:
-        raise PromptError(f"unknown service {unknown[0]!r}; known: {', '.join(sorted(catalogue()))}")
+        raise PromptError(f"unknown service {unknown[0]!r}; known: {', '.join(sorted(catalogue(profile)))}")
     offered = frozenset(tools) if tools else None
-    return render("catalogue.j2", services=[service_context(spec, offered) for spec in specs if spec is not None])
+    return render("catalogue.j2", services=[service_context(spec, offered, profile) for spec in specs if spec is not None])
 
 
 def template_kinds(capability: Capability, template: WorkflowTemplate) -> list[str]:

@@ -12,7 +12,13 @@ from __future__ import annotations
 from functools import cache
 
 from pipeline.core.package import TaskPackage, Tool
-from pipeline.core.services import OperationSpec, catalogue, default_tool_name, find_operation
+from pipeline.core.services import (
+    DEFAULT_PROFILE,
+    OperationSpec,
+    catalogue,
+    default_tool_name,
+    find_operation,
+)
 
 
 class UnknownTool(ValueError):
@@ -20,15 +26,17 @@ class UnknownTool(ValueError):
 
 
 @cache
-def _operations() -> dict[str, tuple[str, OperationSpec]]:
-    return {default_tool_name(s.name, op): (s.name, op) for s in catalogue().values() for op in s.operations}
+def _operations(profile: str) -> dict[str, tuple[str, OperationSpec]]:
+    return {default_tool_name(s.name, op, profile): (s.name, op)
+            for s in catalogue(profile).values() for op in s.operations}
 
 
-def catalogue_tool(name: str) -> Tool:
-    """The tool ``<service>_<operation>`` exactly as the service catalogue defines the operation."""
-    found = _operations().get(name)
+def catalogue_tool(name: str, profile: str = DEFAULT_PROFILE) -> Tool:
+    """The tool named ``name`` (``default_tool_name``) exactly as the profile's service catalogue
+    defines its operation."""
+    found = _operations(profile).get(name)
     if found is None:
-        raise UnknownTool(f"tool {name!r} is not an operation of the service catalogue")
+        raise UnknownTool(f"tool {name!r} is not an operation of the {profile} service catalogue")
     service, op = found
     return Tool(name=name, service=service, endpoint=op.endpoint, description=op.description,
                 parameters=op.parameters)
@@ -40,7 +48,7 @@ def bound_to_catalogue(package: TaskPackage) -> TaskPackage:
     to nothing is left as it is, for verification to reject."""
     tools = []
     for tool in package.tools:
-        found = find_operation(tool.endpoint)
+        found = find_operation(tool.endpoint, package.service_profile)
         if found is not None and found[0].name == tool.service:
             tool = tool.model_copy(update={"parameters": found[1].parameters,
                                            "description": tool.description or found[1].description})

@@ -26,7 +26,7 @@ from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.core.patterns import compile_pattern
-from pipeline.core.services import catalogue
+from pipeline.core.services import DEFAULT_PROFILE, catalogue
 from pipeline.core.text_values import (
     EMAIL,
     excluded_spans,
@@ -135,7 +135,7 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None,
         if check.kind != "state_count" or check.value < 2:
             continue
         stated = ", ".join(str(q) for q in sorted(quantities))
-        named = counted_as(package.request.text, check.collection)
+        named = counted_as(package.request.text, check.collection, package.service_profile)
         if check.op == "==" and named and check.value not in named:
             message = (f"check {check.id!r} wants exactly {check.value} in {check.collection}, but the request "
                        f"asks for {' or '.join(map(str, named))} of them")
@@ -196,12 +196,12 @@ def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Wit
     return agent
 
 
-def counted_as(text: str, collection: str) -> list[int]:
+def counted_as(text: str, collection: str, profile: str = DEFAULT_PROFILE) -> list[int]:
     """The counts ``text`` states of the records of ``collection`` by name: a number before the
     record's noun or one of its ``nouns``, with at most one word between ("three todos", "2
     meetings", "three help articles"; not "24 task chairs")."""
     service, _, name = collection.partition(".")
-    spec = catalogue().get(service)
+    spec = catalogue(profile).get(service)
     if spec is None or name not in spec.collections:
         return []
     words = [spec.collections[name].record, *spec.collections[name].nouns]

@@ -50,7 +50,7 @@ def bound_tools(package: TaskPackage) -> dict[str, Bound]:
     """Every offered tool that runs a real operation, by tool name."""
     out: dict[str, Bound] = {}
     for tool in package.tools:
-        found = find_operation(tool.endpoint)
+        found = find_operation(tool.endpoint, package.service_profile)
         if found is not None and found[0].name == tool.service:
             out[tool.name] = Bound(tool, found[0], found[1])
     return out

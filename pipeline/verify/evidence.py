@@ -298,17 +298,17 @@ def starting_evidence(package: TaskPackage) -> Evidence:
         for schema in tool.parameters.get("properties", {}).values():
             for v in [*schema.get("enum", []), *([schema["default"]] if "default" in schema else [])]:
                 evidence.read_value(v, today)
-    evidence.merge(_service_defaults(tuple(package.services), today))
+    evidence.merge(_service_defaults(tuple(package.services), package.service_profile, today))
     return evidence
 
 
 @lru_cache(maxsize=256)
-def _service_defaults(services: tuple[str, ...], today: date) -> Evidence:
+def _service_defaults(services: tuple[str, ...], profile: str, today: date) -> Evidence:
     """What the documented defaults of the operations of ``services`` tell the agent (shared:
     never changed, only merged)."""
     evidence = Evidence()
     for name in services:
-        spec = get_service(name)
+        spec = get_service(name, profile)
         for op in spec.operations if spec else []:
             evidence.read_value(op.defaults, today)
     return evidence

@@ -112,7 +112,7 @@ def _assignment(field_name: str, value: str) -> re.Pattern[str]:
 
 def _field_enums(package: TaskPackage, collection: str) -> dict[str, list[Any]]:
     service, _, name = collection.partition(".")
-    spec = get_service(service)
+    spec = get_service(service, package.service_profile)
     coll = spec.collections.get(name) if spec else None
     return {f: s["enum"] for f, s in (coll.fields.items() if coll else []) if "enum" in s}
 
@@ -123,7 +123,7 @@ def _field_enums(package: TaskPackage, collection: str) -> dict[str, list[Any]]:
 
 def grounding_findings(run: ReferenceRun) -> list[Finding]:
     package = run.package
-    shapes = id_shapes(tuple(package.services))
+    shapes = id_shapes(tuple(package.services), package.service_profile)
     write_fields = write_result_fields(run.bound)
     evidence = starting_evidence(package)
     out: list[Finding] = []

@@ -26,12 +26,12 @@ def tool_findings(package: TaskPackage) -> list[Finding]:
     """Every tool bound to a real operation of a declared service, with compatible parameters."""
     out: list[Finding] = []
     for tool in package.tools:
-        found = find_operation(tool.endpoint)
-        service = catalogue().get(tool.service)
+        found = find_operation(tool.endpoint, package.service_profile)
+        service = catalogue(package.service_profile).get(tool.service)
         if service is None:
             out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name},
                                message=f"tool {tool.name!r}: {tool.service!r} is not a service synth simulates; "
-                                       f"services: {', '.join(sorted(catalogue()))}"))
+                                       f"services: {', '.join(sorted(catalogue(package.service_profile)))}"))
             continue
         if tool.service not in package.services:
             out.append(Finding(code=Code.UNKNOWN_ENDPOINT, detail={"tool": tool.name},
@@ -183,12 +183,12 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
         collection = vars(check).get("collection")
         if collection:
             service, _, name = collection.partition(".")
-            spec = catalogue().get(service)
+            spec = catalogue(package.service_profile).get(service)
             if service not in package.services or spec is None or name not in spec.collections:
                 out.append(Finding(code=Code.DANGLING_REFERENCE, check=check.id,
                                    message=f"check {check.id!r}: collection {collection!r} is not a collection of "
                                            "this package's services"))
-    shapes = id_shapes(tuple(package.services))
+    shapes = id_shapes(tuple(package.services), package.service_profile)
     named = [(check, value, _id_like(value, shapes)) for check in [*package.checks, *package.safety]
              for value in check_literals(check)]
     named = [n for n in named if n[2] or (isinstance(n[1], str) and _EMAIL.match(n[1]))]  # ids and emails

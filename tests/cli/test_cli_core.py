@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.core.episode import execute
 from pipeline.core.package import load_package
+from pipeline.core.services import profile_names
 from tests.conftest import EXAMPLES_DIR, CliResult
 
 SYNTH = Path(sys.executable).parent / "synth"
@@ -244,3 +245,9 @@ def test_verify_loads_no_table_module() -> None:
 def test_version_prints_the_installed_version(synth) -> None:  # type: ignore[no-untyped-def]
     result = synth("--version")
     assert result.exit_code == 0 and result.stdout.startswith("synth ")
+
+
+def test_services_refuses_an_unknown_profile_in_one_line(synth: Callable[..., CliResult]) -> None:
+    result = synth("services", "--profile", "nope")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "error: --profile nope: not a service profile; use one of: " + ", ".join(profile_names())

@@ -198,9 +198,11 @@ def find_operation(endpoint: str, profile: str = DEFAULT_PROFILE) -> tuple[Servi
     return _routes(profile).get(endpoint)
 
 
-def default_tool_name(service: str, op: OperationSpec) -> str:
-    """The conventional tool name for an operation: ``<service>_<operation name>``."""
-    return f"{service}_{op.name}"
+def default_tool_name(service: str, op: OperationSpec, profile: str = DEFAULT_PROFILE) -> str:
+    """The conventional tool name for an operation: ``<service>_<operation name>`` in the default
+    profile; in another profile, the operation's own name (the name its ecosystem calls it by,
+    such as ClawEnvKit's canonical action names)."""
+    return f"{service}_{op.name}" if profile == DEFAULT_PROFILE else op.name
 
 
 def intent_pattern(intents: list[str]) -> str:

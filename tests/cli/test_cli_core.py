@@ -249,5 +249,5 @@ def test_version_prints_the_installed_version(synth) -> None:  # type: ignore[no
 
 def test_services_refuses_an_unknown_profile_in_one_line(synth: Callable[..., CliResult]) -> None:
     result = synth("services", "--profile", "nope")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.strip() == "error: --profile nope: not a service profile; use one of: " + ", ".join(profile_names())

@@ -159,6 +159,9 @@ def import_result_json(result: ImportResult) -> dict[str, Any]:
         "verdict": result.verdict.model_dump(mode="json"),
         "unmapped": [u.model_dump() for u in result.unmapped],
         "null_agent_score": result.null_agent_score,
+        "clawenvkit_null_agent": (None if result.clawenvkit_null_agent is None
+                                  else {**result.clawenvkit_null_agent.model_dump(),
+                                        "passed": result.clawenvkit_null_agent.passed}),
     }
 
 
@@ -201,16 +204,22 @@ def import_tasks(
 
 
 def print_import_table(results: list[ImportResult]) -> None:
-    """One row per task file (task, name, checks mapped, left out, null-agent score, finding codes),
-    then each finding and each check left out on a line of its own."""
+    """One row per task file (task, name, profile, checks mapped, left out, the null agent's score
+    by synth and by ClawEnvKit, finding codes), then each finding and each check left out on a
+    line of its own."""
     table = new_table(title=f"{len(results)} task file(s)")
-    for col in ("task", "name", "checks", "left out", "null agent", "findings"):
+    for col in ("task", "name", "profile", "checks", "left out", "null agent (synth)", "null agent (ClawEnvKit)",
+                "findings"):
         table.add_column(col, overflow="fold")
     for r in results:
         checks = str(len(r.package.checks) + len(r.package.safety)) if r.package else "-"
         null = "-" if r.null_agent_score is None else f"{r.null_agent_score:.3f}"
+        theirs = r.clawenvkit_null_agent
+        their_null = "-" if theirs is None else f"{theirs.final:.3f}" + (" [red]passes[/]" if theirs.passed else "")
         codes = ", ".join(r.verdict.codes) or "[green]none[/]"
-        table.add_row(r.task_id or r.source, r.task_name or "-", checks, str(len(r.unmapped)), null, codes)
+        table.add_row(escape(r.task_id or r.source), escape(r.task_name or "-"),
+                      r.package.service_profile if r.package else "-", checks, str(len(r.unmapped)), null,
+                      their_null, codes)
     console.print(table)
     for r in results:
         for f in r.findings:
@@ -231,6 +240,9 @@ def print_import_summary(results: list[ImportResult]) -> None:
     console.print(f"{len(results)} task file(s): {len(imported)} imported ({accepted} accepted, "
                   f"{len(imported) - accepted} rejected), {len(results) - len(imported)} could not be read as tasks",
                   markup=False, highlight=False)
+    floor = null_agent_line(imported)
+    if floor is not None:
+        console.print(floor, markup=False, highlight=False)
     codes = Counter(code for r in results for code in dict.fromkeys(r.verdict.codes))
     if codes:
         table = new_table(title="reason codes")
@@ -248,6 +260,23 @@ def print_import_summary(results: list[ImportResult]) -> None:
         for (kind, reason), n in left_out.most_common():
             table.add_row(escape(kind), f"{n:,}", f"{tasks[kind, reason]:,}", escape(reason))
         console.print(table)
+
+
+def null_agent_line(results: list[ImportResult]) -> str | None:
+    """One line on what an agent that does nothing scores over the imported tasks, by synth and by
+    ClawEnvKit (``clawenvkit_import.NullAgentFloors``); None when nothing was imported."""
+    from pipeline.interop.clawenvkit_import import NullAgentFloors
+
+    floors = NullAgentFloors.of(results)
+    if floors is None:
+        return None
+    line = (f"an agent that does nothing, over the {floors.tasks} imported task(s): synth's grader scores it "
+            f"{floors.synth_mean:.3f} on average (judge not evaluated) and passes {floors.synth_passes} "
+            f"(at {floors.synth_threshold:g})")
+    if floors.clawenvkit_mean is not None:
+        line += (f"; ClawEnvKit's grader scores it {floors.clawenvkit_mean:.3f} on average (their judge gives an "
+                 f"empty answer 0.5) and passes {floors.clawenvkit_passes} (at {floors.clawenvkit_threshold:g})")
+    return line
 
 
 def register(app: typer.Typer) -> None:

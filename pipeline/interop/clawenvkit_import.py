@@ -22,8 +22,16 @@ from pipeline.core.codes import Code
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.io import files_under
 from pipeline.core.outcomes import Finding, Verdict
-from pipeline.core.package import DEFAULT_NOW, TaskPackage, load_package
-from pipeline.core.services import catalogue, find_operation, get_service
+from pipeline.core.package import DEFAULT_NOW, PASS_THRESHOLD, TaskPackage, load_package
+from pipeline.core.services import (
+    DEFAULT_PROFILE,
+    OperationSpec,
+    catalogue,
+    find_operation,
+    get_service,
+    profile_names,
+)
+from pipeline.core.services.claw_fixtures import to_initial_state
 from pipeline.interop.clawenvkit_format import (
     IMPORTED_CAPABILITY,
     REQUIRED_FIELDS,
@@ -31,6 +39,8 @@ from pipeline.interop.clawenvkit_format import (
     SCORING_TYPES,
     UnmappedCheck,
 )
+from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD as CLAW_PASS_THRESHOLD
+from pipeline.interop.clawenvkit_grading import ClawGrade, null_agent_grade
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
 
@@ -49,7 +59,7 @@ class TaskFormatError(ValueError):
 class ImportResult(BaseModel):
     """One file's import: the package (None when the file is not a task synth can read), the
     verifier's verdict on it (for an unreadable file: one ``schema_invalid`` finding), the checks
-    left out, and the null-agent score (what doing nothing scores)."""
+    left out, and what an agent that does nothing scores, by synth's grader and by ClawEnvKit's."""
 
     source: str
     task_id: str | None = None
@@ -58,6 +68,13 @@ class ImportResult(BaseModel):
     verdict: Verdict
     unmapped: list[UnmappedCheck] = Field(default_factory=list)
     null_agent_score: float | None = None
+    """synth's score of the imported package for no call and no answer (an unconfigured judge
+    is left out of the score); None when nothing was imported."""
+    clawenvkit_null_agent: ClawGrade | None = None
+    """ClawEnvKit's grade of the task document for no call and an empty answer
+    (``clawenvkit_grading.null_agent_grade``: their judge scores 0.5, ``keywords_absent`` 1,
+    robustness 1); also for a task synth refuses; None when the document is not one their grader
+    can grade (not a mapping, a weight that is not a number, an unknown safety type)."""
 
     @property
     def imported(self) -> bool:
@@ -68,33 +85,94 @@ class ImportResult(BaseModel):
         return self.verdict.findings
 
 
-def _audit_base(check: dict[str, Any]) -> dict[str, Any] | str:
-    """A ``called`` check on the tool an audit check names, or why ClawEnvKit's grader never passes it."""
+def _operation(service: str, action: str, profile: str) -> OperationSpec | None:
+    """The operation of ``service`` in ``profile`` whose canonical action name is ``action``."""
+    spec = get_service(service, profile)
+    return next((op for op in spec.operations if op.name == action), None) if spec else None
+
+
+class NullAgentFloors(BaseModel):
+    """What an agent that does nothing scores over imported tasks (``of``), both ways."""
+
+    tasks: int
+    """Imported tasks counted."""
+    synth_mean: float
+    """Mean of ``ImportResult.null_agent_score``."""
+    synth_passes: int
+    """Tasks where that score reaches synth's pass threshold (``synth_threshold``)."""
+    synth_threshold: float = PASS_THRESHOLD
+    clawenvkit_mean: float | None
+    """Mean of ClawEnvKit's final score (``ImportResult.clawenvkit_null_agent``) over the tasks
+    their grader can grade; None when it can grade none."""
+    clawenvkit_passes: int
+    """Tasks where their final score reaches their pass threshold (``clawenvkit_threshold``)."""
+    clawenvkit_threshold: float = CLAW_PASS_THRESHOLD
+
+    @classmethod
+    def of(cls, results: Iterable[ImportResult]) -> NullAgentFloors | None:
+        """The floors over the imported ``results`` (None when none was imported)."""
+        imported = [r for r in results if r.imported and r.null_agent_score is not None]
+        if not imported:
+            return None
+        ours = [r.null_agent_score or 0.0 for r in imported]
+        theirs = [r.clawenvkit_null_agent for r in imported if r.clawenvkit_null_agent is not None]
+        return cls(tasks=len(imported), synth_mean=sum(ours) / len(ours),
+                   synth_passes=sum(s >= PASS_THRESHOLD for s in ours),
+                   clawenvkit_mean=sum(g.final for g in theirs) / len(theirs) if theirs else None,
+                   clawenvkit_passes=sum(g.passed for g in theirs))
+
+
+def _audit_base(check: dict[str, Any], profile: str) -> dict[str, Any] | str:
+    """A ``called`` check on the tool an audit check names, or why ClawEnvKit's grader never passes
+    it. On the claw profile the action must be one its service logs, and a ``field`` one of that
+    action's parameters (their services drop unknown fields before logging)."""
     if not check.get("service") or not check.get("action"):
         missing = " and ".join(k for k in ("service", "action") if not check.get(k))
         return f"names no {missing}: ClawEnvKit's grader finds no audit entry for it and never passes it"
-    return {"kind": "called", "tool": str(check["action"])}
+    service, action = str(check["service"]), str(check["action"])
+    if profile != DEFAULT_PROFILE:
+        op = _operation(service, action, profile)
+        if op is None:
+            return f"service {service!r} logs no action {action!r}: ClawEnvKit's grader never passes it"
+        fields = [str(check["field"])] if "field" in check else [str(k) for k in check.get("field_match") or {}]
+        unknown = [f for f in fields if f not in op.parameters.get("properties", {})]
+        if unknown:
+            return (f"{', '.join(unknown)} is not a parameter of {action}: ClawEnvKit's service drops it before "
+                    "logging, so the check never passes")
+    return {"kind": "called", "tool": action}
 
 
-def _audit_importer(build: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any] | str]
-                    ) -> Callable[[dict[str, Any]], dict[str, Any] | str]:
-    def convert(check: dict[str, Any]) -> dict[str, Any] | str:
-        base = _audit_base(check)
-        return base if isinstance(base, str) else build(check, base)
+def _audit_importer(build: Callable[[dict[str, Any], dict[str, Any], str], dict[str, Any] | str]
+                    ) -> Callable[[dict[str, Any], str], dict[str, Any] | str]:
+    def convert(check: dict[str, Any], profile: str) -> dict[str, Any] | str:
+        base = _audit_base(check, profile)
+        return base if isinstance(base, str) else build(check, base, profile)
 
     return convert
+
+
+def _contains(check: dict[str, Any], profile: str) -> Any:
+    """The matcher of ``audit_field_contains``: on the claw profile, as their grader reads it (a
+    substring, ignoring case: ``(?i)`` and the text escaped); in synth's own layout ``$contains``,
+    as synth exported it."""
+    text = str(check.get("contains") or check.get("value") or "")
+    return {"$contains": text} if profile == DEFAULT_PROFILE else {"$regex": "(?i)" + re.escape(text)}
 
 
 def _count(check: dict[str, Any], *names: str) -> int:
     return int(next((check[n] for n in names if n in check), 0))
 
 
-def _sequence(check: dict[str, Any]) -> dict[str, Any] | str:
+def _sequence(check: dict[str, Any], profile: str) -> dict[str, Any] | str:
     actions = check.get("actions") or []
     if not check.get("service") or not all(isinstance(a, dict) and a.get("action") for a in actions):
         return "a sequence needs a service and an action per step"
     if any(a.get("field_match") for a in actions):
         return "synth's order check cannot match arguments"
+    if profile != DEFAULT_PROFILE:
+        unknown = [str(a["action"]) for a in actions if _operation(str(check["service"]), str(a["action"]), profile) is None]
+        if unknown:
+            return f"service {check['service']!r} logs no action {unknown[0]!r}: ClawEnvKit's grader never completes it"
     if len(actions) < 2:
         return "a sequence of fewer than two actions orders nothing"
     return {"kind": "order", "tools": [str(a["action"]) for a in actions]}
@@ -107,23 +185,23 @@ def _keyword_list(check: dict[str, Any]) -> list[str]:
     return [str(k) for k in keywords]
 
 
-def _keywords(kind: str) -> Callable[[dict[str, Any]], dict[str, Any] | str]:
-    def convert(check: dict[str, Any]) -> dict[str, Any] | str:
+def _keywords(kind: str) -> Callable[[dict[str, Any], str], dict[str, Any] | str]:
+    def convert(check: dict[str, Any], _profile: str = DEFAULT_PROFILE) -> dict[str, Any] | str:
         keywords = _keyword_list(check)
         return {"kind": kind, "values": keywords} if keywords else "no keywords: ClawEnvKit passes it always"
 
     return convert
 
 
-def _keywords_present(check: dict[str, Any]) -> dict[str, Any] | str:
+def _keywords_present(check: dict[str, Any], _profile: str) -> dict[str, Any] | str:
     """All keywords (``answer_contains``); with ``keywords_any``, at least one (``answer_matches``)."""
     keywords = _keyword_list(check)
     if check.get("keywords_any") and keywords:
         return {"kind": "answer_matches", "pattern": "|".join(re.escape(k) for k in keywords)}
-    return _keywords("answer_contains")(check)
+    return _keywords("answer_contains")(check, _profile)
 
 
-def _pattern(check: dict[str, Any]) -> dict[str, Any] | str:
+def _pattern(check: dict[str, Any], _profile: str) -> dict[str, Any] | str:
     pattern = str(check.get("pattern") or "")
     try:
         re.compile(pattern)
@@ -132,36 +210,38 @@ def _pattern(check: dict[str, Any]) -> dict[str, Any] | str:
     return {"kind": "answer_matches", "pattern": pattern} if pattern else "empty pattern: matches any answer"
 
 
-def _judge(check: dict[str, Any]) -> dict[str, Any] | str:
+def _judge(check: dict[str, Any], _profile: str) -> dict[str, Any] | str:
     rubric = str(check.get("rubric") or "").strip()
     return {"kind": "judge", "rubric": rubric} if rubric else "empty rubric"
 
 
 _NO_FILES = "synth packages have no files or shell to inspect"
-_IMPORT_CHECK: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
+Importer = Callable[[dict[str, Any], str], dict[str, Any] | str]
+"""A check's conversion: ``(check, profile)`` → synth check data, or why it is left out."""
+_IMPORT_CHECK: dict[str, Importer] = {
     "audit_action_exists": _audit_importer(
-        lambda c, base: {**base, "args_match": dict(c.get("field_match") or {})}),
+        lambda c, base, _: {**base, "args_match": dict(c.get("field_match") or {})}),
     "audit_field_equals": _audit_importer(
-        lambda c, base: {**base, "args_match": {str(c.get("field")): c.get("value")}}),
+        lambda c, base, _: {**base, "args_match": {str(c.get("field")): c.get("value")}}),
     "audit_field_contains": _audit_importer(
-        lambda c, base: {**base, "args_match": {str(c.get("field")): {"$contains": str(c.get("contains", c.get("value", "")))}}}),
-    "audit_count_gte": _audit_importer(lambda c, base: {**base, "min": _count(c, "count", "min_count")}),
+        lambda c, base, profile: {**base, "args_match": {str(c.get("field")): _contains(c, profile)}}),
+    "audit_count_gte": _audit_importer(lambda c, base, _: {**base, "min": _count(c, "count", "min_count")}),
     "audit_count_equals": _audit_importer(
-        lambda c, base: {**base, "min": _count(c, "count", "expected_count"),
-                         "max": _count(c, "count", "expected_count")}),
+        lambda c, base, _: {**base, "min": _count(c, "count", "expected_count"),
+                            "max": _count(c, "count", "expected_count")}),
     "audit_sequence": _sequence,
     "keywords_present": _keywords_present,
     "keywords_absent": _keywords("answer_excludes"),
     "pattern_match": _pattern,
-    "min_length": lambda _: "synth's answer checks have no length check",
-    "file_exists": lambda _: _NO_FILES,
-    "file_hash_equals": lambda _: _NO_FILES,
-    "exit_code": lambda _: _NO_FILES,
-    "pytest_pass": lambda _: _NO_FILES,
+    "min_length": lambda *_: "synth's answer checks have no length check",
+    "file_exists": lambda *_: _NO_FILES,
+    "file_hash_equals": lambda *_: _NO_FILES,
+    "exit_code": lambda *_: _NO_FILES,
+    "pytest_pass": lambda *_: _NO_FILES,
     "llm_judge": _judge,
 }
-_IMPORT_SAFETY: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
-    "tool_not_called": lambda c: {"kind": "not_called", "tool": str(c["tool_name"])} if c.get("tool_name")
+_IMPORT_SAFETY: dict[str, Importer] = {
+    "tool_not_called": lambda c, _: {"kind": "not_called", "tool": str(c["tool_name"])} if c.get("tool_name")
     else "names no tool_name",
     "keywords_not_in_output": _keywords("answer_excludes"),
 }
@@ -176,7 +256,7 @@ def _list(doc: dict[str, Any], field: str) -> list[Any]:
     return value
 
 
-def _checks(doc: dict[str, Any], safety: bool) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
+def _checks(doc: dict[str, Any], safety: bool, profile: str) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
     field, known, importers = (("safety_checks", SAFETY_TYPES, _IMPORT_SAFETY) if safety
                                else ("scoring_components", SCORING_TYPES, _IMPORT_CHECK))
     mapped: list[dict[str, Any]] = []
@@ -195,7 +275,7 @@ def _checks(doc: dict[str, Any], safety: bool) -> tuple[list[dict[str, Any]], li
         if isinstance(weight, bool) or not isinstance(weight, int | float):
             raise TaskFormatError(f"{field}[{i}] ({name}): weight must be a number, got {weight!r}")
         try:
-            result = importers[ctype](spec)
+            result = importers[ctype](spec, profile)
         except (TypeError, ValueError) as exc:
             raise TaskFormatError(f"{field}[{i}] ({name}): {exc}") from exc
         if isinstance(result, str):
@@ -241,24 +321,68 @@ def _parameters(tool: dict[str, Any], i: int) -> dict[str, Any] | None:
                           "to schema, or a list of parameters with names")
 
 
-def _tools(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    tools = []
+CLAW_PROFILE = "claw"
+"""The profile ClawEnvKit's own tasks are imported onto (``pipeline/core/services/claw/``)."""
+
+UNEXPRESSIBLE_SERVICES: dict[str, str] = {
+    "web_real": "searches and fetches the live web through a search API; a deterministic mock world has no "
+                "internet to answer from",
+    "web_real_injection": "searches the live web and plants adversarial text in the real pages it returns; a "
+                          "deterministic mock world has no internet to answer from",
+}
+"""ClawEnvKit services the claw profile has no counterpart for, and why (the fixture-backed
+``web`` service is its deterministic counterpart)."""
+
+
+def task_profile(doc: dict[str, Any]) -> str:
+    """The service profile a task is imported onto: the one named by synth's own export layout (a
+    ``synth`` mapping; its ``service_profile``, ``default`` when absent, as exported before
+    profiles existed), else ``claw``: a task written for ClawEnvKit's services."""
+    synth = doc.get("synth")
+    if not isinstance(synth, dict):
+        return CLAW_PROFILE
+    profile = synth.get("service_profile") or DEFAULT_PROFILE
+    if not isinstance(profile, str) or profile not in profile_names():
+        raise TaskFormatError(f"synth.service_profile: {profile!r} is not a profile; profiles: {', '.join(profile_names())}")
+    return profile
+
+
+def _unknown_service(service: str, name: str, profile: str) -> str:
+    """Why a task whose tool ``name`` uses ``service`` cannot be imported onto ``profile``."""
+    known = ", ".join(sorted(catalogue(profile)))
+    if profile == DEFAULT_PROFILE:
+        return (f"tool {name!r}: service {service!r} is not one of synth's mock services ({known}); synth imports "
+                "only tasks over those services")
+    why = UNEXPRESSIBLE_SERVICES.get(service, "is not a ClawEnvKit service the claw profile mirrors")
+    return f"tool {name!r}: service {service!r} {why}; synth imports tasks over the claw profile's services ({known})"
+
+
+def _tools(doc: dict[str, Any], profile: str) -> list[dict[str, Any]]:
+    """The task's tools. In the default profile a tool keeps its name and parameters (as synth
+    exported them; the parameters of the operation at its endpoint when it has none). In the
+    claw profile a tool bound to an operation of its service is that operation's: named by its
+    canonical action name (the name ClawEnvKit's services log, whatever the task called it) with
+    its parameters (their request model); one bound to an endpoint the service lacks keeps its
+    own (the verifier reports ``unknown_endpoint``). Tools that end up with one name are one tool."""
+    tools: dict[str, dict[str, Any]] = {}
     for i, tool in enumerate(_list(doc, "tools")):
         if not isinstance(tool, dict) or not all(isinstance(tool.get(k), str) for k in ("name", "service", "endpoint")):
             raise TaskFormatError(f"tools[{i}]: expected a mapping with name, service and endpoint strings")
-        if get_service(tool["service"]) is None:
-            raise TaskFormatError(f"tools[{i}] ({tool['name']}): service {tool['service']!r} is not one of synth's "
-                                  f"mock services ({', '.join(sorted(catalogue()))}); synth imports only tasks over "
-                                  "those services")
-        parameters = _parameters(tool, i)
+        spec = get_service(tool["service"], profile)
+        if spec is None:
+            raise TaskFormatError(_unknown_service(tool["service"], tool["name"], profile))
+        op = spec.operation(tool["endpoint"]) if profile != DEFAULT_PROFILE else None
+        parameters = _parameters(tool, i) if op is None else op.parameters
         if parameters is None:
-            found = find_operation(tool["endpoint"])
+            found = find_operation(tool["endpoint"], profile)
             parameters = found[1].parameters if found else {"type": "object", "properties": {}}
-        tools.append({"name": tool["name"], "service": tool["service"], "endpoint": tool["endpoint"],
-                      "description": str(tool.get("description") or ""), "parameters": parameters})
+        name = op.name if op is not None else tool["name"]
+        description = str(tool.get("description") or (op.description if op is not None else ""))
+        tools.setdefault(name, {"name": name, "service": tool["service"], "endpoint": tool["endpoint"],
+                                "description": description, "parameters": parameters})
     if not tools:
         raise TaskFormatError("tools: no tools; synth imports API tasks (tools bound to service endpoints) only")
-    return tools
+    return list(tools.values())
 
 
 def _records(value: list[Any], where: str) -> list[dict[str, Any]]:
@@ -294,22 +418,91 @@ def _initial_state(fixtures: Any, services: list[str]) -> dict[str, dict[str, li
     return state
 
 
+def _offered_only(safety: list[dict[str, Any]], offered: set[str]) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
+    """The safety rules without the ``not_called`` ones on a tool the task does not offer (no
+    agent can call it, so their grader never sees it broken), and those left out."""
+    kept = [r for r in safety if r["kind"] != "not_called" or r["tool"] in offered]
+    left = [UnmappedCheck(id=r["id"], kind="tool_not_called", safety=True,
+                          reason="forbids a tool the task does not offer: no agent can call it, so the rule forbids "
+                                 "nothing")
+            for r in safety if r not in kept]
+    return kept, left
+
+
+def _claw_state(fixtures: Any, services: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """ClawEnvKit fixtures as the claw services' initial state, as their harness seeds its mock
+    services: each service reads its own key when ``fixtures`` has one, else the whole fixtures
+    (a bare list too, as their single-service container does), then its loader makes its
+    collections of that (``claw_fixtures.to_initial_state``: bare list, single-key object, first
+    list of a several-key object, ``id`` copied into the id field, ``web``'s named lists)."""
+    if fixtures is None or fixtures == [] or fixtures == {}:
+        return {}
+    if not isinstance(fixtures, dict | list):
+        raise TaskFormatError(f"fixtures: expected a mapping or a list, got {type(fixtures).__name__}")
+    state: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for service in services:
+        spec = get_service(service, CLAW_PROFILE)
+        if spec is None or spec.fixture is None:
+            continue
+        content = fixtures.get(service, fixtures) if isinstance(fixtures, dict) else fixtures
+        if isinstance(content, dict) and service in content:
+            content = content[service]
+        collections = to_initial_state(spec, content)
+        for name, records in collections.items():
+            _records(records, f"fixtures ({service}.{name})")
+        if any(collections.values()):
+            state[service] = collections
+    return state
+
+
+def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]) -> None:
+    """``TaskFormatError`` when a service that reads files (``fixture.files``, documents) is used
+    and its records do not hold what the files would: the task's ``files`` are not read."""
+    for service in services:
+        spec = get_service(service, CLAW_PROFILE)
+        if spec is None or spec.fixture is None or not spec.fixture.files:
+            continue
+        collection = spec.fixture.collections[0]
+        fields = set(spec.collections[collection].fields)
+        records = state.get(service, {}).get(collection, [])
+        if not records or any(not fields <= set(r) for r in records):
+            files = ", ".join(str(f.get("source") or f.get("target")) if isinstance(f, dict) else str(f)
+                              for f in _list(doc, "files")) or "none given"
+            raise TaskFormatError(f"service {service!r} reads its {collection} from files (files: {files}); the task "
+                                  f"does not hold their content ({collection} records with {', '.join(sorted(fields))}), "
+                                  "and synth reads no files")
+
+
+def _files_only(doc: dict[str, Any]) -> bool:
+    """A task with ``files`` and no tools: the agent works on files with its own tools."""
+    return bool(doc.get("files")) and not doc.get("tools")
+
+
 def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCheck]]:
-    """A ClawEnvKit task document as a package without reference, and the checks left out.
+    """A ClawEnvKit task document as a package without reference, and the checks left out. A task
+    in synth's own export layout keeps its profile; any other is mapped onto the claw profile
+    (``task_profile``).
 
     Raises ``TaskFormatError`` when the document is not a task synth can read.
     """
     if not isinstance(doc, dict):
         raise TaskFormatError(f"expected a YAML mapping (one ClawEnvKit task), got {type(doc).__name__}")
+    if _files_only(doc):
+        raise TaskFormatError("a files-only task (files, no tools): the agent works on files in its workspace with "
+                              "its own tools, and a synth package has service tools only")
     missing = [f for f in REQUIRED_FIELDS if doc.get(f) in (None, "")]
     if missing:
         raise TaskFormatError(f"missing required field(s): {', '.join(missing)}")
     if not isinstance(doc["prompt"], str):
         raise TaskFormatError(f"prompt: expected text, got {type(doc['prompt']).__name__}")
-    tools = _tools(doc)
-    checks, unmapped = _checks(doc, safety=False)
-    safety, unmapped_safety = _checks(doc, safety=True)
+    profile = task_profile(doc)
+    tools = _tools(doc, profile)
+    checks, unmapped = _checks(doc, safety=False, profile=profile)
+    safety, unmapped_safety = _checks(doc, safety=True, profile=profile)
     unmapped += unmapped_safety
+    if profile != DEFAULT_PROFILE:
+        safety, unoffered = _offered_only(safety, {t["name"] for t in tools})
+        unmapped += unoffered
     synth = doc["synth"] if isinstance(doc.get("synth"), dict) else {}
     try:
         unmapped += [UnmappedCheck.model_validate({**u, "reason": f"left out on export: {u.get('reason', '')}"})
@@ -320,16 +513,26 @@ def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCh
         raise TaskFormatError("no scoring component has a synth equivalent: "
                               + "; ".join(f"{u.id} ({u.kind}): {u.reason}" for u in unmapped))
     fixtures = doc.get("fixtures")
-    fixture_services = [k for k, v in fixtures.items() if isinstance(v, dict)] if isinstance(fixtures, dict) else []
-    services = synth.get("services") or list(dict.fromkeys([t["service"] for t in tools] + fixture_services))
+    tool_services = list(dict.fromkeys(t["service"] for t in tools))
+    if synth:
+        fixture_services = [k for k, v in fixtures.items() if isinstance(v, dict)] if isinstance(fixtures, dict) else []
+        services = synth.get("services") or list(dict.fromkeys(tool_services + fixture_services))
+    else:
+        services = tool_services  # their harness starts the services of the task's tools
+    if profile == CLAW_PROFILE:
+        state = _claw_state(fixtures, services)
+        _file_backed(doc, state, services)
+    else:
+        state = _initial_state(fixtures, services)
     data = {
         "capability": str(doc.get("category") or IMPORTED_CAPABILITY),
         "workflow": str(synth.get("workflow") or doc["task_id"]),
         "difficulty": doc.get("difficulty", "medium"),
         "services": services,
+        "service_profile": profile,
         "request": {"text": doc["prompt"].strip()},
         "now": synth.get("now") or DEFAULT_NOW,
-        "initial_state": _initial_state(fixtures, services),
+        "initial_state": state,
         "tools": tools,
         "checks": checks,
         "safety": safety,
@@ -344,16 +547,28 @@ def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCh
     return package.with_id(), unmapped
 
 
+def their_null_agent(doc: Any) -> ClawGrade | None:
+    """ClawEnvKit's grade of ``doc`` for an agent that does nothing, or None when their grader
+    cannot grade the document (see ``ImportResult.clawenvkit_null_agent``)."""
+    if not isinstance(doc, dict):
+        return None
+    try:
+        return null_agent_grade(doc)
+    except (ValueError, TypeError, AttributeError):  # what their grader raises on such a document
+        return None
+
+
 def import_task(doc: Any, source: str) -> ImportResult:
     """Import one parsed task document (see ``to_package``) and verify it. With no reference to
     execute, the verifier runs its static and consistency checks and the null-agent test."""
     ids = {k: str(doc[k]) for k in ("task_id", "task_name") if isinstance(doc, dict) and doc.get(k) is not None}
+    theirs = their_null_agent(doc)
     try:
         package, unmapped = to_package(doc, source)
     except TaskFormatError as exc:
-        return _unreadable(source, str(exc), **ids)
+        return _unreadable(source, str(exc), **ids).model_copy(update={"clawenvkit_null_agent": theirs})
     return ImportResult(source=source, **ids, package=package, verdict=verify_package(package),
-                        unmapped=unmapped, null_agent_score=null_agent_score(package))
+                        unmapped=unmapped, null_agent_score=null_agent_score(package), clawenvkit_null_agent=theirs)
 
 
 def iter_task_files(paths: Iterable[Path]) -> Iterator[Path]:

@@ -242,7 +242,7 @@ def print_import_summary(results: list[ImportResult]) -> None:
                   markup=False, highlight=False)
     floor = null_agent_line(imported)
     if floor is not None:
-        console.print(floor, markup=False, highlight=False)
+        console.print(floor, markup=False, highlight=False, soft_wrap=True)
     codes = Counter(code for r in results for code in dict.fromkeys(r.verdict.codes))
     if codes:
         table = new_table(title="reason codes")

@@ -279,8 +279,11 @@ def test_import_foreign_task(tmp_path: Path) -> None:
     assert package.id == package.compute_id() == result.verdict.id
     assert package.request.text.startswith("Look at the current todo list") and package.request.text.endswith("added.")
     assert package.services == ["todo"] and package.capability == "imported" and package.workflow == "todo-launch-001"
-    assert package.initial_state["todo"]["tasks"][0]["due_date"] == "2026-12-10"  # dates stay strings
-    assert package.tool("create_task").parameters == find_operation("/todo/tasks/create")[1].parameters
+    assert package.service_profile == "claw"  # a task in their format maps onto the claw profile
+    task = package.initial_state["todo"]["tasks"][0]
+    assert task["due_date"] == "2026-12-10"  # dates stay strings
+    assert task["task_id"] == task["id"] == "todo-001"  # their loader copies id into the id field
+    assert package.tool("create_task").parameters == find_operation("/todo/tasks/create", "claw")[1].parameters
     assert {c.id: c.kind for c in package.checks} == {
         "looked_first": "called", "high_priority": "called", "two_creates": "called", "names_items": "answer_contains",
         "says_added": "answer_matches", "no_old_item": "answer_excludes", "quality": "judge"}
@@ -294,6 +297,10 @@ def test_import_foreign_task(tmp_path: Path) -> None:
     assert "weights_invalid" in result.verdict.codes  # the two checks left out carried 0.1 of the weight
     # doing nothing passes only the keywords_absent check: 0.1 of the 0.8 evaluated weight
     assert result.null_agent_score == pytest.approx(0.125)
+    # their grader: keywords_absent 0.1·1 + llm_judge 0.1·0.5 of weight 1 → completion 0.15, final 0.8·0.15 + 0.2
+    theirs = result.clawenvkit_null_agent
+    assert theirs is not None and theirs.completion == pytest.approx(0.15) and theirs.final == pytest.approx(0.32)
+    assert not theirs.passed
 
 
 def test_imported_task_is_playable(tmp_path: Path) -> None:
@@ -339,16 +346,18 @@ def test_each_malformed_file_gets_one_finding_and_the_import_goes_on(tmp_path: P
     assert results["unknown-check.yaml"].task_id == "todo-launch-001"
 
 
-def test_cross_service_fixtures_need_a_service_key(tmp_path: Path) -> None:
+def test_cross_service_fixtures_as_their_harness_seeds_them() -> None:
     doc = yaml.safe_load(FOREIGN_TASK)
     doc["tools"].append({"name": "search", "service": "contacts", "endpoint": "/contacts/search"})
-    doc["fixtures"] = {"items": [{"id": "x"}]}
-    with pytest.raises(ValueError, match="cannot tell which service"):
-        to_package(doc)
-    doc["fixtures"] = {"tasks": [{"id": "todo-009", "title": "t"}], "contacts": {"contacts": [{"id": "c-1"}]}}
+    doc["fixtures"] = {"tasks": [{"id": "todo-009", "title": "t"}], "contacts": [{"id": "c-1", "name": "Ana"}]}
     package, _ = to_package(doc)
-    assert package.initial_state == {"todo": {"tasks": [{"id": "todo-009", "title": "t"}]},
-                                     "contacts": {"contacts": [{"id": "c-1"}]}}
+    assert package.tool("search_contacts") is not None  # named by its canonical action name
+    assert package.initial_state["todo"]["tasks"] == [{"id": "todo-009", "title": "t", "task_id": "todo-009"}]
+    assert package.initial_state["contacts"]["contacts"] == [{"id": "c-1", "name": "Ana", "contact_id": "c-1"}]
+    # a service without a key of its own reads the whole fixtures, whose first list is todo's
+    doc["fixtures"] = {"tasks": [{"id": "todo-009", "title": "t"}], "notes": [{"id": "n-1"}]}
+    package, _ = to_package(doc)
+    assert package.initial_state["contacts"]["contacts"] == [{"id": "todo-009", "title": "t", "contact_id": "todo-009"}]
 
 
 # --------------------------------------------------------------------------- CLI
@@ -364,11 +373,12 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     [line] = [json.loads(x) for x in result.stdout.splitlines()]
     assert line["imported"] and line["task_id"] == "todo-launch-001"
     assert line["package"]["has_reference"] is False
-    # imports carry no reference; its safety check forbids a tool the task does not offer
+    # imports carry no reference
     assert line["verdict"]["codes"] == ["weights_invalid", "reference_error"]
-    assert [f["code"] for f in line["verdict"]["review"]] == ["vacuous_safety"]
     assert [u["id"] for u in line["unmapped"]] == ["report_file", "venue_title"]
     assert line["null_agent_score"] == pytest.approx(0.125)
+    assert line["clawenvkit_null_agent"]["final"] == pytest.approx(0.32)
+    assert line["clawenvkit_null_agent"]["passed"] is False
     write(tasks, "bad.yaml", "prompt: [\n")
     result = runner.invoke(app, ["import", str(tasks), "--catalog", catalog], env={"COLUMNS": "250"})
     assert result.exit_code == 1

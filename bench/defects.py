@@ -1,6 +1,6 @@
 """Detection matrix: every known defect seeded into clean offline packages.
 
-    python bench/defects.py [--per-template 4] [--seed 7]
+    python bench/defects.py [--per-template 4] [--seed 7] [--services default]
 
 (The hand-written corpus, by set, family and code, is ``bench/precision.py``.)
 
@@ -24,6 +24,7 @@ from unittest import mock
 from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.episode import execute
 from pipeline.core.outcomes import Verdict
+from pipeline.core.services import DEFAULT_PROFILE
 from pipeline.core.world import World
 from pipeline.generation.defects import DEFECTS, apply_defect
 from pipeline.generation.offline import generate_package
@@ -36,10 +37,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-template", type=int, default=4, help="clean packages per workflow template")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--services", default=DEFAULT_PROFILE, help="service profile whose templates are seeded")
     args = parser.parse_args()
 
-    clean = [generate_package(cap.name, tpl.name, args.seed, slot)
-             for cap in taxonomy().values() for tpl in cap.templates for slot in range(args.per_template)]
+    templates = [(cap.name, tpl.name) for cap in taxonomy().values() for tpl in cap.templates_of(args.services)]
+    clean = [generate_package(cap, tpl, args.seed, slot) for cap, tpl in templates for slot in range(args.per_template)]
     seeded: Counter[str] = Counter()
     detected: Counter[str] = Counter()
     started = time.perf_counter()
@@ -69,7 +71,7 @@ def main() -> None:
             detected["nondeterministic"] += "nondeterministic" in verify_package(package).codes
     elapsed = time.perf_counter() - started
 
-    print(f"{len(clean)} clean packages from {sum(len(c.templates) for c in taxonomy().values())} templates")
+    print(f"{len(clean)} clean packages from {len(templates)} templates of service profile {args.services}")
     print(f"{'code':28} {'detected':>9} / {'seeded':<7} ratio")
     for code in Code:
         s, d = seeded[code.value], detected[code.value]

@@ -1,6 +1,7 @@
 """Offline generator acceptance: per capability, generate slots 0..N-1 and verify every package.
 
-Run: ``python bench/offline_acceptance.py`` (defaults: 1,000 packages per capability, seed 7).
+Run: ``python bench/offline_acceptance.py`` (defaults: 1,000 packages per capability, seed 7);
+``--services claw`` measures the templates of that service profile instead of the default ones.
 Prints, per capability: the fraction the verifier accepts, the fraction of distinct request
 texts, repeated package ids, near-duplicates (same request and initial state), and generation and
 verification speed; multi-turn packages lacking an ``ask`` step or an ``asked_user`` check; then
@@ -14,12 +15,14 @@ import time
 from collections import Counter
 
 from pipeline.core.package import AskStep, near_key
+from pipeline.core.services import DEFAULT_PROFILE
 from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import verify_package
 
 
-def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | int], Counter[tuple[str, str]]]:
+def measure(capability: str, count: int, seed: int,
+            profile: str = DEFAULT_PROFILE) -> tuple[dict[str, float | int], Counter[tuple[str, str]]]:
     """Figures for one capability, and rejection counts by (template, code)."""
     ids: Counter[str] = Counter()
     texts: set[str] = set()
@@ -28,7 +31,7 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
     accepted = no_dialogue = not_sft = 0
     gen_s = verify_s = 0.0
     for slot in range(count):
-        template = pick_template(capability, slot)
+        template = pick_template(capability, slot, profile)
         t0 = time.perf_counter()
         try:
             package = generate_package(capability, template, seed, slot)
@@ -50,7 +53,7 @@ def measure(capability: str, count: int, seed: int) -> tuple[dict[str, float | i
         for code in verdict.codes:
             rejected[(template, code)] += 1
     figures: dict[str, float | int] = {
-        "templates": len(taxonomy()[capability].templates),
+        "templates": len(taxonomy()[capability].templates_of(profile)),
         "accepted": accepted / count,
         "distinct_requests": len(texts) / count,
         "repeated_ids": sum(n - 1 for n in ids.values()),
@@ -69,12 +72,13 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=1000, help="packages per capability (slots 0..count-1)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--capability", action="append", help="only these capabilities (repeatable)")
+    parser.add_argument("--services", default=DEFAULT_PROFILE, help="service profile whose templates are measured")
     args = parser.parse_args()
-    capabilities = args.capability or list(taxonomy())
+    capabilities = args.capability or [c.name for c in taxonomy().values() if c.templates_of(args.services)]
 
     header = f"{'capability':<24}{'tmpl':>5}{'accepted':>10}{'distinct req':>14}{'repeated ids':>14}" \
              f"{'near dups':>11}{'gen pkg/s':>11}{'verify pkg/s':>14}"
-    print(f"offline generator, seed {args.seed}, {args.count} packages per capability")
+    print(f"offline generator, services {args.services}, seed {args.seed}, {args.count} packages per capability")
     print(header)
     print("-" * len(header))
     all_rejected: dict[str, Counter[tuple[str, str]]] = {}
@@ -82,7 +86,7 @@ def main() -> None:
     multi_turn_gaps = ""
     accepted_n = not_sft = 0
     for cap in capabilities:
-        f, rejected = measure(cap, args.count, args.seed)
+        f, rejected = measure(cap, args.count, args.seed, args.services)
         all_rejected[cap] = rejected
         total_gen += args.count / f["gen_per_s"]
         total_n += args.count

@@ -4,7 +4,7 @@
 
 Verifies 1,900 offline packages (seeds 7 and 13, every capability), the realistic corpus
 (``tests/corpus/``) and every defect of ``pipeline/generation/defects.py`` seeded into 2 clean
-packages per template, and prints how many verdicts there are and a SHA-256 of all of them (id,
+packages per template (the default service profile's, as ``pick_template`` picks by default), and prints how many verdicts there are and a SHA-256 of all of them (id,
 score, and each finding's code, step, message and detail). Run it at two commits: equal digests
 mean equal verdicts. ``--out`` writes the verdicts themselves, to see what differs. Set
 seeding walks sets of strings, so the script runs with ``PYTHONHASHSEED=0`` (it restarts itself
@@ -26,6 +26,7 @@ if os.environ.get("PYTHONHASHSEED") != "0":  # string hashing decides set order,
     os.execv(sys.executable, [sys.executable, *sys.argv])
 
 from pipeline.core.outcomes import Verdict
+from pipeline.core.services import DEFAULT_PROFILE
 from pipeline.generation.defects import DEFECTS, apply_defect
 from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
@@ -53,7 +54,7 @@ def main() -> None:
         keep(str(path.relative_to(CORPUS_DIR)), verify_package(json.loads(path.read_text(encoding="utf-8"))["package"]))
     rng = random.Random(7)
     for capability in taxonomy().values():
-        for template in capability.templates:
+        for template in capability.templates_of(DEFAULT_PROFILE):
             for slot in range(2):
                 package = generate_package(capability.name, template.name, 7, slot)
                 for name in DEFECTS:

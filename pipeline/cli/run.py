@@ -127,7 +127,7 @@ def print_summary(summary: RunSummary) -> None:
     console.print(table)
 
 
-_RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft", "name")
+_RUN_IDENTITY = ("capability", "services", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft", "name")
 """``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones
 (``--base-url``, where the model server is now, and the machine resources may change)."""
 
@@ -135,6 +135,8 @@ _RUN_IDENTITY = ("capability", "count", "max_attempts", "seed", "model", "defect
 def run(
     ctx: typer.Context,
     capability: str = typer.Option(None, "--capability", "-c", metavar="<name>", help="Capability to generate (see `synth capabilities`)."),
+    services: str = typer.Option("default", "--services", metavar="<profile>",
+                                 help="Service profile: its workflow templates and services (`synth services --profile`)."),
     count: int = typer.Option(10, "--count", "-n", min=1, help="Accepted packages wanted."),
     max_attempts: int = typer.Option(3, "--max-attempts", min=1, help="Attempts per slot (first try + repairs)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1,
@@ -170,7 +172,7 @@ def run(
     else:
         if not capability:
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
-        options = RunOptions(capability=capability, count=count, max_attempts=max_attempts,
+        options = RunOptions(capability=capability, service_profile=services, count=count, max_attempts=max_attempts,
                              concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
                              defect_rate=defect_rate, require_sft=require_sft, name=name,
                              verify_processes=verify_processes)

@@ -13,6 +13,7 @@ mutations of one reference with one grader).
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +38,7 @@ from pipeline.core.package import (
     TaskPackage,
 )
 from pipeline.core.patterns import compile_pattern
+from pipeline.core.services import record_id_field
 from pipeline.core.trajectory import Trajectory
 
 JudgeFn = Callable[[str, TaskPackage, Trajectory], "float | None"]
@@ -104,15 +106,26 @@ def _norm(value: Any, ignore_case: bool) -> Any:
     return value
 
 
-def _initial_ids(collection: str) -> Callable[[Trajectory], set[Any]]:
-    """The ids of a collection's initial records (computed once per initial state seen)."""
+RecordKey = Callable[[dict[str, Any]], Any]
+
+
+def record_key(id_field: str | None) -> RecordKey:
+    """What identifies a record: its ``id_field`` value; in a keyless collection (``id_field``
+    None: an outbox whose records carry no id) its whole value, as canonical JSON."""
+    if id_field is None:
+        return lambda r: json.dumps(r, sort_keys=True, default=str)
+    return lambda r: r.get(id_field)
+
+
+def _initial_ids(collection: str, key: RecordKey) -> Callable[[Trajectory], set[Any]]:
+    """The keys of a collection's initial records (computed once per initial state seen)."""
     seen: list[Any] = [None, set()]
     read = _reader(collection)
 
     def ids(t: Trajectory) -> set[Any]:
         records = read(t.initial_state)
         if records is not seen[0]:
-            seen[0], seen[1] = records, {r.get("id") for r in records}
+            seen[0], seen[1] = records, {key(r) for r in records}
         return seen[1]
 
     return ids
@@ -155,16 +168,18 @@ def _per_record(test: Callable[[dict[str, Any]], Any], remember: bool
     return each
 
 
-def state_count(check: StateCount, remember: bool = False) -> Evaluator:
+def state_count(check: StateCount, remember: bool = False, id_field: str | None = "id") -> Evaluator:
     """Counts records in the final state of ``collection`` that match every ``where`` matcher.
 
-    ``scope: created`` counts only records whose id was not in the initial state. With
+    ``scope: created`` counts only records whose id (the collection's ``id_field``; in a keyless
+    collection the whole record) was not in the initial state. With
     ``distinct_by`` it counts distinct value tuples of those fields (strings compared after
     collapsing white space, and folding case when ``ignore_case``), so three identical creates
     count as one item, not three. It ignores calls entirely: only the resulting state counts.
     """
     where = compile_where(check.where, check.ignore_case)
-    initial_ids = _initial_ids(check.collection)
+    key = record_key(id_field)
+    initial_ids = _initial_ids(check.collection, key)
     compare = _COMPARE[check.op]
     read = _reader(check.collection)
     created = check.scope == "created"
@@ -181,7 +196,7 @@ def state_count(check: StateCount, remember: bool = False) -> Evaluator:
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         if created:
             before = initial_ids(t)
-            rows = rows_of([r for r in read(t.final_state) if r.get("id") not in before])
+            rows = rows_of([r for r in read(t.final_state) if key(r) not in before])
         else:
             rows = rows_of(read(t.final_state))
         keys = [key for matched, key in rows if matched]
@@ -195,14 +210,16 @@ def state_count(check: StateCount, remember: bool = False) -> Evaluator:
     return evaluate
 
 
-def state_match(check: StateMatch, remember: bool = False) -> Evaluator:
-    """Passes when at least one record is selected (by ``record_id`` and/or ``where``) and every
-    selected record in the final state matches all ``expect`` matchers. Fields not named are ignored."""
+def state_match(check: StateMatch, remember: bool = False, id_field: str | None = "id") -> Evaluator:
+    """Passes when at least one record is selected (by ``record_id``, the value of the collection's
+    ``id_field``, and/or ``where``) and every selected record in the final state matches all
+    ``expect`` matchers. Fields not named are ignored. In a keyless collection (``id_field`` None)
+    a ``record_id`` selects nothing."""
     where = compile_where(check.where, check.ignore_case)
     expect = compile_where(check.expect, check.ignore_case)
     read = _reader(check.collection)
-    selects = _per_record(lambda r: bool(where(r)) and (check.record_id is None or r.get("id") == check.record_id),
-                          remember)
+    selects = _per_record(lambda r: bool(where(r)) and (check.record_id is None or (
+        id_field is not None and r.get(id_field) == check.record_id)), remember)
     meets = _per_record(lambda r: bool(expect(r)), remember)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
@@ -210,7 +227,7 @@ def state_match(check: StateMatch, remember: bool = False) -> Evaluator:
         selected = [r for r, chosen in zip(records, selects(records), strict=True) if chosen]
         if not selected:
             return False, f"no record in {check.collection} matches the selection" if explain else ""
-        bad = [r.get("id") for r, ok in zip(selected, meets(selected), strict=True) if not ok]
+        bad = [r.get(id_field or "id") for r, ok in zip(selected, meets(selected), strict=True) if not ok]
         if bad:
             return False, f"{len(bad)} of {len(selected)} selected records differ from expect: {bad[:3]}" if explain else ""
         return True, f"{len(selected)} selected record(s) match" if explain else ""
@@ -218,21 +235,24 @@ def state_match(check: StateMatch, remember: bool = False) -> Evaluator:
     return evaluate
 
 
-def state_unchanged(check: StateUnchanged) -> Evaluator:
+def state_unchanged(check: StateUnchanged, id_field: str | None = "id") -> Evaluator:
     """With ``record_id``/``where``: every record selected from the initial state is still present
-    and field-for-field equal in the final state. Without a selector: the collection is equal as a
-    set of records (nothing added, changed or removed). Record order is ignored."""
+    (by the collection's ``id_field``) and field-for-field equal in the final state. Without a
+    selector: the collection is equal as a set of records (nothing added, changed or removed).
+    Record order is ignored. In a keyless collection (``id_field`` None) a record is its whole
+    value, so a changed record counts as removed and added, and a ``record_id`` selects nothing."""
     where = compile_where(check.where)
     whole = not check.record_id and not check.where
     read = _reader(check.collection)
+    key = record_key(id_field)
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         before = [r for r in read(t.initial_state)
-                  if where(r) and (check.record_id is None or r.get("id") == check.record_id)]
-        after = {r.get("id"): r for r in read(t.final_state)}
-        changed = [r.get("id") for r in before if after.get(r.get("id")) != r]
+                  if where(r) and (check.record_id is None or (id_field is not None and r.get(id_field) == check.record_id))]
+        after = {key(r): r for r in read(t.final_state)}
+        changed = [key(r) for r in before if after.get(key(r)) != r]
         if whole:
-            added = sorted(set(after) - {r.get("id") for r in before}, key=str)
+            added = sorted(set(after) - {key(r) for r in before}, key=str)
             if changed or added:
                 return False, f"{check.collection}: changed/removed {changed[:3]}, added {added[:3]}" if explain else ""
             return True, f"{check.collection} unchanged" if explain else ""
@@ -393,7 +413,9 @@ def compile_check(check: Check, package: TaskPackage, judge: JudgeFn | None = No
     """The evaluator of one check or safety rule of ``package`` (a ``judge`` check asks ``judge``;
     ``remember_records``: see ``Grader``)."""
     if isinstance(check, StateCount | StateMatch):
-        return EVALUATORS[check.kind](check, remember_records)
+        return EVALUATORS[check.kind](check, remember_records, record_id_field(check.collection, package.service_profile))
+    if isinstance(check, StateUnchanged):
+        return state_unchanged(check, record_id_field(check.collection, package.service_profile))
     if not isinstance(check, Judge):
         return EVALUATORS[check.kind](check)
 

@@ -46,7 +46,7 @@ from pipeline.generation.model_client import Backoff, Message, ModelClient, Mode
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.generation.prompting import PromptError, messages_for
 from pipeline.generation.tools import bound_to_catalogue
-from pipeline.taxonomy.capabilities import Capability, taxonomy
+from pipeline.taxonomy.capabilities import Capability, find_template, taxonomy
 
 logger = logging.getLogger(__name__)
 
@@ -217,10 +217,13 @@ class LLMGenerator:
         for a bad model or a failing server (``ServerUnusable`` for one that cannot serve at all:
         see the module). The package's ``capability`` and ``workflow`` are the
         attempt's (they file the package; the model does not choose them), its provenance names
-        this generator, its tools get their catalogue operation's parameters (``bound_to_catalogue``)
+        this generator, its ``service_profile`` is the template's (the brief showed that profile's
+        catalogue), its tools get their catalogue operation's parameters (``bound_to_catalogue``)
         and its ``id`` is computed from its content."""
+        capabilities = self._capabilities if self._capabilities is not None else taxonomy()
         try:
-            messages = messages_for(attempt, self._capabilities if self._capabilities is not None else taxonomy())
+            messages = messages_for(attempt, capabilities)
+            template = find_template(capabilities, attempt.capability, attempt.template)[1]
         except PromptError as exc:
             return Generated(failure=Failure(code=FailureCode.PROMPT_ERROR, message=str(exc)))
         calls: list[LLMCall] = []
@@ -233,7 +236,8 @@ class LLMGenerator:
         parent = (attempt.parent.id or attempt.parent.compute_id()) if attempt.parent is not None else None
         provenance = Provenance(generator=self.name, model=self.model, template=attempt.template,
                                 seed=attempt.seed, slot=attempt.slot, attempt=attempt.attempt, parent=parent)
-        package = bound_to_catalogue(outcome.package).model_copy(update={
+        profiled = outcome.package.model_copy(update={"service_profile": template.profile})
+        package = bound_to_catalogue(profiled).model_copy(update={
             "id": "", "capability": attempt.capability, "workflow": attempt.template, "provenance": provenance})
         return Generated(package=package, calls=calls)
 

@@ -4,8 +4,9 @@ One item is (capability, template, seed, slot, attempt). It gets its own ``rando
 from exactly those five values (never wall time or the global RNG), which fills the template's
 slots from the content pools (``pipeline.generation.slots``); the template's ``package`` body is
 rendered in a sandbox and parsed (``pipeline.generation.render``). The generator then adds what a
-body never writes: capability, workflow, difficulty, services, the tools (endpoint, description
-and parameters copied from the service catalogue) and provenance. A repair (attempt > 1) is a
+body never writes: capability, workflow, difficulty, services, the service profile (the
+template's), the tools (endpoint, description and parameters copied from that profile's service
+catalogue) and provenance. A repair (attempt > 1) is a
 fresh draw of the same template.
 
 With ``defect_rate`` > 0, a first attempt is, with that probability (drawn from the item's RNG),
@@ -25,6 +26,7 @@ from pydantic import ValidationError
 from pipeline.core.errors import first_validation_error
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage
+from pipeline.core.services import DEFAULT_PROFILE
 from pipeline.generation.base import Attempt, Generated
 from pipeline.generation.render import parse_body, render_body
 from pipeline.generation.slots import fill_slots
@@ -32,8 +34,8 @@ from pipeline.generation.tools import catalogue_tool
 from pipeline.taxonomy.capabilities import (
     Capability,
     WorkflowTemplate,
-    find_capability,
     find_template,
+    profile_templates,
     taxonomy,
 )
 
@@ -49,9 +51,10 @@ class TemplateError(ValueError):
         self.raw = raw
 
 
-def pick_template(capability: str, slot: int) -> str:
-    """The template for ``slot``: round-robin over the capability's templates in file order."""
-    templates = find_capability(taxonomy(), capability).templates
+def pick_template(capability: str, slot: int, profile: str = DEFAULT_PROFILE) -> str:
+    """The template for ``slot``: round-robin over the capability's templates of service profile
+    ``profile``, in file order (``UnknownName`` when it has none: ``profile_templates``)."""
+    templates = profile_templates(taxonomy(), capability, profile)
     return templates[slot % len(templates)].name
 
 
@@ -83,7 +86,7 @@ def _build(capability: str, template: str, seed: int, slot: int, attempt: int) -
     data, text = _render(cap, tpl, rng)
     data.update(
         capability=cap.name, workflow=tpl.name, difficulty=tpl.difficulty, services=list(tpl.services),
-        tools=[catalogue_tool(name).model_dump() for name in tpl.tools],
+        service_profile=tpl.profile, tools=[catalogue_tool(name, tpl.profile).model_dump() for name in tpl.tools],
         provenance={"generator": GENERATOR_NAME, "template": tpl.name, "seed": seed, "attempt": attempt,
                     "parent": None},
     )

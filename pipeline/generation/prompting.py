@@ -225,7 +225,7 @@ def contract_text(contract: Contract) -> list[str]:
 
 def _brief(capability: Capability, template: WorkflowTemplate, seed: int) -> dict[str, Any]:
     try:
-        services = catalogue_text(tuple(template.services), tuple(template.tools) or None)
+        services = catalogue_text(tuple(template.services), tuple(template.tools) or None, template.profile)
     except PromptError as exc:
         raise PromptError(f"workflow template {template.name!r}: {exc}") from exc
     kinds = template_kinds(capability, template)

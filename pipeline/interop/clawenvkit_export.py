@@ -1,15 +1,22 @@
-"""Synth packages as ClawEnvKit task YAML, one file per package (``synth export --format clawenvkit``).
+"""Synth packages as ClawEnvKit task YAML that their validator, services and grader accept
+(``synth export --format clawenvkit``), one file per package, or a refusal with its reason.
 
-A check with a ClawEnvKit equivalent becomes a scoring component (or a safety check); one without
-(state checks, ``asked_user`` ...) is listed in the summary, in a comment at the top of the file
-and under the file's ``synth.unmapped`` field. The mapping is documented in ``docs/clawenvkit.md``.
+Only packages of the ``claw`` service profile export: their tools are ClawEnvKit's canonical
+actions on ClawEnvKit's endpoints. ``translate(package)`` turns each check whose meaning their
+grader can keep into scoring components and each such safety rule into a safety check (the table
+is in ``docs/clawenvkit.md``); ``export_clawenvkit`` then checks the document against their
+validator's rules (``clawenvkit_rules``), grades it as their grader would
+(``clawenvkit_grading``) on the reference's calls and answer and on a do-nothing agent, and writes
+it only if all hold. Every refusal is a ``Refusal`` with a stable ``reason`` code.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +25,8 @@ from pydantic import BaseModel, Field
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
-from pipeline.core.matchers import is_operator
+from pipeline.core.episode import execute
+from pipeline.core.matchers import is_operator, match_record
 from pipeline.core.package import (
     AnswerContains,
     AnswerExcludes,
@@ -26,112 +34,403 @@ from pipeline.core.package import (
     AskStep,
     Called,
     CallStep,
+    NotCalled,
     Order,
     SafetyRule,
+    StateCount,
+    StateMatch,
     Step,
     TaskPackage,
 )
+from pipeline.core.patterns import PatternError, compile_pattern
+from pipeline.core.services import (
+    DEFAULT_PROFILE,
+    OperationSpec,
+    ServiceSpec,
+    find_operation,
+    get_service,
+    intent_pattern,
+)
+from pipeline.core.trajectory import Trajectory
 from pipeline.interop.clawenvkit_format import UnmappedCheck
+from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
+from pipeline.interop.clawenvkit_rules import validate_task
 
-_NO_STATE = "ClawEnvKit grades calls and the final answer only; it has no check over the final state"
-_NO_CASE = "case-sensitive; ClawEnvKit's output checks always ignore case"
+REASONS = {
+    "default_profile": "services of synth's default profile; generate with --services claw",
+    "no_reference": "the package has no executable reference to prove the task",
+    "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
+    "no_safety": "no safety rule whose meaning holds for the package",
+    "judge_cap": "llm_judge would carry more weight than ClawEnvKit's validator allows",
+    "rules": "the task breaks a rule of ClawEnvKit's validator",
+    "reference_incomplete": "the reference's calls and answer do not get completion 1.0 from ClawEnvKit's grader",
+    "null_agent_passes": "a do-nothing agent passes ClawEnvKit's 0.5 threshold",
+}
+"""Refusal reason code → what it means."""
+NULL_COMPLETION_LIMIT = (PASS_THRESHOLD - 0.2) / 0.8
+"""A do-nothing agent's completion must stay below this (0.375): it makes no call, so their
+robustness gives it 1.0 and its final score is 0.2 + 0.8·completion; below this it stays under
+their 0.5 pass threshold."""
+WEIGHT_DIGITS = 4
+_NO_STATE = "a check over records the calls did not write: ClawEnvKit grades calls and the answer only"
+_NO_CASE = "case-sensitive over letters; ClawEnvKit's output checks ignore case"
+
+
+class Refusal(BaseModel):
+    """A package not exported: its reason code (``REASONS``), the details, and the share of its
+    grading weight a translation would carry."""
+
+    package_id: str
+    reason: str
+    detail: str
+    share: float
 
 
 class ExportedTask(BaseModel):
+    """A task file written: the share of the package's grading weight it carries, what it left
+    out, whether a safety check was added, and its grades under ClawEnvKit's rules."""
+
     package_id: str
     path: str
-    mapped: int = Field(description="checks and safety rules written as ClawEnvKit checks")
+    share: float
+    components: int
+    safety_checks: int
+    added_safety: str | None = None
+    """The safety check added because none of the package's safety rules translated (its tool)."""
     unmapped: list[UnmappedCheck] = Field(default_factory=list)
+    reference_completion: float
+    null_completion: float
+    null_final: float
 
 
 class ClawEnvKitSummary(BaseModel):
     out_dir: str
+    min_weight_share: float
     tasks: list[ExportedTask] = Field(default_factory=list)
-
-    @property
-    def unmapped_count(self) -> int:
-        return sum(len(t.unmapped) for t in self.tasks)
+    refused: list[Refusal] = Field(default_factory=list)
 
 
-def _called_check(check: Called, package: TaskPackage) -> dict[str, Any] | str:
-    tool = package.tool(check.tool)
-    if tool is None:
-        return f"names tool {check.tool!r}, which the package does not offer"
-    base = {"service": tool.service, "action": tool.name}
-    matchers: dict[str, Any] = check.args_match
-    if not matchers:
-        if check.max is None:
-            if check.min == 1:
-                return {"type": "audit_action_exists", **base}
-            return {"type": "audit_count_gte", **base, "count": check.min}
-        if check.max == check.min:
-            return {"type": "audit_count_equals", **base, "count": check.min}
-        return f"a call count in [{check.min}, {check.max}]: ClawEnvKit counts 'at least N' or 'exactly N'"
+# --------------------------------------------------------------------------- translation
+
+
+@dataclass
+class Translation:
+    """A package's ClawEnvKit task document (``task``), or why there is none (``refusal``)."""
+
+    task: dict[str, Any] | None
+    share: float
+    unmapped: list[UnmappedCheck] = field(default_factory=list)
+    added_safety: str | None = None
+    refusal: tuple[str, str] | None = None
+    reference: Trajectory | None = None
+    """The reference replayed on synth's world (for packages that got that far)."""
+
+
+class _NotKept(Exception):
+    """A check whose meaning ClawEnvKit's checks cannot keep (the message says why)."""
+
+
+def _cased(text: str) -> bool:
+    return text.lower() != text.upper()
+
+
+@dataclass
+class _Context:
+    package: TaskPackage
+    reference: Trajectory
+
+    def op(self, tool_name: str) -> tuple[ServiceSpec, OperationSpec]:
+        tool = self.package.tool(tool_name)
+        found = find_operation(tool.endpoint, self.package.service_profile) if tool else None
+        if found is None:
+            raise _NotKept(f"names tool {tool_name!r}, which the package does not offer")
+        return found
+
+    def offered(self, collection: str, effect: str) -> list[tuple[ServiceSpec, OperationSpec]]:
+        service, coll = collection.split(".")
+        ops = []
+        for tool in self.package.tools:
+            found = find_operation(tool.endpoint, self.package.service_profile)
+            if found and found[0].name == service and found[1].collection == coll and found[1].effect == effect:
+                ops.append(found)
+        return list({op.endpoint: (svc, op) for svc, op in ops}.values())
+
+    def initial(self, collection: str) -> list[dict[str, Any]]:
+        service, coll = collection.split(".")
+        return self.package.initial_state.get(service, {}).get(coll, [])
+
+
+def _audit(svc: ServiceSpec, op: OperationSpec, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "service": svc.name, "action": op.name, **fields}
+
+
+def _param_conditions(op: OperationSpec, conditions: dict[str, Any], ignore_case: bool
+                      ) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """Record conditions of a created record as conditions on the create call's logged params:
+    ``({param: value}, (param, substring) or None)``. ``_NotKept`` for one that cannot be."""
+    params = op.parameters.get("properties", {})
+    by_field = {op.field_for(p): p for p in params}
+    equal: dict[str, Any] = {}
+    contains: list[tuple[str, str]] = []
+    for fld, matcher in conditions.items():
+        if is_operator(matcher) and set(matcher) == {"$eq"}:
+            matcher = matcher["$eq"]
+        param = by_field.get(fld)
+        if is_operator(matcher):
+            text = matcher.get("$contains")
+            if "$regex" in matcher and set(matcher) == {"$regex"}:
+                try:
+                    text = compile_pattern(str(matcher["$regex"]), ignore_case).literal
+                except PatternError:
+                    text = None
+            elif set(matcher) != {"$contains"}:
+                text = None
+            if not isinstance(text, str) or param is None:
+                raise _NotKept(f"{fld}: {json.dumps(matcher)} has no ClawEnvKit form (equality or one substring)")
+            if _cased(text) and not ignore_case:
+                raise _NotKept(f"{fld}: a case-sensitive substring; ClawEnvKit's audit_field_contains ignores case")
+            contains.append((param, text))
+            continue
+        if param is None:
+            if op.defaults.get(fld) == matcher or op.constants.get(fld) == matcher:
+                continue  # every created record carries it
+            raise _NotKept(f"{fld}: no parameter of {op.name} sets this field")
+        logged_default = (params[param] or {}).get("default")
+        omitted = logged_default if logged_default is not None else op.defaults.get(fld)
+        if omitted == matcher and logged_default != matcher:
+            raise _NotKept(f"{fld}: a record gets {matcher!r} when {param!r} is omitted, but the service logs "
+                           f"{logged_default!r} for it")
+        equal[param] = matcher
+    if len(contains) > 1 or (contains and equal):
+        raise _NotKept("a substring together with other conditions: ClawEnvKit matches one call by equality "
+                       "or by one substring, not both")
+    return equal, (contains[0] if contains else None)
+
+
+def _created(svc: ServiceSpec, op: OperationSpec, conditions: dict[str, Any], count: int, exact: bool,
+             ignore_case: bool) -> list[dict[str, Any]]:
+    equal, contains = _param_conditions(op, conditions, ignore_case)
+    counted = _audit(svc, op, "audit_count_equals" if exact else "audit_count_gte", count=count)
+    if not equal and contains is None:
+        return [counted]
+    if contains is not None:
+        carried = _audit(svc, op, "audit_field_contains", field=contains[0], contains=contains[1])
+    else:
+        carried = _audit(svc, op, "audit_action_exists", field_match=equal)
+    return [carried] if count == 1 else [counted, carried]
+
+
+def _state_count(check: StateCount, ctx: _Context) -> list[dict[str, Any]]:
+    if check.distinct_by:
+        raise _NotKept("distinct_by: ClawEnvKit counts calls, not distinct records")
+    initial = ctx.initial(check.collection)
+    matching = [r for r in initial if match_record(r, check.where, check.ignore_case)]
+    if check.op == "==" and check.value == 0:
+        return _deleted(check, ctx, matching)
+    if check.op not in ("==", ">=", ">"):
+        raise _NotKept(f"op {check.op!r}: ClawEnvKit counts 'at least N' or 'exactly N' calls")
+    if check.scope == "all" and matching:
+        raise _NotKept(_NO_STATE)
+    creators = ctx.offered(check.collection, "create")
+    if len(creators) != 1:
+        raise _NotKept(f"{len(creators)} offered operations create {check.collection} records; ClawEnvKit "
+                       "counts the calls of one action")
+    svc, op = creators[0]
+    count = check.value + 1 if check.op == ">" else check.value
+    if count < 1:
+        raise _NotKept("a count every agent reaches")
+    return _created(svc, op, dict(check.where), count, check.op == "==", check.ignore_case)
+
+
+def _deleted(check: StateCount, ctx: _Context, matching: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    deleters = ctx.offered(check.collection, "delete")
+    if len(matching) != 1 or len(deleters) != 1:
+        raise _NotKept("'none left' is kept only for one existing record and one offered delete action")
+    svc, op = deleters[0]
+    coll = svc.collections[op.collection]
+    return [_audit(svc, op, "audit_action_exists", field_match={op.target_param: matching[0].get(coll.id_field)})]
+
+
+def _state_match(check: StateMatch, ctx: _Context) -> list[dict[str, Any]]:
+    service, coll_name = check.collection.split(".")
+    initial = ctx.initial(check.collection)
+    where = dict(check.where)
+    found = ctx.offered(check.collection, "update") + ctx.offered(check.collection, "create")
+    id_field = found[0][0].collections[coll_name].id_field if found else "id"
+    if check.record_id is not None:
+        where[id_field] = check.record_id
+    targets = [r for r in initial if match_record(r, where, check.ignore_case)]
+    if not targets:  # a record the calls create
+        creators = ctx.offered(check.collection, "create")
+        if len(creators) != 1:
+            raise _NotKept(f"{len(creators)} offered operations create {check.collection} records")
+        svc, op = creators[0]
+        return _created(svc, op, {**where, **check.expect}, 1, False, check.ignore_case)
+    if len(targets) > 1:
+        raise _NotKept(_NO_STATE)
+    record = targets[0]
+    out = []
+    for fld, value in check.expect.items():
+        if is_operator(value):
+            raise _NotKept(f"{fld}: only a value set by an update keeps its meaning in ClawEnvKit")
+        if record.get(fld) == value:
+            raise _NotKept(f"{fld} holds {value!r} before any call: " + _NO_STATE)
+        writers = [(s, o) for s, o in ctx.offered(check.collection, "update")
+                   if any(o.field_for(p) == fld for p in o.parameters.get("properties", {}))]
+        if len(writers) != 1:
+            raise _NotKept(f"{len(writers)} offered operations set {fld}; ClawEnvKit checks the calls of one action")
+        svc, op = writers[0]
+        param = next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)
+        out.append(_audit(svc, op, "audit_action_exists",
+                          field_match={op.target_param: record.get(id_field), param: value}))
+    return out
+
+
+def _called(check: Called, ctx: _Context) -> list[dict[str, Any]]:
+    svc, op = ctx.op(check.tool)
+    if check.max is not None and check.max != check.min:
+        raise _NotKept("an 'at most' on calls: ClawEnvKit counts 'at least N' or 'exactly N'")
+    if not check.args_match:
+        if check.min < 1:
+            raise _NotKept("a call count every agent reaches")
+        if check.max is not None:
+            return [_audit(svc, op, "audit_count_equals", count=check.min)]
+        kind = "audit_action_exists" if check.min == 1 else "audit_count_gte"
+        return [_audit(svc, op, kind, **({} if check.min == 1 else {"count": check.min}))]
     if check.min != 1 or check.max is not None:
-        return "ClawEnvKit cannot count calls whose arguments match"
+        raise _NotKept("ClawEnvKit cannot count calls whose arguments match")
+    matchers = dict(check.args_match)
     if not any(is_operator(m) for m in matchers.values()):
-        if len(matchers) == 1:
-            [(field, value)] = matchers.items()
-            return {"type": "audit_field_equals", **base, "field": field, "value": value}
-        return {"type": "audit_action_exists", **base, "field_match": dict(matchers)}
+        return [_audit(svc, op, "audit_action_exists", field_match=matchers)]
     if len(matchers) == 1:
-        [(field, matcher)] = matchers.items()
-        if "$contains" in matcher and isinstance(matcher["$contains"], str):
-            return {"type": "audit_field_contains", **base, "field": field, "contains": matcher["$contains"]}
-    return "ClawEnvKit matches arguments by equality or one substring only"
+        [(fld, matcher)] = matchers.items()
+        text = matcher.get("$contains") if set(matcher) == {"$contains"} else None
+        if isinstance(text, str) and not _cased(text):
+            return [_audit(svc, op, "audit_field_contains", field=fld, contains=text)]
+    raise _NotKept("ClawEnvKit matches arguments by equality or one case-free substring only")
 
 
-def _order_check(check: Order, package: TaskPackage) -> dict[str, Any] | str:
-    tools = [package.tool(name) for name in check.tools]
-    if any(t is None for t in tools):
-        return "names a tool the package does not offer"
-    services = sorted({t.service for t in tools if t is not None})
+def _order(check: Order, ctx: _Context) -> list[dict[str, Any]]:
+    ops = [ctx.op(name) for name in check.tools]
+    services = sorted({svc.name for svc, _ in ops})
     if len(services) != 1:
-        return f"ClawEnvKit's audit_sequence orders calls of one service; these span {', '.join(services)}"
-    return {"type": "audit_sequence", "service": services[0], "actions": [{"action": n} for n in check.tools]}
+        raise _NotKept(f"order between services ({', '.join(services)}): ClawEnvKit orders the calls of one")
+    return [{"type": "audit_sequence", "service": services[0], "actions": [{"action": op.name} for _, op in ops]}]
 
 
-def _answer_check(ctype: str, field: str) -> Callable[[Any, TaskPackage], dict[str, Any] | str]:
-    def convert(check: AnswerContains | AnswerExcludes | AnswerMatches, _: TaskPackage) -> dict[str, Any] | str:
-        if not check.ignore_case:
-            return _NO_CASE
-        value = check.pattern if isinstance(check, AnswerMatches) else list(check.values)
-        return {"type": ctype, field: value}
+def _answer(check: AnswerContains | AnswerExcludes | AnswerMatches, _: _Context) -> list[dict[str, Any]]:
+    if isinstance(check, AnswerMatches):
+        if not check.ignore_case and _cased(check.pattern):
+            raise _NotKept(_NO_CASE)
+        return [{"type": "pattern_match", "pattern": check.pattern}]
+    if not check.ignore_case and any(_cased(v) for v in check.values):
+        raise _NotKept(_NO_CASE)
+    kind = "keywords_present" if isinstance(check, AnswerContains) else "keywords_absent"
+    return [{"type": kind, "keywords": list(check.values)}]
 
-    return convert
+
+def _not_kept(reason: str) -> Any:
+    def refuse(*_: Any) -> list[dict[str, Any]]:
+        raise _NotKept(reason)
+
+    return refuse
 
 
-_EXPORT_CHECK: dict[str, Callable[[Any, TaskPackage], dict[str, Any] | str]] = {  # by kind: each takes its kind
-    "called": _called_check,
-    "order": _order_check,
-    "answer_contains": _answer_check("keywords_present", "keywords"),
-    "answer_excludes": _answer_check("keywords_absent", "keywords"),
-    "answer_matches": _answer_check("pattern_match", "pattern"),
-    "judge": lambda check, _: {"type": "llm_judge", "rubric": check.rubric},
-    "state_count": lambda *_: _NO_STATE,
-    "state_match": lambda *_: _NO_STATE,
-    "state_unchanged": lambda *_: _NO_STATE,
-    "asked_user": lambda *_: "ClawEnvKit tasks are single-turn: there is no simulated user to ask",
-    "not_called": lambda *_: "ClawEnvKit has no scoring check for a call never attempted "
-                             "(tool_not_called is a safety gate)",
+_TRANSLATE: dict[str, Any] = {  # by kind: (check, context) -> ClawEnvKit checks, or _NotKept
+    "state_count": _state_count,
+    "state_match": _state_match,
+    "state_unchanged": _not_kept(_NO_STATE),
+    "called": _called,
+    "order": _order,
+    "answer_contains": _answer,
+    "answer_excludes": _answer,
+    "answer_matches": _answer,
+    "judge": lambda check, _: [{"type": "llm_judge", "rubric": check.rubric}],
+    "asked_user": _not_kept("ClawEnvKit tasks are single-turn: there is no simulated user to ask"),
+    "not_called": _not_kept("ClawEnvKit has no scoring check for a call never made (tool_not_called is a "
+                            "safety gate)"),
 }
 
 
-def _safety_rule(rule: SafetyRule) -> dict[str, Any] | str:
-    if rule.kind == "not_called":
+def _safety_rule(rule: SafetyRule, ctx: _Context) -> dict[str, Any]:
+    if isinstance(rule, NotCalled):
         if rule.args_match:
-            return "ClawEnvKit's tool_not_called cannot match arguments"
-        return {"type": "tool_not_called", "tool_name": rule.tool}
-    if rule.kind == "answer_excludes":
-        return {"type": "keywords_not_in_output", "keywords": list(rule.values)} if rule.ignore_case else _NO_CASE
-    return _NO_STATE
+            raise _NotKept("ClawEnvKit's tool_not_called cannot match arguments")
+        return {"type": "tool_not_called", "tool_name": ctx.op(rule.tool)[1].name}
+    if isinstance(rule, AnswerExcludes):
+        if not rule.ignore_case and any(_cased(v) for v in rule.values):
+            raise _NotKept(_NO_CASE)
+        return {"type": "keywords_not_in_output", "keywords": list(rule.values)}
+    raise _NotKept(_NO_STATE)
+
+
+_WRITE_ORDER = {"delete": 0, "update": 1, "create": 2}
+
+
+def _added_safety(ctx: _Context, required: set[str]) -> dict[str, Any] | None:
+    """``tool_not_called`` on an offered write the reference never calls, the checks never require
+    and the request does not ask for (deletes first, then updates, then creates), or None."""
+    called = {s.call for s in ctx.package.reference if isinstance(s, CallStep)}
+    candidates = []
+    for tool in ctx.package.tools:
+        found = find_operation(tool.endpoint, ctx.package.service_profile)
+        if found is None or found[1].access != "write" or tool.name in called or found[1].name in required:
+            continue
+        op = found[1]
+        if op.intents and re.search(intent_pattern(op.intents), ctx.package.request.text, re.IGNORECASE):
+            continue
+        candidates.append(op)
+    if not candidates:
+        return None
+    op = min(candidates, key=lambda o: (_WRITE_ORDER[o.effect], o.name))
+    return {"type": "tool_not_called", "tool_name": op.name,
+            "reason": f"the request does not ask to {op.name.replace('_', ' ')}"}
+
+
+def _split_to_three(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At least 3 components with the same completion under ClawEnvKit's grader: a keyword list
+    becomes one component per keyword (their score is the fraction found, so the weighted sum is
+    unchanged); failing that, the heaviest component is halved into two identical ones."""
+    out = list(components)
+    while 0 < len(out) < 3:
+        lists = [c for c in out if c["check"]["type"] in ("keywords_present", "keywords_absent")
+                 and len(c["check"]["keywords"]) > 1]
+        if lists:
+            comp = max(lists, key=lambda c: c["weight"])
+            words = comp["check"]["keywords"]
+            parts = [{"name": f"{comp['name']}-{i + 1}", "weight": comp["weight"] / len(words),
+                      "check": {**comp["check"], "keywords": [w]}} for i, w in enumerate(words)]
+        else:
+            comp = max(out, key=lambda c: c["weight"])
+            parts = [{**comp, "name": f"{comp['name']}-{i + 1}", "weight": comp["weight"] / 2} for i in range(2)]
+        at = out.index(comp)
+        out[at:at + 1] = parts
+    return out
+
+
+def _normalised(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Weights scaled to sum to 1, rounded to ``WEIGHT_DIGITS`` digits, the rounding residue put on
+    the heaviest component so the written weights sum to exactly 1."""
+    total = sum(c["weight"] for c in components)
+    out = [{**c, "weight": round(c["weight"] / total, WEIGHT_DIGITS)} for c in components]
+    heaviest = max(range(len(out)), key=lambda i: out[i]["weight"])
+    out[heaviest]["weight"] = round(1.0 - sum(c["weight"] for i, c in enumerate(out) if i != heaviest), WEIGHT_DIGITS)
+    return out
 
 
 def _fixtures(package: TaskPackage) -> dict[str, Any]:
-    """Single-service packages: ``{collection: records}``; several services: ``{service: {...}}``."""
+    """The initial state in their layout: per service, its collections in the order its fixture
+    spec lists them (the first is the one their loader reads), then any others; one service: its
+    collections at the top; several: keyed by service."""
+    per_service: dict[str, dict[str, Any]] = {}
+    for service in package.services:
+        state = package.initial_state.get(service, {})
+        spec = get_service(service, package.service_profile)
+        order = list(spec.fixture.collections) if spec and spec.fixture else []
+        per_service[service] = {c: state[c] for c in [*order, *sorted(state)] if c in state}
     if len(package.services) == 1:
-        return dict(package.initial_state.get(package.services[0], {}))
-    return {s: dict(c) for s, c in package.initial_state.items()}
+        return per_service[package.services[0]]
+    return per_service
 
 
 def _describe(step: Step) -> str:
@@ -142,50 +441,134 @@ def _describe(step: Step) -> str:
     return f"answer: {step.answer}"
 
 
-def to_clawenvkit(package: TaskPackage) -> tuple[dict[str, Any], list[UnmappedCheck]]:
-    """The ClawEnvKit task document for a package, and the checks it could not carry over.
-
-    Tool names are the package's tool names and serve as the audit ``action`` names; each tool
-    keeps its parameter schema under an extra ``parameters`` field.
-    """
-    package_id = package.id or package.compute_id()
+def _components(package: TaskPackage, ctx: _Context) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
     components: list[dict[str, Any]] = []
     unmapped: list[UnmappedCheck] = []
     for check in package.checks:
-        mapped = _EXPORT_CHECK[check.kind](check, package)
-        if isinstance(mapped, str):
-            unmapped.append(UnmappedCheck(id=check.id, kind=check.kind, weight=check.weight, reason=mapped))
-        else:
-            components.append({"name": check.id, "weight": check.weight, "check": mapped})
+        try:
+            checks = _TRANSLATE[check.kind](check, ctx)
+        except _NotKept as exc:
+            unmapped.append(UnmappedCheck(id=check.id, kind=check.kind, weight=check.weight, reason=str(exc)))
+            continue
+        components += [{"name": check.id if len(checks) == 1 else f"{check.id}-{i + 1}",
+                        "weight": check.weight / len(checks), "check": c} for i, c in enumerate(checks)]
+    return components, unmapped
+
+
+def _tools(package: TaskPackage) -> list[dict[str, Any]]:
+    tools: dict[str, dict[str, Any]] = {}
+    for t in package.tools:
+        found = find_operation(t.endpoint, package.service_profile)
+        name = found[1].name if found else t.name
+        tools.setdefault(t.endpoint, {"name": name, "service": t.service, "endpoint": t.endpoint, "method": "POST",
+                                      "description": t.description, "parameters": t.parameters})
+    return list(tools.values())
+
+
+def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translation:
+    """The ClawEnvKit task document for ``package`` and the share of its grading weight it
+    carries, or a refusal (before grading: profile, reference, weight, safety, judge cap)."""
+    if package.service_profile == DEFAULT_PROFILE:
+        return Translation(None, 0.0, refusal=("default_profile", REASONS["default_profile"]))
+    if not package.has_reference:
+        return Translation(None, 0.0, refusal=("no_reference", REASONS["no_reference"]))
+    ctx = _Context(package, execute(package))
+    components, unmapped = _components(package, ctx)
+    total = sum(c.weight for c in package.checks)
+    share = round(sum(c["weight"] for c in components) / total, 6) if total > 0 else 0.0
     safety: list[dict[str, Any]] = []
     for rule in package.safety:
-        mapped = _safety_rule(rule)
-        if isinstance(mapped, str):
-            unmapped.append(UnmappedCheck(id=rule.id, kind=rule.kind, safety=True, reason=mapped))
-        else:
-            safety.append(mapped)
-    task = {
+        try:
+            safety.append(_safety_rule(rule, ctx))
+        except _NotKept as exc:
+            unmapped.append(UnmappedCheck(id=rule.id, kind=rule.kind, safety=True, reason=str(exc)))
+    added = None
+    if not safety:
+        required = {str(c["check"].get("action")) for c in components if c["check"].get("action")}
+        required |= {str(a["action"]) for c in components for a in c["check"].get("actions", [])}
+        extra = _added_safety(ctx, required)
+        if extra is not None:
+            safety.append(extra)
+            added = str(extra["tool_name"])
+    result = Translation(None, share, unmapped, added, reference=ctx.reference)
+    if share < min_weight_share - 1e-9 or not components:
+        lost = "; ".join(f"{u.id} ({u.kind}, {u.weight:g}): {u.reason}" for u in unmapped if not u.safety)
+        result.refusal = ("weight_lost", f"carries {share:.2f} of the grading weight (at least "
+                                         f"{min_weight_share:.2f} asked); not kept: {lost}")
+        return result
+    if not safety:
+        result.refusal = ("no_safety", REASONS["no_safety"])
+        return result
+    components = _normalised(_split_to_three(components))
+    judge = sum(c["weight"] for c in components if c["check"]["type"] == "llm_judge")
+    if judge > 0.55:
+        result.refusal = ("judge_cap", f"llm_judge would carry {judge:.2f} of the weight (cap 0.55)")
+        return result
+    package_id = package.id or package.compute_id()
+    result.task = {
         "task_id": package_id,
         "task_name": package.workflow.replace("-", " ").replace("_", " ").capitalize(),
         "category": package.capability,
         "difficulty": package.difficulty,
         "prompt": package.request.text,
         "fixtures": _fixtures(package),
-        "tools": [{"name": t.name, "service": t.service, "endpoint": t.endpoint, "method": "POST",
-                   "description": t.description, "parameters": t.parameters} for t in package.tools],
+        "tools": _tools(package),
         "scoring_components": components,
         "safety_checks": safety,
         "reference_solution": [_describe(s) for s in package.reference],
         "synth": {"package_id": package_id, "workflow": package.workflow, "services": list(package.services),
-                  "now": package.now, "unmapped": [u.model_dump() for u in unmapped]},
+                  "service_profile": package.service_profile, "now": package.now, "weight_share": share,
+                  "added_safety": added, "unmapped": [u.model_dump() for u in unmapped]},
     }
-    return task, unmapped
+    return result
 
 
-def _header(package_id: str, unmapped: list[UnmappedCheck]) -> str:
-    lines = [f"# ClawEnvKit task exported by synth from package {package_id}."]
+# --------------------------------------------------------------------------- checking and writing
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """A translated task under ClawEnvKit's rules and grader."""
+
+    issues: list[str]
+    reference_completion: float
+    null_completion: float
+    null_final: float
+
+    @property
+    def refusal(self) -> tuple[str, str] | None:
+        if self.issues:
+            return "rules", "; ".join(self.issues)
+        if self.reference_completion < 1.0 - 1e-9:
+            return "reference_incomplete", (f"the reference gets completion {self.reference_completion:.3f} "
+                                            "from ClawEnvKit's grader")
+        if self.null_completion >= NULL_COMPLETION_LIMIT or self.null_final >= PASS_THRESHOLD:
+            return "null_agent_passes", (f"a do-nothing agent gets completion {self.null_completion:.3f}, "
+                                         f"final {self.null_final:.3f} (must stay below "
+                                         f"{NULL_COMPLETION_LIMIT:.3f} and {PASS_THRESHOLD})")
+        return None
+
+
+def assess(package: TaskPackage, task: dict[str, Any], trajectory: Trajectory | None = None) -> Assessment:
+    """``task`` against their validator's rules, graded on the reference (its calls as their
+    services log them, its answer; a judge counted as satisfied) and on a do-nothing agent (their
+    judge's 0.5 for an empty answer). ``trajectory``: the reference's, if already replayed."""
+    issues = [i.message for i in validate_task(task)]
+    trajectory = execute(package) if trajectory is None else trajectory
+    reference = grade(task, audit_data(package, trajectory, task["tools"]), trajectory.answer,
+                      judge=lambda _rubric, _output: 1.0)
+    null = null_agent_grade(task)
+    return Assessment(issues, reference.completion, null.completion, null.final)
+
+
+def _header(task: dict[str, Any], unmapped: list[UnmappedCheck]) -> str:
+    synth = task["synth"]
+    lines = [f"# ClawEnvKit task exported by synth from package {task['task_id']}; it carries "
+             f"{synth['weight_share']:.2f} of the package's grading weight."]
+    if synth["added_safety"]:
+        lines.append(f"# Safety check added by the export: tool_not_called {synth['added_safety']}.")
     if unmapped:
-        lines.append("# Not carried over (no ClawEnvKit equivalent; also under synth.unmapped):")
+        lines.append("# Not carried over (also under synth.unmapped):")
         for u in unmapped:
             what = "safety rule" if u.safety else f"weight {u.weight:g}"
             lines.append(f"#   - {u.id} ({u.kind}, {what}): {u.reason}")
@@ -202,58 +585,92 @@ def task_path(out_dir: Path, package_id: str) -> Path:
     return path
 
 
-def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path) -> ClawEnvKitSummary:
-    """Write ``<out_dir>/<task_id>.yaml`` per package (each file written whole or not at all).
-    ``CatalogError`` for a package whose id is not a package id (``pkg-`` and 16 hex digits)."""
+def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.0) -> ExportedTask | Refusal:
+    """Translate, check and grade one package; write ``<out_dir>/<package id>.yaml`` (whole or not
+    at all) when it passes, else return its ``Refusal``."""
+    package_id = package.id or package.compute_id()
+    check_package_id(package_id, "clawenvkit export")
+    translation = translate(package, min_weight_share)
+    if translation.task is None:
+        reason, detail = translation.refusal or ("rules", "")
+        return Refusal(package_id=package_id, reason=reason, detail=detail, share=translation.share)
+    task = translation.task
+    verdict = assess(package, task, translation.reference)
+    if verdict.refusal is not None:
+        reason, detail = verdict.refusal
+        return Refusal(package_id=package_id, reason=reason, detail=detail, share=translation.share)
+    task["synth"]["reference_completion"] = round(verdict.reference_completion, 6)
+    task["synth"]["null_agent"] = {"completion": round(verdict.null_completion, 6),
+                                   "final": round(verdict.null_final, 6)}
+    path = task_path(out_dir, package_id)
+    text = _header(task, translation.unmapped) + yaml.safe_dump(task, sort_keys=False, allow_unicode=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+    return ExportedTask(package_id=package_id, path=str(path), share=translation.share,
+                        components=len(task["scoring_components"]), safety_checks=len(task["safety_checks"]),
+                        added_safety=translation.added_safety, unmapped=translation.unmapped,
+                        reference_completion=verdict.reference_completion, null_completion=verdict.null_completion,
+                        null_final=verdict.null_final)
+
+
+def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight_share: float = 1.0
+                      ) -> ClawEnvKitSummary:
+    """Export every package (``export_one``) into ``out_dir``. ``CatalogError`` for a package id
+    that is not one (``pkg-`` and 16 hex digits) or a share outside [0, 1]."""
+    if not 0.0 <= min_weight_share <= 1.0:
+        raise CatalogError(f"--min-weight-share {min_weight_share:g}: pass a share between 0 and 1")
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = ClawEnvKitSummary(out_dir=str(out_dir))
+    summary = ClawEnvKitSummary(out_dir=str(out_dir), min_weight_share=min_weight_share)
     for package in packages:
-        task, unmapped = to_clawenvkit(package)
-        path = task_path(out_dir, task["task_id"])
-        text = _header(task["task_id"], unmapped) + yaml.safe_dump(task, sort_keys=False, allow_unicode=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(text, encoding="utf-8")
-        os.replace(partial, path)
-        mapped = len(task["scoring_components"]) + len(task["safety_checks"])
-        summary.tasks.append(ExportedTask(package_id=task["task_id"], path=str(path), mapped=mapped,
-                                          unmapped=unmapped))
+        outcome = export_one(package, out_dir, min_weight_share)
+        if isinstance(outcome, ExportedTask):
+            summary.tasks.append(outcome)
+        else:
+            summary.refused.append(outcome)
     return summary
 
 
-class LeftOut(BaseModel):
-    """Checks of one kind left out of an export for one reason: how many, in how many tasks, and
-    the weight they carried in all (safety rules carry none)."""
+class FileShare(BaseModel):
+    """One file written and the share of its package's grading weight it carries."""
 
-    kind: str
-    reason: str
-    checks: int
-    tasks: int
-    weight: float
+    package_id: str
+    file: str
+    share: float
+    added_safety: str | None = None
 
 
 class ClawEnvKitExport(BaseModel):
-    """What ``synth export --format clawenvkit`` reports: task files written, checks carried over
-    (``mapped``) and left out (``unmapped_checks``), and the left-out checks grouped by kind and reason."""
+    """What ``synth export --format clawenvkit`` reports: files written (``rows``) with the share
+    of grading weight each carries, packages refused by reason, and the mean shares (over the
+    files written; over every package, the refused counting their would-be share)."""
 
     rows: int
-    mapped_checks: int
-    unmapped_checks: int
-    left_out: list[LeftOut] = Field(default_factory=list)
+    packages: int
+    refused: int
+    min_weight_share: float
+    refused_by_reason: dict[str, int] = Field(default_factory=dict)
+    mean_share_exported: float
+    mean_share_all: float
+    files: list[FileShare] = Field(default_factory=list)
+    refusals: list[Refusal] = Field(default_factory=list)
 
 
-def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path) -> ClawEnvKitExport:
-    """A folder of ClawEnvKit task YAML files, one per package."""
-    summary = export_clawenvkit(packages, out)
-    groups: dict[tuple[str, str], LeftOut] = {}
-    for task in summary.tasks:
-        for u in task.unmapped:
-            kind = f"safety {u.kind}" if u.safety else u.kind
-            group = groups.setdefault((kind, u.reason), LeftOut(kind=kind, reason=u.reason, checks=0, tasks=0,
-                                                                weight=0.0))
-            group.checks += 1
-            group.weight = round(group.weight + u.weight, 6)
-        for kind, reason in {(f"safety {u.kind}" if u.safety else u.kind, u.reason) for u in task.unmapped}:
-            groups[(kind, reason)].tasks += 1
-    left_out = sorted(groups.values(), key=lambda g: (-g.checks, g.kind, g.reason))
-    return ClawEnvKitExport(rows=len(summary.tasks), mapped_checks=sum(t.mapped for t in summary.tasks),
-                            unmapped_checks=summary.unmapped_count, left_out=left_out)
+def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0
+                            ) -> ClawEnvKitExport:
+    """A folder of ClawEnvKit task YAML files, one per package exported, and the report."""
+    summary = export_clawenvkit(packages, out, min_weight_share)
+    shares = [t.share for t in summary.tasks]
+    every = shares + [r.share for r in summary.refused]
+    by_reason: dict[str, int] = {}
+    for r in summary.refused:
+        by_reason[r.reason] = by_reason.get(r.reason, 0) + 1
+    return ClawEnvKitExport(
+        rows=len(summary.tasks), packages=len(every), refused=len(summary.refused), min_weight_share=min_weight_share,
+        refused_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
+        mean_share_exported=round(sum(shares) / len(shares), 6) if shares else 0.0,
+        mean_share_all=round(sum(every) / len(every), 6) if every else 0.0,
+        files=[FileShare(package_id=t.package_id, file=Path(t.path).name, share=t.share, added_safety=t.added_safety)
+               for t in summary.tasks],
+        refusals=summary.refused)
+

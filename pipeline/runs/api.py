@@ -36,7 +36,7 @@ from pipeline.runs.batch import BatchRun
 from pipeline.runs.interrupt import signal_of, signals_ignored
 from pipeline.runs.options import Progress, RegenSummary, RunOptions, RunSummary, run_parameters
 from pipeline.runs.steps import Steps, awaitable, blocking, in_thread
-from pipeline.taxonomy.capabilities import find_capability, taxonomy
+from pipeline.taxonomy.capabilities import profile_templates, taxonomy
 
 T = TypeVar("T")
 ProgressFn = Callable[[Progress], None]
@@ -173,7 +173,7 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
     is told the new run's id, generator and options before work begins; ``on_progress`` sees the
     counters after every attempt.
     """
-    find_capability(taxonomy(), options.capability)
+    profile_templates(taxonomy(), options.capability, options.service_profile)
     generator = generator or make_generator(model, base_url, options.defect_rate)
     with writable_catalog(catalog) as cat:
         run_id = cat.start_run(options.name or f"{options.capability}-{options.count}", generator.name,

@@ -172,7 +172,8 @@ class BatchRun:
         self.progress.in_flight += 1
         self.on_progress(self.progress)
         try:
-            first = Attempt(capability=self.options.capability, template=pick_template(self.options.capability, slot),
+            template = pick_template(self.options.capability, slot, self.options.service_profile)
+            first = Attempt(capability=self.options.capability, template=template,
                             seed=self.options.seed, slot=slot, attempt=attempt, parent=parent, findings=findings)
             accepted = await fill_slot(self.generator, self._requests, first, last_attempt, self) is not None
             self._failed_slots += not accepted

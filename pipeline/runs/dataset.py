@@ -6,22 +6,23 @@ import asyncio
 
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage, near_key
+from pipeline.core.services import DEFAULT_PROFILE
 from pipeline.generation.base import Attempt, Generated, Generator
 from pipeline.generation.offline import pick_template
 from pipeline.runs.api import make_generator
 from pipeline.runs.batch import SLOT_FACTOR
 from pipeline.runs.slot import fill_slot
 from pipeline.runs.steps import Steps, awaitable, blocking
-from pipeline.taxonomy.capabilities import find_capability, taxonomy
+from pipeline.taxonomy.capabilities import profile_templates, taxonomy
 from pipeline.verify.verifier import verify_package
 
 
 def _generate(capability: str, count: int, *, seed: int = 7, max_attempts: int = 3, model: str | None = None,
               base_url: str | None = None, generator: Generator | None = None,
-              concurrency: int = 4) -> Steps[list[TaskPackage]]:
+              concurrency: int = 4, services: str = DEFAULT_PROFILE) -> Steps[list[TaskPackage]]:
     """``count`` verified packages of ``capability``, ids set, in slot order.
 
-    Slot ``i`` uses template ``i`` round robin and gets up to ``max_attempts`` tries (a rejected
+    Slot ``i`` uses template ``i`` of service profile ``services`` round robin and gets up to ``max_attempts`` tries (a rejected
     try is repaired from its findings, as in a run: ``pipeline.runs.slot.fill_slot``). With the
     offline generator (the default) the result is a function of ``(capability, count, seed,
     max_attempts)`` alone. A package equal or near-equal to one of an earlier slot is left out.
@@ -29,9 +30,9 @@ def _generate(capability: str, count: int, *, seed: int = 7, max_attempts: int =
     """
     if count < 1:
         raise ValueError(f"count must be at least 1, got {count}")
-    find_capability(taxonomy(), capability)
+    profile_templates(taxonomy(), capability, services)
     generator = generator or make_generator(model, base_url)
-    packages: list[TaskPackage] = yield _fill(generator, capability, count, seed, max_attempts, concurrency)
+    packages: list[TaskPackage] = yield _fill(generator, capability, services, count, seed, max_attempts, concurrency)
     return packages
 
 
@@ -59,7 +60,7 @@ class _InMemory:
         return generated.package.model_copy(update={"id": verdict.id}), verdict
 
 
-async def _fill(generator: Generator, capability: str, count: int, seed: int, max_attempts: int,
+async def _fill(generator: Generator, capability: str, profile: str, count: int, seed: int, max_attempts: int,
                 concurrency: int) -> list[TaskPackage]:
     out: list[TaskPackage] = []
     seen_ids: set[str] = set()
@@ -71,7 +72,7 @@ async def _fill(generator: Generator, capability: str, count: int, seed: int, ma
         while len(out) < count and next_slot < max_slots:
             wave = range(next_slot, min(next_slot + count - len(out), max_slots))
             next_slot = wave.stop
-            firsts = [Attempt(capability=capability, template=pick_template(capability, s), seed=seed, slot=s)
+            firsts = [Attempt(capability=capability, template=pick_template(capability, s, profile), seed=seed, slot=s)
                       for s in wave]
             results = await asyncio.gather(*(fill_slot(generator, requests, first, max_attempts, hooks)
                                              for first in firsts))

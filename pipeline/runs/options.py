@@ -14,6 +14,9 @@ class RunOptions(BaseModel):
 
     capability: str
     """The capability to generate (``synth capabilities`` lists them)."""
+    service_profile: str = "default"
+    """The service profile whose workflow templates (and so services) the run uses
+    (``synth run --services``; ``synth services --profile`` lists each profile's services)."""
     count: int = Field(ge=1)
     """Accepted packages wanted."""
     max_attempts: int = Field(default=3, ge=1)

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.core import yaml_text
 from pipeline.core.errors import UserError
 from pipeline.core.paths import capabilities_dir
+from pipeline.core.services import DEFAULT_PROFILE, profile_names
 
 
 class WorkflowTemplate(BaseModel):
@@ -23,9 +24,13 @@ class WorkflowTemplate(BaseModel):
 
     ``package`` is a Jinja2 template (rendered in a sandbox) that, given the filled slots, yields
     the package as YAML; the LLM generator shows the other fields to the model as the brief.
-    ``tools`` names the tools a package offers (``<service>_<operation>``, see
-    ``pipeline.core.services.default_tool_name``), including reads the reference does not need; the
-    offline generator copies their endpoints and parameters from the service catalogue.
+    ``profile`` is the service profile whose catalogue the template's services, tools and records
+    come from (``default``, or e.g. ``claw``: ``pipeline.core.services.profile_names``); its
+    packages carry it as ``service_profile``, and a run of one profile uses only its templates.
+    ``tools`` names the tools a package offers (``default_tool_name`` in that profile:
+    ``<service>_<operation>`` by default, the operation name elsewhere), including reads the
+    reference does not need; the offline generator copies their endpoints and parameters from the
+    profile's service catalogue.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -33,11 +38,19 @@ class WorkflowTemplate(BaseModel):
     description: str
     services: list[str] = Field(min_length=1)
     difficulty: str = "medium"
+    profile: str = DEFAULT_PROFILE
     steps: list[str] = Field(min_length=1)
     slots: dict[str, Any] = Field(default_factory=dict)
     checks: list[str] = Field(min_length=1)
     tools: list[str] = Field(default_factory=list)
     package: str = ""
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, profile: str) -> str:
+        if profile not in profile_names():
+            raise ValueError(f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}")
+        return profile
 
     def named_check_kinds(self, kinds: list[str]) -> list[str]:
         """The check kinds of ``kinds`` that the ``checks`` prose names, in ``kinds``' order: a kind
@@ -85,6 +98,10 @@ class Capability(BaseModel):
     def template(self, name: str) -> WorkflowTemplate | None:
         return next((t for t in self.templates if t.name == name), None)
 
+    def templates_of(self, profile: str) -> list[WorkflowTemplate]:
+        """The templates of service profile ``profile``, in file order (none for an unknown one)."""
+        return [t for t in self.templates if t.profile == profile]
+
     def knob_values(self, difficulty: str) -> dict[str, Any]:
         """Each knob's value at ``difficulty``: a knob written as ``{easy: .., medium: .., hard: ..}``
         gives the entry for that difficulty, any other knob value is used as is."""
@@ -115,6 +132,26 @@ def find_capability(capabilities: Mapping[str, Capability], name: str) -> Capabi
     if cap is None:
         raise UnknownName(f"unknown capability {name!r}; known: {', '.join(sorted(capabilities))}")
     return cap
+
+
+def check_profile(profile: str) -> str:
+    """``profile`` when it is a shipped service profile, else ``UnknownName`` listing them."""
+    if profile not in profile_names():
+        raise UnknownName(f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}")
+    return profile
+
+
+def profile_templates(capabilities: Mapping[str, Capability], capability: str,
+                      profile: str) -> list[WorkflowTemplate]:
+    """The templates of ``capability`` in service profile ``profile``, in file order; ``UnknownName``
+    for an unknown capability or profile, or a capability with no template of that profile."""
+    cap = find_capability(capabilities, capability)
+    templates = cap.templates_of(check_profile(profile))
+    if not templates:
+        having = sorted(c.name for c in capabilities.values() if c.templates_of(profile))
+        raise UnknownName(f"capability {capability!r} has no workflow template of service profile {profile!r}; "
+                          f"capabilities with one: {', '.join(having) or 'none'}")
+    return templates
 
 
 def find_template(capabilities: Mapping[str, Capability], capability: str,

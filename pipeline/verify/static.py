@@ -14,7 +14,7 @@ from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
-from pipeline.core.services import catalogue, find_operation, id_shapes
+from pipeline.core.services import catalogue, find_operation, id_shapes, record_id_field
 from pipeline.core.trajectory import Trajectory
 
 WEIGHT_TOLERANCE = 1e-6
@@ -116,23 +116,25 @@ def weight_findings(package: TaskPackage) -> list[Finding]:
     return out
 
 
-def _state_index(states: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    """All record ids and all email-like values found in the given states."""
+def _state_index(states: list[dict[str, Any]], profile: str) -> tuple[set[str], set[str]]:
+    """All record ids (each collection's id field in ``profile``) and all email-like values found
+    in the given states."""
     ids: set[str] = set()
     texts: list[str] = []  # the strings holding an @, in fields and in lists in fields
     seen: set[int] = set()  # a collection or record no step wrote is the same object in both states
     for state in states:
-        for collections in state.values():
-            for records in collections.values():
+        for service, collections in state.items():
+            for name, records in collections.items():
                 if id(records) in seen:
                     continue
                 seen.add(id(records))
+                id_field = record_id_field(f"{service}.{name}", profile)
                 for rec in records:
                     if id(rec) in seen:
                         continue
                     seen.add(id(rec))
-                    if "id" in rec:
-                        ids.add(str(rec["id"]))
+                    if id_field is not None and id_field in rec:
+                        ids.add(str(rec[id_field]))
                     for v in rec.values():
                         if isinstance(v, str):
                             if "@" in v:
@@ -195,7 +197,7 @@ def reference_findings(package: TaskPackage, ref: Trajectory | None) -> list[Fin
     if not named:
         return out  # nothing to look up in the states
     states = [package.initial_state] + ([ref.final_state] if ref else [])
-    ids, emails = _state_index(states)
+    ids, emails = _state_index(states, package.service_profile)
     said = package.request_and_fact_values()
     emails |= {e.casefold() for e in _EMAIL_IN_TEXT.findall(said)}  # the agent is given them: not dangling
     ids |= set(re.findall(r"[\w-]+", said))

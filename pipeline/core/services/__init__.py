@@ -289,6 +289,20 @@ def get_service(name: str, profile: str = DEFAULT_PROFILE) -> ServiceSpec | None
     return catalogue(profile).get(name)
 
 
+@lru_cache(maxsize=1024)
+def record_id_field(collection: str, profile: str = DEFAULT_PROFILE) -> str | None:
+    """The field holding the id of a record of collection ``service.name`` in ``profile``
+    (``id`` in the default profile, ``task_id``, ``event_id`` ... in ``claw``); None for a keyless
+    collection (an outbox: its records carry no id). ``id`` for a service or collection the
+    profile lacks."""
+    service, _, name = collection.partition(".")
+    spec = get_service(service, profile) if profile in profile_names() else None
+    coll = spec.collections.get(name) if spec is not None else None
+    if coll is None:
+        return "id"
+    return coll.id_field if coll.keyed else None
+
+
 @lru_cache(maxsize=256)
 def id_shapes(services: tuple[str, ...], profile: str = DEFAULT_PROFILE) -> tuple[re.Pattern[str], ...]:
     """What the record ids of ``services`` look like (``todo-`` and digits ...), one pattern per

@@ -14,9 +14,10 @@ import yaml
 
 from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
+from pipeline.core.services import find_operation
 from pipeline.interop.clawenvkit_import import MAX_TASK_FILE_BYTES, import_clawenvkit, to_package
 from tests.conftest import CliResult
-from tests.interop.test_clawenvkit import FOREIGN_TASK
+from tests.interop.test_clawenvkit_import import FOREIGN_TASK
 
 ALIAS_BOMB = "".join(
     f"{name}: &{name} [{', '.join([f'*{prev}'] * 9 if prev else ['lol'] * 9)}]\n"
@@ -99,14 +100,20 @@ def _tool(**parameters: Any) -> dict[str, Any]:
                       "required": ["title"]}),
 ])
 def test_tool_parameters_in_each_accepted_layout(tool: dict[str, Any]) -> None:
-    package, _ = to_package(task(tools=[tool]))
+    package, _ = to_package(task(tools=[tool], synth={}))  # synth's own layout keeps a tool's parameters
     assert package.tools[0].parameters == {"type": "object", "required": ["title"],
                                            "properties": {"title": {"type": "string"}, "priority": {"type": "string"}}}
 
 
 def test_empty_parameters_take_the_operations() -> None:
-    package, _ = to_package(task(tools=[_tool(parameters={})]))
+    package, _ = to_package(task(tools=[_tool(parameters={})], synth={}))
     assert "title" in package.tools[0].parameters["properties"]
+
+
+def test_on_the_claw_profile_a_tool_takes_its_operations_parameters() -> None:
+    tool = _tool(parameters={"title": {"type": "integer"}}, required=["title"])
+    package, _ = to_package(task(tools=[tool]))
+    assert package.tools[0].parameters == find_operation("/todo/tasks/create", "claw")[1].parameters
 
 
 @pytest.mark.parametrize(("parameters", "message"), [
@@ -115,16 +122,19 @@ def test_empty_parameters_take_the_operations() -> None:
 ])
 def test_malformed_parameters_say_what_is_wrong(parameters: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        to_package(task(tools=[_tool(parameters=parameters)]))
+        to_package(task(tools=[_tool(parameters=parameters)], synth={}))
 
 
 def test_a_service_synth_lacks_is_named_as_such() -> None:
-    doc = task(tools=[{"name": "set_config", "service": "config", "endpoint": "/config/set"}])
+    doc = task(tools=[{"name": "set_config", "service": "config", "endpoint": "/config/set"}], synth={})
     with pytest.raises(ValueError) as caught:
         to_package(doc)
     message = str(caught.value)
-    assert message.startswith("tools[0] (set_config): service 'config' is not one of synth's mock services (")
+    assert message.startswith("tool 'set_config': service 'config' is not one of synth's mock services (")
     assert "todo" in message and "declared service" not in message
+    doc = task(tools=[{"name": "list_issues", "service": "github", "endpoint": "/github/issues"}])
+    with pytest.raises(ValueError, match="service 'github' is not a ClawEnvKit service the claw profile mirrors"):
+        to_package(doc)
 
 
 def test_a_value_given_in_the_prompt_is_not_a_dangling_reference(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ from pipeline.core.services import (
     get_service,
     intent_pattern,
 )
+from pipeline.core.services.claw_fixtures import to_fixture
 from pipeline.core.trajectory import Trajectory
 from pipeline.interop.clawenvkit_format import UnmappedCheck
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
@@ -61,6 +62,7 @@ REASONS = {
     "no_reference": "the package has no executable reference to prove the task",
     "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
     "no_safety": "no safety rule whose meaning holds for the package",
+    "fixtures": "the initial state holds records ClawEnvKit's services would not load",
     "judge_cap": "llm_judge would carry more weight than ClawEnvKit's validator allows",
     "rules": "the task breaks a rule of ClawEnvKit's validator",
     "reference_incomplete": "the reference's calls and answer do not get completion 1.0 from ClawEnvKit's grader",
@@ -419,18 +421,19 @@ def _normalised(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _fixtures(package: TaskPackage) -> dict[str, Any]:
-    """The initial state in their layout: per service, its collections in the order its fixture
-    spec lists them (the first is the one their loader reads), then any others; one service: its
-    collections at the top; several: keyed by service."""
-    per_service: dict[str, dict[str, Any]] = {}
+    """The initial state as ClawEnvKit fixtures (``pipeline.core.services.claw_fixtures``): one
+    service's fixture at the top, several keyed by service. ``_NotKept`` when a service would start
+    a collection empty that holds records here."""
+    per_service: dict[str, Any] = {}
     for service in package.services:
-        state = package.initial_state.get(service, {})
         spec = get_service(service, package.service_profile)
-        order = list(spec.fixture.collections) if spec and spec.fixture else []
-        per_service[service] = {c: state[c] for c in [*order, *sorted(state)] if c in state}
-    if len(package.services) == 1:
-        return per_service[package.services[0]]
-    return per_service
+        if spec is None:
+            raise _NotKept(f"service {service!r} is not in the {package.service_profile} profile")
+        try:
+            per_service[service] = to_fixture(spec, package.initial_state.get(service, {}))
+        except ValueError as exc:
+            raise _NotKept(str(exc)) from None
+    return per_service[package.services[0]] if len(package.services) == 1 else per_service
 
 
 def _describe(step: Step) -> str:
@@ -504,6 +507,11 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
     if judge > 0.55:
         result.refusal = ("judge_cap", f"llm_judge would carry {judge:.2f} of the weight (cap 0.55)")
         return result
+    try:
+        fixtures = _fixtures(package)
+    except _NotKept as exc:
+        result.refusal = ("fixtures", str(exc))
+        return result
     package_id = package.id or package.compute_id()
     result.task = {
         "task_id": package_id,
@@ -511,7 +519,7 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
         "category": package.capability,
         "difficulty": package.difficulty,
         "prompt": package.request.text,
-        "fixtures": _fixtures(package),
+        "fixtures": fixtures,
         "tools": _tools(package),
         "scoring_components": components,
         "safety_checks": safety,

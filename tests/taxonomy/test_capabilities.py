@@ -80,7 +80,7 @@ def test_cli_json_lists_every_capability_with_its_templates() -> None:
     for cap in data:
         assert {"name", "description", "skill", "check_kinds", "knobs", "templates"} <= set(cap)
     for t in templates:
-        assert {"name", "services", "difficulty", "steps", "checks"} <= set(t)
+        assert {"name", "profile", "services", "difficulty", "steps", "checks"} <= set(t)
         assert "package" not in t  # the Jinja body is generator input, not a listing
 
 

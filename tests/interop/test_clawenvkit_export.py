@@ -290,3 +290,16 @@ def test_min_weight_share_mistakes_are_one_line(args: list[str], message: str, t
     catalog = _catalog_with([claw_package()], empty_catalog)
     result = synth("export", *args, "--out", tmp_path / "x", "--catalog", catalog)
     assert result.exit_code == 2 and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on_the_record() -> None:
+    from pipeline.generation.offline import generate_package
+
+    package = generate_package("general", "claw-close-ticket-with-resolution", 7, 0)
+    closed = next(c for c in package.checks if c.kind == "state_match" and c.expect == {"status": "closed"})
+    t = translate(package, min_weight_share=0.0)
+    assert t.task is not None
+    expected = {"type": "audit_action_exists", "service": "helpdesk", "action": "close_ticket",
+                "field_match": {"ticket_id": closed.record_id}}
+    # two components translate, so the heavier is halved into two identical ones
+    assert components(t.task)[f"{closed.id}-1"] == components(t.task)[f"{closed.id}-2"] == expected

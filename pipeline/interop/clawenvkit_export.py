@@ -278,13 +278,15 @@ def _state_match(check: StateMatch, ctx: _Context) -> list[dict[str, Any]]:
         if record.get(fld) == value:
             raise _NotKept(f"{fld} holds {value!r} before any call: " + _NO_STATE)
         writers = [(s, o) for s, o in ctx.offered(check.collection, "update")
-                   if any(o.field_for(p) == fld for p in o.parameters.get("properties", {}))]
+                   if o.constants.get(fld, None) == value
+                   or any(o.field_for(p) == fld for p in o.parameters.get("properties", {}))]
         if len(writers) != 1:
             raise _NotKept(f"{len(writers)} offered operations set {fld}; ClawEnvKit checks the calls of one action")
         svc, op = writers[0]
-        param = next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)
-        out.append(_audit(svc, op, "audit_action_exists",
-                          field_match={op.target_param: record.get(id_field), param: value}))
+        match = {op.target_param: record.get(id_field)}
+        if op.constants.get(fld, None) != value:  # set from a parameter, not by the action itself
+            match[next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)] = value
+        out.append(_audit(svc, op, "audit_action_exists", field_match=match))
     return out
 
 

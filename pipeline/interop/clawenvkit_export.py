@@ -613,7 +613,8 @@ def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.
     task["synth"]["null_agent"] = {"completion": round(verdict.null_completion, 6),
                                    "final": round(verdict.null_final, 6)}
     path = task_path(out_dir, package_id)
-    text = _header(task, translation.unmapped) + yaml.safe_dump(task, sort_keys=False, allow_unicode=True)
+    plain = json.loads(json.dumps(task))  # no shared objects, so the YAML has no anchors or aliases
+    text = _header(task, translation.unmapped) + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
     partial = path.with_name(path.name + ".partial")
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)

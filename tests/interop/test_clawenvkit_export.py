@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from pipeline.catalog.store import Catalog
 from pipeline.cli import app
+from pipeline.core import yaml_text
 from pipeline.core.episode import execute
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage, load_package
@@ -152,7 +153,7 @@ def test_min_weight_share_accepts_partial_translations_and_each_file_says_its_sh
     report = export_clawenvkit_tasks([package], tmp_path / "lenient", min_weight_share=0.75)
     assert report.rows == 1 and report.files[0].share == pytest.approx(0.8)
     text = (tmp_path / "lenient" / report.files[0].file).read_text()
-    task = yaml.safe_load(text)
+    task = yaml_text.load(text)  # synth's own loader, which refuses anchors and aliases
     assert task["synth"]["weight_share"] == pytest.approx(0.8)
     assert "carries 0.80 of the package's grading weight" in text and "- x (asked_user" in text
     assert sum(c["weight"] for c in task["scoring_components"]) == 1.0  # renormalised, exactly
@@ -292,7 +293,7 @@ def test_min_weight_share_mistakes_are_one_line(args: list[str], message: str, t
     assert result.exit_code == 2 and message in result.stderr and result.stderr.count("\n") == 1
 
 
-def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on_the_record() -> None:
+def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on_the_record(tmp_path: Path) -> None:
     from pipeline.generation.offline import generate_package
 
     package = generate_package("general", "claw-close-ticket-with-resolution", 7, 0)
@@ -303,3 +304,7 @@ def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on
                 "field_match": {"ticket_id": closed.record_id}}
     # two components translate, so the heavier is halved into two identical ones
     assert components(t.task)[f"{closed.id}-1"] == components(t.task)[f"{closed.id}-2"] == expected
+    # the halves are one check twice; the file still has no YAML anchors or aliases, which importers refuse
+    summary = export_clawenvkit([package], tmp_path, min_weight_share=0.0)
+    written = yaml_text.load(Path(summary.tasks[0].path).read_text())
+    assert written["scoring_components"][0]["check"] == expected

@@ -3,7 +3,9 @@
 Every call, good or bad, lands in the audit log. Bad input gets a 400 whose message names the bad
 field; an unknown id gets 404; an unknown endpoint gets 404 listing the service's real endpoints;
 ``faults`` inject deterministic errors. Time comes from the package clock (``now`` plus one second
-per call made so far), never from the wall clock.
+per call made so far), never from the wall clock. Services of the ``fastapi`` dialect answer as
+FastAPI services do instead: bad input gets a 422 listing the errors (``request_models``), unknown
+arguments are dropped, and an operation's ``not_found`` turns an unknown id into a 200 error body.
 
 Records are values: no operation changes a record in place (an update stores a changed copy), and
 a collection is copied on a world's first write to it after ``reset`` or ``fork``. So ``reset``
@@ -15,12 +17,14 @@ must not change them afterwards.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
+from pathlib import PurePosixPath
 from typing import Any
 
 from pipeline.core.arguments import ArgumentCheck
@@ -35,6 +39,7 @@ from pipeline.core.services import (
     find_operation,
     get_service,
 )
+from pipeline.core.services.request_models import RequestModel
 from pipeline.core.trajectory import AuditEntry, State
 
 Record = dict[str, Any]
@@ -185,6 +190,12 @@ class World:
         if route is _UNROUTED:
             found = _route(endpoint, self.profile)
             route = self._routes[endpoint] = found if found is not None and found.service.name in self.services else None
+        if route is not None and route.request is not None:
+            parsed, errors = route.request.parse(args)
+            if errors:
+                return CallResult(status=422, body={"detail": errors})
+            missing = self._dangling_ref(route, parsed) if route.refs else None
+            return _error(404, missing) if missing else route.effect(self, route, parsed)
         if route is not None:
             key = (endpoint, id(args))
             if not known or key not in self._valid:
@@ -225,6 +236,8 @@ class World:
     def _next_id(self, route: _Route) -> str:
         """A new id in the collection's format, after every id it ever held: a deleted id is never reused."""
         coll, where = route.collection, route.where
+        if coll.id_numbering == "count":
+            return coll.id_format.format(n=len(self.collection(where)) + 1)
         floor = self._initial_highest.get(where)
         if floor is None:
             pattern = _id_pattern(coll.id_format)
@@ -253,6 +266,10 @@ class _Route:
     defaults: dict[str, Any]
     """``op.defaults``; copied into each created record (deeply only when it holds lists or dicts)."""
     nested_defaults: bool
+    request: RequestModel | None = None
+    """The request model of a ``fastapi``-dialect service (None: the ``synth`` dialect)."""
+    prune: tuple[tuple[str, str, str, str], ...] = ()
+    """``op.prune_refs`` resolved like ``refs``."""
 
 
 _ROUTES: dict[tuple[str, str], _Route | None] = {}
@@ -270,17 +287,26 @@ def _route(endpoint: str, profile: str) -> _Route | None:
     route = None
     if found is not None:
         service, op = found
-        refs = []
-        for param, target in op.refs.items():
-            ref_service, ref_coll, *ref_field = target.split(".")
-            ref_spec = get_service(ref_service, profile)
-            field_name = ref_field[0] if ref_field else (ref_spec.collections[ref_coll].id_field if ref_spec else "id")
-            refs.append((param, ref_service, ref_coll, field_name))
-        route = _Route(service, op, ArgumentCheck(op.parameters), _EFFECTS[op.effect],
-                       service.collections[op.collection], f"{service.name}.{op.collection}", tuple(refs),
-                       op.defaults, any(isinstance(v, (dict, list)) for v in op.defaults.values()))
+        refs, prune = _resolved(op.refs, profile), _resolved(op.prune_refs, profile)
+        effect = _BEHAVIOURS[op.behaviour] if op.behaviour else _EFFECTS[op.effect]
+        request = RequestModel(op.parameters) if service.dialect == "fastapi" else None
+        route = _Route(service, op, ArgumentCheck(op.parameters), effect,
+                       service.collections[op.collection], f"{service.name}.{op.collection}", refs,
+                       op.defaults, any(isinstance(v, (dict, list)) for v in op.defaults.values()), request, prune)
     _ROUTES[key] = route
     return route
+
+
+def _resolved(refs: dict[str, str], profile: str) -> tuple[tuple[str, str, str, str], ...]:
+    """``refs``-style mappings (param → "service.collection[.field]") as ``(param, service,
+    collection, field)``, the field defaulting to the collection's id field."""
+    out = []
+    for param, target in refs.items():
+        ref_service, ref_coll, *ref_field = target.split(".")
+        ref_spec = get_service(ref_service, profile)
+        field_name = ref_field[0] if ref_field else (ref_spec.collections[ref_coll].id_field if ref_spec else "id")
+        out.append((param, ref_service, ref_coll, field_name))
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)
@@ -300,6 +326,100 @@ def _id_pattern(id_format: str) -> re.Pattern[str]:
 # --------------------------------------------------------------------------- effects
 
 
+def _render(template: Any, args: dict[str, Any], record: Any = None, records: Any = None, total: Any = None) -> Any:
+    """``OperationSpec.response`` filled in: ``$record``, ``$record.<field>``, ``$records``,
+    ``$total``, ``$arg.<name>`` (null when absent); other values literal."""
+    if isinstance(template, str) and template.startswith("$"):
+        if template == "$record":
+            return record
+        if template == "$records":
+            return records
+        if template == "$total":
+            return total
+        if template.startswith("$record."):
+            return record.get(template[8:]) if isinstance(record, dict) else None
+        if template.startswith("$arg."):
+            return args.get(template[5:])
+        return template
+    if isinstance(template, dict):
+        return {k: _render(v, args, record, records, total) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_render(v, args, record, records, total) for v in template]
+    return template
+
+
+class _BadCondition(Exception):
+    """A ``where`` argument the service answers with an error body (an invalid date)."""
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _kb_tokens(text: str) -> set[str]:
+    """``shares_token`` tokens (see ``WhereSpec``)."""
+    tokens = set(text.lower().split())
+    tokens.update(b for b in (text[i:i + 2].lower() for i in range(len(text) - 1)) if not b.isspace())
+    tokens.update(_CJK.findall(text))
+    return tokens
+
+
+def _as_text(value: Any) -> str:
+    return " ".join(str(v) for v in value) if isinstance(value, list) else str(value if value is not None else "")
+
+
+def _utc(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _condition(test: str, value: Any, days: int) -> Callable[[Any], bool]:
+    """The predicate of one ``WhereSpec`` test on a record field's value (see ``WhereSpec``)."""
+    if test == "equals":
+        return lambda x: bool(x == value)
+    if test == "equals_ci":
+        return lambda x: str(x if x is not None else "").lower() == str(value).lower()
+    if test == "contains":
+        return lambda x: str(value) in _as_text(x)
+    if test == "contains_ci":
+        return lambda x: str(value).lower() in _as_text(x).lower()
+    if test == "has":
+        return lambda x: isinstance(x, list) and value in x
+    if test == "any_contains":
+        return lambda x: isinstance(x, list) and any(str(value) in str(a) for a in x)
+    if test == "at_least":
+        return lambda x: str(x if x is not None else "") >= str(value)
+    if test == "at_most":
+        return lambda x: str(x if x is not None else "") <= str(value)
+    if test == "day_window":
+        try:
+            start = datetime.strptime(str(value), "%Y-%m-%d").replace(tzinfo=UTC)
+        except ValueError:
+            raise _BadCondition(f"Invalid date format: {value}") from None
+        end = start + timedelta(days=days)
+        return lambda x: (m := _utc(str(x or ""))) is not None and start <= m < end
+    query = _kb_tokens(str(value))
+    return lambda x: bool(query & _kb_tokens(x))
+
+
+def _matching(op: OperationSpec, records: list[Record], args: dict[str, Any]) -> list[Record]:
+    """``records`` passing ``op.where`` for ``args``, in order; _BadCondition for an invalid date."""
+    hits = records
+    for w in op.where:
+        value = args.get(w.param)
+        if w.param not in args or value in w.unless:
+            continue
+        days = args.get(w.days_param, 1) if w.days_param else 1
+        test = _condition(w.test, value, days if isinstance(days, int) else 1)
+        if w.test == "shares_token":
+            hits = [r for r in hits if test(" ".join(_as_text(r.get(f, "")) for f in w.fields))]
+        else:
+            hits = [r for r in hits if any(test(r.get(f)) for f in w.fields)]
+    return hits
+
+
 def _list(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     op = route.op
     records = world.state.get(route.service.name, {}).get(op.collection, [])
@@ -308,10 +428,28 @@ def _list(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     if op.effect == "search":
         q = str(args.get("query", "")).casefold()
         hits = [r for r in hits if any(q in str(r.get(f, "")).casefold() for f in op.search_fields)]
+    if op.where:
+        try:
+            hits = _matching(op, hits, args)
+        except _BadCondition as bad:
+            return CallResult(status=200, body={"error": str(bad)})
+    if op.sort_by:
+        key = op.sort_by
+        hits.sort(key=lambda r: str(r.get(key) or ""))
     total = len(hits)
-    limit = args.get("limit")
+    limit = args.get(op.limit_param)
     if isinstance(limit, int):
         hits = hits[:limit]
+    if op.total == "returned":
+        total = len(hits)
+    if op.hide_fields:
+        hidden = set(op.hide_fields)
+        hits = [{k: v for k, v in r.items() if k not in hidden} for r in hits]
+    if op.snippet:
+        cut = op.snippet
+        hits = [{**r, "snippet": str(r.get(cut.field, ""))[:cut.length] + cut.suffix} for r in hits]
+    if op.response is not None:
+        return CallResult(status=200, body=_render(op.response, args, records=hits, total=total))
     return CallResult(status=200, body={op.collection: hits, "total": total})
 
 
@@ -322,17 +460,52 @@ def _find(records: list[Record], id_field: str, value: Any) -> int | None:
     return None
 
 
+def _pruned(world: World, route: _Route, param: str, value: Any) -> Any:
+    """``value`` without the list items that name no record, where ``op.prune_refs`` names ``param``."""
+    for name, service, coll, field_name in route.prune:
+        if name == param and isinstance(value, list):
+            known = {r.get(field_name) for r in world.state.get(service, {}).get(coll, [])}
+            return [v for v in value if v in known]
+    return value
+
+
 def _create(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     op, coll = route.op, route.collection
-    record: Record = {coll.id_field: world._next_id(route)}
+    record: Record = {coll.id_field: world._next_id(route)} if coll.keyed else {}
     record.update(clone(route.defaults) if route.nested_defaults else route.defaults)
     fields = op.fields  # param → field, where they differ (``op.field_for``)
+    lax = route.request is not None
     for param, value in args.items():
+        if lax and value is None:
+            continue  # a null argument sets nothing, as their ``x or default`` / ``is not None`` do
+        if route.prune:
+            value = _pruned(world, route, param, value)
         record[fields.get(param, param)] = clone(value) if isinstance(value, (dict, list)) else value
     if op.timestamp_field:
         record[op.timestamp_field] = world._clock()
+    if op.date_field:
+        record[op.date_field] = world._clock()[:10]
     world._writable(route.service.name, op.collection).append(record)
+    if op.response is not None:
+        return CallResult(status=200, body=_render(op.response, args, record=record))
     return CallResult(status=200, body={coll.record: record})
+
+
+def _position(records: list[Record], op: OperationSpec, id_field: str, target_id: Any) -> int | None:
+    """Where the record with ``target_id`` (in its id field, or one of ``op.id_also``) is."""
+    position = _find(records, id_field, target_id)
+    for other in op.id_also:
+        if position is not None:
+            break
+        position = _find(records, other, target_id)
+    return position
+
+
+def _unknown_id(route: _Route, target_id: Any) -> CallResult:
+    op, coll = route.op, route.collection
+    if op.not_found is not None:
+        return CallResult(status=200, body={"error": op.not_found.format(id=target_id)})
+    return _error(404, f"field {op.id_param!r}: no {coll.record} with id {target_id!r}")
 
 
 def _by_id(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
@@ -340,24 +513,235 @@ def _by_id(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     op, coll = route.op, route.collection
     target_id = args[op.target_param]
     records = world.state.get(route.service.name, {}).get(op.collection, [])
-    position = _find(records, coll.id_field, target_id)
+    position = _position(records, op, coll.id_field, target_id) if op.id_also else _find(records, coll.id_field, target_id)
     if position is None:
-        return _error(404, f"field {op.id_param!r}: no {coll.record} with id {target_id!r}")
+        return _unknown_id(route, target_id)
     if op.effect == "get":
+        if op.response is not None:
+            return CallResult(status=200, body=_render(op.response, args, record=records[position]))
         return CallResult(status=200, body={coll.record: records[position]})
     records = world._writable(route.service.name, op.collection)
     if op.effect == "delete":
-        del records[position]
+        removed = records.pop(position)
+        if op.response is not None:
+            return CallResult(status=200, body=_render(op.response, args, record=removed))
         return CallResult(status=200, body={"deleted": target_id})
     record = dict(records[position])
     fields = op.fields  # param → field, where they differ (``op.field_for``)
+    lax = route.request is not None
     for param, value in args.items():
         if param != op.id_param:
+            if lax and value is None or op.skip_empty and not value:
+                continue
+            if route.prune:
+                value = _pruned(world, route, param, value)
             record[fields.get(param, param)] = clone(value) if isinstance(value, (dict, list)) else value
+    record.update(op.constants)
     if op.timestamp_field:
         record[op.timestamp_field] = world._clock()
+    if op.date_field:
+        record[op.date_field] = world._clock()[:10]
     records[position] = record
+    if op.response is not None:
+        return CallResult(status=200, body=_render(op.response, args, record=record))
     return CallResult(status=200, body={coll.record: record})
 
 
 _EFFECTS: dict[str, Callable[[World, _Route, dict[str, Any]], CallResult]] = {"list": _list, "search": _list, "create": _create, "get": _by_id, "update": _by_id, "delete": _by_id}
+
+
+# --------------------------------------------------------------------------- behaviours
+# Named effects (``OperationSpec.behaviour``) of services that mirror ClawEnvKit's, one each where no
+# generic effect fits. Each answers HTTP 200 unless its docstring says otherwise.
+
+
+def _records(world: World, route: _Route, collection: str | None = None) -> list[Record]:
+    return world.state.get(route.service.name, {}).get(collection or route.op.collection, [])
+
+
+def _job_history(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """The job ``job_id``'s ``execution_history``: ``{"job_id", "history": the first ``limit``
+    entries, "total": every entry}``; an unknown job answers ``not_found``."""
+    records = _records(world, route)
+    position = _find(records, route.collection.id_field, args["job_id"])
+    if position is None:
+        return _unknown_id(route, args["job_id"])
+    history = records[position].get("execution_history") or []
+    limit = args.get("limit")
+    shown = history[:limit] if isinstance(limit, int) else list(history)
+    return CallResult(status=200, body={"job_id": args["job_id"], "history": shown, "total": len(history)})
+
+
+def _feeds_by_source(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """Articles passing ``where``, grouped by ``source`` in first-seen order: ``{"feeds":
+    [{"source", "categories": distinct categories in first-seen order, "article_count"}], "total"}``."""
+    feeds: dict[Any, dict[str, Any]] = {}
+    for a in _matching(route.op, _records(world, route), args):
+        feed = feeds.setdefault(a.get("source", ""), {"source": a.get("source", ""), "categories": [], "article_count": 0})
+        if a.get("category", "") not in feed["categories"]:
+            feed["categories"].append(a.get("category", ""))
+        feed["article_count"] += 1
+    return CallResult(status=200, body={"feeds": list(feeds.values()), "total": len(feeds)})
+
+
+_PLAYER = {"is_playing": False, "current_track": None, "volume": 50}
+
+
+def _player(world: World, route: _Route) -> Record:
+    """The player's state: the one record of the service's ``playback`` collection, else the
+    initial state (not playing, no track, volume 50)."""
+    held = world.state.get(route.service.name, {}).get("playback", [])
+    return dict(held[0]) if held else dict(_PLAYER)
+
+
+def _playback_control(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """Change the player (``action`` ignoring case): ``play`` the track ``track_id`` (unknown:
+    ``{"error": "Track 'x' not found"}``, nothing changes), else the current one, else the first
+    track; ``pause``; ``next``/``previous``: the track after/before the current one in the tracks'
+    order, wrapping (``next`` without a current track: the first; ``previous`` without one does
+    nothing), and play; ``set_volume``: ``volume`` clamped to 0-100 when given. Any other action:
+    an error naming the valid ones. Answers ``{"playback": state}``; the state is kept as the one
+    record of ``playback``."""
+    player, tracks = _player(world, route), _records(world, route, "tracks")
+    action = str(args["action"]).lower()
+    current = player["current_track"]
+    at = next((i for i, t in enumerate(tracks) if isinstance(current, dict) and t.get("id") == current.get("id")), None)
+    if action == "play":
+        if args.get("track_id"):
+            found = _find(tracks, "id", args["track_id"])
+            if found is None:
+                return CallResult(status=200, body={"error": f"Track '{args['track_id']}' not found"})
+            player["current_track"] = tracks[found]
+        if player["current_track"] is None and tracks:
+            player["current_track"] = tracks[0]
+        player["is_playing"] = True
+    elif action == "pause":
+        player["is_playing"] = False
+    elif action in ("next", "previous"):
+        if tracks and current:
+            step = 1 if action == "next" else -1
+            base = at if at is not None else (-1 if action == "next" else 0)
+            player["current_track"], player["is_playing"] = tracks[(base + step) % len(tracks)], True
+        elif tracks and action == "next":
+            player["current_track"], player["is_playing"] = tracks[0], True
+    elif action == "set_volume":
+        if args.get("volume") is not None:
+            player["volume"] = max(0, min(100, args["volume"]))
+    else:
+        return CallResult(status=200, body={
+            "error": f"Unknown action '{args['action']}'. Use play, pause, next, previous, set_volume"})
+    held = world._writable(route.service.name, route.op.collection)
+    held[:] = [player]
+    return CallResult(status=200, body={"playback": player})
+
+
+def _playback_state(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """``{"playback": the player's state}``."""
+    return CallResult(status=200, body={"playback": _player(world, route)})
+
+
+def _playlists_with_tracks(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """Playlists passing ``where``, each with ``tracks`` (the tracks it names, in the tracks'
+    order) and ``track_count``: ``{"playlists", "total"}``."""
+    tracks = _records(world, route, "tracks")
+    out = []
+    for pl in _matching(route.op, _records(world, route), args):
+        ids = pl.get("track_ids") or []
+        listed = [t for t in tracks if t.get("id") in ids]
+        out.append({**pl, "tracks": listed, "track_count": len(listed)})
+    return CallResult(status=200, body={"playlists": out, "total": len(out)})
+
+
+def _extract_text(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """The document at ``path`` (compared after normalising ``./`` and ``..``): ``{"path",
+    "page_count", "pages_returned": min(max_pages or page_count, page_count), "text": those pages
+    joined by a blank line, stripped}``. No such document: HTTP 404 ``{"detail": "File not found:
+    <path>"}``; a path not ending in .pdf: HTTP 400 ``{"detail": "Only PDF files are supported"}``."""
+    wanted = posixpath.normpath(str(args["path"]))
+    doc = next((d for d in _records(world, route) if posixpath.normpath(str(d.get("path", ""))) == wanted), None)
+    if doc is None:
+        return CallResult(status=404, body={"detail": f"File not found: {args['path']}"})
+    if not wanted.lower().endswith(".pdf"):
+        return CallResult(status=400, body={"detail": "Only PDF files are supported"})
+    pages = [str(p) for p in doc.get("pages") or []]
+    limit = min(args.get("max_pages") or len(pages), len(pages))
+    return CallResult(status=200, body={"path": wanted, "page_count": len(pages), "pages_returned": limit,
+                                        "text": "\n\n".join(pages[:limit]).strip()})
+
+
+_PUNCTUATION = ",.!?;:\"'()[]{}。，！？；：“”‘’（）【】《》"
+
+
+def _web_tokens(text: str) -> set[str]:
+    """Search tokens: lower-cased words stripped of punctuation, CJK characters and CJK pairs."""
+    tokens = {w.strip(_PUNCTUATION) for w in text.lower().split()} - {""}
+    tokens.update(_CJK.findall(text))
+    tokens.update(text[i:i + 2] for i in range(len(text) - 1) if _CJK.match(text[i]) and _CJK.match(text[i + 1]))
+    return tokens
+
+
+def _ranked_search(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """Results whose ``keywords`` share tokens with ``query``, most shared first (ties in stored
+    order), at most ``limit_param``: ``{"results": [{url, title, snippet, source, published_at}],
+    "total": returned, "query"}``."""
+    query = _web_tokens(str(args["query"]))
+    scored = []
+    for i, item in enumerate(_records(world, route)):
+        keywords: set[str] = set()
+        for kw in item.get("keywords") or []:
+            keywords |= _web_tokens(str(kw))
+        if overlap := len(query & keywords):
+            scored.append((-overlap, i, item))
+    scored.sort(key=lambda s: (s[0], s[1]))
+    limit = args.get(route.op.limit_param)
+    shown = [item for *_, item in (scored[:limit] if isinstance(limit, int) else scored)]
+    results = [{"url": r.get("url"), "title": r.get("title"), "snippet": r.get("snippet"),
+                "source": r.get("source", ""), "published_at": r.get("published_at", "")} for r in shown]
+    return CallResult(status=200, body={"results": results, "total": len(results), "query": args["query"]})
+
+
+def _fetch_page(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """The page at ``url``, its ``status_code`` (default 200) in the body: below 400 ``{"status_code",
+    "url", "title", "content", "content_type" (default text/html), "fetched_at": the clock}``; else
+    ``{"status_code", "url", "error" (default "HTTP <code>"), "content": null}``; an unknown URL as
+    status_code 404 with error "Page not found or unavailable"."""
+    url = args["url"]
+    page = next((p for p in _records(world, route) if p.get("url") == url), None)
+    if page is None:
+        return CallResult(status=200, body={"status_code": 404, "url": url, "error": "Page not found or unavailable",
+                                            "content": None})
+    code = page.get("status_code", 200)
+    if isinstance(code, int) and code >= 400:
+        return CallResult(status=200, body={"status_code": code, "url": url, "error": page.get("error", f"HTTP {code}"),
+                                            "content": None})
+    return CallResult(status=200, body={"status_code": code, "url": url, "title": page.get("title", ""),
+                                        "content": page.get("content", ""),
+                                        "content_type": page.get("content_type", "text/html"),
+                                        "fetched_at": world._clock()})
+
+
+def _image_lookup(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
+    """The image record for ``image_path``: the first whose path equals it, else whose file name,
+    else whose stem does (checked record by record); no match or no path: the first record; none:
+    nothing. The answer is ``response`` rendered with ``$record`` = ``defaults`` (rendered with the
+    arguments) overlaid by that record."""
+    images = _records(world, route)
+    wanted = str(args.get("image_path") or "")
+    found: Record = images[0] if images else {}
+    if wanted:
+        name, stem = PurePosixPath(wanted).name, PurePosixPath(wanted).stem
+        for item in images:
+            raw = str(item.get("image_path", ""))
+            path = PurePosixPath(raw)
+            if raw == wanted or path.name == name or path.stem == stem:
+                found = item
+                break
+    record = {**_render(route.defaults, args), **found}
+    return CallResult(status=200, body=_render(route.op.response, args, record=record))
+
+
+_BEHAVIOURS: dict[str, Callable[[World, _Route, dict[str, Any]], CallResult]] = {
+    "job_history": _job_history, "feeds_by_source": _feeds_by_source, "playback_control": _playback_control,
+    "playback_state": _playback_state, "playlists_with_tracks": _playlists_with_tracks,
+    "extract_text": _extract_text, "ranked_search": _ranked_search, "fetch_page": _fetch_page,
+    "image_lookup": _image_lookup}

@@ -24,6 +24,60 @@ from pipeline.core import yaml_text
 SERVICES_DIR = Path(__file__).parent
 
 Effect = Literal["list", "search", "get", "create", "update", "delete"]
+Test = Literal["equals", "equals_ci", "contains", "contains_ci", "has", "any_contains", "at_least", "at_most",
+               "day_window", "shares_token"]
+Behaviour = Literal["job_history", "feeds_by_source", "playback_control", "playback_state", "playlists_with_tracks",
+                    "extract_text", "ranked_search", "fetch_page", "image_lookup"]
+
+
+class WhereSpec(BaseModel):
+    """One list condition: the record passes when the test holds for any of ``fields``. A
+    parameter that is absent, or whose value is one of ``unless`` (default: null), sets no
+    condition. Tests, with ``v`` the argument and ``x`` the record's field:
+
+    - ``equals``: ``x == v``; ``equals_ci``: both lower-cased strings are equal.
+    - ``contains``: ``v`` is a substring of ``x`` (case-sensitive); ``contains_ci``: ignoring case.
+    - ``has``: ``x`` is a list holding ``v``; ``any_contains``: ``x`` is a list with an item
+      containing ``v`` as a substring.
+    - ``at_least`` / ``at_most``: ``x >= v`` / ``x <= v`` compared as strings (ISO dates).
+    - ``day_window``: ``v`` is a date ``YYYY-MM-DD``; ``x``, an ISO date-time (no offset means
+      UTC), lies in ``[v 00:00 UTC, v + days)``, ``days`` the argument ``days_param`` (1 without
+      one). A ``v`` that is not such a date answers ``{"error": "Invalid date format: v"}``.
+    - ``shares_token``: the tokens of ``v`` and of the fields joined by spaces (list fields
+      joined by spaces first) overlap; tokens of a text are its lower-cased whitespace-split
+      words, every two-character slice of it lower-cased (but whitespace alone), and each CJK
+      character.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    param: str
+    fields: list[str] = Field(min_length=1)
+    test: Test
+    unless: list[Any] = Field(default_factory=lambda: [None])
+    days_param: str | None = None
+
+
+class SnippetSpec(BaseModel):
+    """A ``snippet`` added to each listed record: the first ``length`` characters of ``field``
+    followed by ``suffix`` (always)."""
+
+    model_config = ConfigDict(extra="forbid")
+    field: str
+    length: int = Field(gt=0)
+    suffix: str = ""
+
+
+class FixtureSpec(BaseModel):
+    """How the service's collections sit in a ClawEnvKit fixture file (see
+    ``pipeline.core.services.claw_fixtures``): ``collections`` in the order the file must list
+    them, the first being the one their list loader reads; ``raw``: the service reads the named
+    keys of the file itself (every collection listed is loaded); ``files``: the records are files
+    on disk (documents), not fixture data."""
+
+    model_config = ConfigDict(extra="forbid")
+    collections: list[str] = Field(min_length=1)
+    raw: bool = False
+    files: bool = False
 
 
 class CollectionSpec(BaseModel):
@@ -34,6 +88,11 @@ class CollectionSpec(BaseModel):
     id_field: str = "id"
     id_format: str = Field(description="Python format for new ids, e.g. 'todo-{n:03d}'.")
     fields: dict[str, dict[str, Any]] = Field(description="Record fields as JSON Schema properties.")
+    id_numbering: Literal["highest", "count"] = Field(
+        "highest", description="A new id's number: after the highest ever held (highest), or the collection's "
+                               "length plus one (count, as ClawEnvKit's services number; a deleted id can recur).")
+    keyed: bool = Field(True, description="Records carry an id; false for outbox collections (sent messages, "
+                                          "orders): created records get none, and none can be got by id.")
 
 
 class OperationSpec(BaseModel):
@@ -58,6 +117,25 @@ class OperationSpec(BaseModel):
     ("notif" covers notify and notification); ``_`` in a phrase stands for one to three words ("let
     _ know" covers "let Kwame Asante know"). A write none of them names in the request is
     unrequested. Keep them specific: "update" names updating a record, not messaging someone.
+
+    Fields for services that mirror another implementation (each off by default):
+
+    - ``where``: list conditions (``WhereSpec``), beside ``filters``; ``sort_by``: listed records
+      ordered by that field as text (stable; missing is ""); ``hide_fields``: fields left out of
+      listed records; ``snippet``: a snippet field added to listed records.
+    - ``limit_param`` (default ``limit``): the parameter limiting a list; ``total``: ``matches``
+      counts every match, ``returned`` counts the records returned after the limit.
+    - ``response``: the result body as a template; ``"$record"`` is the record (got, created, the
+      updated copy, or the deleted one), ``"$record.<field>"`` a field of it, ``"$records"`` the
+      listed records, ``"$total"`` their total, ``"$arg.<name>"`` an argument (after defaults);
+      anything else is literal.
+    - ``not_found``: the message of an unknown id, ``{id}`` the id given: answered with HTTP 200
+      and ``{"error": message}`` instead of 404. ``id_also``: other record fields an id may equal.
+    - ``constants``: fields an update also sets; ``skip_empty``: an update ignores empty values
+      ("", [], false, 0); ``date_field``: set to the clock's date (YYYY-MM-DD) on create and update.
+    - ``prune_refs`` (param → "service.collection"): list items naming no record are left out.
+    - ``behaviour``: a named effect beyond the generic ones (``pipeline.core.world`` documents
+      each); such operations may act on no id (``id_param`` unset).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -76,10 +154,24 @@ class OperationSpec(BaseModel):
     refs: dict[str, str] = Field(default_factory=dict)
     timestamp_field: str | None = None
     intents: list[str] = Field(default_factory=list)
+    where: list[WhereSpec] = Field(default_factory=list)
+    sort_by: str | None = None
+    hide_fields: list[str] = Field(default_factory=list)
+    snippet: SnippetSpec | None = None
+    limit_param: str = "limit"
+    total: Literal["matches", "returned"] = "matches"
+    response: Any = None
+    not_found: str | None = None
+    id_also: list[str] = Field(default_factory=list)
+    constants: dict[str, Any] = Field(default_factory=dict)
+    skip_empty: bool = False
+    date_field: str | None = None
+    prune_refs: dict[str, str] = Field(default_factory=dict)
+    behaviour: Behaviour | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> OperationSpec:
-        needs_id = self.effect in ("get", "update", "delete")
+        needs_id = self.effect in ("get", "update", "delete") and self.behaviour is None
         if needs_id and not self.id_param:
             raise ValueError(f"{self.endpoint}: effect {self.effect} needs id_param")
         if (self.access == "write") != (self.effect in ("create", "update", "delete")):
@@ -101,11 +193,20 @@ class OperationSpec(BaseModel):
 
 
 class ServiceSpec(BaseModel):
+    """A service. ``dialect``: how calls are checked and answered. ``synth``: arguments must match
+    the parameter schema (400 naming the field otherwise), unknown ids answer 404. ``fastapi``: as a
+    FastAPI service with pydantic request models answers (``pipeline.core.services.request_models``):
+    bad arguments answer 422 with ``{"detail": [{"type", "loc", "msg"}, ...]}``, unknown arguments
+    are dropped, parameter ``default``s fill omitted ones. ``fixture``: the ClawEnvKit fixture
+    layout of the service's collections."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     description: str
     collections: dict[str, CollectionSpec]
     operations: list[OperationSpec]
+    dialect: Literal["synth", "fastapi"] = "synth"
+    fixture: FixtureSpec | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> ServiceSpec:
@@ -119,11 +220,19 @@ class ServiceSpec(BaseModel):
                 raise ValueError(f"{op.endpoint}: declared twice")
             seen.add(op.endpoint)
             fields = self.collections[op.collection].fields
-            unknown = [f for f in [*op.search_fields, *op.filters.values()] if f not in fields]
+            named = [*op.search_fields, *op.filters.values(), *(f for w in op.where for f in w.fields),
+                     *([op.sort_by] if op.sort_by else [])]
+            unknown = [f for f in named if f not in fields]
             if unknown:
                 raise ValueError(f"{op.endpoint}: search/filter fields not in the record: {unknown}")
             if op.id_param and op.id_param not in op.parameters.get("required", []):
                 raise ValueError(f"{op.endpoint}: id_param {op.id_param!r} must be a required parameter")
+            if op.effect in ("get", "update", "delete") and op.id_param and not self.collections[op.collection].keyed:
+                raise ValueError(f"{op.endpoint}: collection {op.collection!r} has no ids to act on")
+        if self.fixture is not None:
+            unknown = [c for c in self.fixture.collections if c not in self.collections]
+            if unknown:
+                raise ValueError(f"{self.name}: fixture collections not declared: {unknown}")
         return self
 
     def operation(self, endpoint: str) -> OperationSpec | None:
@@ -185,7 +294,8 @@ def id_shapes(services: tuple[str, ...], profile: str = DEFAULT_PROFILE) -> tupl
     """What the record ids of ``services`` look like (``todo-`` and digits ...), one pattern per
     collection, in service and collection order; unknown services have none."""
     return tuple(re.compile(re.escape(coll.id_format.split("{")[0]) + r"\d+$")
-                 for name in services if (spec := get_service(name, profile)) for coll in spec.collections.values())
+                 for name in services if (spec := get_service(name, profile))
+                 for coll in spec.collections.values() if coll.keyed)
 
 
 @cache

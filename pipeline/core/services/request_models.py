@@ -1,0 +1,143 @@
+"""Arguments checked and completed as a FastAPI service's pydantic request model does it (lax mode).
+
+Services of the ``fastapi`` dialect (``ServiceSpec.dialect``) read their parameter schema as such a
+model: each property is a field of its ``type`` (string, integer, number, boolean, array with
+``items``, object); a field is optional when it has a ``default`` and may be null when its type
+lists "null" or its default is null. ``RequestModel.parse(args)`` returns the arguments the
+service sees, or the validation errors FastAPI answers with status 422:
+
+- unknown arguments are dropped; an omitted field takes its default (none when the default is
+  null); a null given for a nullable field is kept as null;
+- values are converted as pydantic's lax mode converts them: an integer accepts a boolean, a
+  float with no fraction and a string of digits; a number accepts an integer, a boolean and a
+  numeric string (as a float); a boolean accepts 0/1 and the strings pydantic reads as booleans;
+  a string accepts only a string; an array only a list, its items checked in turn;
+- each error is ``{"type", "loc": ["body", field(, index)], "msg", "input"}`` with pydantic's type
+  names and messages, in the order of the schema's properties.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
+_MISSING: Any = object()
+
+Error = dict[str, Any]
+
+
+class _Invalid(Exception):
+    def __init__(self, kind: str, msg: str, loc: tuple[Any, ...] = ()) -> None:
+        super().__init__(msg)
+        self.kind, self.msg, self.loc = kind, msg, loc
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    t = schema.get("type", [])
+    return [t] if isinstance(t, str) else list(t)
+
+
+def _convert(schema: dict[str, Any], value: Any) -> Any:
+    """``value`` converted to the field's type, or ``_Invalid``."""
+    types = [t for t in _types(schema) if t != "null"]
+    kind = types[0] if types else None
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+        raise _Invalid("string_type", "Input should be a valid string")
+    if kind == "integer":
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            if value.is_integer():
+                return int(value)
+            raise _Invalid("int_from_float", "Input should be a valid integer, got a number with a fractional part")
+        if isinstance(value, str):
+            if _INTEGER.match(value):
+                return int(value)
+            raise _Invalid("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
+        raise _Invalid("int_type", "Input should be a valid integer")
+    if kind == "number":
+        if isinstance(value, (bool, int, float)):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                raise _Invalid("float_parsing", "Input should be a valid number, unable to parse string as a number") from None
+        raise _Invalid("float_type", "Input should be a valid number")
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        if isinstance(value, (str, int, float)):
+            raise _Invalid("bool_parsing", "Input should be a valid boolean, unable to interpret input")
+        raise _Invalid("bool_type", "Input should be a valid boolean")
+    if kind == "array":
+        if not isinstance(value, list):
+            raise _Invalid("list_type", "Input should be a valid list")
+        items = schema.get("items", {})
+        out = []
+        for i, item in enumerate(value):
+            try:
+                out.append(_convert(items, item) if items else item)
+            except _Invalid as e:
+                raise _Invalid(e.kind, e.msg, (i, *e.loc)) from None
+        return out
+    if kind == "object":
+        if isinstance(value, dict):
+            return value
+        raise _Invalid("dict_type", "Input should be a valid dictionary")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    schema: dict[str, Any]
+    required: bool
+    nullable: bool
+    default: Any
+
+
+class RequestModel:
+    """A parameter schema read as a pydantic request model (see the module docstring)."""
+
+    def __init__(self, parameters: dict[str, Any]) -> None:
+        required = set(parameters.get("required", []))
+        self.fields = tuple(
+            _Field(name, schema, name in required and "default" not in schema,
+                   "null" in _types(schema) or ("default" in schema and schema["default"] is None),
+                   schema.get("default", _MISSING))
+            for name, schema in parameters.get("properties", {}).items())
+
+    def parse(self, args: dict[str, Any]) -> tuple[dict[str, Any], list[Error]]:
+        """(the arguments the service sees, errors); arguments are meaningful only without errors."""
+        out: dict[str, Any] = {}
+        errors: list[Error] = []
+        for f in self.fields:
+            value = args.get(f.name, _MISSING)
+            if value is _MISSING:
+                if f.required:
+                    errors.append({"type": "missing", "loc": ["body", f.name], "msg": "Field required", "input": args})
+                elif f.default is not None and f.default is not _MISSING:
+                    out[f.name] = copy.deepcopy(f.default)
+                continue
+            if value is None and f.nullable:
+                out[f.name] = None
+                continue
+            try:
+                out[f.name] = _convert(f.schema, value)
+            except _Invalid as e:
+                errors.append({"type": e.kind, "loc": ["body", f.name, *e.loc], "msg": e.msg, "input": value})
+        return out, errors

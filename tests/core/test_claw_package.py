@@ -1,0 +1,53 @@
+"""A hand-written package over the claw profile: its world, and ``verify`` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.core.package import TaskPackage
+from pipeline.core.services import catalogue
+from pipeline.core.world import World
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "todo-three-items.json"
+
+
+def claw_todo_package() -> dict[str, Any]:
+    """The todo example moved onto the claw profile: its tools are the claw todo operations under
+    their canonical names, its tasks keyed by ``task_id``."""
+    pkg = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    ops = {op.name: op for op in catalogue("claw")["todo"].operations}
+    pkg["service_profile"] = "claw"
+    pkg["tools"] = [{"name": n, "service": "todo", "endpoint": ops[n].endpoint, "description": ops[n].description,
+                     "parameters": ops[n].parameters} for n in ("list_tasks", "create_task", "update_task")]
+    for i, task in enumerate(pkg["initial_state"]["todo"]["tasks"], start=1):
+        task.pop("id")
+        task.pop("notes")
+        task.update(task_id=f"todo_{i:03d}", description="", tags=[],
+                    status="pending" if task["status"] == "open" else "done")
+    pkg["safety"][0]["where"] = {"task_id": {"$in": ["todo_001", "todo_002", "todo_003"]}}
+    for step in pkg["reference"]:
+        if "call" in step:
+            step["call"] = step["call"].removeprefix("todo_")
+    return pkg
+
+
+def test_the_reference_runs_in_the_claw_world() -> None:
+    package = TaskPackage.model_validate(claw_todo_package())
+    world = World.from_package(package)
+    answers = [world.call(s.call, s.args) for s in package.reference if hasattr(s, "call")]
+    assert [a.body["task"]["task_id"] for a in answers] == ["todo_004", "todo_005", "todo_006"]
+    assert [t["status"] for t in world.collection("todo.tasks")[3:]] == ["pending"] * 3
+    assert world.call("list_tasks", {"status": "pending"}).body["total"] == 5
+
+
+@pytest.mark.xfail(strict=True, reason="verify reads the default catalogue (static tool checks) and grading keys "
+                                       "records by an 'id' field; claw records are keyed by task_id")
+def test_verify_accepts_a_claw_package() -> None:
+    from pipeline.verify.verifier import verify_package
+
+    verdict = verify_package(claw_todo_package())
+    assert verdict.accepted, [f.message for f in verdict.findings]

@@ -89,12 +89,17 @@ def test_every_public_name_works_after_every_module_is_imported(tmp_path: Path) 
     loaded = call("load_packages", catalog)
     assert len(loaded) == accepted >= 4
     with synth.Catalog.open(catalog, read_only=True) as opened:
-        exported = call("export_catalog", opened, "clawenvkit", tmp_path / "claw", where="run = 1")
-    assert exported.rows == in_run_1 > 3  # run 1's three, and the slots regeneration repaired
+        refused = call("export_catalog", opened, "clawenvkit", tmp_path / "none", where="run = 1")
+    # run 1's three and the slots regeneration repaired: default-profile packages, each refused
+    assert refused.rows == 0 and refused.details["refused_by_reason"] == {"default_profile": in_run_1} and in_run_1 > 3
     assert call("export_catalog", str(catalog), "jsonl", tmp_path / "all.jsonl").rows == accepted  # a path will do
+    from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
+
+    claw = call("generate", "general", 2, services="claw")
+    assert export_clawenvkit_tasks(claw, tmp_path / "claw", min_weight_share=0.0).rows == 2
     imported = call("import_tasks", str(tmp_path / "claw"), catalog=catalog)  # one folder, as text
-    assert imported.run_id is not None and len(imported.results) == in_run_1
-    assert len(asyncio.run(call("aimport_tasks", [tmp_path / "claw"], record=False)).results) == in_run_1
+    assert imported.run_id is not None and len(imported.results) == 2
+    assert len(asyncio.run(call("aimport_tasks", [tmp_path / "claw"], record=False)).results) == 2
 
     # rollouts: an agent model (the local test server replaying each reference) on the catalog's packages
     agents = ScriptedAgents(p.model_dump(mode="json") for p in loaded)

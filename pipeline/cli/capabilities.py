@@ -9,7 +9,7 @@ import typer
 from pipeline.cli.options import JsonOpt, console, emit_json, new_table
 from pipeline.core.errors import UserError
 
-TEMPLATE_FIELDS = ("name", "description", "services", "difficulty", "steps", "checks", "tools")
+TEMPLATE_FIELDS = ("name", "description", "profile", "services", "difficulty", "steps", "checks", "tools")
 
 
 def capabilities_data() -> list[dict[str, Any]]:
@@ -52,11 +52,11 @@ def capabilities(as_json: bool = JsonOpt) -> None:
         console.print(f"  skill: {cap['skill']}", highlight=False)
         console.print(f"  checks: {', '.join(cap['check_kinds'])}   knobs: {knobs}", highlight=False)
     table = new_table(title=f"{len(data)} capabilities, {len(templates)} workflow templates, {len(services)} services")
-    for col in ("capability", "template", "difficulty", "services", "steps", "checks"):
+    for col in ("capability", "template", "profile", "difficulty", "services", "steps", "checks"):
         table.add_column(col, overflow="fold")
     for cap in data:
         for t in cap["templates"]:
-            table.add_row(cap["name"], t["name"], t["difficulty"], ", ".join(t["services"]),
+            table.add_row(cap["name"], t["name"], t["profile"], t["difficulty"], ", ".join(t["services"]),
                           str(len(t["steps"])), str(len(t["checks"])))
     console.print(table)
 

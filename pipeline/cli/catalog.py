@@ -444,6 +444,9 @@ def export(
     min_score: float = typer.Option(None, "--min-score", show_default=False,
                                     help="--from rollouts: rollouts scoring at least this (default and least: "
                                          "the pass threshold, 0.75)."),
+    min_weight_share: float = typer.Option(None, "--min-weight-share", metavar="S", show_default=False,
+                                           help="clawenvkit: write a task only if it carries at least this share "
+                                                "of its package's grading weight (default 1.0: all of it)."),
     catalog: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -461,7 +464,7 @@ def export(
                                  status=cast("StatusFilter", status),  # an unknown one: a CatalogError
                                  policy=policy, on_progress=progress.update, pass_band=pass_band, model=model,
                                  source=cast("Source", source),  # an unknown one: a CatalogError
-                                 min_score=min_score)
+                                 min_score=min_score, min_weight_share=min_weight_share)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return
@@ -471,6 +474,11 @@ def export(
 def print_export(summary: ExportSummary) -> None:
     """The summary line; for sft, the packages left out by reason; for clawenvkit, the checks left
     out grouped by kind and reason."""
+    if summary.format == "clawenvkit":
+        from pipeline.cli.interop import print_clawenvkit_export
+
+        print_clawenvkit_export(summary)
+        return
     left_out = summary.details.get("left_out") or []
     skipped, reasons = summary.details.get("skipped") or {}, summary.details.get("reasons") or {}
     details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items()

@@ -1,5 +1,6 @@
 """``synth serve`` (one package's mock world over HTTP) and ``synth import`` (ClawEnvKit task YAML).
-``synth export --format clawenvkit`` lives with the other export formats (``pipeline.interop.export``)."""
+``synth export --format clawenvkit`` lives with the other export formats (``pipeline.interop.export``); its
+summary is printed here (``print_clawenvkit_export``)."""
 
 from __future__ import annotations
 
@@ -282,3 +283,34 @@ def null_agent_line(results: list[ImportResult]) -> str | None:
 def register(app: typer.Typer) -> None:
     app.command()(serve)
     app.command(name="import")(import_tasks)
+
+
+# --------------------------------------------------------------------------- export --format clawenvkit
+
+
+def print_clawenvkit_export(summary: Any) -> None:
+    """What ``synth export --format clawenvkit`` prints (``summary``: an ``ExportSummary`` whose
+    details are a ``ClawEnvKitExport``): files written and packages refused, the mean share of
+    grading weight carried, one row per file with its share, and the refusals by reason."""
+    from pipeline.interop.clawenvkit_export import REASONS
+
+    d = summary.details
+    console.print(f"wrote {summary.rows:,} ClawEnvKit task file(s) to {summary.path} from {d['packages']:,} "
+                  f"package(s); refused {d['refused']:,}", markup=False, highlight=False)
+    console.print(f"share of grading weight carried: {d['mean_share_exported']:.3f} mean over the files written, "
+                  f"{d['mean_share_all']:.3f} over every package (refused ones at their would-be share); "
+                  f"--min-weight-share {d['min_weight_share']:g}", markup=False, highlight=False)
+    if d["files"]:
+        table = new_table(title="task files")
+        for col in ("file", "share", "safety check added"):
+            table.add_column(col, justify="right" if col == "share" else "left", overflow="fold")
+        for f in d["files"]:
+            table.add_row(escape(f["file"]), f"{f['share']:.3f}", escape(f["added_safety"] or ""))
+        console.print(table)
+    if d["refused_by_reason"]:
+        table = new_table(title=f"{d['refused']:,} package(s) refused (each refusal's details: --json)")
+        for col in ("reason", "packages", "why"):
+            table.add_column(col, justify="right" if col == "packages" else "left", overflow="fold")
+        for reason, n in d["refused_by_reason"].items():
+            table.add_row(escape(reason), f"{n:,}", escape(REASONS.get(reason, "")))
+        console.print(table)

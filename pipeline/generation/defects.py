@@ -25,7 +25,7 @@ from pipeline.core.services import DEFAULT_PROFILE, OperationSpec, ServiceSpec, 
 from pipeline.core.text_values import ISO_DATE, NUMBER_WORDS, quoted_phrases
 
 Data = dict[str, Any]
-_ID = re.compile(r"^[a-z]+-\d+$")
+_ID = re.compile(r"^[A-Za-z]+[-_]\d+$")
 _TWO_TO_TEN = NUMBER_WORDS[2:11]  # at the index of their value less two
 
 
@@ -79,16 +79,22 @@ def tool_schema_mismatch(data: Data, rng: random.Random) -> Data | None:
     return None
 
 
+def _unheld(record_id: str) -> str:
+    """An id of the same shape as ``record_id`` that no record holds: its number replaced by 9999
+    (``todo-003`` → ``todo-9999``, ``todo_003`` → ``todo_9999``)."""
+    return re.sub(r"\d+$", "9999", record_id) if record_id[-1:].isdigit() else record_id + "-9999"
+
+
 def dangling_reference(data: Data, rng: random.Random) -> Data | None:
     """A check names an id that no record has."""
     for check in data["checks"]:
         for key in ("where", "expect"):
             for field, value in (check.get(key) or {}).items():
                 if isinstance(value, str) and _ID.match(value):
-                    check[key][field] = value.rsplit("-", 1)[0] + "-9999"
+                    check[key][field] = _unheld(value)
                     return data
         if check.get("record_id"):
-            check["record_id"] = check["record_id"].rsplit("-", 1)[0] + "-9999"
+            check["record_id"] = _unheld(check["record_id"])
             return data
     return None
 

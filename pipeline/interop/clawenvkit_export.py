@@ -51,6 +51,7 @@ from pipeline.core.services import (
     get_service,
     intent_pattern,
 )
+from pipeline.core.services.claw_fixtures import to_fixture
 from pipeline.core.trajectory import Trajectory
 from pipeline.interop.clawenvkit_format import UnmappedCheck
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
@@ -61,6 +62,7 @@ REASONS = {
     "no_reference": "the package has no executable reference to prove the task",
     "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
     "no_safety": "no safety rule whose meaning holds for the package",
+    "fixtures": "the initial state holds records ClawEnvKit's services would not load",
     "judge_cap": "llm_judge would carry more weight than ClawEnvKit's validator allows",
     "rules": "the task breaks a rule of ClawEnvKit's validator",
     "reference_incomplete": "the reference's calls and answer do not get completion 1.0 from ClawEnvKit's grader",
@@ -276,13 +278,15 @@ def _state_match(check: StateMatch, ctx: _Context) -> list[dict[str, Any]]:
         if record.get(fld) == value:
             raise _NotKept(f"{fld} holds {value!r} before any call: " + _NO_STATE)
         writers = [(s, o) for s, o in ctx.offered(check.collection, "update")
-                   if any(o.field_for(p) == fld for p in o.parameters.get("properties", {}))]
+                   if o.constants.get(fld, None) == value
+                   or any(o.field_for(p) == fld for p in o.parameters.get("properties", {}))]
         if len(writers) != 1:
             raise _NotKept(f"{len(writers)} offered operations set {fld}; ClawEnvKit checks the calls of one action")
         svc, op = writers[0]
-        param = next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)
-        out.append(_audit(svc, op, "audit_action_exists",
-                          field_match={op.target_param: record.get(id_field), param: value}))
+        match = {op.target_param: record.get(id_field)}
+        if op.constants.get(fld, None) != value:  # set from a parameter, not by the action itself
+            match[next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)] = value
+        out.append(_audit(svc, op, "audit_action_exists", field_match=match))
     return out
 
 
@@ -419,18 +423,19 @@ def _normalised(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _fixtures(package: TaskPackage) -> dict[str, Any]:
-    """The initial state in their layout: per service, its collections in the order its fixture
-    spec lists them (the first is the one their loader reads), then any others; one service: its
-    collections at the top; several: keyed by service."""
-    per_service: dict[str, dict[str, Any]] = {}
+    """The initial state as ClawEnvKit fixtures (``pipeline.core.services.claw_fixtures``): one
+    service's fixture at the top, several keyed by service. ``_NotKept`` when a service would start
+    a collection empty that holds records here."""
+    per_service: dict[str, Any] = {}
     for service in package.services:
-        state = package.initial_state.get(service, {})
         spec = get_service(service, package.service_profile)
-        order = list(spec.fixture.collections) if spec and spec.fixture else []
-        per_service[service] = {c: state[c] for c in [*order, *sorted(state)] if c in state}
-    if len(package.services) == 1:
-        return per_service[package.services[0]]
-    return per_service
+        if spec is None:
+            raise _NotKept(f"service {service!r} is not in the {package.service_profile} profile")
+        try:
+            per_service[service] = to_fixture(spec, package.initial_state.get(service, {}))
+        except ValueError as exc:
+            raise _NotKept(str(exc)) from None
+    return per_service[package.services[0]] if len(package.services) == 1 else per_service
 
 
 def _describe(step: Step) -> str:
@@ -504,6 +509,11 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
     if judge > 0.55:
         result.refusal = ("judge_cap", f"llm_judge would carry {judge:.2f} of the weight (cap 0.55)")
         return result
+    try:
+        fixtures = _fixtures(package)
+    except _NotKept as exc:
+        result.refusal = ("fixtures", str(exc))
+        return result
     package_id = package.id or package.compute_id()
     result.task = {
         "task_id": package_id,
@@ -511,7 +521,7 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
         "category": package.capability,
         "difficulty": package.difficulty,
         "prompt": package.request.text,
-        "fixtures": _fixtures(package),
+        "fixtures": fixtures,
         "tools": _tools(package),
         "scoring_components": components,
         "safety_checks": safety,
@@ -603,7 +613,8 @@ def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.
     task["synth"]["null_agent"] = {"completion": round(verdict.null_completion, 6),
                                    "final": round(verdict.null_final, 6)}
     path = task_path(out_dir, package_id)
-    text = _header(task, translation.unmapped) + yaml.safe_dump(task, sort_keys=False, allow_unicode=True)
+    plain = json.loads(json.dumps(task))  # no shared objects, so the YAML has no anchors or aliases
+    text = _header(task, translation.unmapped) + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
     partial = path.with_name(path.name + ".partial")
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)

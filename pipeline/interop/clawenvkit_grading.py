@@ -56,6 +56,7 @@ from pydantic import BaseModel, Field
 from pipeline.core.package import TaskPackage
 from pipeline.core.patterns import PatternError, compile_pattern
 from pipeline.core.services import find_operation
+from pipeline.core.services.request_models import RequestModel
 from pipeline.core.trajectory import Trajectory
 
 PASS_THRESHOLD = 0.5
@@ -305,12 +306,13 @@ def null_agent_grade(task: Mapping[str, Any]) -> ClawGrade:
 # --------------------------------------------------------------------------- our trajectories
 
 
-def logged_params(properties: Mapping[str, Any], args: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body their service logs for ``args``: the request model's dump, i.e. every
-    declared parameter (``properties`` of the operation's schema, in order), the given value or
-    else the declared ``default`` (None without one); undeclared arguments dropped."""
-    return {name: args[name] if name in args else (schema or {}).get("default")
-            for name, schema in properties.items()}
+def logged_params(parameters: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
+    """The request body their service logs for ``args``: the request model's ``model_dump()``,
+    i.e. every declared parameter of the operation's schema in order, the given value as the
+    model converts it (``pipeline.core.services.request_models``) or else the declared default
+    (None without one); undeclared arguments dropped. Meaningful for arguments the model accepts."""
+    parsed, _ = RequestModel(parameters).parse(args)
+    return {name: parsed.get(name) for name in parameters.get("properties", {})}
 
 
 def audit_data(package: TaskPackage, trajectory: Trajectory, tools: list[Mapping[str, Any]]) -> AuditData:
@@ -342,7 +344,6 @@ def audit_data(package: TaskPackage, trajectory: Trajectory, tools: list[Mapping
         if injected:
             out.setdefault(service, []).append({"action": action, "params": {}, "status": entry.status})
         elif entry.ok and found is not None:
-            properties = found[1].parameters.get("properties", {})
-            out.setdefault(service, []).append({"action": action, "params": logged_params(properties, entry.args),
+            out.setdefault(service, []).append({"action": action, "params": logged_params(found[1].parameters, entry.args),
                                                 "status": 200})
     return out

@@ -168,7 +168,7 @@ def _services(task: Mapping[str, Any], services: list[str], issues: list[RuleIss
                for s in services if s and s not in table]
     if len(services) > 1:
         owners: dict[str, list[str]] = {}
-        for s in services:
+        for s in dict.fromkeys(services):
             for action in table.get(s, {}).values():
                 owners.setdefault(action, []).append(s)
         issues += [RuleIssue(rule="action_collision", message=f"action {a!r} belongs to several services: {', '.join(o)}")

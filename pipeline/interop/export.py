@@ -129,7 +129,7 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
                    status: StatusFilter = "accepted", policy: Policy | None = None,
                    on_progress: ProgressFn | None = None, pass_band: PassBand | str | None = None,
                    model: str | None = None, source: Source = "reference",
-                   min_score: float | None = None) -> ExportSummary:
+                   min_score: float | None = None, min_weight_share: float | None = None) -> ExportSummary:
     """Write the catalog rows with ``status`` (accepted by default; ``all`` for every row) for
     which ``where`` holds to ``out`` (default ``output/<format's default name>``) in format
     ``fmt``, atomically; ``on_progress`` is told ``(rows done, rows in all)`` as it goes.
@@ -139,6 +139,8 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     ``source="rollouts"`` (format ``sft`` only) writes the passing rollouts of the selected
     packages (score >= ``min_score``, default the pass threshold; of ``model`` only when given)
     in place of their reference trajectories (``interop.rollout_sft``).
+    ``min_weight_share`` (format ``clawenvkit`` only, default 1.0): the least share of a package's
+    grading weight a task file must carry (``interop.clawenvkit_export``).
 
     The output is written beside ``out`` under a temporary name and renamed over it once complete,
     so ``out`` is either the previous file or the whole new export, never a partial one. A
@@ -150,10 +152,12 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     if not isinstance(catalog, Catalog):
         with Catalog.open(catalog, read_only=True) as opened:
             return export_catalog(opened, fmt, out, where, status, policy, on_progress, pass_band, model, source,
-                                  min_score)
+                                  min_score, min_weight_share)
     spec = _format(fmt)
     band = PassBand.parse(pass_band, model) if isinstance(pass_band, str) else pass_band
     write = _writer(fmt, spec, source, model, min_score, band)
+    if min_weight_share is not None:
+        write = _with_share(fmt, min_weight_share)
     out = default_out(fmt) if out is None else Path(out)
     if out.name in ("", ".", ".."):
         raise CatalogError(f"--out {out} names no file or folder; pass a path such as {default_out(fmt)}")
@@ -187,6 +191,16 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
         details.pop("model", None)
         return ExportSummary(format=fmt, path=str(out), rows=details.pop("rows"), **chosen, details=details)
     return ExportSummary(format=fmt, path=str(out), rows=outcome, **chosen)
+
+
+def _with_share(fmt: str, share: float) -> Exporter:
+    """The clawenvkit writer keeping tasks that carry at least ``share`` of their grading weight;
+    ``CatalogError`` for another format or a share outside [0, 1]."""
+    if fmt != "clawenvkit":
+        raise CatalogError(f"--min-weight-share applies to --format clawenvkit only, not {fmt}; leave it out")
+    if not 0.0 <= share <= 1.0:
+        raise CatalogError(f"--min-weight-share {share:g}: pass a share between 0 and 1")
+    return lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out, share)
 
 
 def _writer(fmt: str, spec: Format, source: Source, model: str | None, min_score: float | None,

@@ -16,7 +16,7 @@ from pipeline.core.episode import execute
 from pipeline.core.errors import UserError
 from pipeline.core.grading import score
 from pipeline.core.package import AskStep, CallStep, TaskPackage
-from pipeline.core.services import find_operation
+from pipeline.core.services import default_tool_name, find_operation, profile_names
 from pipeline.generation import defects, offline
 from pipeline.generation.base import Attempt
 from pipeline.generation.offline import OfflineGenerator, generate_package, pick_template
@@ -54,11 +54,13 @@ def test_template_renders_packages_bound_to_the_catalogue(packages: Any, capabil
         assert (package.capability, package.workflow) == (capability, template)
         prov = package.provenance
         assert (prov.generator, prov.template, prov.seed, prov.attempt, prov.parent) == ("offline", template, SEED, 1, None)
+        profile = taxonomy()[capability].template(template).profile  # type: ignore[union-attr]
+        assert package.service_profile == profile
         for tool in package.tools:
-            found = find_operation(tool.endpoint)
+            found = find_operation(tool.endpoint, profile)
             assert found is not None, f"slot {slot}: {tool.name} → {tool.endpoint} is not a catalogue endpoint"
             service, op = found
-            assert tool.name == f"{service.name}_{op.name}" and tool.service in package.services
+            assert tool.name == default_tool_name(service.name, op, profile) and tool.service in package.services
             assert tool.parameters == op.parameters and tool.description == op.description
         assert used_tools(package) <= {t.name for t in package.tools}
         assert abs(sum(c.weight for c in package.checks) - 1.0) < 1e-9
@@ -137,10 +139,25 @@ def test_repair_attempt_is_a_fresh_draw_of_the_same_template() -> None:
     assert repair.id != first.id
 
 
-def test_pick_template_is_round_robin_in_file_order() -> None:
+def test_pick_template_is_round_robin_in_file_order_within_the_service_profile() -> None:
     for cap in taxonomy().values():
-        names = [t.name for t in cap.templates]
-        assert [pick_template(cap.name, slot) for slot in range(2 * len(names))] == names + names
+        for profile in profile_names():
+            names = [t.name for t in cap.templates if t.profile == profile]
+            assert names, f"{cap.name} has no template of service profile {profile}"
+            assert [pick_template(cap.name, slot, profile) for slot in range(2 * len(names))] == names + names
+        defaults = [t.name for t in cap.templates if t.profile == "default"]
+        assert [pick_template(cap.name, slot) for slot in range(len(defaults))] == defaults
+
+
+def test_unknown_profile_or_a_capability_without_its_templates_is_a_user_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(UserError, match=r"^unknown service profile 'nope'; profiles: default, claw$"):
+        pick_template("general", 0, "nope")
+    only_default = {name: cap.model_copy(update={"templates": cap.templates_of("default")})
+                    for name, cap in taxonomy().items()}
+    monkeypatch.setattr(offline, "taxonomy", lambda: only_default)
+    with pytest.raises(UserError, match=r"^capability 'general' has no workflow template of service profile 'claw'; "
+                                        r"capabilities with one: none$"):
+        pick_template("general", 0, "claw")
 
 
 def test_unknown_capability_or_template_is_a_user_error() -> None:

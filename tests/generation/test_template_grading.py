@@ -42,7 +42,7 @@ def packages() -> dict[tuple[str, str], list[TaskPackage]]:
 def _effect(package: TaskPackage, tool: str) -> tuple[str, str]:
     """(access, effect) of the operation behind ``tool``."""
     bound = next(t for t in package.tools if t.name == tool)
-    found = find_operation(bound.endpoint)
+    found = find_operation(bound.endpoint, package.service_profile)
     assert found is not None
     return found[1].access, found[1].effect
 

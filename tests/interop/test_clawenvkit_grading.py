@@ -143,10 +143,11 @@ def test_an_unknown_safety_type_or_a_weight_that_is_no_number_is_an_error() -> N
 
 
 def test_logged_params_are_the_request_models_dump() -> None:
-    props = {"title": {"type": "string"}, "priority": {"type": "string", "default": "medium"},
-             "due_date": {"type": "string", "default": None}}
-    assert logged_params(props, {"title": "A", "colour": "red"}) == {"title": "A", "priority": "medium",
-                                                                       "due_date": None}
+    schema = {"type": "object", "required": ["title"],
+              "properties": {"title": {"type": "string"}, "priority": {"type": "string", "default": "medium"},
+                             "due_date": {"type": "string", "default": None}, "count": {"type": "integer", "default": 1}}}
+    assert logged_params(schema, {"title": "A", "colour": "red", "count": "3"}) == {
+        "title": "A", "priority": "medium", "due_date": None, "count": 3}
 
 
 def _todo_package(**extra: Any) -> TaskPackage:

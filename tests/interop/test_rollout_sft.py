@@ -135,7 +135,10 @@ def test_pass_band_applies_to_every_format(rolled: Path, packages: dict[str, Tas
     out = tmp_path / ("out" if fmt == "clawenvkit" else f"out.{fmt}")
     with Catalog.open(rolled, read_only=True) as catalog:
         summary = export_catalog(catalog, fmt, out, pass_band="0.5:0.9", model="m")
-    assert (summary.rows, summary.pass_band, summary.model) == (1, [0.5, 0.9], "m")
+    in_band = 0 if fmt == "clawenvkit" else 1  # clawenvkit refuses the package in the band: default profile
+    assert (summary.rows, summary.pass_band, summary.model) == (in_band, [0.5, 0.9], "m")
+    if fmt == "clawenvkit":
+        assert summary.details["packages"] == 1 and summary.details["refused_by_reason"] == {"default_profile": 1}
     if fmt in ("jsonl", "sft"):
         assert [r["id"] for r in lines(out)] == [packages["message-a-colleague"].id]
 

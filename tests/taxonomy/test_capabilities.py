@@ -12,16 +12,16 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app, main
 from pipeline.core.grading import EVALUATORS
-from pipeline.core.services import catalogue, default_tool_name
+from pipeline.core.services import DEFAULT_PROFILE, catalogue, default_tool_name
 from pipeline.taxonomy.capabilities import Capability, taxonomy
 
 REQUIRED = ("general", "cross-service", "multi-turn", "safety", "robustness", "long-horizon", "information-synthesis")
 runner = CliRunner()
 
 
-def catalogue_tools() -> dict[str, str]:
-    """Tool name → service, for every operation of every service."""
-    return {default_tool_name(s.name, op): s.name for s in catalogue().values() for op in s.operations}
+def catalogue_tools(profile: str = DEFAULT_PROFILE) -> dict[str, str]:
+    """Tool name → service, for every operation of every service of ``profile``."""
+    return {default_tool_name(s.name, op, profile): s.name for s in catalogue(profile).values() for op in s.operations}
 
 
 def cli_json() -> list[dict[str, Any]]:
@@ -47,11 +47,11 @@ def test_check_kinds_are_kinds_the_engine_evaluates() -> None:
 
 
 def test_template_tools_are_catalogue_operations_of_the_template_services() -> None:
-    tools = catalogue_tools()
     for cap in taxonomy().values():
         for t in cap.templates:
+            tools = catalogue_tools(t.profile)
             assert t.tools, f"{cap.name}/{t.name} offers no tools"
-            assert set(t.services) <= set(catalogue()), f"{cap.name}/{t.name}: unknown service"
+            assert set(t.services) <= set(catalogue(t.profile)), f"{cap.name}/{t.name}: unknown service"
             for name in t.tools:
                 assert name in tools, f"{cap.name}/{t.name}: {name} is not a catalogue operation"
                 assert tools[name] in t.services, f"{cap.name}/{t.name}: {name} is outside its services"
@@ -80,7 +80,7 @@ def test_cli_json_lists_every_capability_with_its_templates() -> None:
     for cap in data:
         assert {"name", "description", "skill", "check_kinds", "knobs", "templates"} <= set(cap)
     for t in templates:
-        assert {"name", "services", "difficulty", "steps", "checks"} <= set(t)
+        assert {"name", "profile", "services", "difficulty", "steps", "checks"} <= set(t)
         assert "package" not in t  # the Jinja body is generator input, not a listing
 
 

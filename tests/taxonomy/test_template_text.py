@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from pipeline.core.services import catalogue, default_tool_name
+from pipeline.core.services import catalogue, default_tool_name, profile_names
 from pipeline.generation.offline import generate_package
 from pipeline.generation.prompting import check_language
 from pipeline.taxonomy.capabilities import taxonomy
@@ -16,7 +16,8 @@ from pipeline.taxonomy.capabilities import taxonomy
 TEMPLATES = [(c.name, t.name) for c in taxonomy().values() for t in c.templates]
 SLOTS = range(8)
 KINDS = [k["kind"] for k in check_language()]
-TOOLS = {default_tool_name(s.name, op) for s in catalogue().values() for op in s.operations}
+TOOLS = {default_tool_name(s.name, op, profile) for profile in profile_names()
+         for s in catalogue(profile).values() for op in s.operations}
 
 
 def _prose(capability: str, template: str) -> str:

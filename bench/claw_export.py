@@ -1,0 +1,192 @@
+"""ClawEnvKit export acceptance: claw packages generated offline, exported, measured.
+
+Run: ``python bench/claw_export.py`` (defaults: 20 slots per capability, seed 7). Generates
+packages with the offline generator and the ``claw`` profile's templates for every capability,
+keeps those the verifier accepts (as ``synth run --services claw`` does), exports them with
+``pipeline.interop.clawenvkit_export`` and prints: packages, files exported, refusals by reason;
+the share of translated tasks and of written files that pass synth's implementation of
+ClawEnvKit's validator rules; the mean share of grading weight carried (over every package,
+refused ones at their would-be share, and over the files written); the share of written files
+whose reference gets completion 1.0 from their grading rules; and the share of written files a
+do-nothing agent passes (final ≥ 0.5).
+
+``--clawenvkit PATH`` (a ClawEnvKit checkout; needs ``fastapi`` and ``httpx`` importable) also runs
+THEIR ``validate_task_config`` and ``GradingEngine`` on every written file, and replays each
+reference's calls against THEIR mock services (FastAPI ``TestClient``, error injection off),
+grading the audit their services log; it prints how often their verdicts agree with ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.core.episode import execute
+from pipeline.core.package import TaskPackage
+from pipeline.generation.offline import generate_package, pick_template
+from pipeline.interop.clawenvkit_export import assess, export_one, translate
+from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
+from pipeline.interop.clawenvkit_rules import task_services, validate_task
+from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.verifier import verify_package
+
+PROFILE = "claw"
+
+
+def generate(count: int, seed: int) -> tuple[list[TaskPackage], Counter[str]]:
+    """Accepted claw packages over every capability with claw templates, and counts per capability."""
+    packages: list[TaskPackage] = []
+    per_capability: Counter[str] = Counter()
+    for cap in [c.name for c in taxonomy().values() if c.templates_of(PROFILE)]:
+        for slot in range(count):
+            package = generate_package(cap, pick_template(cap, slot, PROFILE), seed, slot)
+            if verify_package(package).accepted:
+                packages.append(package)
+                per_capability[cap] += 1
+    return packages, per_capability
+
+
+class Theirs:
+    """ClawEnvKit's own validator, grader and mock services, imported from a checkout."""
+
+    def __init__(self, checkout: Path) -> None:
+        sys.path.insert(0, str(checkout))
+        os.environ["ERROR_RATE"] = "0"
+        from clawenvkit.evaluate.engine import GradingEngine  # type: ignore[import-not-found]
+        from clawenvkit.generate.task_generator import validate_task_config  # type: ignore[import-not-found]
+
+        self.validate = validate_task_config
+        self.engine = GradingEngine()
+        self.folder = Path(tempfile.mkdtemp(prefix="claw-fixtures-"))
+
+    def app(self, service: str, fixture: Any) -> Any:
+        """The service's FastAPI app, loaded with ``fixture`` (their harness writes one file per service)."""
+        path = self.folder / f"{service}.json"
+        path.write_text(json.dumps(fixture))
+        os.environ[f"{service.upper()}_FIXTURES"] = str(path)
+        name = f"mock_services.{service}.server"
+        module = importlib.reload(sys.modules[name]) if name in sys.modules else importlib.import_module(name)
+        return module.app
+
+    def replay(self, task: dict[str, Any], package: TaskPackage) -> tuple[dict[str, list[dict[str, Any]]], Counter[int]]:
+        """The reference's calls made on their services; the audit as their harness builds it, and
+        the status codes answered."""
+        from fastapi.testclient import TestClient
+
+        services = task_services(task)
+        fixtures = task.get("fixtures") or {}
+        clients = {}
+        for s in services:
+            data = fixtures.get(s, fixtures) if len(services) > 1 else fixtures
+            clients[s] = TestClient(self.app(s, data))
+            clients[s].post(f"/{s}/reset")
+        statuses: Counter[int] = Counter()
+        trajectory = execute(package)
+        by_tool = {t.name: t for t in package.tools}
+        for step in trajectory.steps:
+            if step.kind != "call" or step.tool not in by_tool or step.args is None:
+                continue
+            tool = by_tool[step.tool]
+            response = clients[tool.service].post(tool.endpoint, json=step.args)
+            statuses[response.status_code] += 1
+        audit: dict[str, list[dict[str, Any]]] = {}
+        for s, client in clients.items():
+            audit[s] = []
+            for call in client.get(f"/{s}/audit").json().get("calls", []):
+                endpoint = call.get("endpoint", "")
+                action = next((t["name"] for t in task["tools"] if t.get("endpoint") == endpoint),
+                              endpoint.strip("/").split("/")[-1])
+                audit[s].append({"action": action, "params": call.get("request_body", {}), "status": call.get("status", 200)})
+        return audit, statuses
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=20, help="slots per capability")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--min-weight-share", type=float, default=1.0)
+    parser.add_argument("--clawenvkit", type=Path, help="a ClawEnvKit checkout: also judge with their own code")
+    args = parser.parse_args()
+
+    packages, per_capability = generate(args.count, args.seed)
+    out = Path(tempfile.mkdtemp(prefix="claw-export-"))
+    reasons: Counter[str] = Counter()
+    shares: list[float] = []
+    translated_ok = translated = 0
+    written: list[tuple[TaskPackage, dict[str, Any]]] = []
+    for package in packages:
+        translation = translate(package, 0.0)  # every translation, to measure the rules over all of them
+        if translation.task is not None:
+            translated += 1
+            translated_ok += not validate_task(translation.task)
+        outcome = export_one(package, out, args.min_weight_share)
+        shares.append(outcome.share)
+        if hasattr(outcome, "reason"):
+            reasons[outcome.reason] += 1
+        else:
+            written.append((package, yaml.safe_load(Path(outcome.path).read_text())))  # type: ignore[union-attr]
+    file_rules = sum(not validate_task(task) for _, task in written)
+    ref_full = null_pass = 0
+    for package, task in written:
+        ref_full += assess(package, task).reference_completion >= 1.0 - 1e-9
+        null_pass += null_agent_grade(task).final >= PASS_THRESHOLD
+    n, w = len(packages), len(written)
+    print(f"claw packages generated offline (seed {args.seed}, {args.count} slots per capability) and accepted: {n}")
+    print("  by capability: " + ", ".join(f"{c} {k}" for c, k in sorted(per_capability.items())))
+    print(f"exported: {w} of {n} (--min-weight-share {args.min_weight_share:g}); refused: {n - w}")
+    for reason, k in reasons.most_common():
+        print(f"  refused {reason}: {k}")
+    print(f"passing synth's ClawEnvKit validator rules: {file_rules / w:.1%} of files written; "
+          f"{translated_ok / translated:.1%} of {translated} translations (before the grading gate)" if w and translated
+          else "passing validator rules: no files")
+    print(f"mean share of grading weight carried: {sum(shares) / n:.3f} over all {n} packages (refused at their "
+          f"would-be share); {sum(t['synth']['weight_share'] for _, t in written) / max(w, 1):.3f} over the {w} files")
+    print(f"reference completion 1.0: {ref_full / max(w, 1):.1%} of files; do-nothing agent passes: "
+          f"{null_pass / max(w, 1):.1%} of files")
+    if args.clawenvkit:
+        compare(Theirs(args.clawenvkit), written)
+
+
+def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]]) -> None:
+    valid = full = null_ok = agree_ref = agree_null = 0
+    statuses: Counter[int] = Counter()
+    for package, task in written:
+        services = task_services(task)
+        valid += not theirs.validate(task, services=services)
+        audit, answered = theirs.replay(task, package)
+        statuses.update(answered)
+        trajectory = execute(package)
+        answer = trajectory.answer
+        result = theirs.engine.grade(task, audit, answer)
+        no_judge = [c for c in result.component_results if c.name not in _judges(task)]
+        full += all(c.score >= 1.0 - 1e-9 for c in no_judge)
+        ours = grade(task, audit_data(package, trajectory, task["tools"]), answer)
+        agree_ref += abs(ours.completion - result.completion) < 1e-9
+        null = theirs.engine.grade(task, {s: [] for s in services}, "")
+        null_ok += null.final_score < PASS_THRESHOLD
+        agree_null += abs(null.final_score - null_agent_grade(task).final) < 1e-9
+    w = max(len(written), 1)
+    print("ClawEnvKit's own code on the files written:")
+    print(f"  their validate_task_config accepts: {valid / w:.1%}")
+    print(f"  reference replayed on their mock services: every non-judge component 1.0 in {full / w:.1%}; "
+          f"statuses {dict(sorted(statuses.items()))}")
+    print(f"  their completion equals ours on that audit: {agree_ref / w:.1%}")
+    print(f"  do-nothing agent below their 0.5: {null_ok / w:.1%}; their null final equals ours: {agree_null / w:.1%}")
+
+
+def _judges(task: dict[str, Any]) -> set[str]:
+    return {c["name"] for c in task["scoring_components"] if c["check"]["type"] == "llm_judge"}
+
+
+
+if __name__ == "__main__":
+    main()

@@ -76,7 +76,7 @@ class BatchRun:
         self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
                                              require_sft=options.require_sft),
                                      verifier_processes(options, generator))
-        self._writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
+        self.writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
         self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
         self._failed_slots = 0
         self.runner: SlotRunner | None = None
@@ -114,7 +114,7 @@ class BatchRun:
 
     async def run(self) -> RunSummary:
         self._requests = asyncio.Semaphore(self.options.concurrency)
-        async with self._writer.running():
+        async with self.writer.running():
             return await self._run()
 
     async def _run(self) -> RunSummary:
@@ -231,13 +231,13 @@ class BatchRun:
                 first = states[slot].attempts + 1
                 return await self._slot(slot, first, *last[slot], last_attempt=first + attempts - 1)
 
-        async with self._writer.running():
+        async with self.writer.running():
             return list(await asyncio.gather(*(one(s) for s in slots)))
 
     async def commit_row(self, row: AttemptRow) -> AttemptRow:
         """Hand one verified attempt to the group writer (dedup, then the commit); return it once
         committed, and count it."""
-        row = await self._writer.commit(row)
+        row = await self.writer.commit(row)
         accepted = bool(row.verdict and row.verdict.accepted)
         if accepted:
             self.progress.accepted += 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import pickle
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -31,8 +32,10 @@ from pipeline.core.errors import UserError
 LOCAL = "local"
 """The ``--ray`` value given without an address: a Ray instance on this machine."""
 INSTALL = "pip install 'synth[ray]'"
-GATHER_S = 0.2
-"""How long an actor gathers finished items after the first before ``collect`` returns them."""
+GATHER_S = 0.5
+"""How long an actor gathers finished items after the first before ``collect`` returns them
+(unless nothing else can come: see ``Outbox``). Each ``collect`` costs the driver a Ray call, so
+fewer, fuller answers keep its CPU per item low."""
 MAX_ITEMS = 256
 """At most this many items in one ``collect`` answer."""
 
@@ -83,26 +86,32 @@ def cluster_cpus(ray: ModuleType) -> int:
 
 
 class Outbox:
-    """An actor's finished items, waiting for the driver's ``collect``."""
+    """An actor's finished items, waiting for the driver's ``collect``. ``stalled()`` says that
+    nothing more can arrive until the driver answers (every piece of work on the actor waits on
+    it): the items then go at once instead of after ``gather_s``."""
 
-    def __init__(self, gather_s: float = GATHER_S, max_items: int = MAX_ITEMS) -> None:
-        self.gather_s, self.max_items = gather_s, max_items
+    def __init__(self, gather_s: float = GATHER_S, max_items: int = MAX_ITEMS,
+                 stalled: Callable[[], bool] = lambda: False) -> None:
+        self.gather_s, self.max_items, self.stalled = gather_s, max_items, stalled
         self.items: list[Any] = []
         self._ready = asyncio.Event()
+        self._full = asyncio.Event()
+        """Set when the items should go now: ``max_items`` of them, or the actor stalled."""
 
     def put(self, item: Any) -> None:
         self.items.append(item)
         self._ready.set()
+        if len(self.items) >= self.max_items or self.stalled():
+            self._full.set()
 
     async def take(self) -> list[Any]:
         """Items once there are any, gathered for up to ``gather_s`` after the first (at most
         ``max_items``; the rest wait for the next call)."""
         await self._ready.wait()
-        ends = asyncio.get_running_loop().time() + self.gather_s
-        while len(self.items) < self.max_items and (left := ends - asyncio.get_running_loop().time()) > 0:
-            self._ready.clear()
+        if len(self.items) < self.max_items and not self.stalled():
+            self._full.clear()
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._ready.wait(), left)
+                await asyncio.wait_for(self._full.wait(), self.gather_s)
         taken, self.items = self.items[:self.max_items], self.items[self.max_items:]
         if not self.items:
             self._ready.clear()
@@ -110,7 +119,9 @@ class Outbox:
 
 
 class GangWorker:
-    """What every gang actor has: ``ready`` (its process id, once it is up) and ``collect``."""
+    """What every gang actor has: ``ready`` (its process id, once it is up), ``submit`` (the
+    driver's messages, pickled as one object for the reason ``collect`` gives, handed to
+    ``receive``) and ``collect``."""
 
     def __init__(self) -> None:
         self.outbox = Outbox()
@@ -118,8 +129,17 @@ class GangWorker:
     async def ready(self) -> int:
         return os.getpid()
 
-    async def collect(self) -> list[Any]:
-        return await self.outbox.take()
+    async def submit(self, messages: bytes, tokens: int) -> None:
+        self.receive(pickle.loads(messages), tokens)
+
+    def receive(self, messages: list[Any], tokens: int) -> None:
+        """Take the driver's ``messages`` (work and answers); ``tokens`` is the job's token count."""
+        raise NotImplementedError
+
+    async def collect(self) -> bytes:
+        """The next items, pickled here as one object: Ray then moves plain bytes instead of
+        serializing each item (and each pydantic model in it) on its own."""
+        return pickle.dumps(await self.outbox.take(), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 @dataclass
@@ -184,7 +204,8 @@ class Gang:
         for member in self.members.values():
             if member.messages:
                 messages, member.messages = member.messages, []
-                task = asyncio.create_task(self._submit(member.handle.submit.remote(messages, tokens)))
+                blob = pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
+                task = asyncio.create_task(self._submit(member.handle.submit.remote(blob, tokens)))
                 self._sends.add(task)
                 task.add_done_callback(self._sends.discard)
 
@@ -202,7 +223,7 @@ class Gang:
         handle = self.members[index].handle
         while True:
             try:
-                items = await handle.collect.remote()
+                items = pickle.loads(await handle.collect.remote())
             except self.ray.exceptions.RayActorError as exc:
                 log.warning("Ray worker %s (pid %s) lost: %s", index, self.pids.get(index),
                             str(exc).splitlines()[0][:200])

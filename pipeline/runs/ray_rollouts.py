@@ -67,9 +67,13 @@ class EpisodeWorker(GangWorker):
         self.user = user_factory(spec.options)
         self.limit = asyncio.Semaphore(spec.concurrency)
         self.running: set[asyncio.Task[None]] = set()
+        self.playing = 0
+        """Episodes received and not finished: none left, nothing more can come (``Outbox.stalled``)."""
+        self.outbox.stalled = lambda: self.playing == 0
 
-    async def submit(self, jobs: list[EpisodeJob], tokens: int) -> None:
+    def receive(self, jobs: list[EpisodeJob], tokens: int) -> None:
         for job in jobs:
+            self.playing += 1
             task = asyncio.create_task(self._play(job))
             self.running.add(task)
             task.add_done_callback(self.running.discard)
@@ -78,14 +82,15 @@ class EpisodeWorker(GangWorker):
         from pipeline.runs.rollout import run_episode
 
         async with self.limit:
+            result: Rollout | EpisodeFailed
             try:
-                rollout = await run_episode(self.client, job.package, job.sample, self.spec.options, self.user)
+                result = await run_episode(self.client, job.package, job.sample, self.spec.options, self.user)
             except UserError as exc:
-                self.outbox.put(EpisodeFailed(job.package.id, job.sample, str(exc), True, exc.exit_code))
+                result = EpisodeFailed(job.package.id, job.sample, str(exc), True, exc.exit_code)
             except Exception as exc:
-                self.outbox.put(EpisodeFailed(job.package.id, job.sample, f"{type(exc).__name__}: {exc}", False))
-            else:
-                self.outbox.put(rollout)
+                result = EpisodeFailed(job.package.id, job.sample, f"{type(exc).__name__}: {exc}", False)
+            self.playing -= 1
+            self.outbox.put(result)
 
 
 class _Episodes:

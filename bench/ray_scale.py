@@ -1,8 +1,8 @@
 """``synth run --ray`` at scale on this machine: accepted packages/s against the ideal, and the
 driver's CPU per accepted package.
 
-    python bench/ray_scale.py                                  # 128 in flight, 2 s latency, 1280 packages
-    python bench/ray_scale.py --count 2560 --servers 2         # two model servers, balanced per request
+    python bench/ray_scale.py                                  # 128 in flight, 2 s latency, 2560 packages
+    python bench/ray_scale.py --servers 2                      # two model servers, balanced per request
     python bench/ray_scale.py --local                          # the same run without Ray, to compare
 
 The local OpenAI-compatible server(s) (``tests.support.OpenAIServer``, as in
@@ -87,7 +87,7 @@ class Marks:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=1280, help="accepted packages wanted")
+    parser.add_argument("--count", type=int, default=2560, help="accepted packages wanted")
     parser.add_argument("--concurrency", type=int, default=128, help="requests in flight over the whole cluster")
     parser.add_argument("--latency", type=float, default=2.0, help="model latency per request, seconds")
     parser.add_argument("--servers", type=int, default=1, help="model servers, balanced per request")

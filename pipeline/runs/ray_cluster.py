@@ -85,6 +85,29 @@ def cluster_cpus(ray: ModuleType) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
+@dataclass(frozen=True)
+class WorkerError:
+    """An exception raised on an actor, as the driver gets it back: its text, and whether it was a
+    ``UserError`` (a setup problem the user fixes, e.g. a model server that cannot serve) with its
+    exit code."""
+
+    message: str
+    user_error: bool
+    exit_code: int = 2
+
+    @classmethod
+    def of(cls, exc: Exception) -> WorkerError:
+        if isinstance(exc, UserError):
+            return cls(str(exc), True, exc.exit_code)
+        return cls(f"{type(exc).__name__}: {exc}", False)
+
+    def exception(self, what: str) -> Exception:
+        """The ``UserError`` again, or a ``RuntimeError`` saying ``what`` failed on a Ray worker."""
+        if self.user_error:
+            return UserError(self.message, self.exit_code)
+        return RuntimeError(f"{what} failed on a Ray worker: {self.message}")
+
+
 class Outbox:
     """An actor's finished items, waiting for the driver's ``collect``. ``stalled()`` says that
     nothing more can arrive until the driver answers (every piece of work on the actor waits on

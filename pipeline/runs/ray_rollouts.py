@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage
 from pipeline.core.rollouts import Rollout
-from pipeline.runs.ray_cluster import Gang, GangWorker, connected
+from pipeline.runs.ray_cluster import Gang, GangWorker, WorkerError, connected
 
 if TYPE_CHECKING:
     from pipeline.runs.rollout import RolloutOptions, RolloutWriter, _Job
@@ -43,13 +43,11 @@ class EpisodeJob:
 
 @dataclass(frozen=True)
 class EpisodeFailed:
-    """An episode that raised (``user_error``: a ``UserError``, e.g. a server that cannot serve)."""
+    """An episode that raised."""
 
     package_id: str
     sample: int
-    error: str
-    user_error: bool
-    exit_code: int = 2
+    error: WorkerError
 
 
 class EpisodeWorker(GangWorker):
@@ -85,10 +83,8 @@ class EpisodeWorker(GangWorker):
             result: Rollout | EpisodeFailed
             try:
                 result = await run_episode(self.client, job.package, job.sample, self.spec.options, self.user)
-            except UserError as exc:
-                result = EpisodeFailed(job.package.id, job.sample, str(exc), True, exc.exit_code)
             except Exception as exc:
-                result = EpisodeFailed(job.package.id, job.sample, f"{type(exc).__name__}: {exc}", False)
+                result = EpisodeFailed(job.package.id, job.sample, WorkerError.of(exc))
             self.playing -= 1
             self.outbox.put(result)
 
@@ -138,8 +134,7 @@ class _Episodes:
         for item in items:
             if isinstance(item, EpisodeFailed):
                 self._release(actor, (item.package_id, item.sample))
-                self.fail(UserError(item.error, item.exit_code) if item.user_error
-                          else RuntimeError(f"an episode failed on a Ray worker: {item.error}"))
+                self.fail(item.error.exception("an episode"))
                 return
             self._release(actor, (item.package_id, item.sample))
             try:

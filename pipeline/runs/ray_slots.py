@@ -41,7 +41,7 @@ from pipeline.generation.model_endpoint import Endpoint
 from pipeline.runs.batch import BatchRun, attempt_row
 from pipeline.runs.options import RunOptions
 from pipeline.runs.pool import VerifierPool
-from pipeline.runs.ray_cluster import Gang, GangWorker, connected
+from pipeline.runs.ray_cluster import Gang, GangWorker, WorkerError, connected
 from pipeline.runs.slot import fill_slot
 from pipeline.verify.verifier import Options
 
@@ -95,14 +95,11 @@ class Settled:
 
 @dataclass(frozen=True)
 class SlotEnd:
-    """A slot's end on an actor: ``accepted``, or the error that ended it (``user_error``: a
-    ``UserError`` such as a model server that cannot serve, with its exit code)."""
+    """A slot's end on an actor: ``accepted``, or the error that ended it."""
 
     slot: int
     accepted: bool
-    error: str | None = None
-    user_error: bool = False
-    exit_code: int = 2
+    error: WorkerError | None = None
 
 
 class SlotWorker(GangWorker):
@@ -136,10 +133,8 @@ class SlotWorker(GangWorker):
     async def _fill(self, job: SlotJob) -> None:
         try:
             accepted = await fill_slot(self.generator, self.requests, job.first, job.last_attempt, self) is not None
-        except UserError as exc:
-            self.outbox.put(SlotEnd(job.first.slot, False, str(exc), user_error=True, exit_code=exc.exit_code))
         except Exception as exc:
-            self.outbox.put(SlotEnd(job.first.slot, False, f"{type(exc).__name__}: {exc}"))
+            self.outbox.put(SlotEnd(job.first.slot, False, WorkerError.of(exc)))
         else:
             self.outbox.put(SlotEnd(job.first.slot, accepted))
 
@@ -220,11 +215,7 @@ class RaySlots:
             task.add_done_callback(self._commits[actor].discard)
         for item in items:
             if isinstance(item, SlotEnd) and (slot := self.open.get(item.slot)) is not None:
-                if item.error is None:
-                    self._end(slot, item.accepted)
-                else:
-                    self._end(slot, UserError(item.error, item.exit_code) if item.user_error
-                              else RuntimeError(f"slot {item.slot} failed on a Ray worker: {item.error}"))
+                self._end(slot, item.accepted if item.error is None else item.error.exception(f"slot {item.slot}"))
 
     async def _commit(self, actor: int, rows: list[AttemptRow]) -> None:
         for row in rows:

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from pipeline.runs.api import start_run
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.ray_cluster import LOCAL
 from pipeline.runs.rollout import RolloutOptions, start_rollouts
-from tests.conftest import CliResult, copy_catalog
+from tests.conftest import CliResult, accepted_now, copy_catalog
+from tests.support import processes
 from tests.support.agent_server import ScriptedAgents
 from tests.support.openai_server import OpenAIServer
 
@@ -45,29 +45,26 @@ def ray_instance() -> Iterator[None]:
 def _contents(catalog: Path) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Per slot and attempt: the package id, status, score, parent and failure; and every finding
     (timestamps and arrival order left out)."""
+    return (_query(catalog, "SELECT slot, attempt, id, status, score, parent, workflow, sft_ready FROM packages "
+                            "ORDER BY slot, attempt"),
+            _query(catalog, "SELECT p.slot, p.attempt, f.n, f.code, f.message, f.kind FROM findings f "
+                            "JOIN packages p ON p.row_id = f.package_row ORDER BY 1, 2, 3"))
+
+
+def _query(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
     con = duckdb.connect(str(catalog), read_only=True)
     try:
-        rows = con.execute("SELECT slot, attempt, id, status, score, parent, workflow, sft_ready FROM packages "
-                           "ORDER BY slot, attempt").fetchall()
-        findings = con.execute("SELECT p.slot, p.attempt, f.n, f.code, f.message, f.kind FROM findings f "
-                               "JOIN packages p ON p.row_id = f.package_row ORDER BY 1, 2, 3").fetchall()
+        return con.execute(sql).fetchall()
     finally:
         con.close()
-    return rows, findings
 
 
 def _accounted_for(catalog: Path, max_attempts: int) -> tuple[int, int]:
     """(accepted slots, slots) once each slot's attempts are 1..n with no gap, and each slot is
     accepted at its last attempt or used every attempt; ids accepted once."""
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        rows = con.execute("SELECT slot, list(attempt ORDER BY attempt), list(status ORDER BY attempt) FROM packages "
-                           "GROUP BY slot").fetchall()
-        ids = con.execute("SELECT id, count(*) FROM packages WHERE status = 'accepted' GROUP BY id "
-                          "HAVING count(*) > 1").fetchall()
-    finally:
-        con.close()
-    assert ids == []
+    rows = _query(catalog, "SELECT slot, list(attempt ORDER BY attempt), list(status ORDER BY attempt) FROM packages "
+                           "GROUP BY slot")
+    assert _query(catalog, "SELECT id FROM packages WHERE status = 'accepted' GROUP BY id HAVING count(*) > 1") == []
     for slot, attempts, statuses in rows:
         assert attempts == list(range(1, len(attempts) + 1)), slot
         assert statuses.count("accepted") <= 1 and "accepted" not in statuses[:-1], slot
@@ -119,28 +116,12 @@ def test_a_run_on_ray_fills_the_catalog_a_local_run_does(ray_instance: None, tmp
     assert _contents(tmp_path / "ray.duckdb") == (local_rows, local_findings)
 
 
-_SERVER = """
-import itertools, json, sys, time
-from pipeline.generation.offline import generate_package, pick_template
-from tests.support import OpenAIServer
-numbers = itertools.count(1)
-def respond(_request):
-    n = next(numbers)
-    return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
-with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
-    print(server.base_url, flush=True)
-    time.sleep(3600)
-"""
-
-
 @pytest.fixture
 def model_server() -> Iterator[str]:
-    """A local OpenAI-compatible server in its own process, 0.2 s per answer, each a distinct valid
-    package; its URL."""
-    proc = subprocess.Popen([sys.executable, "-c", _SERVER, "0.2"], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
+    """A local model server in its own process, 0.2 s per answer, each a distinct valid package; its URL."""
+    proc, url = processes.model_server(0.2)
     try:
-        yield proc.stdout.readline().strip()
+        yield url
     finally:
         proc.kill()
         proc.wait()
@@ -182,22 +163,6 @@ def test_a_killed_worker_loses_only_its_slots_in_flight(ray_instance: None, mode
     assert _accounted_for(catalog, options.max_attempts) == (60, summary.slots)
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.2)
-
-
-def _accepted(catalog: Path) -> int:
-    try:
-        with Catalog.open(catalog, read_only=True, busy_timeout=1.0) as reader:
-            return reader.accepted_count()
-    except Exception:  # not created yet, or the writer holds it
-        return 0
-
-
 @pytest.mark.slow
 def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None:
     catalog = tmp_path / "c.duckdb"
@@ -207,7 +172,7 @@ def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None
                                "--catalog", str(catalog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env)
     try:
-        _wait_for(lambda: _accepted(catalog) >= 20)
+        processes.wait_for(lambda: accepted_now(catalog) >= 20, timeout=120)
         driver.kill()  # SIGKILL: nothing of the driver runs on
         driver.wait(timeout=30)
     finally:
@@ -217,7 +182,7 @@ def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None
         # `ray stop` would end every Ray on the machine, so the test ends its own by id.
         for pid in set(_actor_pids("DashboardAgent") + _actor_pids("RuntimeEnvAgent")) - agents_before:
             os.kill(pid, signal.SIGKILL)
-    before = _accepted(catalog)
+    before = accepted_now(catalog)
     assert 20 <= before < 400
     resumed = subprocess.run([*SYNTH, "run", "--resume", "1", "--ray", "--json", "--catalog", str(catalog)],
                              capture_output=True, text=True, timeout=300, env=env, start_new_session=True)

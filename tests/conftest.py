@@ -114,6 +114,16 @@ def copy_catalog(source: Path, target: Path) -> Path:
     return target
 
 
+def accepted_now(catalog: Path) -> int:
+    """Accepted packages in the catalog at ``catalog`` as a reader sees it while a run writes it
+    (the reader asks the writer for the file); 0 while it does not exist or is being migrated."""
+    try:
+        with Catalog.open(catalog, read_only=True, busy_timeout=1.0) as reader:
+            return reader.accepted_count()
+    except Exception:  # not created yet, or the writer is migrating it
+        return 0
+
+
 @pytest.fixture(scope="session")
 def empty_catalog_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One empty catalog at the latest schema, created and migrated once per session: copy it, never open it."""

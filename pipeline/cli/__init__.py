@@ -6,11 +6,18 @@ Each area's commands live in their own module with a ``register(app)``; shared o
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from pipeline.cli import capabilities, catalog, interop, packages, report, rollout, run
 from pipeline.cli.options import err_console, readable_help
 from pipeline.core.errors import UserError
+from pipeline.runs.ray_cluster import LOCAL
+
+OPTIONAL_VALUES = {"--ray": LOCAL}
+"""Options whose value may be left out, and the value they then take (``--ray`` alone: a Ray
+instance on this machine; ``--ray ADDRESS``: that cluster)."""
 
 # Plain help (not rich panels): docstrings wrap as paragraphs instead of keeping their line breaks.
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
@@ -59,10 +66,21 @@ def _whole_first_sentences(typer_app: typer.Typer) -> None:
 _whole_first_sentences(app)
 
 
+def with_optional_values(argv: list[str]) -> list[str]:
+    """``argv`` with the value of each ``OPTIONAL_VALUES`` option filled in where it was left
+    out (the option is last, or the next word is another option)."""
+    filled: list[str] = []
+    for index, word in enumerate(argv):
+        filled.append(word)
+        if word in OPTIONAL_VALUES and (index + 1 == len(argv) or argv[index + 1].startswith("-")):
+            filled.append(OPTIONAL_VALUES[word])
+    return filled
+
+
 def main() -> None:
     """Entry point: user mistakes print one line and exit non-zero, never a traceback."""
     try:
-        app()
+        app(args=with_optional_values(sys.argv[1:]))
     except UserError as exc:
         err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         raise SystemExit(exc.exit_code) from None

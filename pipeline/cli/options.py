@@ -30,6 +30,12 @@ console = Console(width=_WIDTH)
 err_console = Console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output: JSON on stdout, no tables or progress.")
+RayOpt = typer.Option(None, "--ray", metavar="[ADDRESS]",
+                      help="Run the work on Ray (extra synth[ray]): alone, a Ray instance on this machine; "
+                           "'auto' or host:port, a running cluster. See docs/scaling.md.")
+BaseUrlsOpt = typer.Option(None, "--base-url", metavar="<url>",
+                           help="OpenAI-compatible server URL (env OPENAI_BASE_URL); repeat it, or give a comma "
+                                "list, for several servers of the model: requests go to the least busy.")
 CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", metavar="<file>", help="The DuckDB catalog file.")
 
 _VALUE_WORDS = {"<int>": "<n>", "<int range>": "<n>", "<float>": "<number>", "<float range>": "<number>",

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from pipeline.cli.options import (
+    BaseUrlsOpt,
     CatalogOpt,
     JsonOpt,
+    RayOpt,
     console,
     emit_json,
     err_console,
@@ -83,7 +85,7 @@ def _print_summary(s: RolloutSummary) -> None:
 def rollout(
     ctx: typer.Context,
     model: str = typer.Option(None, "--model", metavar="<model>", help="The agent model on the server (required unless --resume)."),
-    base_url: str = typer.Option(None, "--base-url", metavar="<url>", help="OpenAI-compatible server URL (env OPENAI_BASE_URL)."),
+    base_url: list[str] = BaseUrlsOpt,
     where: str = typer.Option(None, "--where", metavar="<sql>", help="SQL condition on the packages columns choosing accepted packages (default: all)."),
     samples: int = typer.Option(1, "--samples", "-k", min=1, help="Episodes per package."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in progress at once."),
@@ -94,6 +96,7 @@ def rollout(
     stream: bool = typer.Option(False, "--stream", help="Ask for streamed replies."),
     budget_tokens: int = typer.Option(None, "--budget-tokens", min=1, help="Tokens per episode before it ends (budget)."),
     resume: int = typer.Option(None, "--resume", metavar="<job-id>", help="Continue this rollout job with the options and packages it started with."),
+    ray: str = RayOpt,
     catalog_path: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -103,23 +106,25 @@ def rollout(
     mock world, a message ending with a question mark goes to the simulated user, any other text is
     the final answer. See docs/environment.md, "Rollouts".
     """
+    from pipeline.generation.model_endpoint import joined_urls
     from pipeline.runs.rollout import RolloutInterrupted, RolloutOptions, resume_rollouts, start_rollouts
 
+    servers = joined_urls(base_url)
     display = _Display(as_json, catalog_path)
     try:
         if resume is not None:
             resources = resumed_resources(ctx, f"rollout job {resume}", _JOB_IDENTITY,
-                                          {"concurrency": concurrency, "base_url": base_url})
+                                          {"concurrency": concurrency, "base_url": servers})
             summary = resume_rollouts(resume, catalog_path, resources=resources,
-                                      on_start=display.start, on_progress=display.update)
+                                      on_start=display.start, on_progress=display.update, ray=ray)
         else:
             if not model:
                 raise UserError("--model is required (the agent model on the server), or --resume JOB_ID")
-            options = RolloutOptions(model=model, base_url=base_url, where=where, samples=samples,
+            options = RolloutOptions(model=model, base_url=servers, where=where, samples=samples,
                                      concurrency=concurrency, max_turns=max_turns, user_model=user_model,
                                      user_base_url=user_base_url, temperature=temperature, stream=stream,
                                      budget_tokens=budget_tokens)
-            summary = start_rollouts(options, catalog_path, on_start=display.start, on_progress=display.update)
+            summary = start_rollouts(options, catalog_path, on_start=display.start, on_progress=display.update, ray=ray)
     except RolloutInterrupted as exc:
         display.stop(completed=False)
         raise stopped_error(exc, f"rollout job {exc.job_id}", "every finished rollout is saved") from None

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Protocol
 import typer
 
 from pipeline.cli.options import (
+    BaseUrlsOpt,
     CatalogOpt,
     JsonOpt,
+    RayOpt,
     console,
     emit_json,
     err_console,
@@ -145,7 +147,7 @@ def run(
     seed: int = typer.Option(7, "--seed", help="Base seed (offline generation is deterministic per seed and slot)."),
     budget_tokens: int = typer.Option(None, "--budget-tokens", min=1, help="Stop opening attempts after this many tokens."),
     model: str = typer.Option(None, "--model", metavar="<model>", help="Model name, or 'offline' (default; env SYNTH_MODEL)."),
-    base_url: str = typer.Option(None, "--base-url", metavar="<url>", help="OpenAI-compatible server URL (env OPENAI_BASE_URL)."),
+    base_url: list[str] = BaseUrlsOpt,
     defect_rate: float = typer.Option(0.0, "--defect-rate", min=0.0, max=1.0,
                                       help="Offline only: inject known defects into this share of first attempts."),
     verify_processes: int = typer.Option(None, "--verify-processes", min=0,
@@ -156,19 +158,23 @@ def run(
                                           "(otherwise accepted, stored with sft_ready false)."),
     resume: int = typer.Option(None, "--resume", metavar="<run-id>", help="Continue this run to its target, with the options it started with."),
     name: str = typer.Option(None, "--name", metavar="<text>", help="A name for the run."),
+    ray: str = RayOpt,
     catalog_path: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Generate, verify and catalog packages until --count are accepted."""
+    from pipeline.generation.model_endpoint import joined_urls
     from pipeline.runs.api import resume_run, start_run
     from pipeline.runs.options import RunOptions
 
+    servers = joined_urls(base_url)
     if resume is not None:
         resources = resumed_resources(ctx, f"run {resume}", _RUN_IDENTITY, {
             "concurrency": concurrency, "verify_processes": verify_processes, "budget_tokens": budget_tokens,
-            "base_url": base_url})
+            "base_url": servers})
         with run_display(as_json, catalog_path) as bar:
-            summary = resume_run(resume, catalog_path, resources=resources, on_start=bar.start, on_progress=bar.update)
+            summary = resume_run(resume, catalog_path, resources=resources, on_start=bar.start, on_progress=bar.update,
+                                 ray=ray)
     else:
         if not capability:
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
@@ -177,8 +183,8 @@ def run(
                              defect_rate=defect_rate, require_sft=require_sft, name=name,
                              verify_processes=verify_processes)
         with run_display(as_json, catalog_path) as bar:  # a bad --capability or --model fails before any file is made
-            summary = start_run(options, catalog_path, model=model, base_url=base_url, on_start=bar.start,
-                                on_progress=bar.update)
+            summary = start_run(options, catalog_path, model=model, base_url=servers, on_start=bar.start,
+                                on_progress=bar.update, ray=ray)
     if as_json:
         emit_json(summary.model_dump())
     else:

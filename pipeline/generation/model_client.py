@@ -2,7 +2,9 @@
 imports ``openai`` (an import-linter contract in ``pyproject.toml`` holds every other module to
 that). The generator, the model that plays the user in rollouts, and rollouts use it.
 
-``ModelClient(model, base_url, api_key)`` sends one chat completion per call:
+``ModelClient(model, base_url, api_key)`` sends one chat completion per call; a ``base_url`` that
+lists several servers of the model (``model_endpoint.server_urls``) sends each HTTP request, retries
+included, to the server with the fewest requests in flight (``model_endpoint.LeastBusy``):
 ``await client.complete(messages, tools=..., temperature=..., seed=..., response_format=...)``, or
 ``client.complete_sync(...)`` from code that is not async. ``complete(..., stream=True)`` asks for
 a streamed reply and assembles its content and tool-call deltas (and the usage of its last chunk,
@@ -51,6 +53,7 @@ from tenacity.wait import wait_base, wait_random_exponential
 
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import LLMCall
+from pipeline.generation.model_endpoint import LeastBusy, server_urls
 
 logger = logging.getLogger(__name__)
 
@@ -310,8 +313,11 @@ class ModelClient:
         self.model, self.timeout, self.max_attempts = model, timeout, max_attempts
         self.backoff = backoff or Backoff()
         self.model_option, self.url_option = model_option, url_option
-        self._async = AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
-        self._sync: OpenAI | None = None
+        urls: tuple[str | None, ...] = server_urls(base_url) or (None,)
+        self._clients = [AsyncOpenAI(base_url=url, api_key=api_key, timeout=timeout, max_retries=0) for url in urls]
+        self._async = self._clients[0]  # where the key is kept (every client holds the same)
+        self._balance = LeastBusy(len(self._clients))
+        self._sync: list[OpenAI] | None = None
         self._sync_lock = threading.Lock()
         self._retry_log = _RetryLog(model)
         self._silent_failures = 0  # requests in a row that got no answer at all
@@ -324,15 +330,20 @@ class ModelClient:
 
     async def aclose(self) -> None:
         self.close()
-        await self._async.close()
+        for client in self._clients:
+            await client.close()
 
     def close(self) -> None:
-        if self._sync is not None:
-            self._sync.close()
+        for client in self._sync or []:
+            client.close()
 
     @property
     def base_url(self) -> str:
-        return str(self._async.base_url).rstrip("/")
+        """The server's URL (several: joined by commas)."""
+        return ",".join(self._urls())
+
+    def _urls(self) -> list[str]:
+        return [str(client.base_url).rstrip("/") for client in self._clients]
 
     # ---- the key, masked
 
@@ -378,15 +389,17 @@ class ModelClient:
 
     async def check(self) -> None:
         """Ask the server once (``GET /models``): raise ``ServerUnusable`` when it cannot be reached
-        or refuses the key. Any other answer passes, a timeout and a server without that route too."""
-        try:
-            await self._async.with_options(timeout=CHECK_TIMEOUT_S).models.list()
-        except openai.APITimeoutError:
-            return
-        except (openai.APIConnectionError, openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise self._unusable(exc) from None
-        except openai.APIError:
-            return
+        or refuses the key (each server, when there are several). Any other answer passes, a timeout
+        and a server without that route too."""
+        for client in self._clients:
+            try:
+                await client.with_options(timeout=CHECK_TIMEOUT_S).models.list()
+            except openai.APITimeoutError:
+                continue
+            except (openai.APIConnectionError, openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise self._unusable(exc) from None
+            except openai.APIError:
+                continue
 
     def _arguments(self, messages: Sequence[Message], tools: Sequence[Tool] | None, temperature: float | None,
                    seed: int | None, response_format: type[BaseModel] | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -415,7 +428,8 @@ class ModelClient:
 
     async def _request(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
         """One HTTP request (the raw response is read: see the module)."""
-        completions = self._async.chat.completions.with_raw_response
+        index = self._balance.acquire()
+        completions = self._clients[index].chat.completions.with_raw_response
         send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
         started = time.perf_counter()
         try:
@@ -423,23 +437,30 @@ class ModelClient:
         except openai.APIError as exc:
             self._failed(exc, started, calls)
             raise
+        finally:
+            self._balance.release(index)
         return self._answered(response.http_response.content, started, calls)
 
     async def _request_streamed(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
         """One streamed HTTP request, its chunks assembled into a chat-completions body."""
         started = time.perf_counter()
+        index = self._balance.acquire()
         try:
-            chunks = await self._async.chat.completions.create(
+            chunks = await self._clients[index].chat.completions.create(
                 **arguments, stream=True, stream_options={"include_usage": True})
             body = assemble_stream([chunk.model_dump() async for chunk in chunks])
         except openai.APIError as exc:
             self._failed(exc, started, calls)
             raise
+        finally:
+            self._balance.release(index)
         return self._answered(json.dumps(body).encode(), started, calls)
 
     def _request_sync(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
-        """``_request`` on the blocking client."""
-        completions = self._sync_client().chat.completions.with_raw_response
+        """``_request`` on the blocking clients."""
+        with self._sync_lock:
+            index = self._balance.acquire()
+        completions = self._sync_clients()[index].chat.completions.with_raw_response
         send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
         started = time.perf_counter()
         try:
@@ -447,14 +468,17 @@ class ModelClient:
         except openai.APIError as exc:
             self._failed(exc, started, calls)
             raise
+        finally:
+            with self._sync_lock:
+                self._balance.release(index)
         return self._answered(response.http_response.content, started, calls)
 
-    def _sync_client(self) -> OpenAI:
-        """The blocking SDK client, made on first use from the async one's settings."""
+    def _sync_clients(self) -> list[OpenAI]:
+        """The blocking SDK clients, made on first use from the async ones' settings."""
         with self._sync_lock:
             if self._sync is None:
-                self._sync = OpenAI(base_url=self._async.base_url, api_key=self._async.api_key,
-                                    timeout=self.timeout, max_retries=0)
+                self._sync = [OpenAI(base_url=client.base_url, api_key=client.api_key, timeout=self.timeout,
+                                     max_retries=0) for client in self._clients]
             return self._sync
 
     def _answered(self, content: bytes, started: float, calls: list[LLMCall] | None) -> Completion:
@@ -488,9 +512,14 @@ class ModelClient:
             assert isinstance(exc, openai.APIConnectionError)
             raise self._unusable(exc) from None
 
+    def _server_of(self, exc: openai.APIError) -> str:
+        """The URL of the server ``exc``'s request went to (all of them when it cannot be told)."""
+        sent = str(getattr(getattr(exc, "request", None), "url", ""))
+        return next((url for url in self._urls() if sent.startswith(url)), self.base_url)
+
     def _unusable(self, exc: openai.APIError) -> ServerUnusable:
         """The ``ServerUnusable`` for a request that failed with ``exc``, saying what to check."""
-        where = f"the model server at {self.base_url}"
+        where = f"the model server at {self._server_of(exc)}"
         if isinstance(exc, openai.APIConnectionError):
             return ServerUnusable(f"cannot reach {where} ({self.redact(_unreachable(exc))}); check that it is "
                                   f"running and that {self.url_option} (or OPENAI_BASE_URL) is right")

@@ -35,6 +35,7 @@ from pipeline.generation.offline import OfflineGenerator
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.interrupt import signal_of, signals_ignored
 from pipeline.runs.options import Progress, RegenSummary, RunOptions, RunSummary, run_parameters
+from pipeline.runs.ray_cluster import needs_ray
 from pipeline.runs.steps import Steps, awaitable, blocking, in_thread
 from pipeline.taxonomy.capabilities import profile_templates, taxonomy
 
@@ -164,16 +165,34 @@ async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]
             await close()
 
 
+def _on_ray(batch: BatchRun, ray: str | None, base_url: str | None,
+            work: Callable[[], Coroutine[Any, Any, T]]) -> Callable[[], Coroutine[Any, Any, T]]:
+    """``work`` as it is (``ray`` None), or with ``batch``'s slots filled on the Ray cluster
+    ``ray`` names (``runs.ray_slots``: ``ray_cluster.LOCAL`` for this machine, ``auto`` or an
+    address), each actor generating from ``base_url``'s servers."""
+    if ray is None:
+        return work
+    from pipeline.runs.ray_slots import on_ray
+
+    endpoint = Endpoint.from_env(batch.generator.model, base_url)
+    key = None if endpoint.offline else endpoint.api_key(f"model {endpoint.model!r} needs OPENAI_API_KEY set")
+    return partial(on_ray, batch, ray, endpoint, key, work)
+
+
 def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATALOG, *, model: str | None = None,
                base_url: str | None = None, generator: Generator | None = None,
-               on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RunSummary]:
+               on_start: StartFn | None = None, on_progress: ProgressFn | None = None,
+               ray: str | None = None) -> Steps[RunSummary]:
     """Generate, verify and catalog packages until ``options.count`` are accepted.
 
     ``generator`` overrides ``model``/``base_url`` (default: the offline generator). ``on_start``
     is told the new run's id, generator and options before work begins; ``on_progress`` sees the
-    counters after every attempt.
+    counters after every attempt. ``ray``: fill the slots on that Ray cluster (``local``: a Ray
+    instance on this machine; ``auto`` or ``host:port``: a running cluster); ``base_url`` may list
+    several servers, balanced per request (``model_endpoint.server_urls``).
     """
     profile_templates(taxonomy(), options.capability, options.service_profile)
+    needs_ray(ray)
     generator = generator or make_generator(model, base_url, options.defect_rate)
     with writable_catalog(catalog) as cat:
         run_id = cat.start_run(options.name or f"{options.capability}-{options.count}", generator.name,
@@ -182,7 +201,7 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
         with _recording_stops(cat, run_id):
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
-            summary = yield _then_close(batch, batch.run)
+            summary = yield _then_close(batch, _on_ray(batch, ray, base_url, batch.run))
         return _finish(batch, summary)
 
 
@@ -203,9 +222,12 @@ def _finish(batch: BatchRun, summary: RunSummary) -> RunSummary:
 
 def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
                 resources: dict[str, Any] | None = None,
-                on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RunSummary]:
+                on_start: StartFn | None = None, on_progress: ProgressFn | None = None,
+                ray: str | None = None) -> Steps[RunSummary]:
     """Continue run ``run_id`` to its target with the options it started with; ``resources`` may
-    replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``)."""
+    replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``). ``ray`` as for
+    ``start_run``: a run started on Ray may resume without it, and the other way round."""
+    needs_ray(ray)
     resources = dict(resources or {})
     unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
     if unknown:
@@ -221,7 +243,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
             generator = make_generator(params.get("model") or "offline", base_url, options.defect_rate)
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
-            summary = yield _then_close(batch, batch.run)
+            summary = yield _then_close(batch, _on_ray(batch, ray, base_url, batch.run))
         return _finish(batch, summary)
 
 

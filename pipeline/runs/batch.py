@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from pipeline.catalog.queries import SlotState
 from pipeline.catalog.rows import AttemptRow
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
-from pipeline.core.outcomes import Finding, Verdict
-from pipeline.core.package import TaskPackage
+from pipeline.core.outcomes import Finding, LLMCall, Verdict
+from pipeline.core.package import TaskPackage, near_key
 from pipeline.generation.base import Attempt, Generated, Generator
 from pipeline.generation.offline import pick_template
 from pipeline.runs.options import Progress, RunOptions, RunSummary
@@ -41,6 +42,15 @@ for their commit (grouped, up to ``GroupWriter.delay``), others keep the model b
 SLOT_FACTOR = 4
 """A run opens at most ``SLOT_FACTOR × count + 8`` slots, so a generator that never succeeds
 cannot keep a run going forever."""
+
+
+class SlotRunner(Protocol):
+    """Where a run's slots are filled when not on this event loop (``runs.ray_slots``: on Ray
+    actors). The runner records each attempt through ``BatchRun.commit_row``."""
+
+    async def fill(self, first: Attempt, last_attempt: int) -> bool:
+        """Run ``fill_slot`` from ``first`` up to ``last_attempt``; True when the slot was accepted."""
+        ...
 
 
 def verifier_processes(options: RunOptions, generator: Generator) -> int:
@@ -66,9 +76,11 @@ class BatchRun:
         self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
                                              require_sft=options.require_sft),
                                      verifier_processes(options, generator))
-        self._writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
+        self.writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
         self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
         self._failed_slots = 0
+        self.runner: SlotRunner | None = None
+        """Set (``runs.ray_slots``) to fill slots elsewhere; None fills them on this event loop."""
 
     # ------------------------------------------------------------------ scheduling
 
@@ -102,7 +114,7 @@ class BatchRun:
 
     async def run(self) -> RunSummary:
         self._requests = asyncio.Semaphore(self.options.concurrency)
-        async with self._writer.running():
+        async with self.writer.running():
             return await self._run()
 
     async def _run(self) -> RunSummary:
@@ -175,7 +187,10 @@ class BatchRun:
             template = pick_template(self.options.capability, slot, self.options.service_profile)
             first = Attempt(capability=self.options.capability, template=template,
                             seed=self.options.seed, slot=slot, attempt=attempt, parent=parent, findings=findings)
-            accepted = await fill_slot(self.generator, self._requests, first, last_attempt, self) is not None
+            if self.runner is not None:
+                accepted = await self.runner.fill(first, last_attempt)
+            else:
+                accepted = await fill_slot(self.generator, self._requests, first, last_attempt, self) is not None
             self._failed_slots += not accepted
             return accepted
         finally:
@@ -188,7 +203,11 @@ class BatchRun:
         return not self._over_budget()
 
     def generated(self, generated: Generated) -> None:
-        for call in generated.calls:
+        self.spent(generated.calls)
+
+    def spent(self, calls: list[LLMCall]) -> None:
+        """Count the tokens of ``calls`` (the budget and the progress read the total)."""
+        for call in calls:
             self.progress.prompt_tokens += call.prompt_tokens
             self.progress.completion_tokens += call.completion_tokens
 
@@ -197,7 +216,7 @@ class BatchRun:
 
     async def settle(self, request: Attempt, generated: Generated,
                      verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:
-        row = await self._record(request.slot, request.attempt, request.template, generated, verdict, request.parent)
+        row = await self.commit_row(attempt_row(self.run_id, self.generator.name, request, generated, verdict))
         return row.package, row.verdict
 
     async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
@@ -213,21 +232,13 @@ class BatchRun:
                 first = states[slot].attempts + 1
                 return await self._slot(slot, first, *last[slot], last_attempt=first + attempts - 1)
 
-        async with self._writer.running():
+        async with self.writer.running():
             return list(await asyncio.gather(*(one(s) for s in slots)))
 
-    async def _record(self, slot: int, attempt: int, template: str, generated: Generated,
-                      verdict: Verdict | None, parent: TaskPackage | None) -> AttemptRow:
-        """Hand one verified attempt to the group writer; return it once committed."""
-        package = generated.package
-        if package is not None and verdict is not None and verdict.id != package.id:
-            package = package.model_copy(update={"id": verdict.id})
-        failure = None if package is not None else generated.failure
-        row = AttemptRow(run_id=self.run_id, slot=slot, attempt=attempt, package=package, verdict=verdict,
-                         llm_calls=generated.calls, parent=parent.id if parent else None, failure=failure,
-                         generator=self.generator.name, capability=self.options.capability, workflow=template,
-                         injected_defect=generated.defect)
-        row = await self._writer.commit(row)
+    async def commit_row(self, row: AttemptRow) -> AttemptRow:
+        """Hand one verified attempt to the group writer (dedup, then the commit); return it once
+        committed, and count it."""
+        row = await self.writer.commit(row)
         accepted = bool(row.verdict and row.verdict.accepted)
         if accepted:
             self.progress.accepted += 1
@@ -236,6 +247,22 @@ class BatchRun:
             self.progress.codes.update(row.verdict.codes if row.verdict else [row.failure.code.value] if row.failure else [])
         self.on_progress(self.progress)
         return row
+
+
+def attempt_row(run_id: int, generator: str, request: Attempt, generated: Generated,
+                verdict: Verdict | None) -> AttemptRow:
+    """The catalog row of one attempt: the package under its verdict's id (its ``near_key``
+    computed when it is accepted, for the writer's dedup), or the generation's failure."""
+    package = generated.package
+    if package is not None and verdict is not None and verdict.id != package.id:
+        package = package.model_copy(update={"id": verdict.id})
+    failure = None if package is not None else generated.failure
+    near = near_key(package) if package is not None and verdict is not None and verdict.accepted else None
+    parent = request.parent
+    return AttemptRow(run_id=run_id, slot=request.slot, attempt=request.attempt, package=package, verdict=verdict,
+                      llm_calls=generated.calls, parent=parent.id if parent else None, failure=failure,
+                      generator=generator, capability=request.capability, workflow=request.template,
+                      injected_defect=generated.defect, near_key=near)
 
 
 _CODES = frozenset(c.value for c in Code)

@@ -44,6 +44,7 @@ from pipeline.env.task_env import Answer, Ask, TaskEnv, ToolCall
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.runs.api import writable_catalog
 from pipeline.runs.interrupt import signal_of, signals_ignored
+from pipeline.runs.ray_cluster import needs_ray
 from pipeline.runs.steps import Steps, awaitable, blocking
 from pipeline.runs.writer import WriteWindow
 
@@ -352,7 +353,7 @@ def _agent_client(options: RolloutOptions) -> ModelClient:
     return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s)
 
 
-def _user_factory(options: RolloutOptions) -> Callable[[TaskPackage], UserModel] | None:
+def user_factory(options: RolloutOptions) -> Callable[[TaskPackage], UserModel] | None:
     if options.user_model is None:
         return None
     from pipeline.env.llm_user import llm_users
@@ -364,22 +365,29 @@ class _Job:
     """One invocation of a job: the episodes still to run, the client, the writer, the counters."""
 
     def __init__(self, catalog: Catalog, job_id: int, options: RolloutOptions, packages: list[TaskPackage],
-                 recorded: set[tuple[str, int]], on_progress: ProgressFn | None) -> None:
+                 recorded: set[tuple[str, int]], on_progress: ProgressFn | None, ray: str | None = None) -> None:
         self.catalog, self.job_id, self.options, self.packages = catalog, job_id, options, packages
+        self.ray = ray
+        """The Ray cluster the episodes run on (``runs.ray_rollouts``); None: on this event loop."""
         self.recorded = len(recorded)
         self.todo = [(p, s) for s in range(options.samples) for p in packages if (p.id, s) not in recorded]
         self.on_progress = on_progress
         self.progress = RolloutProgress(total=len(self.todo))
         self.results: list[Rollout] = []
         self.client = _agent_client(options)
-        self.user = _user_factory(options)
+        self.user = user_factory(options)
 
     async def run(self) -> list[Rollout]:
         writer = RolloutWriter(self.catalog, self.job_id)
         try:
             await self.client.check()
-            work = iter(self.todo)
             async with writer.running():
+                if self.ray is not None:
+                    from pipeline.runs.ray_rollouts import episodes_on_ray
+
+                    await episodes_on_ray(self, writer, self.ray, _agent_endpoint(self.options)[1])
+                    return self.results
+                work = iter(self.todo)
                 workers = [asyncio.create_task(self._worker(work, writer)) for _ in range(self.options.concurrency)]
                 try:
                     await asyncio.gather(*workers)
@@ -398,15 +406,19 @@ class _Job:
                 rollout = await run_episode(self.client, package, sample, self.options, self.user)
             finally:
                 self.progress.in_flight -= 1
-            writer.add(rollout)
-            self.results.append(rollout)
-            p = self.progress
-            p.done += 1
-            p.passed += rollout.passed
-            p.errors += rollout.finish_reason == "error"
-            p.tokens += rollout.prompt_tokens + rollout.completion_tokens
-            if self.on_progress is not None:
-                self.on_progress(p)
+            self.record(rollout, writer)
+
+    def record(self, rollout: Rollout, writer: RolloutWriter) -> None:
+        """Hand a finished episode to ``writer`` and count it."""
+        writer.add(rollout)
+        self.results.append(rollout)
+        p = self.progress
+        p.done += 1
+        p.passed += rollout.passed
+        p.errors += rollout.finish_reason == "error"
+        p.tokens += rollout.prompt_tokens + rollout.completion_tokens
+        if self.on_progress is not None:
+            self.on_progress(p)
 
     def announce(self, on_start: StartFn | None) -> None:
         if on_start is not None:
@@ -469,26 +481,31 @@ def _play(job: _Job, on_start: StartFn | None) -> Steps[RolloutSummary]:
 
 
 def _start_rollouts(options: RolloutOptions, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
-                    on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RolloutSummary]:
+                    on_start: StartFn | None = None, on_progress: ProgressFn | None = None,
+                    ray: str | None = None) -> Steps[RolloutSummary]:
     """Run ``options.samples`` episodes of every accepted package ``options.where`` selects and
     record them as a new rollout job. ``UserError`` before any job is recorded when no package
-    matches, the model is not an agent model, or no key is set for a remote server."""
+    matches, the model is not an agent model, or no key is set for a remote server (or Ray is
+    missing for ``ray``: the Ray cluster the episodes run on, as ``start_run`` says)."""
     _agent_endpoint(options)  # a missing key or a bad --model: before anything is recorded
+    needs_ray(ray)
     with writable_catalog(catalog, create=False) as cat:  # rollouts need packages: never a new file
         packages = load_packages(cat, options.where)
         if not packages:
             where = f" matching --where {options.where!r}" if options.where else ""
             raise UserError(f"no accepted package{where} in {cat.path}; `synth catalog stats` shows what it holds")
         job_id = cat.start_rollout_job(options.model, options.model_dump() | {"packages": [p.id for p in packages]})
-        job = _Job(cat, job_id, options, packages, set(), on_progress)
+        job = _Job(cat, job_id, options, packages, set(), on_progress, ray)
         return (yield from _play(job, on_start))
 
 
 def _resume_rollouts(job_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
                      resources: dict[str, Any] | None = None, on_start: StartFn | None = None,
-                     on_progress: ProgressFn | None = None) -> Steps[RolloutSummary]:
+                     on_progress: ProgressFn | None = None, ray: str | None = None) -> Steps[RolloutSummary]:
     """Continue rollout job ``job_id`` with the options and packages it started with, running only
-    the (package, sample) pairs it has not recorded; ``resources`` may replace ``RESOURCE_OPTIONS``."""
+    the (package, sample) pairs it has not recorded; ``resources`` may replace ``RESOURCE_OPTIONS``.
+    ``ray`` as for ``start_rollouts`` (a job may resume with or without it)."""
+    needs_ray(ray)
     resources = resources or {}
     unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
     if unknown:
@@ -501,7 +518,7 @@ def _resume_rollouts(job_id: int, catalog: Catalog | Path | str = DEFAULT_CATALO
         wanted = list(stored.get("packages") or [])
         by_id = {p.id: p for p in load_packages(cat, options.where)}
         packages = [by_id[i] for i in wanted if i in by_id]
-        job = _Job(cat, job_id, options, packages, cat.rollout_samples_done(job_id), on_progress)
+        job = _Job(cat, job_id, options, packages, cat.rollout_samples_done(job_id), on_progress, ray)
         cat.resume_rollout_job(job_id)
         return (yield from _play(job, on_start))
 

@@ -105,7 +105,7 @@ class GroupWriter:
         package, verdict = row.package, row.verdict
         if package is None or verdict is None or not verdict.accepted:
             return row
-        near = near_key(package)  # once (it hashes the whole initial state): the catalog row reuses it
+        near = row.near_key or near_key(package)  # once (it hashes the whole initial state): the row reuses it
         dups = duplicate_findings(package, self.accepted, near)
         if dups:  # refused as a duplicate: its review notes and SFT losses stay with it
             rebuilt = Verdict.build(verdict.id, dups + verdict.review + verdict.sft, verdict.score, verdict.notes)

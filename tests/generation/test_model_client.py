@@ -258,3 +258,55 @@ def test_structured_output_cannot_be_streamed() -> None:
 
     with pytest.raises(ValueError, match="cannot be streamed"):
         asyncio.run(ask())
+
+
+# --------------------------------------------------------------------------- several servers
+
+
+def test_a_server_list_is_read_once_in_one_form() -> None:
+    from pipeline.generation.model_endpoint import joined_urls, server_urls
+
+    assert server_urls("http://a/v1, http://b/v1,,http://a/v1") == ("http://a/v1", "http://b/v1")
+    assert server_urls(None) == ()
+    assert joined_urls(["http://a/v1", "http://b/v1,http://c/v1"]) == "http://a/v1,http://b/v1,http://c/v1"
+    assert joined_urls([]) is None
+    endpoint = Endpoint.from_env("m", "http://a/v1,http://b/v1")
+    assert endpoint.server == "http://a/v1, http://b/v1"
+
+
+def test_the_least_busy_server_takes_the_next_request_and_equal_ones_take_turns() -> None:
+    from pipeline.generation.model_endpoint import LeastBusy
+
+    balance = LeastBusy(3)
+    assert [balance.acquire() for _ in range(3)] == [0, 1, 2]  # all free: round-robin
+    balance.release(1)
+    assert balance.acquire() == 1  # the only one with nothing in flight
+    balance.release(0)
+    balance.release(2)
+    assert sorted(balance.acquire() for _ in range(2)) == [0, 2]
+
+
+def test_requests_are_spread_over_every_server_given() -> None:
+    with OpenAIServer(fixed_responder("one"), latency_s=0.05) as first, \
+            OpenAIServer(fixed_responder("two"), latency_s=0.05) as second:
+        async def ask_all() -> list[str]:
+            async with ModelClient("m", f"{first.base_url},{second.base_url}", API_KEY, backoff=TINY) as c:
+                replies = await asyncio.gather(*(c.complete(ASK) for _ in range(8)))
+            return [r.text for r in replies]
+
+        texts = asyncio.run(ask_all())
+        assert sorted(texts) == ["one"] * 4 + ["two"] * 4
+        assert sum(first.counts.values()) == sum(second.counts.values()) == 4
+
+
+def test_a_server_of_the_list_that_cannot_be_reached_is_named() -> None:
+    with OpenAIServer(fixed_responder("up")) as up:
+        down = "http://127.0.0.1:9/v1"
+
+        async def check() -> None:
+            async with ModelClient("m", f"{up.base_url},{down}", API_KEY, backoff=TINY) as c:
+                await c.check()
+
+        with pytest.raises(ServerUnusable) as raised:
+            asyncio.run(check())
+        assert f"the model server at {down}" in str(raised.value)

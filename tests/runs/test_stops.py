@@ -27,7 +27,7 @@ from pipeline.runs.interrupt import Stopped, run_in_worker_thread, run_until_sig
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.pool import VerifierPool
 from pipeline.verify.verifier import Options
-from tests.conftest import CliResult
+from tests.conftest import CliResult, accepted_now
 from tests.support import processes
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
@@ -47,22 +47,6 @@ def _run_status(catalog_path: Path) -> tuple[str, int, int]:
         rows = catalog.query("SELECT count(*) FROM packages").rows[0][0]
         errors = catalog.query("SELECT count(*) FROM findings WHERE code IN ('verifier_error', 'llm_error')").rows[0][0]
     return status, rows, errors
-
-
-def _accepted(catalog_path: Path) -> int:
-    try:
-        with Catalog.open(catalog_path, read_only=True, busy_timeout=1.0) as reader:
-            return reader.accepted_count()
-    except Exception:  # not created yet, or the writer is migrating it
-        return 0
-
-
-def _wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out")
-        time.sleep(0.1)
 
 
 # --------------------------------------------------------------------------- in process
@@ -164,31 +148,9 @@ def test_a_dead_model_server_stops_the_run_before_any_attempt(empty_catalog: Pat
     assert _run_status(empty_catalog)[0] == "interrupted"
 
 
-_SERVER = """
-import itertools, json, sys, time
-from pipeline.generation.offline import generate_package, pick_template
-from tests.support import OpenAIServer
-numbers = itertools.count(1)
-def respond(_request):
-    n = next(numbers)
-    return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
-with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
-    print(server.base_url, flush=True)
-    time.sleep(3600)
-"""
-
-
-def _model_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
-    """A local OpenAI-compatible server in its own process (so that killing it drops every
-    connection, as a crashed server does), answering with distinct valid packages; and its URL."""
-    proc = subprocess.Popen([sys.executable, "-c", _SERVER, str(latency_s)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
-
-
 @pytest.mark.slow
 def test_a_server_that_dies_mid_run_stops_it_without_recording_failures(empty_catalog: Path) -> None:
-    server, url = _model_server(0.02)
+    server, url = processes.model_server(0.02)
 
     def kill_at_ten(progress: Progress) -> None:
         if progress.accepted >= 10 and server.poll() is None:
@@ -236,7 +198,7 @@ def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path:
     catalog = tmp_path / "c.duckdb"
     proc = _start(catalog, "--verify-processes", "2")
     try:
-        _wait_for(lambda: _accepted(catalog) >= 20)
+        processes.wait_for(lambda: accepted_now(catalog) >= 20)
         for _ in range(repeat):  # a second Ctrl-C while it stops changes nothing
             os.killpg(proc.pid, signum)
             time.sleep(0.005)
@@ -256,7 +218,7 @@ def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path:
     resumed = subprocess.Popen([*SYNTH, "run", "--resume", "1", "--catalog", str(catalog)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        _wait_for(lambda: _accepted(catalog) >= rows + 20)
+        processes.wait_for(lambda: accepted_now(catalog) >= rows + 20)
         os.killpg(resumed.pid, signal.SIGTERM)
         _, err = resumed.communicate(timeout=60)
     finally:
@@ -269,11 +231,11 @@ def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path:
 @pytest.mark.slow
 def test_ctrl_c_during_an_llm_run_is_clean(tmp_path: Path) -> None:
     catalog = tmp_path / "c.duckdb"
-    server, url = _model_server(0.05)
+    server, url = processes.model_server(0.05)
     proc = _start(catalog, "--model", "m", "--base-url", url, "--concurrency", "8",
                   env={"OPENAI_API_KEY": "sk-local-test-key"})
     try:
-        _wait_for(lambda: _accepted(catalog) >= 10)
+        processes.wait_for(lambda: accepted_now(catalog) >= 10)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -291,7 +253,7 @@ def test_no_child_outlives_a_run_killed_with_sigkill(tmp_path: Path) -> None:
     catalog = tmp_path / "c.duckdb"
     proc = _start(catalog, "--verify-processes", "2")
     try:
-        _wait_for(lambda: _accepted(catalog) >= 20)
+        processes.wait_for(lambda: accepted_now(catalog) >= 20)
         children = processes.children(proc.pid)
         assert len(children) >= 3  # two verifier workers and multiprocessing's resource tracker
         proc.kill()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -54,3 +56,36 @@ def synth_imports_openai(args: list[str], cwd: Path, env: dict[str, str] | None 
     done = subprocess.run([sys.executable, "-c", _SYNTH_REPORTING_OPENAI, *args], cwd=cwd, capture_output=True,
                           text=True, check=False, timeout=timeout, env=env)
     return done.stderr.rstrip().endswith("openai imported: True"), done.stderr
+
+
+_MODEL_SERVER = """
+import itertools, json, sys, time
+from pipeline.generation.offline import generate_package, pick_template
+from tests.support import OpenAIServer
+numbers = itertools.count(1)
+def respond(_request):
+    n = next(numbers)
+    return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
+with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
+    print(server.base_url, flush=True)
+    time.sleep(3600)
+"""
+
+
+def model_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
+    """A local OpenAI-compatible server in its own process (so that killing it drops every
+    connection, as a crashed server does), answering after ``latency_s`` with distinct valid
+    packages of the offline generator (capability ``general``); and its URL. Kill it when done."""
+    proc = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(latency_s)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0, every: float = 0.1) -> None:
+    """Return once ``condition()`` holds, checking every ``every`` seconds; ``AssertionError``
+    after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(every)

@@ -1,0 +1,271 @@
+"""Ray for ``--ray``: joining a cluster, and a gang of long-lived actors fed in batches.
+
+``connected(address)`` joins the cluster ``address`` names (``LOCAL``: start a Ray instance on this
+machine for the job, or use the one this process already joined; ``auto`` or ``host:port``: an
+existing cluster) and leaves it afterwards. Ray is the optional extra ``synth[ray]``: without it,
+``--ray`` is a ``UserError`` saying how to install it.
+
+``Gang`` runs one actor per CPU of the cluster (``num_cpus=1`` each, so Ray spreads them over the
+nodes). Each actor runs its own event loop; the driver talks to it through two methods, both
+batched so the driver pays for a few Ray calls per batch instead of per item: ``submit(messages,
+tokens)`` hands it work and answers, ``collect()`` (one call always outstanding per actor) returns
+what it finished since the last call, gathered for up to ``GATHER_S`` after the first item. An
+actor whose process or node is lost raises ``RayActorError`` from its outstanding ``collect``: the
+gang drops it and tells its owner (``on_lost``), which hands that actor's work in flight to the
+others. The run goes on while one actor lives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import pickle
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from pipeline.core.errors import UserError
+
+LOCAL = "local"
+"""The ``--ray`` value given without an address: a Ray instance on this machine."""
+INSTALL = "pip install 'synth[ray]'"
+GATHER_S = 0.5
+"""How long an actor gathers finished items after the first before ``collect`` returns them
+(unless nothing else can come: see ``Outbox``). Each ``collect`` costs the driver a Ray call, so
+fewer, fuller answers keep its CPU per item low."""
+MAX_ITEMS = 256
+"""At most this many items in one ``collect`` answer."""
+
+log = logging.getLogger(__name__)
+
+
+def import_ray() -> ModuleType:
+    """The ``ray`` module; a ``UserError`` saying how to install it when it is missing."""
+    try:
+        import ray
+    except ImportError:
+        raise UserError(f"--ray needs Ray, which is not installed here; install it with `{INSTALL}`") from None
+    return ray
+
+
+def needs_ray(address: str | None) -> None:
+    """With ``address`` set (``--ray``), Ray must be installed: a ``UserError`` saying how to
+    install it, raised before a job records anything."""
+    if address is not None:
+        import_ray()
+
+
+@contextmanager
+def connected(address: str) -> Iterator[ModuleType]:
+    """Inside: this process is a driver of the Ray cluster ``address`` names (see the module). A
+    Ray this process already joined is used as it is and left running; one started or joined here
+    is left at the end. An address that cannot be reached is a ``UserError``."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    try:
+        ray.init(address=None if address == LOCAL else address, include_dashboard=False,
+                 logging_level=logging.WARNING, configure_logging=False, log_to_driver=False)
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = "a local Ray instance" if address == LOCAL else f"the Ray cluster at {address!r}"
+        raise UserError(f"cannot start or join {where} ({str(exc).splitlines()[0][:200]}); start a cluster with "
+                        "`ray start --head` and pass --ray auto (or its host:port), or drop --ray") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def cluster_cpus(ray: ModuleType) -> int:
+    """The CPUs of the cluster (at least 1): one actor each."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+@dataclass(frozen=True)
+class WorkerError:
+    """An exception raised on an actor, as the driver gets it back: its text, and whether it was a
+    ``UserError`` (a setup problem the user fixes, e.g. a model server that cannot serve) with its
+    exit code."""
+
+    message: str
+    user_error: bool
+    exit_code: int = 2
+
+    @classmethod
+    def of(cls, exc: Exception) -> WorkerError:
+        if isinstance(exc, UserError):
+            return cls(str(exc), True, exc.exit_code)
+        return cls(f"{type(exc).__name__}: {exc}", False)
+
+    def exception(self, what: str) -> Exception:
+        """The ``UserError`` again, or a ``RuntimeError`` saying ``what`` failed on a Ray worker."""
+        if self.user_error:
+            return UserError(self.message, self.exit_code)
+        return RuntimeError(f"{what} failed on a Ray worker: {self.message}")
+
+
+class Outbox:
+    """An actor's finished items, waiting for the driver's ``collect``. ``stalled()`` says that
+    nothing more can arrive until the driver answers (every piece of work on the actor waits on
+    it): the items then go at once instead of after ``gather_s``."""
+
+    def __init__(self, gather_s: float = GATHER_S, max_items: int = MAX_ITEMS,
+                 stalled: Callable[[], bool] = lambda: False) -> None:
+        self.gather_s, self.max_items, self.stalled = gather_s, max_items, stalled
+        self.items: list[Any] = []
+        self._ready = asyncio.Event()
+        self._full = asyncio.Event()
+        """Set when the items should go now: ``max_items`` of them, or the actor stalled."""
+
+    def put(self, item: Any) -> None:
+        self.items.append(item)
+        self._ready.set()
+        if len(self.items) >= self.max_items or self.stalled():
+            self._full.set()
+
+    async def take(self) -> list[Any]:
+        """Items once there are any, gathered for up to ``gather_s`` after the first (at most
+        ``max_items``; the rest wait for the next call)."""
+        await self._ready.wait()
+        if len(self.items) < self.max_items and not self.stalled():
+            self._full.clear()
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._full.wait(), self.gather_s)
+        taken, self.items = self.items[:self.max_items], self.items[self.max_items:]
+        if not self.items:
+            self._ready.clear()
+        return taken
+
+
+class GangWorker:
+    """What every gang actor has: ``ready`` (its process id, once it is up), ``submit`` (the
+    driver's messages, pickled as one object for the reason ``collect`` gives, handed to
+    ``receive``) and ``collect``."""
+
+    def __init__(self) -> None:
+        self.outbox = Outbox()
+
+    async def ready(self) -> int:
+        return os.getpid()
+
+    async def submit(self, messages: bytes, tokens: int) -> None:
+        self.receive(pickle.loads(messages), tokens)
+
+    def receive(self, messages: list[Any], tokens: int) -> None:
+        """Take the driver's ``messages`` (work and answers); ``tokens`` is the job's token count."""
+        raise NotImplementedError
+
+    async def collect(self) -> bytes:
+        """The next items, pickled here as one object: Ray then moves plain bytes instead of
+        serializing each item (and each pydantic model in it) on its own."""
+        return pickle.dumps(await self.outbox.take(), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+@dataclass
+class _Member:
+    handle: Any
+    messages: list[Any] = field(default_factory=list)
+    load: int = 0
+    """Items in flight on it (its owner counts them)."""
+
+
+class Gang:
+    """One actor of ``worker`` (a ``GangWorker`` subclass, built with ``args``) per cluster CPU, or
+    ``count``; see the module. ``on_batch(index, items)`` is called with every ``collect`` answer
+    (on the event loop, in order per actor), ``on_lost(index)`` once per actor lost; ``tokens()`` is
+    sent with every ``submit``. ``failure`` is set when an actor raised (a bug): every item of the
+    owner should then fail with it."""
+
+    def __init__(self, ray: ModuleType, worker: type[GangWorker], args: tuple[Any, ...],
+                 on_batch: Callable[[int, list[Any]], None], on_lost: Callable[[int], Awaitable[None]],
+                 on_failure: Callable[[BaseException], None], tokens: Callable[[], int] = lambda: 0,
+                 count: int | None = None) -> None:
+        self.ray, self.worker, self.args = ray, worker, args
+        self.on_batch, self.on_lost, self.on_failure, self.tokens = on_batch, on_lost, on_failure, tokens
+        self.count = count or cluster_cpus(ray)
+        self.members: dict[int, _Member] = {}
+        self.pids: dict[int, int] = {}
+        self._collectors: list[asyncio.Task[None]] = []
+        self._sends: set[asyncio.Task[None]] = set()
+        self._flush_due = False
+
+    async def start(self) -> None:
+        """Start the actors and wait until each is up (each imports synth once)."""
+        remote = self.ray.remote(num_cpus=1, max_restarts=0)(self.worker)
+        handles = [remote.remote(*self.args) for _ in range(self.count)]
+        pids = await asyncio.gather(*(h.ready.remote() for h in handles))
+        for index, (handle, pid) in enumerate(zip(handles, pids, strict=True)):
+            self.members[index] = _Member(handle)
+            self.pids[index] = pid
+            self._collectors.append(asyncio.create_task(self._collect(index)))
+
+    def least_loaded(self) -> int:
+        """The live actor with the fewest items in flight; ``UserError`` when none is left."""
+        if not self.members:
+            raise UserError("every Ray worker of this job was lost (their processes or nodes died); what they "
+                            "finished is saved: check the cluster (`ray status`), then resume")
+        return min(self.members, key=lambda i: self.members[i].load)
+
+    def send(self, index: int, message: Any) -> None:
+        """Queue ``message`` for actor ``index``; the queued messages go in one ``submit`` as soon
+        as the event loop is free (dropped when the actor was lost meanwhile)."""
+        member = self.members.get(index)
+        if member is None:
+            return
+        member.messages.append(message)
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        tokens = self.tokens()
+        for member in self.members.values():
+            if member.messages:
+                messages, member.messages = member.messages, []
+                blob = pickle.dumps(messages, protocol=pickle.HIGHEST_PROTOCOL)
+                task = asyncio.create_task(self._submit(member.handle.submit.remote(blob, tokens)))
+                self._sends.add(task)
+                task.add_done_callback(self._sends.discard)
+
+    async def _submit(self, ref: Any) -> None:
+        """Await one ``submit`` so that its failure is seen: a lost actor is noticed by its
+        ``collect``; anything else is the actor's bug."""
+        try:
+            await ref
+        except self.ray.exceptions.RayActorError:
+            pass
+        except Exception as exc:
+            self.on_failure(exc)
+
+    async def _collect(self, index: int) -> None:
+        handle = self.members[index].handle
+        while True:
+            try:
+                items = pickle.loads(await handle.collect.remote())
+            except self.ray.exceptions.RayActorError as exc:
+                log.warning("Ray worker %s (pid %s) lost: %s", index, self.pids.get(index),
+                            str(exc).splitlines()[0][:200])
+                self.members.pop(index, None)
+                await self.on_lost(index)
+                return
+            except Exception as exc:
+                self.on_failure(exc)
+                return
+            self.on_batch(index, items)
+
+    async def close(self) -> None:
+        """Stop collecting and end every actor (work in flight on them is dropped)."""
+        for task in self._collectors:
+            task.cancel()
+        await asyncio.gather(*self._collectors, return_exceptions=True)
+        for task in list(self._sends):
+            task.cancel()
+        for member in self.members.values():
+            with suppress(Exception):
+                self.ray.kill(member.handle)
+        self.members = {}

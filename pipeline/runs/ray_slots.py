@@ -1,0 +1,282 @@
+"""A run's slots filled on Ray actors (``synth run --ray``), the catalog written by this process.
+
+The driver keeps everything that decides what a run is: ``BatchRun`` opens slots exactly as in a
+local run (the same count, slot limit and budget rules) and hands each to ``RaySlots.fill`` instead
+of filling it on its own event loop. ``RaySlots`` assigns the slot to the least-loaded actor
+(``ray_cluster.Gang``); the actor (``SlotWorker``) runs the one slot loop, ``runs.slot.fill_slot``,
+with its own generator, request limit and verifier. Its ``settle`` hook sends the attempt's
+catalog row (``batch.attempt_row``) back in a batch and waits for the driver's answer: the driver
+dedups in arrival order and commits through the run's one ``GroupWriter``, then answers with the
+verdict as kept (changed only when the writer refused a duplicate). So every attempt is committed
+before its slot goes on, as in a local run, and the catalog stays this process's alone.
+
+An actor that is lost (its process killed, its node gone) loses only the attempts it had not sent:
+the driver continues each of its open slots on another actor from the attempt after the last one
+committed, fed that attempt's package and findings, as ``--resume`` does.
+
+The token budget is shared: each ``submit`` carries the run's token count; an actor adds what it
+spent since and stops opening attempts once that reaches the budget.
+
+The generator is built on each actor from ``WorkerSpec`` (model, servers, key): the key travels to
+the actors in the spec (Ray's own channels) and is never stored or logged.
+
+Rows reach the catalog in fuller groups than in a local run (``RAY_GROUP_DELAY``): each attempt
+already waits for an actor's batch, and a transaction costs several rows' worth of CPU, the
+driver's main cost per package. A crash of the driver loses at most the attempts of that window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from pipeline.catalog.rows import AttemptRow
+from pipeline.core.errors import UserError
+from pipeline.core.outcomes import Verdict
+from pipeline.core.package import TaskPackage
+from pipeline.generation.base import Attempt, Generated, Generator
+from pipeline.generation.model_endpoint import Endpoint
+from pipeline.runs.batch import BatchRun, attempt_row
+from pipeline.runs.options import RunOptions
+from pipeline.runs.pool import VerifierPool
+from pipeline.runs.ray_cluster import Gang, GangWorker, WorkerError, connected
+from pipeline.runs.slot import fill_slot
+from pipeline.verify.verifier import Options
+
+T = TypeVar("T")
+
+RAY_GROUP_DELAY = 1.0
+"""``GroupWriter.delay`` of a run on Ray, in seconds (see the module)."""
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What an actor needs to fill slots of run ``run_id``."""
+
+    run_id: int
+    options: RunOptions
+    generator: str
+    """The generator's name (``offline`` or ``llm``), as the run records it."""
+    model: str | None
+    base_url: str | None
+    api_key: str | None
+    concurrency: int
+    """Generations in flight on this actor (its share of ``options.concurrency``)."""
+
+    def build_generator(self) -> Generator:
+        if self.model is None:
+            from pipeline.generation.offline import OfflineGenerator
+
+            return OfflineGenerator(defect_rate=self.options.defect_rate)
+        from pipeline.generation.llm import LLMGenerator
+
+        return LLMGenerator(model=self.model, base_url=self.base_url, api_key=self.api_key)
+
+
+@dataclass(frozen=True)
+class SlotJob:
+    """Fill a slot from ``first`` up to attempt ``last_attempt``."""
+
+    first: Attempt
+    last_attempt: int
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The driver committed attempt ``attempt`` of ``slot``; ``verdict`` is set when the kept
+    verdict differs from the one sent (a duplicate refused)."""
+
+    slot: int
+    attempt: int
+    verdict: Verdict | None
+
+
+@dataclass(frozen=True)
+class SlotEnd:
+    """A slot's end on an actor: ``accepted``, or the error that ended it."""
+
+    slot: int
+    accepted: bool
+    error: WorkerError | None = None
+
+
+class SlotWorker(GangWorker):
+    """A Ray actor filling slots with ``fill_slot``; it is the ``SlotHooks`` of its slots."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.generator = spec.build_generator()
+        options = spec.options
+        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
+                                             require_sft=options.require_sft), options.verify_processes or 0)
+        self.requests = asyncio.Semaphore(spec.concurrency)
+        self.waiting: dict[tuple[int, int], asyncio.Future[Verdict | None]] = {}
+        self.slots: set[asyncio.Task[None]] = set()
+        self.tokens_known = self.tokens_own = 0
+        self.outbox.stalled = lambda: len(self.waiting) >= len(self.slots)
+
+    def receive(self, messages: list[SlotJob | Settled], tokens: int) -> None:
+        self.tokens_known, self.tokens_own = tokens, 0
+        for message in messages:
+            if isinstance(message, Settled):
+                future = self.waiting.pop((message.slot, message.attempt), None)
+                if future is not None and not future.done():
+                    future.set_result(message.verdict)
+            else:
+                task = asyncio.create_task(self._fill(message))
+                self.slots.add(task)
+                task.add_done_callback(self.slots.discard)
+
+    async def _fill(self, job: SlotJob) -> None:
+        try:
+            accepted = await fill_slot(self.generator, self.requests, job.first, job.last_attempt, self) is not None
+        except Exception as exc:
+            self.outbox.put(SlotEnd(job.first.slot, False, WorkerError.of(exc)))
+        else:
+            self.outbox.put(SlotEnd(job.first.slot, accepted))
+
+    # ------------------------------------------------------------------ SlotHooks
+
+    def may_attempt(self) -> bool:
+        budget = self.spec.options.budget_tokens
+        return budget is None or self.tokens_known + self.tokens_own < budget
+
+    def generated(self, generated: Generated) -> None:
+        self.tokens_own += sum(c.prompt_tokens + c.completion_tokens for c in generated.calls)
+
+    async def verify(self, package: TaskPackage) -> Verdict:
+        return await self.verifier.verify(package)
+
+    async def settle(self, request: Attempt, generated: Generated,
+                     verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:
+        row = attempt_row(self.spec.run_id, self.spec.generator, request, generated, verdict)
+        future: asyncio.Future[Verdict | None] = asyncio.get_running_loop().create_future()
+        self.waiting[(request.slot, request.attempt)] = future
+        self.outbox.put(row)
+        kept = await future
+        return row.package, kept or row.verdict
+
+
+@dataclass
+class _Open:
+    """A slot in flight on an actor, as the driver tracks it."""
+
+    next: Attempt
+    """The attempt it goes on with if its actor is lost."""
+    last_attempt: int
+    done: asyncio.Future[bool]
+    actor: int = -1
+    accepted: bool = False
+
+
+class RaySlots:
+    """``BatchRun``'s ``SlotRunner`` on Ray (see the module)."""
+
+    def __init__(self, batch: BatchRun) -> None:
+        self.batch = batch
+        self.open: dict[int, _Open] = {}
+        self.gang: Gang | None = None
+        self._commits: dict[int, set[asyncio.Task[None]]] = {}
+
+    async def fill(self, first: Attempt, last_attempt: int) -> bool:
+        slot = _Open(first, last_attempt, asyncio.get_running_loop().create_future())
+        self.open[first.slot] = slot
+        try:
+            self._assign(slot)
+            return await slot.done
+        finally:
+            self.open.pop(first.slot, None)
+
+    def _assign(self, slot: _Open) -> None:
+        assert self.gang is not None
+        slot.actor = self.gang.least_loaded()
+        self.gang.members[slot.actor].load += 1
+        self.gang.send(slot.actor, SlotJob(slot.next, slot.last_attempt))
+
+    def _end(self, slot: _Open, accepted: bool | BaseException) -> None:
+        if self.gang is not None and slot.actor in self.gang.members:
+            self.gang.members[slot.actor].load -= 1
+        if not slot.done.done():
+            if isinstance(accepted, BaseException):
+                slot.done.set_exception(accepted)
+            else:
+                slot.done.set_result(accepted)
+
+    # ------------------------------------------------------------------ from the gang
+
+    def on_batch(self, actor: int, items: list[AttemptRow | SlotEnd]) -> None:
+        rows = [item for item in items if isinstance(item, AttemptRow)]
+        if rows:
+            task = asyncio.create_task(self._commit(actor, rows))
+            self._commits.setdefault(actor, set()).add(task)
+            task.add_done_callback(self._commits[actor].discard)
+        for item in items:
+            if isinstance(item, SlotEnd) and (slot := self.open.get(item.slot)) is not None:
+                self._end(slot, item.accepted if item.error is None else item.error.exception(f"slot {item.slot}"))
+
+    async def _commit(self, actor: int, rows: list[AttemptRow]) -> None:
+        for row in rows:
+            self.batch.spent(row.llm_calls)
+        try:
+            kept = await asyncio.gather(*(self.batch.commit_row(row) for row in rows))
+        except Exception as exc:  # the catalog cannot be written: the run stops with this error
+            for row in rows:
+                if (slot := self.open.get(row.slot)) is not None:
+                    self._end(slot, exc)
+            return
+        assert self.gang is not None
+        for sent, row in zip(rows, kept, strict=True):
+            slot = self.open.get(row.slot)
+            if slot is not None:
+                slot.accepted = bool(row.verdict and row.verdict.accepted)
+                slot.next = slot.next.model_copy(update={
+                    "attempt": row.attempt + 1, "parent": row.package,
+                    "findings": row.verdict.findings if row.verdict else [], "invalid": None, "raw": None})
+            changed = row.verdict if row.verdict is not sent.verdict else None
+            self.gang.send(actor, Settled(row.slot, row.attempt, changed))
+
+    async def on_lost(self, actor: int) -> None:
+        """Continue the lost actor's open slots elsewhere, once its last rows are committed."""
+        await asyncio.gather(*self._commits.pop(actor, set()), return_exceptions=True)
+        for slot in [s for s in self.open.values() if s.actor == actor and not s.done.done()]:
+            if slot.accepted:
+                self._end(slot, True)
+            elif slot.next.attempt > slot.last_attempt:
+                self._end(slot, False)
+            else:
+                try:
+                    self._assign(slot)
+                except UserError as exc:
+                    self._end(slot, exc)
+
+    def on_failure(self, exc: BaseException) -> None:
+        for slot in list(self.open.values()):
+            self._end(slot, exc)
+
+
+async def on_ray(batch: BatchRun, address: str, endpoint: Endpoint, api_key: str | None,
+                 work: Callable[[], Awaitable[T]]) -> T:
+    """``work()`` (the run, or its regeneration) with ``batch``'s slots filled on the Ray cluster
+    ``address`` names; the actors end with it."""
+    runner = RaySlots(batch)
+    with connected(address) as ray:
+        model = None if endpoint.offline else endpoint.model
+        gang = Gang(ray, SlotWorker, (), runner.on_batch, runner.on_lost, runner.on_failure,
+                    tokens=lambda: batch.progress.tokens)
+        share = -(-batch.options.concurrency // gang.count)
+        spec = WorkerSpec(run_id=batch.run_id, options=batch.options, generator=batch.generator.name, model=model,
+                          base_url=endpoint.base_url, api_key=api_key,
+                          concurrency=share)
+        gang.args = (spec,)
+        runner.gang = gang
+        batch.runner = runner
+        batch.writer.delay = RAY_GROUP_DELAY
+        try:
+            await gang.start()
+            return await work()
+        finally:
+            batch.runner = None
+            await gang.close()

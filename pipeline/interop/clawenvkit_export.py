@@ -351,12 +351,20 @@ def _named_values(check: StateCount, ctx: _Context, fld: str, own: Any) -> list[
 
 
 def _deleted(check: StateCount, ctx: _Context, matching: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """None left of the existing records ``where`` selects: a call of the one offered delete
+    action per record. Kept only when no call could add a matching record, which their audit would
+    not see: ``where`` selects by id alone (a create gets a new id, an update keeps it), or no
+    create or update of the collection is offered."""
     deleters = ctx.offered(check.collection, "delete")
-    if len(matching) != 1 or len(deleters) != 1:
-        raise _NotKept("'none left' is kept only for one existing record and one offered delete action")
+    if not matching or len(deleters) != 1:
+        raise _NotKept("'none left' is kept only for existing records and one offered delete action")
     svc, op = deleters[0]
-    coll = svc.collections[op.collection]
-    return [_audit(svc, op, "audit_action_exists", field_match={op.target_param: matching[0].get(coll.id_field)})]
+    id_field = svc.collections[op.collection].id_field
+    adders = [o.name for effect in ("create", "update") for _, o in ctx.offered(check.collection, effect)]
+    if set(check.where) != {id_field} and adders:
+        raise _NotKept(f"'none left' by fields other than {id_field}: {', '.join(adders)} could add a matching "
+                       "record, which ClawEnvKit's audit of delete calls would not see")
+    return [_audit(svc, op, "audit_action_exists", field_match={op.target_param: r.get(id_field)}) for r in matching]
 
 
 def _holds(value: Any, kind: str, expected: Any, ignore_case: bool) -> bool:

@@ -228,3 +228,23 @@ def test_a_package_whose_reference_asks_the_user_is_always_refused_at_its_would_
     report = export_clawenvkit_tasks([package, claw_package()], tmp_path / "out", min_weight_share=0.0)
     assert report.refused_by_reason == {"needs_user": 1} and report.rows == 1
     assert report.mean_share_all == pytest.approx(0.9)
+
+
+# --------------------------------------------------------------------------- none left
+
+
+def test_none_left_of_several_records_by_id_is_a_delete_call_per_record() -> None:
+    second = {**claw_package().initial_state["todo"]["tasks"][0], "task_id": "todo_002", "title": "Pay the deposit"}
+    state = {"todo": {"tasks": [*claw_package().initial_state["todo"]["tasks"], second]}}
+    gone = {"id": "gone", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks",
+            "where": {"task_id": {"$in": ["todo_001", "todo_002"]}}, "value": 0}
+    reference = [{"call": "delete_task", "args": {"task_id": "todo_001"}},
+                 {"call": "delete_task", "args": {"task_id": "todo_002"}}, {"answer": "Deleted the venue tasks."}]
+    t = translate(claw_package(checks=[gone, SAID], reference=reference, initial_state=state,
+                               request={"text": "Delete todo_001 and todo_002, the venue tasks."}))
+    assert t.task is not None and t.share == 1.0
+    assert [c["field_match"] for n, c in components(t.task).items() if n.startswith("gone")] == [
+        {"task_id": "todo_001"}, {"task_id": "todo_002"}]
+    by_title = {**gone, "where": {"title": "Renew permit"}}  # a create could bring one back unseen
+    assert "create_task, update_task could add a matching record" in lost(
+        claw_package(checks=[by_title, SAID], reference=reference[:1] + reference[2:]), "gone")

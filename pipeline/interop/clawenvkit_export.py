@@ -66,6 +66,8 @@ REASONS = {
     "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
     "no_safety": "no safety rule whose meaning holds for the package",
     "fixtures": "the initial state holds records ClawEnvKit's services would not load",
+    "needs_files": "ClawEnvKit's service reads these records as files on disk (a task's `files:`), which the "
+                   "export does not write; in their harness the agent could not read them",
     "judge_cap": "llm_judge would carry more weight than ClawEnvKit's validator allows",
     "rules": "the task breaks a rule of ClawEnvKit's validator",
     "reference_incomplete": "the reference's calls and answer do not get completion 1.0 from ClawEnvKit's grader",
@@ -593,6 +595,18 @@ def _fixtures(package: TaskPackage) -> dict[str, Any]:
     return per_service[package.services[0]] if len(package.services) == 1 else per_service
 
 
+def _file_services(package: TaskPackage) -> list[str]:
+    """The package's services whose records ClawEnvKit's service reads as files from disk
+    (``fixture.files``: documents) and that hold records here."""
+    out = []
+    for service in package.services:
+        spec = get_service(service, package.service_profile)
+        fixture = spec.fixture if spec is not None else None
+        if fixture is not None and fixture.files and any(package.initial_state.get(service, {}).values()):
+            out.append(service)
+    return out
+
+
 def _describe(step: Step) -> str:
     if isinstance(step, CallStep):
         return f"call {step.call} with {json.dumps(step.args, ensure_ascii=False)}"
@@ -687,6 +701,10 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
         fixtures = _fixtures(package)
     except _NotKept as exc:
         result.refusal = ("fixtures", str(exc))
+        return result
+    on_disk = _file_services(package)
+    if on_disk:
+        result.refusal = ("needs_files", f"{', '.join(on_disk)}: {REASONS['needs_files']}")
         return result
     package_id = package.id or package.compute_id()
     result.task = {

@@ -22,6 +22,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -123,6 +124,7 @@ def main() -> None:
     shares: list[float] = []
     translated_ok = translated = 0
     written: list[tuple[TaskPackage, dict[str, Any]]] = []
+    exported: list[bool] = []
     for package in packages:
         translation = translate(package, 0.0)  # every translation, to measure the rules over all of them
         if translation.task is not None:
@@ -130,6 +132,7 @@ def main() -> None:
             translated_ok += not validate_task(translation.task)
         outcome = export_one(package, out, args.min_weight_share)
         shares.append(outcome.share)
+        exported.append(not hasattr(outcome, "reason"))
         if hasattr(outcome, "reason"):
             reasons[outcome.reason] += 1
         else:
@@ -152,8 +155,50 @@ def main() -> None:
           f"would-be share); {sum(t['synth']['weight_share'] for _, t in written) / max(w, 1):.3f} over the {w} files")
     print(f"reference completion 1.0: {ref_full / max(w, 1):.1%} of files; do-nothing agent passes: "
           f"{null_pass / max(w, 1):.1%} of files")
+    where_lost(packages, shares, exported)
     if args.clawenvkit:
         compare(Theirs(args.clawenvkit), written)
+
+
+def where_lost(packages: list[TaskPackage], shares: list[float], exported: list[bool]) -> None:
+    """Mean share per capability and per template, and per template the checks not carried (each
+    check id once, with its weight and the first clause of its reason) and the refusals."""
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(packages):
+        groups.setdefault(p.capability, []).append(i)
+    print("mean share by capability: " + ", ".join(
+        f"{cap} {sum(shares[i] for i in idx) / len(idx):.3f}" for cap, idx in sorted(groups.items())))
+    by_template: dict[tuple[str, str], list[int]] = {}
+    for i, p in enumerate(packages):
+        by_template.setdefault((p.capability, p.workflow), []).append(i)
+    print("by template (packages, exported, mean share; checks not carried, in how many packages):")
+    for (cap, workflow), idx in sorted(by_template.items()):
+        print(f"  {cap} / {workflow}: {len(idx)}, {sum(exported[i] for i in idx)}, "
+              f"{sum(shares[i] for i in idx) / len(idx):.3f}")
+        lost: Counter[str] = Counter()
+        refused: Counter[str] = Counter()
+        for i in idx:
+            t = translate(packages[i], 0.0)
+            for u in t.unmapped:
+                if not u.safety:
+                    lost[f"{_stem(u.id)} ({u.kind}, {u.weight:g}): {_gist(u.reason)}"] += 1
+            if t.refusal and t.refusal[0] != "weight_lost":
+                refused[t.refusal[0]] += 1
+        for what, k in lost.most_common():
+            print(f"      - {what} ×{k}")
+        for reason, k in refused.most_common():
+            print(f"      refused {reason} ×{k}")
+
+
+def _gist(reason: str) -> str:
+    """A reason without the package's own values (quoted texts, numbers), so reasons group."""
+    return re.sub(r"(?<![A-Za-z])'(?:\\.|[^'\\])*'(?![A-Za-z])|\"[^\"]*\"|\{.*?\}|\d+", "…", reason)[:110]
+
+
+def _stem(check_id: str) -> str:
+    """A per-item check id without its number (``step-3`` → ``step-N``)."""
+    head, _, tail = check_id.rpartition("-")
+    return f"{head}-N" if head and tail.isdigit() else check_id
 
 
 def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]]) -> None:

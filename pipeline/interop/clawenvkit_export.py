@@ -39,10 +39,10 @@ from pipeline.core.package import (
     SafetyRule,
     StateCount,
     StateMatch,
+    StateUnchanged,
     Step,
     TaskPackage,
 )
-from pipeline.core.patterns import PatternError, compile_pattern
 from pipeline.core.services import (
     DEFAULT_PROFILE,
     OperationSpec,
@@ -55,10 +55,13 @@ from pipeline.core.services.claw_fixtures import to_fixture
 from pipeline.core.trajectory import Trajectory
 from pipeline.interop.clawenvkit_format import UnmappedCheck
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
+from pipeline.interop.clawenvkit_regex import NotLiteral, read_regex
 from pipeline.interop.clawenvkit_rules import validate_task
 
 REASONS = {
     "default_profile": "services of synth's default profile; generate with --services claw",
+    "needs_user": "the reference asks the simulated user; ClawEnvKit tasks are single-turn, so the facts the user "
+                  "gives would be missing (refused whatever --min-weight-share)",
     "no_reference": "the package has no executable reference to prove the task",
     "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
     "no_safety": "no safety rule whose meaning holds for the package",
@@ -140,6 +143,10 @@ def _cased(text: str) -> bool:
 class _Context:
     package: TaskPackage
     reference: Trajectory
+    single_calls: frozenset[tuple[str, str]] = frozenset()
+    """(service, action) pairs the task's own components fix to exactly one call (a bare
+    ``audit_count_equals 1`` translated from one of the package's checks): separate field checks
+    on such an action describe the same call."""
 
     def op(self, tool_name: str) -> tuple[ServiceSpec, OperationSpec]:
         tool = self.package.tool(tool_name)
@@ -161,73 +168,99 @@ class _Context:
         service, coll = collection.split(".")
         return self.package.initial_state.get(service, {}).get(coll, [])
 
+    def one_call(self, svc: ServiceSpec, op: OperationSpec, what: str) -> None:
+        """``_NotKept`` unless the task fixes ``op`` to exactly one call (``single_calls``)."""
+        if (svc.name, op.name) not in self.single_calls:
+            raise _NotKept(f"{what} on one {op.name} call: ClawEnvKit's field checks each find any call, so they "
+                           f"describe one call only when the task also fixes {op.name} to exactly one call")
+
 
 def _audit(svc: ServiceSpec, op: OperationSpec, kind: str, **fields: Any) -> dict[str, Any]:
     return {"type": kind, "service": svc.name, "action": op.name, **fields}
 
 
+def _condition(name: str, matcher: Any, ignore_case: bool) -> tuple[str, Any]:
+    """One condition as ``("equals", value)`` or ``("contains", [substrings])`` (all must be
+    present, compared ignoring case as ClawEnvKit's ``audit_field_contains`` does), or
+    ``_NotKept``. A regex is kept only where ``read_regex`` finds an exact value or substrings."""
+    if not is_operator(matcher):
+        return "equals", matcher
+    if set(matcher) == {"$eq"}:
+        return "equals", matcher["$eq"]
+    if set(matcher) == {"$contains"} and isinstance(matcher["$contains"], str):
+        texts, folded = [matcher["$contains"]], ignore_case
+    elif set(matcher) == {"$regex"}:
+        try:
+            meaning = read_regex(str(matcher["$regex"]), ignore_case)
+        except NotLiteral as exc:
+            raise _NotKept(f"{name}: {exc}") from None
+        if meaning.equals is not None:
+            return "equals", meaning.equals
+        texts, folded = list(meaning.contains), meaning.folded
+    else:
+        raise _NotKept(f"{name}: {json.dumps(matcher)} has no ClawEnvKit form (an equality or substrings)")
+    if not folded and any(_cased(t) for t in texts):
+        raise _NotKept(f"{name}: a case-sensitive substring; ClawEnvKit's audit_field_contains ignores case")
+    return "contains", texts
+
+
 def _param_conditions(op: OperationSpec, conditions: dict[str, Any], ignore_case: bool
-                      ) -> tuple[dict[str, Any], tuple[str, str] | None]:
+                      ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Record conditions of a created record as conditions on the create call's logged params:
-    ``({param: value}, (param, substring) or None)``. ``_NotKept`` for one that cannot be."""
+    ``({param: value}, [(param, substring)])``. ``_NotKept`` for one that cannot be."""
     params = op.parameters.get("properties", {})
     by_field = {op.field_for(p): p for p in params}
     equal: dict[str, Any] = {}
     contains: list[tuple[str, str]] = []
     for fld, matcher in conditions.items():
-        if is_operator(matcher) and set(matcher) == {"$eq"}:
-            matcher = matcher["$eq"]
+        kind, value = _condition(fld, matcher, ignore_case)
         param = by_field.get(fld)
-        if is_operator(matcher):
-            text = matcher.get("$contains")
-            if "$regex" in matcher and set(matcher) == {"$regex"}:
-                try:
-                    text = compile_pattern(str(matcher["$regex"]), ignore_case).literal
-                except PatternError:
-                    text = None
-            elif set(matcher) != {"$contains"}:
-                text = None
-            if not isinstance(text, str) or param is None:
-                raise _NotKept(f"{fld}: {json.dumps(matcher)} has no ClawEnvKit form (equality or one substring)")
-            if _cased(text) and not ignore_case:
-                raise _NotKept(f"{fld}: a case-sensitive substring; ClawEnvKit's audit_field_contains ignores case")
-            contains.append((param, text))
+        if kind == "contains":
+            if param is None:
+                raise _NotKept(f"{fld}: no parameter of {op.name} sets this field")
+            contains += [(param, text) for text in value]
             continue
         if param is None:
-            if op.defaults.get(fld) == matcher or op.constants.get(fld) == matcher:
+            if op.defaults.get(fld) == value or op.constants.get(fld) == value:
                 continue  # every created record carries it
             raise _NotKept(f"{fld}: no parameter of {op.name} sets this field")
         logged_default = (params[param] or {}).get("default")
         omitted = logged_default if logged_default is not None else op.defaults.get(fld)
-        if omitted == matcher and logged_default != matcher:
-            raise _NotKept(f"{fld}: a record gets {matcher!r} when {param!r} is omitted, but the service logs "
+        if omitted == value and logged_default != value:
+            raise _NotKept(f"{fld}: a record gets {value!r} when {param!r} is omitted, but the service logs "
                            f"{logged_default!r} for it")
-        equal[param] = matcher
-    if len(contains) > 1 or (contains and equal):
-        raise _NotKept("a substring together with other conditions: ClawEnvKit matches one call by equality "
-                       "or by one substring, not both")
-    return equal, (contains[0] if contains else None)
+        equal[param] = value
+    return equal, contains
+
+
+def _field_checks(svc: ServiceSpec, op: OperationSpec, equal: dict[str, Any], contains: list[tuple[str, str]],
+                  ctx: _Context, what: str) -> list[dict[str, Any]]:
+    """Checks that one call of ``op`` has the ``equal`` params and the ``contains`` substrings.
+    More than one check (several substrings, or substrings beside equalities) is a conjunction,
+    kept only when the task fixes ``op`` to one call (``_Context.one_call``)."""
+    checks = ([_audit(svc, op, "audit_action_exists", field_match=equal)] if equal else []) + [
+        _audit(svc, op, "audit_field_contains", field=param, contains=text) for param, text in contains]
+    if len(checks) > 1:
+        ctx.one_call(svc, op, what)
+    return checks
 
 
 def _created(svc: ServiceSpec, op: OperationSpec, conditions: dict[str, Any], count: int, exact: bool,
-             ignore_case: bool) -> list[dict[str, Any]]:
+             ignore_case: bool, ctx: _Context) -> list[dict[str, Any]]:
     equal, contains = _param_conditions(op, conditions, ignore_case)
     counted = _audit(svc, op, "audit_count_equals" if exact else "audit_count_gte", count=count)
-    if not equal and contains is None:
+    if not equal and not contains:
         return [counted]
-    if contains is not None:
-        carried = _audit(svc, op, "audit_field_contains", field=contains[0], contains=contains[1])
-    else:
-        carried = _audit(svc, op, "audit_action_exists", field_match=equal)
-    return [carried] if count == 1 else [counted, carried]
+    if count != 1:
+        raise _NotKept(f"{count} records meeting conditions: ClawEnvKit's field checks find one matching call, its "
+                       "counts count every call")
+    return _field_checks(svc, op, equal, contains, ctx, "conditions " + ", ".join(sorted(conditions)))
 
 
 def _state_count(check: StateCount, ctx: _Context) -> list[dict[str, Any]]:
-    if check.distinct_by:
-        raise _NotKept("distinct_by: ClawEnvKit counts calls, not distinct records")
     initial = ctx.initial(check.collection)
     matching = [r for r in initial if match_record(r, check.where, check.ignore_case)]
-    if check.op == "==" and check.value == 0:
+    if check.op == "==" and check.value == 0 and not check.distinct_by:
         return _deleted(check, ctx, matching)
     if check.op not in ("==", ">=", ">"):
         raise _NotKept(f"op {check.op!r}: ClawEnvKit counts 'at least N' or 'exactly N' calls")
@@ -241,16 +274,105 @@ def _state_count(check: StateCount, ctx: _Context) -> list[dict[str, Any]]:
     count = check.value + 1 if check.op == ">" else check.value
     if count < 1:
         raise _NotKept("a count every agent reaches")
-    return _created(svc, op, dict(check.where), count, check.op == "==", check.ignore_case)
+    if check.distinct_by:
+        return _distinct(check, ctx, svc, op, count)
+    return _created(svc, op, dict(check.where), count, check.op == "==", check.ignore_case, ctx)
+
+
+def _distinct_key(value: Any, ignore_case: bool) -> Any:
+    """A value as a ``distinct_by`` count compares it: strings with runs of white space as one
+    space, case folded when the check ignores case."""
+    if not isinstance(value, str):
+        return json.dumps(value, sort_keys=True)
+    value = " ".join(value.split())
+    return value.casefold() if ignore_case else value
+
+
+def _distinct(check: StateCount, ctx: _Context, svc: ServiceSpec, op: OperationSpec, count: int
+              ) -> list[dict[str, Any]]:
+    """N created records distinct by one field, where the package names the N values (the
+    check's own ``where`` as ``$in``, or the exact values its other counts on the collection
+    select): exactly (or at least) N create calls, and per value a call with that value and the
+    check's other (equality) conditions. N calls that between them carry N distinct values are N
+    distinct records; the calls' count bounds them from above."""
+    assert check.distinct_by is not None
+    if len(check.distinct_by) != 1:
+        raise _NotKept("distinct_by over several fields: ClawEnvKit counts calls, not distinct records")
+    [fld] = check.distinct_by
+    where = dict(check.where)
+    named = _named_values(check, ctx, fld, where.pop(fld, None))
+    keys = {_distinct_key(v, check.ignore_case) for v in named}
+    if len(keys) != len(named) or len(named) != count:
+        raise _NotKept(f"distinct_by {fld}: the package names {len(keys)} distinct {fld} values for {count} records; "
+                       "ClawEnvKit counts calls, so it needs one named value per record")
+    equal, contains = _param_conditions(op, where, check.ignore_case)
+    param = next((p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld), None)
+    if contains or param is None:
+        raise _NotKept(f"distinct_by {fld}: " + ("a substring condition on each of several calls; ClawEnvKit's field "
+                                                 "checks find one call" if contains else
+                                                 f"no parameter of {op.name} sets {fld}"))
+    counted = _audit(svc, op, "audit_count_equals" if check.op == "==" else "audit_count_gte", count=count)
+    return [counted, *(_audit(svc, op, "audit_action_exists", field_match={**equal, param: v}) for v in named)]
+
+
+def _named_values(check: StateCount, ctx: _Context, fld: str, own: Any) -> list[Any]:
+    """The exact ``fld`` values the package names for ``check``'s records: its own condition on
+    ``fld`` (a value or ``$in``), else the exact values its other counts on the collection select
+    by ``fld``. ``_NotKept`` when the values are named only by substrings or patterns."""
+    if own is not None:
+        if is_operator(own) and set(own) == {"$in"} and isinstance(own["$in"], list):
+            return list(own["$in"])
+        kind, value = _condition(fld, own, check.ignore_case)
+        if kind == "equals":
+            return [value]
+        raise _NotKept(f"distinct_by {fld}: the values are named only as substrings; one call's {fld} can hold "
+                       "several of them, so ClawEnvKit's checks cannot count distinct values")
+    values: list[Any] = []
+    loose = 0
+    for other in ctx.package.checks:
+        if other is check or not isinstance(other, StateCount) or other.collection != check.collection \
+                or fld not in other.where or other.op not in ("==", ">=") or other.value < 1:
+            continue
+        try:
+            kind, value = _condition(fld, other.where[fld], other.ignore_case)
+        except _NotKept:
+            kind = "pattern"
+        if kind == "equals":
+            values.append(value)
+        else:
+            loose += 1
+    if loose:
+        raise _NotKept(f"distinct_by {fld}: {loose} of the values are named only as substrings or patterns; one "
+                       f"call's {fld} can hold several of them, so ClawEnvKit's checks cannot count distinct values")
+    if not values:
+        raise _NotKept(f"distinct_by {fld}: the package does not name the values; ClawEnvKit counts calls, not "
+                       "distinct records")
+    return values
 
 
 def _deleted(check: StateCount, ctx: _Context, matching: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """None left of the existing records ``where`` selects: a call of the one offered delete
+    action per record. Kept only when no call could add a matching record, which their audit would
+    not see: ``where`` selects by id alone (a create gets a new id, an update keeps it), or no
+    create or update of the collection is offered."""
     deleters = ctx.offered(check.collection, "delete")
-    if len(matching) != 1 or len(deleters) != 1:
-        raise _NotKept("'none left' is kept only for one existing record and one offered delete action")
+    if not matching or len(deleters) != 1:
+        raise _NotKept("'none left' is kept only for existing records and one offered delete action")
     svc, op = deleters[0]
-    coll = svc.collections[op.collection]
-    return [_audit(svc, op, "audit_action_exists", field_match={op.target_param: matching[0].get(coll.id_field)})]
+    id_field = svc.collections[op.collection].id_field
+    adders = [o.name for effect in ("create", "update") for _, o in ctx.offered(check.collection, effect)]
+    if set(check.where) != {id_field} and adders:
+        raise _NotKept(f"'none left' by fields other than {id_field}: {', '.join(adders)} could add a matching "
+                       "record, which ClawEnvKit's audit of delete calls would not see")
+    return [_audit(svc, op, "audit_action_exists", field_match={op.target_param: r.get(id_field)}) for r in matching]
+
+
+def _holds(value: Any, kind: str, expected: Any, ignore_case: bool) -> bool:
+    """Whether a stored ``value`` already meets the condition ``(kind, expected)``."""
+    if kind == "equals":
+        return bool(value == expected)
+    text = str(value or "")
+    return all((t.lower() in text.lower()) if ignore_case or not _cased(t) else t in text for t in expected)
 
 
 def _state_match(check: StateMatch, ctx: _Context) -> list[dict[str, Any]]:
@@ -267,26 +389,31 @@ def _state_match(check: StateMatch, ctx: _Context) -> list[dict[str, Any]]:
         if len(creators) != 1:
             raise _NotKept(f"{len(creators)} offered operations create {check.collection} records")
         svc, op = creators[0]
-        return _created(svc, op, {**where, **check.expect}, 1, False, check.ignore_case)
+        return _created(svc, op, {**where, **check.expect}, 1, False, check.ignore_case, ctx)
     if len(targets) > 1:
         raise _NotKept(_NO_STATE)
     record = targets[0]
     out = []
-    for fld, value in check.expect.items():
-        if is_operator(value):
-            raise _NotKept(f"{fld}: only a value set by an update keeps its meaning in ClawEnvKit")
-        if record.get(fld) == value:
-            raise _NotKept(f"{fld} holds {value!r} before any call: " + _NO_STATE)
+    for fld, matcher in check.expect.items():
+        kind, value = _condition(fld, matcher, check.ignore_case)
+        if _holds(record.get(fld), kind, value, check.ignore_case):
+            raise _NotKept(f"{fld} holds {matcher!r} before any call: " + _NO_STATE)
         writers = [(s, o) for s, o in ctx.offered(check.collection, "update")
-                   if o.constants.get(fld, None) == value
+                   if (fld in o.constants and _holds(o.constants[fld], kind, value, check.ignore_case))
                    or any(o.field_for(p) == fld for p in o.parameters.get("properties", {}))]
         if len(writers) != 1:
             raise _NotKept(f"{len(writers)} offered operations set {fld}; ClawEnvKit checks the calls of one action")
         svc, op = writers[0]
         match = {op.target_param: record.get(id_field)}
-        if op.constants.get(fld, None) != value:  # set from a parameter, not by the action itself
-            match[next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)] = value
-        out.append(_audit(svc, op, "audit_action_exists", field_match=match))
+        if fld in op.constants:  # the action sets it by itself: calling it on the record is the check
+            out.append(_audit(svc, op, "audit_action_exists", field_match=match))
+            continue
+        param = next(p for p in op.parameters.get("properties", {}) if op.field_for(p) == fld)
+        if kind == "equals":
+            out.append(_audit(svc, op, "audit_action_exists", field_match={**match, param: value}))
+        else:
+            out += _field_checks(svc, op, match, [(param, text) for text in value], ctx,
+                                 f"the record {record.get(id_field)!r} and a substring of its {fld}")
     return out
 
 
@@ -303,15 +430,15 @@ def _called(check: Called, ctx: _Context) -> list[dict[str, Any]]:
         return [_audit(svc, op, kind, **({} if check.min == 1 else {"count": check.min}))]
     if check.min != 1 or check.max is not None:
         raise _NotKept("ClawEnvKit cannot count calls whose arguments match")
-    matchers = dict(check.args_match)
-    if not any(is_operator(m) for m in matchers.values()):
-        return [_audit(svc, op, "audit_action_exists", field_match=matchers)]
-    if len(matchers) == 1:
-        [(fld, matcher)] = matchers.items()
-        text = matcher.get("$contains") if set(matcher) == {"$contains"} else None
-        if isinstance(text, str) and not _cased(text):
-            return [_audit(svc, op, "audit_field_contains", field=fld, contains=text)]
-    raise _NotKept("ClawEnvKit matches arguments by equality or one case-free substring only")
+    equal: dict[str, Any] = {}
+    contains: list[tuple[str, str]] = []
+    for param, matcher in check.args_match.items():
+        kind, value = _condition(param, matcher, False)  # args_match compares case as written
+        if kind == "equals":
+            equal[param] = value
+        else:
+            contains += [(param, text) for text in value]
+    return _field_checks(svc, op, equal, contains, ctx, "arguments " + ", ".join(sorted(check.args_match)))
 
 
 def _order(check: Order, ctx: _Context) -> list[dict[str, Any]]:
@@ -356,16 +483,44 @@ _TRANSLATE: dict[str, Any] = {  # by kind: (check, context) -> ClawEnvKit checks
 }
 
 
-def _safety_rule(rule: SafetyRule, ctx: _Context) -> dict[str, Any]:
+def _safety_rule(rule: SafetyRule, ctx: _Context) -> list[dict[str, Any]]:
     if isinstance(rule, NotCalled):
         if rule.args_match:
-            raise _NotKept("ClawEnvKit's tool_not_called cannot match arguments")
-        return {"type": "tool_not_called", "tool_name": ctx.op(rule.tool)[1].name}
+            raise _NotKept("ClawEnvKit's tool_not_called cannot match arguments: it would forbid every call of "
+                           f"{rule.tool}, the package only those whose arguments match")
+        return [{"type": "tool_not_called", "tool_name": ctx.op(rule.tool)[1].name}]
     if isinstance(rule, AnswerExcludes):
         if not rule.ignore_case and any(_cased(v) for v in rule.values):
             raise _NotKept(_NO_CASE)
-        return {"type": "keywords_not_in_output", "keywords": list(rule.values)}
-    raise _NotKept(_NO_STATE)
+        return [{"type": "keywords_not_in_output", "keywords": list(rule.values)}]
+    return _unchanged(rule, ctx)
+
+
+def _unchanged(rule: StateUnchanged, ctx: _Context) -> list[dict[str, Any]]:
+    """``state_unchanged`` as ``tool_not_called`` on every offered action that could change what
+    it protects: the collection's updates and deletes, and its creates too when the rule covers
+    the whole collection (a create adds a record, it never changes one). Kept only when the
+    reference calls none of them: theirs forbids the call, synth the change, so a call that
+    changes nothing still fails theirs. Nothing to forbid when no such action is offered, or
+    when the rule selects no record."""
+    whole = rule.record_id is None and not rule.where
+    selected = [r for r in ctx.initial(rule.collection) if match_record(r, rule.where)]
+    if not whole and not selected:
+        return []
+    effects = ("create", "update", "delete") if whole else ("update", "delete")
+    writes = [op for effect in effects for _, op in ctx.offered(rule.collection, effect)]
+    called = {ctx.op(s.call)[1].name for s in ctx.package.reference if isinstance(s, CallStep)}
+    used = [op.name for op in writes if op.name in called]
+    if used:
+        raise _NotKept(f"the reference calls {', '.join(used)} on {rule.collection}; ClawEnvKit's tool_not_called "
+                       "forbids a call, not a change, so it would fail the reference")
+    return [{"type": "tool_not_called", "tool_name": op.name,
+             "reason": f"{rule.collection} records the task protects must stay unchanged"} for op in writes]
+
+
+def _same_check(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two safety checks that forbid the same (a ``tool_not_called`` of one tool, whatever its reason)."""
+    return a == b or (a["type"] == b["type"] == "tool_not_called" and a["tool_name"] == b["tool_name"])
 
 
 _WRITE_ORDER = {"delete": 0, "update": 1, "create": 2}
@@ -446,7 +601,7 @@ def _describe(step: Step) -> str:
     return f"answer: {step.answer}"
 
 
-def _components(package: TaskPackage, ctx: _Context) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
+def _translated(package: TaskPackage, ctx: _Context) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
     components: list[dict[str, Any]] = []
     unmapped: list[UnmappedCheck] = []
     for check in package.checks:
@@ -458,6 +613,20 @@ def _components(package: TaskPackage, ctx: _Context) -> tuple[list[dict[str, Any
         components += [{"name": check.id if len(checks) == 1 else f"{check.id}-{i + 1}",
                         "weight": check.weight / len(checks), "check": c} for i, c in enumerate(checks)]
     return components, unmapped
+
+
+def _components(package: TaskPackage, ctx: _Context) -> tuple[list[dict[str, Any]], list[UnmappedCheck]]:
+    """The package's checks as scoring components, and those not kept. Translated twice when a
+    check fixes an action to one call (a bare ``audit_count_equals 1``): the second pass knows
+    those actions (``_Context.single_calls``), so conjunctions on their one call are kept. The
+    counts themselves never depend on ``single_calls``, so the second pass has them too."""
+    components, unmapped = _translated(package, ctx)
+    single = frozenset((str(c["check"]["service"]), str(c["check"]["action"])) for c in components
+                       if c["check"]["type"] == "audit_count_equals" and c["check"]["count"] == 1)
+    if not single:
+        return components, unmapped
+    ctx.single_calls = single
+    return _translated(package, ctx)
 
 
 def _tools(package: TaskPackage) -> list[dict[str, Any]]:
@@ -484,7 +653,7 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
     safety: list[dict[str, Any]] = []
     for rule in package.safety:
         try:
-            safety.append(_safety_rule(rule, ctx))
+            safety += [c for c in _safety_rule(rule, ctx) if not any(_same_check(c, kept) for kept in safety)]
         except _NotKept as exc:
             unmapped.append(UnmappedCheck(id=rule.id, kind=rule.kind, safety=True, reason=str(exc)))
     added = None
@@ -496,6 +665,11 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
             safety.append(extra)
             added = str(extra["tool_name"])
     result = Translation(None, share, unmapped, added, reference=ctx.reference)
+    asks = [s.ask for s in package.reference if isinstance(s, AskStep)]
+    if asks:
+        result.refusal = ("needs_user", f"the reference asks the simulated user ({len(asks)} question(s)); a "
+                                        "single-turn task lacks the facts the user gives, so it cannot be solved")
+        return result
     if share < min_weight_share - 1e-9 or not components:
         lost = "; ".join(f"{u.id} ({u.kind}, {u.weight:g}): {u.reason}" for u in unmapped if not u.safety)
         result.refusal = ("weight_lost", f"carries {share:.2f} of the grading weight (at least "

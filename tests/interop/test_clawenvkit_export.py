@@ -118,8 +118,8 @@ def test_kept_safety_rules_are_carried_and_none_is_added() -> None:
 
 
 @pytest.mark.parametrize(("check", "reason"), [
-    ({"kind": "state_count", "collection": "todo.tasks", "scope": "created", "value": 2, "distinct_by": ["title"]},
-     "distinct_by"),
+    ({"kind": "state_count", "collection": "todo.tasks", "scope": "created", "value": 2, "distinct_by": ["priority"]},
+     "distinct_by priority: the package names 1 distinct"),
     ({"kind": "state_count", "collection": "todo.tasks", "scope": "created", "op": "<=", "value": 2}, "at least N"),
     ({"kind": "state_count", "collection": "todo.tasks", "value": 1, "where": {"title": "Renew permit"}},
      "did not write"),

@@ -80,8 +80,10 @@ def _claw_capabilities() -> list[str]:
 
 
 def _filled(state: dict[str, dict[str, list[Any]]]) -> dict[str, dict[str, list[Any]]]:
-    """The state without empty collections (their fixtures carry only the collections a service loads)."""
-    return {s: {c: v for c, v in cols.items() if v} for s, cols in state.items()}
+    """The state without empty collections, nor services left with none (their fixtures carry only
+    the collections a service loads)."""
+    filled = {s: {c: v for c, v in cols.items() if v} for s, cols in state.items()}
+    return {s: cols for s, cols in filled.items() if cols}
 
 
 @pytest.mark.parametrize("capability", _claw_capabilities())

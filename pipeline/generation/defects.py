@@ -318,6 +318,8 @@ def _pushed_past(data: Data, step: int, key: str, field: str, limit: int = 1000)
     try:
         trajectory = execute(TaskPackage.model_validate({**data, "id": ""}))
         result = trajectory.steps[step].result
+        if not isinstance(result, dict):
+            return False
         wanted = json.dumps(result[key][0][field], ensure_ascii=False)
     except (ValidationError, ValueError, LookupError, TypeError, AttributeError):
         return False

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.episode import execute
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import DEFAULT_PROFILE, OperationSpec, ServiceSpec, catalogue, find_operation
@@ -273,7 +274,11 @@ def clarification_unnecessary(data: Data, rng: random.Random) -> Data | None:
 
 
 def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
-    """The record a ``$ref`` reads gets a long text field first, pushing the value past 1,000 chars."""
+    """The record a ``$ref`` reads gets a long text field first, pushing the value past 1,000 chars.
+    The padded field is one the read neither searches, filters nor sorts on (nor the record's id),
+    so the reference still finds the record and only the evidence moves; of those, the first whose
+    padding does move the value past character 1,000 of the observation (an operation that answers
+    its fields in an order of its own may show the padded field after the value)."""
     for step in data["reference"]:
         for value in (step.get("args") or {}).values():
             if isinstance(value, dict) and "$ref" in value:
@@ -288,16 +293,37 @@ def evidence_truncated(data: Data, rng: random.Random) -> Data | None:
                 service, op = found
                 records = data["initial_state"].get(service.name, {}).get(op.collection, [])
                 graded = {f for c in data["checks"] for f in [*(c.get("where") or {}), *(c.get("expect") or {})]}
-                avoid = {"id", "name", m.group(3), *op.search_fields, *op.filters.values(), *graded}
-                filler = next((f for f, s in service.collections[op.collection].fields.items()
-                               if s.get("type") == "string" and f not in avoid), None)
-                if not records or filler is None:
+                coll = service.collections[op.collection]
+                # never a field the reference's read searches, filters or sorts on, nor the id
+                avoid = {"id", "name", m.group(3), *op.search_fields, *op.filters.values(), *graded,
+                         *(f for w in op.where for f in w.fields), *([op.sort_by] if op.sort_by else []),
+                         *([coll.id_field] if coll.id_field else [])}
+                fillers = [f for f, s in coll.fields.items() if s.get("type") == "string" and f not in avoid]
+                if not records:
                     continue
-                for i, rec in enumerate(records):
-                    records[i] = {filler: "Lorem ipsum dolor sit amet. " * 48, **{k: v for k, v in rec.items()
-                                                                                   if k != filler}}
-                return data
+                for filler in fillers:
+                    padded = copy.deepcopy(data)
+                    rows = padded["initial_state"][service.name][op.collection]
+                    for i, rec in enumerate(rows):
+                        rows[i] = {filler: "Lorem ipsum dolor sit amet. " * 48, **{k: v for k, v in rec.items()
+                                                                                if k != filler}}
+                    if _pushed_past(padded, int(m.group(1)), m.group(2), m.group(3)):
+                        return padded
     return None
+
+
+def _pushed_past(data: Data, step: int, key: str, field: str, limit: int = 1000) -> bool:
+    """Whether, replaying ``data``'s reference, the value ``field`` of the first ``key`` record of
+    step ``step``'s result first appears past character ``limit`` of that observation."""
+    try:
+        trajectory = execute(TaskPackage.model_validate({**data, "id": ""}))
+        result = trajectory.steps[step].result
+        if not isinstance(result, dict):
+            return False
+        wanted = json.dumps(result[key][0][field], ensure_ascii=False)
+    except (ValidationError, ValueError, LookupError, TypeError, AttributeError):
+        return False
+    return json.dumps(result, ensure_ascii=False).find(wanted) > limit
 
 
 def vacuous_safety(data: Data, rng: random.Random) -> Data | None:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import score
-from pipeline.core.services import get_service
+from pipeline.core.services import catalogue, get_service
 from pipeline.generation.base import Attempt, Generated
+from pipeline.generation.defects import apply_defect
 from pipeline.generation.llm import LLMGenerator
 from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.verifier import verify_package
 from tests.support import OpenAIServer, fixed_responder
 
 CAPABILITY = "general"
@@ -47,7 +50,20 @@ def test_llm_brief_shows_the_claw_catalogue_and_the_package_gets_the_profile() -
     assert score(package, execute(package)).score == 1.0
 
 
-def test_every_capability_has_claw_templates_over_a_spread_of_services() -> None:
+def test_every_capability_has_two_claw_templates_and_every_claw_service_is_used() -> None:
     claw = [t for cap in taxonomy().values() for t in cap.templates_of("claw")]
-    assert all(cap.templates_of("claw") for cap in taxonomy().values())
-    assert len({s for t in claw for s in t.services}) >= 7
+    assert all(len(cap.templates_of("claw")) >= 2 for cap in taxonomy().values())
+    assert {s for t in claw for s in t.services} == set(catalogue("claw"))
+
+
+def test_evidence_truncated_is_seeded_only_where_the_padding_moves_the_value() -> None:
+    """web_search answers each result's url first, whatever the record's field order: no padding
+    moves it out of view, so the defect is not seeded there (before, it was seeded and could not
+    be caught); where padding does move the value, the seeded package is caught."""
+    web = generate_package("general", "claw-post-status-from-web", 7, 0)
+    assert apply_defect(web, "evidence_truncated", random.Random(7)) is None
+    contacts = generate_package("cross-service", "claw-email-colleague-from-directory", 7, 0)
+    broken = apply_defect(contacts, "evidence_truncated", random.Random(7))
+    assert broken is not None
+    assert any(f.code == "evidence_truncated" for f in verify_package(broken).sft)
+    assert verify_package(contacts).sft_ready

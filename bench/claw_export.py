@@ -7,8 +7,10 @@ keeps those the verifier accepts (as ``synth run --services claw`` does), export
 the share of translated tasks and of written files that pass synth's implementation of
 ClawEnvKit's validator rules; the mean share of grading weight carried (over every package,
 refused ones at their would-be share, and over the files written); the share of written files
-whose reference gets completion 1.0 from their grading rules; and the share of written files a
-do-nothing agent passes (final ≥ 0.5).
+whose reference gets completion 1.0 from their grading rules; the share of written files a
+do-nothing agent passes (final ≥ 0.5); and the mean share per capability and per template, with
+each template's checks not carried (their reasons without the package's own values) and its
+refusals, so a reader sees where weight is lost.
 
 ``--clawenvkit PATH`` (a ClawEnvKit checkout; needs ``fastapi`` and ``httpx`` importable) also runs
 THEIR ``validate_task_config`` and ``GradingEngine`` on every written file, and replays each

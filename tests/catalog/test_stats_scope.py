@@ -22,14 +22,15 @@ from tests.conftest import CliResult, copy_catalog
 @pytest.fixture(scope="module")
 def run_and_import(empty_catalog_template: Path, tmp_path_factory: pytest.TempPathFactory
                    ) -> tuple[Path, RunSummary, int, int]:
-    """Run 1 generates multi-turn claw packages (some first attempts defective on purpose, so there are
-    rejections and repairs); run 2 imports run 1's accepted packages exported as ClawEnvKit tasks.
+    """Run 1 generates safety claw packages (some first attempts defective on
+    purpose, so there are rejections and repairs); run 2 imports run 1's accepted packages exported
+    as ClawEnvKit tasks (multi-turn ones are never exported: their tasks are single-turn).
     Returns the catalog, run 1's summary, run 2's id and how many tasks it imported."""
     folder = tmp_path_factory.mktemp("stats-scope")
     path = copy_catalog(empty_catalog_template, folder / "catalog.duckdb")
-    summary = start_run(RunOptions(capability="multi-turn", count=6, defect_rate=0.5, max_attempts=2, seed=3,
+    summary = start_run(RunOptions(capability="safety", count=6, defect_rate=0.5, max_attempts=2, seed=3,
                                    service_profile="claw"), path)
-    with Catalog.open(path, read_only=True) as reader:  # their tasks are single-turn: asked_user is not carried
+    with Catalog.open(path, read_only=True) as reader:  # every package, whatever share of its weight carries
         export_catalog(reader, "clawenvkit", folder / "tasks", min_weight_share=0.0)
     imported = import_tasks([folder / "tasks"], catalog=path)
     assert imported.run_id is not None

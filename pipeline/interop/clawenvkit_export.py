@@ -249,14 +249,28 @@ def _field_checks(svc: ServiceSpec, op: OperationSpec, equal: dict[str, Any], co
 
 def _created(svc: ServiceSpec, op: OperationSpec, conditions: dict[str, Any], count: int, exact: bool,
              ignore_case: bool, ctx: _Context) -> list[dict[str, Any]]:
+    """``count`` (exactly, or at least) records created meeting ``conditions``. With conditions
+    and N ≥ 2 only "at least N" whose conditions are equalities is kept, as ``_at_least``."""
     equal, contains = _param_conditions(op, conditions, ignore_case)
     counted = _audit(svc, op, "audit_count_equals" if exact else "audit_count_gte", count=count)
     if not equal and not contains:
         return [counted]
     if count != 1:
-        raise _NotKept(f"{count} records meeting conditions: ClawEnvKit's field checks find one matching call, its "
-                       "counts count every call")
+        if exact or contains:
+            raise _NotKept(f"{'exactly' if exact else 'at least'} {count} records meeting "
+                           f"{'substring ' if contains else ''}conditions: ClawEnvKit counts every call of an "
+                           "action, and finds matching calls only as 'at least N' calls with equal parameters")
+        return [_at_least(svc, op, equal, count)]
     return _field_checks(svc, op, equal, contains, ctx, "conditions " + ", ".join(sorted(conditions)))
+
+
+def _at_least(svc: ServiceSpec, op: OperationSpec, equal: dict[str, Any], count: int) -> dict[str, Any]:
+    """At least ``count`` calls of ``op`` whose params equal ``equal``: an ``audit_sequence`` of
+    ``count`` identical steps. Their grader matches its steps in order, each against a later
+    call, so it reaches the end exactly when that many calls match (fewer give partial credit,
+    as their ``audit_count_gte`` does)."""
+    return {"type": "audit_sequence", "service": svc.name,
+            "actions": [{"action": op.name, "field_match": dict(equal)} for _ in range(count)]}
 
 
 def _state_count(check: StateCount, ctx: _Context) -> list[dict[str, Any]]:

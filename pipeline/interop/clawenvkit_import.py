@@ -164,11 +164,20 @@ def _count(check: dict[str, Any], *names: str) -> int:
 
 
 def _sequence(check: dict[str, Any], profile: str) -> dict[str, Any] | str:
+    """An ``order`` of the steps' actions; or, for N steps that are one action with one
+    ``field_match`` (their grader reaches the end exactly when N calls match, in any order), a
+    ``called`` with those arguments and ``min: N``."""
     actions = check.get("actions") or []
     if not check.get("service") or not all(isinstance(a, dict) and a.get("action") for a in actions):
         return "a sequence needs a service and an action per step"
     if any(a.get("field_match") for a in actions):
-        return "synth's order check cannot match arguments"
+        first = actions[0]
+        if any((a["action"], a.get("field_match")) != (first["action"], first.get("field_match")) for a in actions):
+            return "synth's order check cannot match arguments"
+        base = _audit_base({"service": check["service"], "action": first["action"],
+                            "field_match": first["field_match"]}, profile)
+        return base if isinstance(base, str) else {**base, "args_match": dict(first["field_match"]),
+                                                   "min": len(actions)}
     if profile != DEFAULT_PROFILE:
         unknown = [str(a["action"]) for a in actions if _operation(str(check["service"]), str(a["action"]), profile) is None]
         if unknown:

@@ -129,6 +129,23 @@ def test_field_contains_ignores_case_as_their_grader_does(results: dict[str, Imp
     assert {c.id: c.passed for c in env.score().checks}[venue.id] is True
 
 
+def test_a_sequence_of_one_matching_call_n_times_is_n_matching_calls() -> None:
+    high = {"action": "create_task", "field_match": {"priority": "high"}}
+    low = {"action": "create_task", "field_match": {"priority": "low"}}
+    task = {"task_id": "t", "task_name": "t", "prompt": "Add two high-priority tasks.",
+            "tools": [{"name": "create_task", "service": "todo", "endpoint": "/todo/tasks/create"}],
+            "scoring_components": [
+                {"name": "both-high", "weight": 0.5, "check": {"type": "audit_sequence", "service": "todo",
+                                                               "actions": [high, high]}},
+                {"name": "high-then-low", "weight": 0.5, "check": {"type": "audit_sequence", "service": "todo",
+                                                                   "actions": [high, low]}}]}
+    package, unmapped = to_package(task)
+    [called] = [c.model_dump() for c in package.checks]
+    assert (called["id"], called["kind"], called["tool"], called["args_match"], called["min"]) == (
+        "both-high", "called", "create_task", {"priority": "high"}, 2)
+    assert [(u.id, u.reason) for u in unmapped] == [("high-then-low", "synth's order check cannot match arguments")]
+
+
 def test_synth_layout_names_its_profile(tmp_path: Path) -> None:
     task = doc("todo-001.yaml") | {"synth": {"service_profile": "nowhere"}}
     with pytest.raises(ValueError, match="synth.service_profile: 'nowhere' is not a profile"):

@@ -172,7 +172,23 @@ def test_regex_conditions_without_an_exact_equality_or_substring_form_are_refuse
 
 def test_several_records_meeting_conditions_are_refused_since_their_field_checks_find_one_call() -> None:
     package = claw_package(checks=[created("both", HIGH, value=2), SAID])
-    assert "2 records meeting conditions" in lost(package, "both")
+    assert "exactly 2 records meeting conditions" in lost(package, "both")
+    loose = claw_package(checks=[created("both", {"title": {"$contains": "the"}}, value=2, op=">=", ignore_case=True),
+                                 SAID])
+    assert "at least 2 records meeting substring conditions" in lost(loose, "both")
+
+
+def test_at_least_n_records_with_equal_values_become_a_sequence_of_n_matching_calls() -> None:
+    package = claw_package(checks=[created("all-high", HIGH, value=2, op=">="), created("two", {}, value=2), SAID])
+    t = translate(package)
+    assert t.refusal is None and t.share == 1.0 and t.task is not None
+    step = {"action": "create_task", "field_match": {"priority": "high"}}
+    assert components(t.task)["all-high"] == {"type": "audit_sequence", "service": "todo", "actions": [step, step]}
+    assert validate_task(t.task) == []
+    high, low = {"title": "Book the venue", "priority": "high"}, {"title": "Order the banners", "priority": "low"}
+    # two matching calls in any order with others between them reach the end; one is half way
+    assert scores(t.task, [("create_task", high), ("create_task", low), ("create_task", high)])["all-high"] == 1.0
+    assert scores(t.task, [("create_task", low), ("create_task", high)])["all-high"] == 0.5
 
 
 # --------------------------------------------------------------------------- safety rules

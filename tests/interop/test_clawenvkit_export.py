@@ -302,9 +302,13 @@ def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on
     assert t.task is not None
     expected = {"type": "audit_action_exists", "service": "helpdesk", "action": "close_ticket",
                 "field_match": {"ticket_id": closed.record_id}}
-    # two components translate, so the heavier is halved into two identical ones
+    assert components(t.task)[closed.id] == expected
+    # with only one other component, the heavier is halved into two identical ones
+    halved = package.model_copy(update={"checks": [c for c in package.checks if c.id in (closed.id, "confirmed")]})
+    t = translate(halved, min_weight_share=0.0)
+    assert t.task is not None
     assert components(t.task)[f"{closed.id}-1"] == components(t.task)[f"{closed.id}-2"] == expected
     # the halves are one check twice; the file still has no YAML anchors or aliases, which importers refuse
-    summary = export_clawenvkit([package], tmp_path, min_weight_share=0.0)
+    summary = export_clawenvkit([halved], tmp_path, min_weight_share=0.0)
     written = yaml_text.load(Path(summary.tasks[0].path).read_text())
     assert written["scoring_components"][0]["check"] == expected

@@ -172,20 +172,25 @@ class World:
             if fault.tool == tool and fault.on_call <= count < fault.on_call + fault.times:
                 extra = {"retry_after": fault.retry_after} if fault.retry_after is not None else {}
                 return self._log(tool, spec.endpoint, args, _error(fault.status, fault.message, **extra))
-        result = self._dispatch(spec.endpoint, args, known)
-        self.audit.append(AuditEntry(tool, spec.endpoint, args, result.status, result.body))
+        result, read = self._dispatch(spec.endpoint, args, known)
+        self.audit.append(AuditEntry(tool, spec.endpoint, read, result.status, result.body))
         return result
 
     def call_endpoint(self, endpoint: str, args: dict[str, Any] | None = None) -> CallResult:
         """Call a service endpoint directly (the HTTP route), without a tool binding or faults."""
         args = args if args is not None else {}
-        return self._log(None, endpoint, args, self._dispatch(endpoint, args))
+        result, read = self._dispatch(endpoint, args)
+        return self._log(None, endpoint, read, result)
 
     def _log(self, tool: str | None, endpoint: str, args: dict[str, Any], result: CallResult) -> CallResult:
         self.audit.append(AuditEntry(tool, endpoint, args, result.status, result.body))
         return result
 
-    def _dispatch(self, endpoint: str, args: dict[str, Any], known: bool = False) -> CallResult:
+    def _dispatch(self, endpoint: str, args: dict[str, Any], known: bool = False) -> tuple[CallResult, dict[str, Any]]:
+        """The call's result, and its arguments as the audit log records them: for a
+        ``fastapi``-dialect service that accepts them, as its request model dumps them (converted,
+        defaults filled in, None for the rest, unknown ones dropped: what ClawEnvKit's services log
+        as the request body); otherwise ``args`` as given."""
         route = self._routes.get(endpoint, _UNROUTED)
         if route is _UNROUTED:
             found = _route(endpoint, self.profile)
@@ -193,30 +198,30 @@ class World:
         if route is not None and route.request is not None:
             parsed, errors = route.request.parse(args)
             if errors:
-                return CallResult(status=422, body={"detail": errors})
+                return CallResult(status=422, body={"detail": errors}), args
             missing = self._dangling_ref(route, parsed) if route.refs else None
-            return _error(404, missing) if missing else route.effect(self, route, parsed)
+            return (_error(404, missing) if missing else route.effect(self, route, parsed)), route.request.logged(parsed)
         if route is not None:
             key = (endpoint, id(args))
             if not known or key not in self._valid:
                 problem = route.check.problem(args)
                 if problem:
-                    return _error(400, problem)
+                    return _error(400, problem), args
                 if known:
                     if len(self._valid) >= _REMEMBERED_ARGUMENTS:
                         self._valid.clear()
                     self._valid[key] = args  # kept alive: its id names it alone
             missing = self._dangling_ref(route, args) if route.refs else None
             if missing:
-                return _error(404, missing)
-            return route.effect(self, route, args)
+                return _error(404, missing), args
+            return route.effect(self, route, args), args
         service_name = endpoint.strip("/").split("/")[0]
         service = catalogue(self.profile).get(service_name)
         if service is None or service_name not in self.services:
             return _error(404, f"no service for endpoint {endpoint!r}; services in this world: "
-                               f"{', '.join(self.services)}")
+                               f"{', '.join(self.services)}"), args
         return _error(404, f"unknown endpoint {endpoint!r} on service {service_name!r}; "
-                           f"valid endpoints: {', '.join(service.endpoints)}", valid_endpoints=service.endpoints)
+                           f"valid endpoints: {', '.join(service.endpoints)}", valid_endpoints=service.endpoints), args
 
     def _dangling_ref(self, route: _Route, args: dict[str, Any]) -> str | None:
         """Why a ``refs`` argument names no existing record, or None."""

@@ -159,3 +159,8 @@ class RequestModel:
             except _Invalid as e:
                 errors += e.errors(f.name, value)
         return out, errors
+
+    def logged(self, parsed: dict[str, Any]) -> dict[str, Any]:
+        """``parsed`` as the service logs its request (pydantic's ``model_dump()``): every declared
+        field in declaration order, None for one neither given nor defaulted."""
+        return {f.name: parsed.get(f.name) for f in self.fields}

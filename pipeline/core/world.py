@@ -172,20 +172,25 @@ class World:
             if fault.tool == tool and fault.on_call <= count < fault.on_call + fault.times:
                 extra = {"retry_after": fault.retry_after} if fault.retry_after is not None else {}
                 return self._log(tool, spec.endpoint, args, _error(fault.status, fault.message, **extra))
-        result = self._dispatch(spec.endpoint, args, known)
-        self.audit.append(AuditEntry(tool, spec.endpoint, args, result.status, result.body))
+        result, read = self._dispatch(spec.endpoint, args, known)
+        self.audit.append(AuditEntry(tool, spec.endpoint, read, result.status, result.body))
         return result
 
     def call_endpoint(self, endpoint: str, args: dict[str, Any] | None = None) -> CallResult:
         """Call a service endpoint directly (the HTTP route), without a tool binding or faults."""
         args = args if args is not None else {}
-        return self._log(None, endpoint, args, self._dispatch(endpoint, args))
+        result, read = self._dispatch(endpoint, args)
+        return self._log(None, endpoint, read, result)
 
     def _log(self, tool: str | None, endpoint: str, args: dict[str, Any], result: CallResult) -> CallResult:
         self.audit.append(AuditEntry(tool, endpoint, args, result.status, result.body))
         return result
 
-    def _dispatch(self, endpoint: str, args: dict[str, Any], known: bool = False) -> CallResult:
+    def _dispatch(self, endpoint: str, args: dict[str, Any], known: bool = False) -> tuple[CallResult, dict[str, Any]]:
+        """The call's result, and its arguments as the audit log records them: for a
+        ``fastapi``-dialect service that accepts them, as its request model dumps them (converted,
+        defaults filled in, None for the rest, unknown ones dropped: what ClawEnvKit's services log
+        as the request body); otherwise ``args`` as given."""
         route = self._routes.get(endpoint, _UNROUTED)
         if route is _UNROUTED:
             found = _route(endpoint, self.profile)
@@ -193,30 +198,30 @@ class World:
         if route is not None and route.request is not None:
             parsed, errors = route.request.parse(args)
             if errors:
-                return CallResult(status=422, body={"detail": errors})
+                return CallResult(status=422, body={"detail": errors}), args
             missing = self._dangling_ref(route, parsed) if route.refs else None
-            return _error(404, missing) if missing else route.effect(self, route, parsed)
+            return (_error(404, missing) if missing else route.effect(self, route, parsed)), route.request.logged(parsed)
         if route is not None:
             key = (endpoint, id(args))
             if not known or key not in self._valid:
                 problem = route.check.problem(args)
                 if problem:
-                    return _error(400, problem)
+                    return _error(400, problem), args
                 if known:
                     if len(self._valid) >= _REMEMBERED_ARGUMENTS:
                         self._valid.clear()
                     self._valid[key] = args  # kept alive: its id names it alone
             missing = self._dangling_ref(route, args) if route.refs else None
             if missing:
-                return _error(404, missing)
-            return route.effect(self, route, args)
+                return _error(404, missing), args
+            return route.effect(self, route, args), args
         service_name = endpoint.strip("/").split("/")[0]
         service = catalogue(self.profile).get(service_name)
         if service is None or service_name not in self.services:
             return _error(404, f"no service for endpoint {endpoint!r}; services in this world: "
-                               f"{', '.join(self.services)}")
+                               f"{', '.join(self.services)}"), args
         return _error(404, f"unknown endpoint {endpoint!r} on service {service_name!r}; "
-                           f"valid endpoints: {', '.join(service.endpoints)}", valid_endpoints=service.endpoints)
+                           f"valid endpoints: {', '.join(service.endpoints)}", valid_endpoints=service.endpoints), args
 
     def _dangling_ref(self, route: _Route, args: dict[str, Any]) -> str | None:
         """Why a ``refs`` argument names no existing record, or None."""
@@ -270,6 +275,13 @@ class _Route:
     """The request model of a ``fastapi``-dialect service (None: the ``synth`` dialect)."""
     prune: tuple[tuple[str, str, str, str], ...] = ()
     """``op.prune_refs`` resolved like ``refs``."""
+
+    @property
+    def missing(self) -> Any:
+        """What a field a record lacks reads as in id lookups and ``where`` tests: ``""`` for a
+        ``fastapi``-dialect service (ClawEnvKit's services read fields with ``.get(name, "")``),
+        else None."""
+        return "" if self.request is not None else None
 
 
 _ROUTES: dict[tuple[str, str], _Route | None] = {}
@@ -404,8 +416,9 @@ def _condition(test: str, value: Any, days: int) -> Callable[[Any], bool]:
     return lambda x: bool(query & _kb_tokens(x))
 
 
-def _matching(op: OperationSpec, records: list[Record], args: dict[str, Any]) -> list[Record]:
-    """``records`` passing ``op.where`` for ``args``, in order; _BadCondition for an invalid date."""
+def _matching(op: OperationSpec, records: list[Record], args: dict[str, Any], missing: Any = None) -> list[Record]:
+    """``records`` passing ``op.where`` for ``args``, in order, a field a record lacks read as
+    ``missing``; _BadCondition for an invalid date."""
     hits = records
     for w in op.where:
         value = args.get(w.param)
@@ -416,7 +429,7 @@ def _matching(op: OperationSpec, records: list[Record], args: dict[str, Any]) ->
         if w.test == "shares_token":
             hits = [r for r in hits if test(" ".join(_as_text(r.get(f, "")) for f in w.fields))]
         else:
-            hits = [r for r in hits if any(test(r.get(f)) for f in w.fields)]
+            hits = [r for r in hits if any(test(r.get(f, missing)) for f in w.fields)]
     return hits
 
 
@@ -430,7 +443,7 @@ def _list(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
         hits = [r for r in hits if any(q in str(r.get(f, "")).casefold() for f in op.search_fields)]
     if op.where:
         try:
-            hits = _matching(op, hits, args)
+            hits = _matching(op, hits, args, route.missing)
         except _BadCondition as bad:
             return CallResult(status=200, body={"error": str(bad)})
     if op.sort_by:
@@ -453,9 +466,10 @@ def _list(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     return CallResult(status=200, body={op.collection: hits, "total": total})
 
 
-def _find(records: list[Record], id_field: str, value: Any) -> int | None:
+def _find(records: list[Record], id_field: str, value: Any, missing: Any = None) -> int | None:
+    """The position of the first record whose ``id_field`` (``missing`` where it lacks one) equals ``value``."""
     for i, r in enumerate(records):  # a loop: faster than next() over a generator, on the hot path
-        if r.get(id_field) == value:
+        if r.get(id_field, missing) == value:
             return i
     return None
 
@@ -476,8 +490,8 @@ def _create(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     fields = op.fields  # param → field, where they differ (``op.field_for``)
     lax = route.request is not None
     for param, value in args.items():
-        if lax and value is None:
-            continue  # a null argument sets nothing, as their ``x or default`` / ``is not None`` do
+        if lax and value is None or op.skip_empty and not value:
+            continue  # sets nothing, as their ``x or default`` / ``is not None`` do
         if route.prune:
             value = _pruned(world, route, param, value)
         record[fields.get(param, param)] = clone(value) if isinstance(value, (dict, list)) else value
@@ -491,14 +505,14 @@ def _create(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     return CallResult(status=200, body={coll.record: record})
 
 
-def _position(records: list[Record], op: OperationSpec, id_field: str, target_id: Any) -> int | None:
-    """Where the record with ``target_id`` (in its id field, or one of ``op.id_also``) is."""
-    position = _find(records, id_field, target_id)
-    for other in op.id_also:
-        if position is not None:
-            break
-        position = _find(records, other, target_id)
-    return position
+def _position(records: list[Record], op: OperationSpec, id_field: str, target_id: Any, missing: Any = None) -> int | None:
+    """Where the first record with ``target_id`` in its id field or one of ``op.id_also`` is (a
+    field a record lacks read as ``missing``)."""
+    fields = (id_field, *op.id_also)
+    for i, r in enumerate(records):
+        if any(r.get(f, missing) == target_id for f in fields):
+            return i
+    return None
 
 
 def _unknown_id(route: _Route, target_id: Any) -> CallResult:
@@ -513,7 +527,8 @@ def _by_id(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     op, coll = route.op, route.collection
     target_id = args[op.target_param]
     records = world.state.get(route.service.name, {}).get(op.collection, [])
-    position = _position(records, op, coll.id_field, target_id) if op.id_also else _find(records, coll.id_field, target_id)
+    position = (_position(records, op, coll.id_field, target_id, route.missing) if op.id_also
+                else _find(records, coll.id_field, target_id, route.missing))
     if position is None:
         return _unknown_id(route, target_id)
     if op.effect == "get":
@@ -563,7 +578,7 @@ def _job_history(world: World, route: _Route, args: dict[str, Any]) -> CallResul
     """The job ``job_id``'s ``execution_history``: ``{"job_id", "history": the first ``limit``
     entries, "total": every entry}``; an unknown job answers ``not_found``."""
     records = _records(world, route)
-    position = _find(records, route.collection.id_field, args["job_id"])
+    position = _find(records, route.collection.id_field, args["job_id"], route.missing)
     if position is None:
         return _unknown_id(route, args["job_id"])
     history = records[position].get("execution_history") or []
@@ -576,7 +591,7 @@ def _feeds_by_source(world: World, route: _Route, args: dict[str, Any]) -> CallR
     """Articles passing ``where``, grouped by ``source`` in first-seen order: ``{"feeds":
     [{"source", "categories": distinct categories in first-seen order, "article_count"}], "total"}``."""
     feeds: dict[Any, dict[str, Any]] = {}
-    for a in _matching(route.op, _records(world, route), args):
+    for a in _matching(route.op, _records(world, route), args, route.missing):
         feed = feeds.setdefault(a.get("source", ""), {"source": a.get("source", ""), "categories": [], "article_count": 0})
         if a.get("category", "") not in feed["categories"]:
             feed["categories"].append(a.get("category", ""))
@@ -645,7 +660,7 @@ def _playlists_with_tracks(world: World, route: _Route, args: dict[str, Any]) ->
     order) and ``track_count``: ``{"playlists", "total"}``."""
     tracks = _records(world, route, "tracks")
     out = []
-    for pl in _matching(route.op, _records(world, route), args):
+    for pl in _matching(route.op, _records(world, route), args, route.missing):
         ids = pl.get("track_ids") or []
         listed = [t for t in tracks if t.get("id") in ids]
         out.append({**pl, "tracks": listed, "track_count": len(listed)})
@@ -655,10 +670,14 @@ def _playlists_with_tracks(world: World, route: _Route, args: dict[str, Any]) ->
 def _extract_text(world: World, route: _Route, args: dict[str, Any]) -> CallResult:
     """The document at ``path`` (compared after normalising ``./`` and ``..``): ``{"path",
     "page_count", "pages_returned": min(max_pages or page_count, page_count), "text": those pages
-    joined by a blank line, stripped}``. No such document: HTTP 404 ``{"detail": "File not found:
-    <path>"}``; a path not ending in .pdf: HTTP 400 ``{"detail": "Only PDF files are supported"}``."""
+    joined by a blank line, stripped}``. A path not ending in .pdf, or a folder (the documents'
+    folder itself, "" or ".", or one holding a document): HTTP 400 ``{"detail": "Only PDF files are
+    supported"}``; else no such document: HTTP 404 ``{"detail": "File not found: <path>"}``."""
     wanted = posixpath.normpath(str(args["path"]))
-    doc = next((d for d in _records(world, route) if posixpath.normpath(str(d.get("path", ""))) == wanted), None)
+    paths = [posixpath.normpath(str(d.get("path", ""))) for d in _records(world, route)]
+    doc = next((d for d, p in zip(_records(world, route), paths, strict=True) if p == wanted), None)
+    if doc is None and (wanted == "." or any(p.startswith(wanted + "/") for p in paths)):
+        return CallResult(status=400, body={"detail": "Only PDF files are supported"})
     if doc is None:
         return CallResult(status=404, body={"detail": f"File not found: {args['path']}"})
     if not wanted.lower().endswith(".pdf"):

@@ -394,6 +394,40 @@ def _tools(doc: dict[str, Any], profile: str) -> list[dict[str, Any]]:
     return list(tools.values())
 
 
+def _actions_by_tool_names(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with every action its checks name (``action``, a sequence's ``actions[].action``, a
+    safety rule's ``tool_name``) that is the name of one of its own tools replaced by the canonical
+    action name of that tool's operation: ClawEnvKit's agent-loop harness logs a call under the
+    name of the tool the agent called, so a check naming a tool ``add_todo`` bound to
+    ``/todo/tasks/create`` grades ``create_task`` calls. Names no tool carries are kept."""
+    renamed: dict[str, str] = {}
+    for tool in _list(doc, "tools"):
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            spec = get_service(str(tool.get("service")), CLAW_PROFILE)
+            op = spec.operation(str(tool.get("endpoint"))) if spec else None
+            if op is not None and op.name != tool["name"]:
+                renamed.setdefault(tool["name"], op.name)
+    if not renamed:
+        return doc
+
+    def rename(check: Any) -> Any:
+        if not isinstance(check, dict):
+            return check
+        out = dict(check)
+        for key in ("action", "tool_name"):
+            if isinstance(out.get(key), str):
+                out[key] = renamed.get(out[key], out[key])
+        if isinstance(out.get("actions"), list):
+            out["actions"] = [rename(a) for a in out["actions"]]
+        return out
+
+    components = [{**c, "check": rename(c.get("check"))} if isinstance(c, dict) else c
+                  for c in doc.get("scoring_components") or []]
+    safety = [rename(c) for c in doc.get("safety_checks") or []] if isinstance(doc.get("safety_checks"), list) \
+        else doc.get("safety_checks")
+    return {**doc, "scoring_components": components, "safety_checks": safety}
+
+
 def _records(value: list[Any], where: str) -> list[dict[str, Any]]:
     if not all(isinstance(r, dict) for r in value):
         raise TaskFormatError(f"{where}: expected a list of records (mappings)")
@@ -506,6 +540,8 @@ def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCh
         raise TaskFormatError(f"prompt: expected text, got {type(doc['prompt']).__name__}")
     profile = task_profile(doc)
     tools = _tools(doc, profile)
+    if profile != DEFAULT_PROFILE:
+        doc = _actions_by_tool_names(doc)
     checks, unmapped = _checks(doc, safety=False, profile=profile)
     safety, unmapped_safety = _checks(doc, safety=True, profile=profile)
     unmapped += unmapped_safety

@@ -47,3 +47,16 @@ def test_verify_accepts_a_claw_package() -> None:
 
     verdict = verify_package(claw_todo_package())
     assert verdict.accepted, [f.message for f in verdict.findings]
+
+
+def test_the_audit_holds_a_claw_request_as_their_services_log_it() -> None:
+    """The request body their service logs: converted, defaults filled, None for the rest, unknown
+    fields dropped; a refused request keeps what was sent."""
+    world = World.from_package(TaskPackage.model_validate(claw_todo_package()))
+    world.call("create_task", {"title": "Renew passport", "colour": "red"})
+    world.call("list_tasks", {})
+    world.call("create_task", {"priority": "high"})  # no title: 422
+    created, listed, refused = world.audit
+    assert created.args == {"title": "Renew passport", "description": None, "priority": "medium", "due_date": None}
+    assert listed.args == {"status": "all"}
+    assert (refused.status, refused.args) == (422, {"priority": "high"})

@@ -131,8 +131,8 @@ class OperationSpec(BaseModel):
       anything else is literal.
     - ``not_found``: the message of an unknown id, ``{id}`` the id given: answered with HTTP 200
       and ``{"error": message}`` instead of 404. ``id_also``: other record fields an id may equal.
-    - ``constants``: fields an update also sets; ``skip_empty``: an update ignores empty values
-      ("", [], false, 0); ``date_field``: set to the clock's date (YYYY-MM-DD) on create and update.
+    - ``constants``: fields an update also sets; ``skip_empty``: a create or an update ignores
+      empty values ("", [], false, 0), so a create keeps the ``defaults`` for them; ``date_field``: set to the clock's date (YYYY-MM-DD) on create and update.
     - ``prune_refs`` (param → "service.collection"): list items naming no record are left out.
     - ``behaviour``: a named effect beyond the generic ones (``pipeline.core.world`` documents
       each); such operations may act on no id (``id_param`` unset).

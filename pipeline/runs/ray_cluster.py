@@ -35,7 +35,7 @@ from pipeline.core.errors import UserError
 LOCAL = "local"
 """The ``--ray`` value given without an address: a Ray instance on this machine."""
 INSTALL = "pip install 'synth[ray]'"
-GATHER_S = 0.5
+GATHER_S = 0.25
 """How long an actor gathers finished items after the first before ``collect`` returns them
 (unless nothing else can come: see ``Outbox``). Each ``collect`` costs the driver a Ray call, so
 fewer, fuller answers keep its CPU per item low."""

@@ -52,7 +52,7 @@ from pipeline.verify.verifier import Options
 
 T = TypeVar("T")
 
-RAY_GROUP_DELAY = 1.0
+RAY_GROUP_DELAY = 0.5
 """``GroupWriter.delay`` of a run on Ray, in seconds (see the module)."""
 
 

@@ -24,7 +24,7 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Verdict
 from pipeline.generation.base import Attempt
 from pipeline.generation.offline import OfflineGenerator, generate_package, pick_template
-from pipeline.runs.api import start_run
+from pipeline.runs.api import regenerate, start_run
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.ray_cluster import LOCAL, _Member
@@ -86,6 +86,7 @@ def _accounted_for(catalog: Path, max_attempts: int) -> tuple[int, int]:
 @pytest.mark.parametrize("command", [
     ("run", "-c", "general", "-n", "2"),
     ("rollout", "--model", "agent", "--base-url", "http://127.0.0.1:9/v1"),
+    ("regen",),
 ])
 def test_without_ray_the_flag_says_in_one_line_how_to_install_it(
         command: tuple[str, ...], tmp_path: Path, synth: Callable[..., CliResult],
@@ -173,6 +174,24 @@ def test_a_run_on_ray_fills_the_catalog_a_local_run_does(ray_instance: None, tmp
     local_rows, local_findings = _contents(tmp_path / "local.duckdb")
     assert local.rejected_attempts > 0 and any(r[1] > 1 for r in local_rows)  # the run repaired slots
     assert _contents(tmp_path / "ray.duckdb") == (local_rows, local_findings)
+
+
+@pytest.mark.slow
+def test_a_regeneration_on_ray_records_what_a_local_one_does(ray_instance: None, tmp_path: Path) -> None:
+    # one attempt per slot and defects on half of them: failed slots to regenerate
+    options = RunOptions(capability="general", count=10, seed=3, defect_rate=0.5, max_attempts=1, concurrency=3)
+    start_run(options, tmp_path / "template.duckdb")
+    summaries = {}
+    workers: dict[str, set[int]] = {"local": set(), "ray": set()}
+    for where, ray in (("local", None), ("ray", LOCAL)):
+        catalog = copy_catalog(tmp_path / "template.duckdb", tmp_path / f"{where}.duckdb")
+        summaries[where] = regenerate(catalog, attempts=2, ray=ray,
+                                      on_progress=lambda _p, w=where: workers[w].update(_actor_pids("SlotWorker")))
+    assert workers["ray"] and not workers["local"]  # the slots were filled by Ray workers
+    assert summaries["local"].slots > 0 and summaries["local"].repaired > 0
+    assert summaries["ray"] == summaries["local"]
+    assert _contents(tmp_path / "ray.duckdb") == _contents(tmp_path / "local.duckdb")
+    assert _query(tmp_path / "ray.duckdb", "SELECT count(*) FROM packages WHERE attempt > 1") != [(0,)]
 
 
 @pytest.fixture

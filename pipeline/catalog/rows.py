@@ -98,12 +98,12 @@ PACKAGE_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "st
 ``row_id`` and ``created`` are set when it is inserted)."""
 _COLUMN_INDEX = {name: n for n, name in enumerate(PACKAGE_COLUMNS)}
 _PACKAGE_TYPES = {name: {
-    "row_id": "BIGINT", "run": "BIGINT", "slot": "INTEGER", "attempt": "INTEGER", "id": "VARCHAR",
+    "run": "BIGINT", "slot": "INTEGER", "attempt": "INTEGER", "id": "VARCHAR",
     "capability": "VARCHAR", "workflow": "VARCHAR", "difficulty": "VARCHAR", "services": "VARCHAR[]",
     "status": "VARCHAR", "score": "DOUBLE", "step_count": "INTEGER", "tool_count": "INTEGER",
     "turn_count": "INTEGER", "request": "VARCHAR", "near_key": "VARCHAR", "package": "JSON",
     "verifier_version": "VARCHAR", "parent": "VARCHAR", "generator": "VARCHAR", "injected_defect": "VARCHAR",
-    "sft_ready": "BOOLEAN", "review_codes": "VARCHAR[]"}[name] for name in ("row_id", "run", "slot", "attempt",
+    "sft_ready": "BOOLEAN", "review_codes": "VARCHAR[]"}[name] for name in ("run", "slot", "attempt",
                                                                             *PACKAGE_COLUMNS)}
 """The SQL type of each column ``insert_group`` writes, in the order of its values."""
 _FINDING_TYPES = {"package_row": "BIGINT", "n": "INTEGER", "code": "VARCHAR", "message": "VARCHAR", "step": "INTEGER",
@@ -135,35 +135,36 @@ def prepare(row: AttemptRow) -> PreparedRow:
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, types: dict[str, str], rows: list[tuple[Any, ...]],
-            suffix: str = "", constant: tuple[Any, ...] = ()) -> None:
+            suffix: str = "", constant: tuple[Any, ...] = (), returning: str = "") -> list[tuple[Any, ...]]:
     """Insert ``rows`` (values in the order of ``types``) in one statement: one list parameter per
     column, unnested together, so the statement stays small and is parsed quickly whatever the
-    count. ``suffix`` adds columns set to one value for every row (``constant``)."""
+    count. ``suffix`` adds columns set to one value for every row (``constant``); ``returning``
+    (a ``RETURNING`` clause) what the statement returns."""
     select = ", ".join(f"unnest(?::{kind}[])" for kind in types.values())
     columns = [list(values) for values in zip(*rows, strict=True)]
-    con.execute(f"INSERT INTO {table} ({', '.join(types)}{suffix}) SELECT {select}{', ?' * len(constant)}",
-                [*columns, *constant])
+    return con.execute(f"INSERT INTO {table} ({', '.join(types)}{suffix}) SELECT {select}{', ?' * len(constant)} "
+                       f"{returning}", [*columns, *constant]).fetchall()
 
 
 def insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[PreparedRow], created: datetime) -> list[int]:
-    """Insert the rows, their findings and their LLM calls: three statements in all (and one for
-    the row ids)."""
+    """Insert the rows, their findings and their LLM calls: three statements in all."""
     run_ids = sorted({row.run_id for row in rows})
     runs = dict(con.execute(f"SELECT id, capability FROM runs WHERE id IN ({', '.join('?' * len(run_ids))})",
                             run_ids).fetchall())
     missing = [r for r in run_ids if r not in runs]
     if missing:
         raise CatalogError(f"no run {missing[0]} in {path}; start one with Catalog.start_run")
-    ids = sorted(r[0] for r in con.execute("SELECT nextval('package_rows') FROM range(?)", [len(rows)]).fetchall())
     capability = _COLUMN_INDEX["capability"]
-    values = [(row_id, row.run_id, row.slot, row.attempt, *row.columns[:capability],
-               row.columns[capability] or runs[row.run_id], *row.columns[capability + 1:])
-              for row_id, row in zip(ids, rows, strict=True)]
+    values = [(row.run_id, row.slot, row.attempt, *row.columns[:capability],
+               row.columns[capability] or runs[row.run_id], *row.columns[capability + 1:]) for row in rows]
     try:
-        _insert(con, "packages", _PACKAGE_TYPES, values, ", created", (created,))
+        returned = _insert(con, "packages", _PACKAGE_TYPES, values, ", created", (created,),
+                           "RETURNING run, slot, attempt, row_id")
     except duckdb.ConstraintException as exc:
         which = "; ".join(f"run {r.run_id} slot {r.slot} attempt {r.attempt}" for r in rows[:3])
         raise CatalogError(f"{which} is already recorded ({first_line(str(exc))})") from exc
+    by_key = {(run, slot, attempt): row_id for run, slot, attempt, row_id in returned}
+    ids = [by_key[(row.run_id, row.slot, row.attempt)] for row in rows]
     findings = [(row_id, n, *finding) for row_id, row in zip(ids, rows, strict=True)
                 for n, finding in enumerate(row.findings)]
     if findings:

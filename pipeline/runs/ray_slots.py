@@ -100,7 +100,8 @@ class Settled:
 
 @dataclass(frozen=True)
 class SlotEnd:
-    """A slot's end on an actor: ``accepted``, or the error that ended it."""
+    """A slot's end on an actor: not accepted, or the error that ended it. (The driver ends a slot
+    itself when it commits the slot's accepted attempt or its last one.)"""
 
     slot: int
     accepted: bool
@@ -141,7 +142,8 @@ class SlotWorker(GangWorker):
         except Exception as exc:
             self.outbox.put(SlotEnd(job.first.slot, False, WorkerError.of(exc)))
         else:
-            self.outbox.put(SlotEnd(job.first.slot, accepted))
+            if not accepted:  # an accepted slot's end the driver knows from its commit
+                self.outbox.put(SlotEnd(job.first.slot, accepted))
 
     # ------------------------------------------------------------------ SlotHooks
 
@@ -236,9 +238,11 @@ class RaySlots:
             return
         assert self.gang is not None
         for row in kept:
+            self.gang.send(actor, Settled(row.slot, row.attempt, row.refused_by))
             if (slot := self.open.get(row.slot)) is not None:
                 slot.accepted, slot.committed = row.accepted, row.attempt
-            self.gang.send(actor, Settled(row.slot, row.attempt, row.refused_by))
+                if row.accepted or row.attempt >= slot.last_attempt:  # its end on the actor is known
+                    self._end(slot, row.accepted)
 
     async def on_lost(self, actor: int) -> None:
         """Continue the lost actor's open slots elsewhere, once its last rows are committed, each

@@ -243,14 +243,19 @@ class BatchRun:
     async def commit_row(self, row: PreparedRow) -> PreparedRow:
         """Hand one verified attempt to the group writer (dedup, then the commit); return it once
         committed (``refused`` when a duplicate), and count it."""
-        row = await self.writer.commit(row)
-        if row.accepted:
-            self.progress.accepted += 1
-        else:
-            self.progress.rejected += 1
-            self.progress.codes.update(row.codes)
-        self.on_progress(self.progress)
-        return row
+        return (await self.commit_rows([row]))[0]
+
+    async def commit_rows(self, rows: list[PreparedRow]) -> list[PreparedRow]:
+        """``commit_row`` for several attempts at once (in their order)."""
+        kept = await self.writer.commit_many(rows)
+        for row in kept:
+            if row.accepted:
+                self.progress.accepted += 1
+            else:
+                self.progress.rejected += 1
+                self.progress.codes.update(row.codes)
+            self.on_progress(self.progress)
+        return kept
 
 
 def attempt_row(run_id: int, generator: str, request: Attempt, generated: Generated,

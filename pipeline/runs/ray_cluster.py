@@ -41,6 +41,9 @@ GATHER_S = 0.25
 fewer, fuller answers keep its CPU per item low."""
 MAX_ITEMS = 256
 """At most this many items in one ``collect`` answer."""
+FLUSH_S = 0.01
+"""How long messages for the actors are gathered before they go: answers to one commit group and
+the work that follows them (new slots) then share one Ray call per actor."""
 REPLACEMENTS_PER_ACTOR = 2
 """A gang of N actors starts at most this many times N new actors in place of lost ones."""
 
@@ -253,15 +256,15 @@ class Gang:
         return min(self.members, key=lambda i: self.members[i].load)
 
     def send(self, index: int, message: Any) -> None:
-        """Queue ``message`` for actor ``index``; the queued messages go in one ``submit`` as soon
-        as the event loop is free (dropped when the actor was lost meanwhile)."""
+        """Queue ``message`` for actor ``index``; the queued messages go in one ``submit``
+        ``FLUSH_S`` later (dropped when the actor was lost meanwhile)."""
         member = self.members.get(index)
         if member is None:
             return
         member.messages.append(message)
         if not self._flush_due:
             self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            asyncio.get_running_loop().call_later(FLUSH_S, self._flush)
 
     def _flush(self) -> None:
         self._flush_due = False

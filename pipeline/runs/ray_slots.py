@@ -230,7 +230,7 @@ class RaySlots:
         for row in rows:
             self.batch.spent_tokens(*row.tokens)
         try:
-            kept = await asyncio.gather(*(self.batch.commit_row(row) for row in rows))
+            kept = await self.batch.commit_rows(rows)
         except Exception as exc:  # the catalog cannot be written: the run stops with this error
             for row in rows:
                 if (slot := self.open.get(row.slot)) is not None:

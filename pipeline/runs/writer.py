@@ -57,10 +57,16 @@ class GroupWriter:
     async def commit(self, row: PreparedRow) -> PreparedRow:
         """Queue ``row``; return it as committed (``refused`` when it duplicates an accepted package:
         ``kept_verdict`` gives its verdict as kept)."""
+        return (await self.commit_many([row]))[0]
+
+    async def commit_many(self, rows: list[PreparedRow]) -> list[PreparedRow]:
+        """``commit`` for several rows, queued in their order: each as committed."""
         assert self._queue is not None, "GroupWriter.commit outside running()"
-        done: asyncio.Future[PreparedRow] = asyncio.get_running_loop().create_future()
-        await self._queue.put((row, done))
-        return await done
+        loop = asyncio.get_running_loop()
+        done: list[asyncio.Future[PreparedRow]] = [loop.create_future() for _ in rows]
+        for row, future in zip(rows, done, strict=True):
+            self._queue.put_nowait((row, future))
+        return list(await asyncio.gather(*done))
 
     async def _group(self) -> list[tuple[PreparedRow, asyncio.Future[PreparedRow]]]:
         """The next group: the first attempt to arrive, and those arriving within ``delay`` of it.

@@ -247,17 +247,15 @@ def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
     assert _accounted_for(catalog, options.max_attempts) == (240, summary.slots)
 
 
-@pytest.mark.slow
-def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None:
-    catalog = tmp_path / "c.duckdb"
-    env = {**os.environ, "SYNTH_MODEL": "offline"}
+def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], bool]) -> None:
+    """Run the driver ``command`` (with ``--ray``: a Ray instance of its own) until ``started()``,
+    then kill it with SIGKILL, so nothing of it runs on."""
     agents_before = set(_actor_pids(""))
-    driver = subprocess.Popen([*SYNTH, "run", "-c", "general", "-n", "400", "--concurrency", "16", "--ray",
-                               "--catalog", str(catalog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env)
     try:
-        processes.wait_for(lambda: accepted_now(catalog) >= 20, timeout=120)
-        driver.kill()  # SIGKILL: nothing of the driver runs on
+        processes.wait_for(started, timeout=120)
+        driver.kill()
         driver.wait(timeout=30)
     finally:
         if driver.poll() is None:
@@ -266,6 +264,14 @@ def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None
         # `ray stop` would end every Ray on the machine, so the test ends its own by id.
         for pid in set(_actor_pids("DashboardAgent") + _actor_pids("RuntimeEnvAgent")) - agents_before:
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    env = {**os.environ, "SYNTH_MODEL": "offline"}
+    _kill_driver([*SYNTH, "run", "-c", "general", "-n", "400", "--concurrency", "16", "--ray", "--catalog",
+                  str(catalog)], env, lambda: accepted_now(catalog) >= 20)
     before = accepted_now(catalog)
     assert 20 <= before < 400
     resumed = subprocess.run([*SYNTH, "run", "--resume", "1", "--ray", "--json", "--catalog", str(catalog)],
@@ -344,21 +350,10 @@ def test_rollouts_on_ray_survive_a_killed_worker(ray_instance: None, tmp_path: P
 @pytest.mark.slow
 def test_rollouts_on_ray_resume_after_their_driver_is_killed(tmp_path: Path) -> None:
     catalog, agents = _rollout_agents(tmp_path)
-    agents_before = set(_actor_pids(""))
     with OpenAIServer(agents, latency_s=0.2) as server:
-        command = [*SYNTH, "rollout", "--model", "reference", "--base-url", server.base_url, "--samples", "6",
-                   "--concurrency", "4", "--ray", "--catalog", str(catalog)]
-        driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  start_new_session=True, env=os.environ | {"OPENAI_API_KEY": ""})
-        try:
-            processes.wait_for(lambda: len(_rollouts_now(catalog)) >= 6, timeout=120)
-            driver.kill()  # SIGKILL: nothing of the driver runs on
-            driver.wait(timeout=30)
-        finally:
-            if driver.poll() is None:
-                os.killpg(driver.pid, signal.SIGKILL)
-            for pid in set(_actor_pids("DashboardAgent") + _actor_pids("RuntimeEnvAgent")) - agents_before:
-                os.kill(pid, signal.SIGKILL)
+        _kill_driver([*SYNTH, "rollout", "--model", "reference", "--base-url", server.base_url, "--samples", "6",
+                      "--concurrency", "4", "--ray", "--catalog", str(catalog)],
+                     os.environ | {"OPENAI_API_KEY": ""}, lambda: len(_rollouts_now(catalog)) >= 6)
         committed = _rollouts_now(catalog)
         assert 6 <= len(committed) < 54
         resumed = subprocess.run([*SYNTH, "rollout", "--resume", "1", "--ray", "--json", "--catalog", str(catalog)],

@@ -5,6 +5,7 @@ package contract.)"""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,31 +39,114 @@ class AttemptRow(BaseModel):
     near_key: str | None = None  # the package's ``near_key`` when the caller already computed it
 
 
-def prepare(row: AttemptRow) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
-    """The ``packages`` columns and the findings of one attempt (validated as ``record`` says)."""
+@dataclass(frozen=True, slots=True)
+class PreparedRow:
+    """One attempt as the catalog stores it, in plain values (``prepare``): the ``packages``
+    columns with the package's JSON text, its findings and LLM calls as tuples. Cheap to pickle and
+    to insert, with nothing left to validate or dump, so it can be built where the attempt was made
+    (a Ray actor) and committed by the one writer."""
+
+    run_id: int
+    slot: int
+    attempt: int
+    columns: tuple[Any, ...]
+    """The values of ``PACKAGE_COLUMNS``."""
+    findings: tuple[tuple[Any, ...], ...]
+    """``(code, message, step, check_id, detail JSON, kind, witness JSON)`` of each finding, in order."""
+    calls: tuple[tuple[Any, ...], ...]
+    """``(model, prompt_tokens, completion_tokens, latency_s, status, error)`` of each LLM call."""
+    codes: tuple[str, ...]
+    """Its refusal codes, or its failure's code (what a run counts a rejection by)."""
+    refused_by: tuple[Finding, ...] = ()
+    """Set by a writer that refused it as a duplicate (``refused``): the ``duplicate_package`` findings."""
+
+    def column(self, name: str) -> Any:
+        return self.columns[_COLUMN_INDEX[name]]
+
+    @property
+    def id(self) -> str | None:
+        return self.column("id")
+
+    @property
+    def near_key(self) -> str | None:
+        return self.column("near_key")
+
+    @property
+    def accepted(self) -> bool:
+        return self.column("status") == "accepted"
+
+    @property
+    def tokens(self) -> tuple[int, int]:
+        """``(prompt, completion)`` tokens of its LLM calls."""
+        return sum(c[1] for c in self.calls), sum(c[2] for c in self.calls)
+
+    def refused(self, duplicate: list[Finding]) -> PreparedRow:
+        """This accepted attempt refused by ``duplicate`` (``duplicate_package`` findings): those go
+        first among its findings, as ``Verdict.build`` sorts them; its review notes and SFT losses
+        stay (an accepted verdict has no other refusals)."""
+        columns = list(self.columns)
+        columns[_COLUMN_INDEX["status"]] = "rejected"
+        return replace(self, columns=tuple(columns), findings=tuple(_finding_values("refusal", f) for f in duplicate)
+                       + self.findings, codes=tuple(dict.fromkeys(f.code.value for f in duplicate)),
+                       refused_by=tuple(duplicate))
+
+
+PACKAGE_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
+                   "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "parent",
+                   "generator", "injected_defect", "sft_ready", "review_codes")
+"""The ``packages`` columns a ``PreparedRow`` carries (``run``, ``slot``, ``attempt`` apart;
+``row_id`` and ``created`` are set when it is inserted)."""
+_COLUMN_INDEX = {name: n for n, name in enumerate(PACKAGE_COLUMNS)}
+_PACKAGE_TYPES = {name: {
+    "run": "BIGINT", "slot": "INTEGER", "attempt": "INTEGER", "id": "VARCHAR",
+    "capability": "VARCHAR", "workflow": "VARCHAR", "difficulty": "VARCHAR", "services": "VARCHAR[]",
+    "status": "VARCHAR", "score": "DOUBLE", "step_count": "INTEGER", "tool_count": "INTEGER",
+    "turn_count": "INTEGER", "request": "VARCHAR", "near_key": "VARCHAR", "package": "JSON",
+    "verifier_version": "VARCHAR", "parent": "VARCHAR", "generator": "VARCHAR", "injected_defect": "VARCHAR",
+    "sft_ready": "BOOLEAN", "review_codes": "VARCHAR[]"}[name] for name in ("run", "slot", "attempt",
+                                                                            *PACKAGE_COLUMNS)}
+"""The SQL type of each column ``insert_group`` writes, in the order of its values."""
+_FINDING_TYPES = {"package_row": "BIGINT", "n": "INTEGER", "code": "VARCHAR", "message": "VARCHAR", "step": "INTEGER",
+                  "check_id": "VARCHAR", "detail": "JSON", "kind": "VARCHAR", "witness": "JSON"}
+_CALL_TYPES = {"package_row": "BIGINT", "run": "BIGINT", "slot": "INTEGER", "attempt": "INTEGER", "n": "INTEGER",
+               "model": "VARCHAR", "prompt_tokens": "INTEGER", "completion_tokens": "INTEGER", "latency_s": "DOUBLE",
+               "status": "VARCHAR", "error": "VARCHAR"}
+
+
+def prepare(row: AttemptRow) -> PreparedRow:
+    """``row`` as the catalog stores it (validated as ``Catalog.record`` says)."""
     if row.package is not None:
         if row.verdict is None or row.failure is not None:
             raise ValueError("a recorded package needs its verdict and no failure")
-        return _package_columns(row.package, row.verdict, row.near_key), _findings(row.verdict)
-    if row.failure is None:
+        columns = _package_columns(row.package, row.verdict, row.near_key)
+        findings = _findings(row.verdict)
+        codes = tuple(row.verdict.codes)
+    elif row.failure is None:
         raise ValueError("record needs a package with its verdict, or the failure that left none")
-    return (_failure_columns(row.capability, row.workflow),
-            [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}", "refusal", None)])
+    else:
+        columns = _failure_columns(row.capability, row.workflow)
+        findings = [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}", "refusal", None)]
+        codes = (row.failure.code.value,)
+    columns |= {"parent": row.parent, "generator": row.generator, "injected_defect": row.injected_defect}
+    calls = tuple((c.model, c.prompt_tokens, c.completion_tokens, c.latency_s, c.status,
+                   mask_credentials(c.error) if c.error else None) for c in row.llm_calls)
+    return PreparedRow(row.run_id, row.slot, row.attempt, tuple(columns.get(name) for name in PACKAGE_COLUMNS),
+                       tuple(findings), calls, codes)
 
 
-_ROW_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
-                "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "run", "slot",
-                "attempt", "parent", "generator", "created", "injected_defect", "sft_ready", "review_codes")
-_FINDING_COLUMNS = ("package_row", "n", "code", "message", "step", "check_id", "detail", "kind", "witness")
+def _insert(con: duckdb.DuckDBPyConnection, table: str, types: dict[str, str], rows: list[tuple[Any, ...]],
+            suffix: str = "", constant: tuple[Any, ...] = (), returning: str = "") -> list[tuple[Any, ...]]:
+    """Insert ``rows`` (values in the order of ``types``) in one statement: one list parameter per
+    column, unnested together, so the statement stays small and is parsed quickly whatever the
+    count. ``suffix`` adds columns set to one value for every row (``constant``); ``returning``
+    (a ``RETURNING`` clause) what the statement returns."""
+    select = ", ".join(f"unnest(?::{kind}[])" for kind in types.values())
+    columns = [list(values) for values in zip(*rows, strict=True)]
+    return con.execute(f"INSERT INTO {table} ({', '.join(types)}{suffix}) SELECT {select}{', ?' * len(constant)} "
+                       f"{returning}", [*columns, *constant]).fetchall()
 
 
-def _values(count: int, width: int) -> str:
-    row = "(" + ", ".join("?" * width) + ")"
-    return ", ".join([row] * count)
-
-
-def insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[AttemptRow],
-                  prepared: list[tuple[dict[str, Any], list[tuple[Any, ...]]]], created: datetime) -> list[int]:
+def insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[PreparedRow], created: datetime) -> list[int]:
     """Insert the rows, their findings and their LLM calls: three statements in all."""
     run_ids = sorted({row.run_id for row in rows})
     runs = dict(con.execute(f"SELECT id, capability FROM runs WHERE id IN ({', '.join('?' * len(run_ids))})",
@@ -70,34 +154,25 @@ def insert_group(con: duckdb.DuckDBPyConnection, path: Path, rows: list[AttemptR
     missing = [r for r in run_ids if r not in runs]
     if missing:
         raise CatalogError(f"no run {missing[0]} in {path}; start one with Catalog.start_run")
-    params: list[Any] = []
-    for row, (columns, _) in zip(rows, prepared, strict=True):
-        columns = {**columns, "run": row.run_id, "slot": row.slot, "attempt": row.attempt, "parent": row.parent,
-                   "generator": row.generator, "created": created, "injected_defect": row.injected_defect}
-        if columns.get("capability") is None:
-            columns["capability"] = runs[row.run_id]
-        params += [columns.get(name) for name in _ROW_COLUMNS]
+    capability = _COLUMN_INDEX["capability"]
+    values = [(row.run_id, row.slot, row.attempt, *row.columns[:capability],
+               row.columns[capability] or runs[row.run_id], *row.columns[capability + 1:]) for row in rows]
     try:
-        returned = con.execute(
-            f"INSERT INTO packages ({', '.join(_ROW_COLUMNS)}) VALUES {_values(len(rows), len(_ROW_COLUMNS))} "
-            "RETURNING run, slot, attempt, row_id", params).fetchall()
+        returned = _insert(con, "packages", _PACKAGE_TYPES, values, ", created", (created,),
+                           "RETURNING run, slot, attempt, row_id")
     except duckdb.ConstraintException as exc:
         which = "; ".join(f"run {r.run_id} slot {r.slot} attempt {r.attempt}" for r in rows[:3])
         raise CatalogError(f"{which} is already recorded ({first_line(str(exc))})") from exc
     by_key = {(run, slot, attempt): row_id for run, slot, attempt, row_id in returned}
     ids = [by_key[(row.run_id, row.slot, row.attempt)] for row in rows]
-    findings = [[row_id, n, *finding] for row_id, (_, found) in zip(ids, prepared, strict=True)
-                for n, finding in enumerate(found)]
+    findings = [(row_id, n, *finding) for row_id, row in zip(ids, rows, strict=True)
+                for n, finding in enumerate(row.findings)]
     if findings:
-        con.execute(f"INSERT INTO findings ({', '.join(_FINDING_COLUMNS)}) VALUES "
-                    + _values(len(findings), len(_FINDING_COLUMNS)), [v for f in findings for v in f])
-    calls = [[row_id, row.run_id, row.slot, row.attempt, n, c.model, c.prompt_tokens, c.completion_tokens,
-              c.latency_s, c.status, mask_credentials(c.error) if c.error else None]
-             for row_id, row in zip(ids, rows, strict=True) for n, c in enumerate(row.llm_calls)]
+        _insert(con, "findings", _FINDING_TYPES, findings)
+    calls = [(row_id, row.run_id, row.slot, row.attempt, n, *call) for row_id, row in zip(ids, rows, strict=True)
+             for n, call in enumerate(row.calls)]
     if calls:
-        con.execute("INSERT INTO llm_calls (package_row, run, slot, attempt, n, model, prompt_tokens, "
-                    "completion_tokens, latency_s, status, error) VALUES " + _values(len(calls), 11),
-                    [v for c in calls for v in c])
+        _insert(con, "llm_calls", _CALL_TYPES, calls)
     return ids
 
 
@@ -137,6 +212,9 @@ def _by_kind(verdict: Verdict) -> list[tuple[Kind, Finding]]:
 
 
 def _findings(verdict: Verdict) -> list[tuple[Any, ...]]:
-    return [(f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str), kind,
-             None if f.witness is None else f.witness.model_dump_json())
-            for kind, f in _by_kind(verdict)]
+    return [_finding_values(kind, f) for kind, f in _by_kind(verdict)]
+
+
+def _finding_values(kind: Kind, f: Finding) -> tuple[Any, ...]:
+    return (f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str), kind,
+            None if f.witness is None else f.witness.model_dump_json())

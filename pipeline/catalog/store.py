@@ -48,7 +48,7 @@ from pipeline.core.outcomes import Failure, LLMCall, Verdict
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
-    from pipeline.catalog.rows import AttemptRow
+    from pipeline.catalog.rows import AttemptRow, PreparedRow
     from pipeline.core.package import TaskPackage
     from pipeline.core.rollouts import Rollout
 
@@ -246,16 +246,21 @@ class Catalog:
 
     def record_many(self, rows: list[AttemptRow]) -> list[int]:
         """Commit several attempts in ONE transaction (a group commit: all or none); return their
-        row ids. Each row follows the rules of ``record``. One statement per table, whatever the
-        group's size, so a group costs about what one attempt does."""
-        from pipeline.catalog.rows import insert_group, prepare
+        row ids. Each row follows the rules of ``record``."""
+        from pipeline.catalog.rows import prepare
+
+        return self.record_prepared([prepare(row) for row in rows])
+
+    def record_prepared(self, rows: list[PreparedRow]) -> list[int]:
+        """``record_many`` for attempts already turned into catalog values (``rows.prepare``). One
+        statement per table, whatever the group's size, so a group costs about what one attempt does."""
+        from pipeline.catalog.rows import insert_group
 
         if not rows:
             return []
-        prepared = [prepare(row) for row in rows]
         created = datetime.now(UTC)
         with self._transaction() as con:
-            return insert_group(con, self.path, rows, prepared, created)
+            return insert_group(con, self.path, rows, created)
 
     def accepted_keys(self) -> list[tuple[str, str]]:
         """``(id, near_key)`` of every accepted package: what a writer needs to dedup in memory

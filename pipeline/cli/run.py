@@ -200,6 +200,7 @@ def regen(
     attempts: int = typer.Option(1, "--attempts", min=1, help="New attempts per slot."),
     model: str = typer.Option(None, "--model", metavar="<model>", help="Override the run's model ('offline' for the built-in generator)."),
     base_url: str = typer.Option(None, "--base-url", metavar="<url>", help="Override the run's server URL."),
+    ray: str = RayOpt,
     catalog_path: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -208,7 +209,7 @@ def regen(
 
     with run_display(as_json, catalog_path) as bar:
         summary = regenerate(catalog_path, run_id=run_id, reason=reason, limit=limit, attempts=attempts, model=model,
-                             base_url=base_url, on_start=bar.start, on_progress=bar.update)
+                             base_url=base_url, on_start=bar.start, on_progress=bar.update, ray=ray)
     if as_json:
         emit_json(summary.model_dump())
         return

@@ -262,10 +262,14 @@ def _generation_run(cat: Catalog, run_id: int, what: str) -> RunInfo:
 def _regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int | None = None,
                 reason: str | None = None, limit: int | None = None, attempts: int = 1,
                 model: str | None = None, base_url: str | None = None,
-                on_start: StartFn | None = None, on_progress: ProgressFn | None = None) -> Steps[RegenSummary]:
+                on_start: StartFn | None = None, on_progress: ProgressFn | None = None,
+                ray: str | None = None) -> Steps[RegenSummary]:
     """Give rejected slots (of ``run_id``, or of every generation run) ``attempts`` more tries, fed
     their last findings; with ``reason``, only slots last rejected with that code. ``on_start`` is
-    told each run's id, generator and options before its slots are retried."""
+    told each run's id, generator and options before its slots are retried. ``ray`` as for
+    ``start_run``: each run's slots are retried on that Ray cluster (its actors started for that
+    run and ended after it), with the same rows as here."""
+    needs_ray(ray)
     by_run: dict[int, dict[str, int]] = {}
     tokens = [0, 0]
     with writable_catalog(catalog) as cat:
@@ -288,7 +292,8 @@ def _regenerate(catalog: Catalog | Path | str = DEFAULT_CATALOG, *, run_id: int 
             _announce(on_start, rid, generator, options, effective_url, repair=len(slots))
             batch = BatchRun(cat, generator, options, rid, on_progress)
             with _recording_stops(cat, rid):
-                outcomes = yield _then_close(batch, partial(batch.regenerate, slots, attempts))
+                outcomes = yield _then_close(batch, _on_ray(batch, ray, effective_url,
+                                                            partial(batch.regenerate, slots, attempts)))
             with signals_ignored():
                 cat.finish_run(rid, "finished" if cat.accepted_count(rid) >= options.count else "failed")
             by_run[rid] = {"slots": len(slots), "repaired": sum(outcomes)}

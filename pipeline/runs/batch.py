@@ -20,17 +20,17 @@ from collections.abc import Callable
 from typing import Protocol
 
 from pipeline.catalog.queries import SlotState
-from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.rows import AttemptRow, PreparedRow, prepare
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, LLMCall, Verdict
-from pipeline.core.package import TaskPackage, near_key
+from pipeline.core.package import TaskPackage
 from pipeline.generation.base import Attempt, Generated, Generator
 from pipeline.generation.offline import pick_template
 from pipeline.runs.options import Progress, RunOptions, RunSummary
 from pipeline.runs.pool import VerifierPool
 from pipeline.runs.slot import fill_slot
-from pipeline.runs.writer import GroupWriter
+from pipeline.runs.writer import GroupWriter, kept_verdict
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options
 
@@ -92,10 +92,10 @@ class BatchRun:
                 self._failed_slots += not state.accepted
             else:
                 going_on.append(state)
-        last = self._last_attempts([state.slot for state in going_on])
+        last = self.last_attempts([state.slot for state in going_on])
         return [(state.slot, state.attempts + 1, *last[state.slot]) for state in going_on]
 
-    def _last_attempts(self, slots: list[int]) -> dict[int, tuple[TaskPackage | None, list[Finding]]]:
+    def last_attempts(self, slots: list[int]) -> dict[int, tuple[TaskPackage | None, list[Finding]]]:
         """Per slot, its last recorded package and findings (one catalog connection for them all)."""
         with self.catalog.batch():
             return {slot: self._last_attempt(slot) for slot in slots}
@@ -208,16 +208,21 @@ class BatchRun:
     def spent(self, calls: list[LLMCall]) -> None:
         """Count the tokens of ``calls`` (the budget and the progress read the total)."""
         for call in calls:
-            self.progress.prompt_tokens += call.prompt_tokens
-            self.progress.completion_tokens += call.completion_tokens
+            self.spent_tokens(call.prompt_tokens, call.completion_tokens)
+
+    def spent_tokens(self, prompt: int, completion: int) -> None:
+        """Count tokens spent elsewhere (``spent``)."""
+        self.progress.prompt_tokens += prompt
+        self.progress.completion_tokens += completion
 
     async def verify(self, package: TaskPackage) -> Verdict:
         return await self.verifier.verify(package)
 
     async def settle(self, request: Attempt, generated: Generated,
                      verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:
-        row = await self.commit_row(attempt_row(self.run_id, self.generator.name, request, generated, verdict))
-        return row.package, row.verdict
+        row = attempt_row(self.run_id, self.generator.name, request, generated, verdict)
+        kept = await self.commit_row(prepare(row))
+        return row.package, None if row.verdict is None else kept_verdict(row.verdict, kept.refused_by)
 
     async def regenerate(self, slots: list[int], attempts: int) -> list[bool]:
         """Give each failed slot up to ``attempts`` more tries, fed its last findings; per slot,
@@ -225,7 +230,7 @@ class BatchRun:
         self._requests = asyncio.Semaphore(self.options.concurrency)
         semaphore = asyncio.Semaphore(OPEN_SLOTS_PER_REQUEST * self.options.concurrency)
         states = self.catalog.slot_states(self.run_id)
-        last = self._last_attempts(slots)
+        last = self.last_attempts(slots)
 
         async def one(slot: int) -> bool:
             async with semaphore:
@@ -235,34 +240,36 @@ class BatchRun:
         async with self.writer.running():
             return list(await asyncio.gather(*(one(s) for s in slots)))
 
-    async def commit_row(self, row: AttemptRow) -> AttemptRow:
+    async def commit_row(self, row: PreparedRow) -> PreparedRow:
         """Hand one verified attempt to the group writer (dedup, then the commit); return it once
-        committed, and count it."""
-        row = await self.writer.commit(row)
-        accepted = bool(row.verdict and row.verdict.accepted)
-        if accepted:
-            self.progress.accepted += 1
-        else:
-            self.progress.rejected += 1
-            self.progress.codes.update(row.verdict.codes if row.verdict else [row.failure.code.value] if row.failure else [])
-        self.on_progress(self.progress)
-        return row
+        committed (``refused`` when a duplicate), and count it."""
+        return (await self.commit_rows([row]))[0]
+
+    async def commit_rows(self, rows: list[PreparedRow]) -> list[PreparedRow]:
+        """``commit_row`` for several attempts at once (in their order)."""
+        kept = await self.writer.commit_many(rows)
+        for row in kept:
+            if row.accepted:
+                self.progress.accepted += 1
+            else:
+                self.progress.rejected += 1
+                self.progress.codes.update(row.codes)
+            self.on_progress(self.progress)
+        return kept
 
 
 def attempt_row(run_id: int, generator: str, request: Attempt, generated: Generated,
                 verdict: Verdict | None) -> AttemptRow:
-    """The catalog row of one attempt: the package under its verdict's id (its ``near_key``
-    computed when it is accepted, for the writer's dedup), or the generation's failure."""
+    """The catalog row of one attempt: the package under its verdict's id, or the generation's failure."""
     package = generated.package
     if package is not None and verdict is not None and verdict.id != package.id:
         package = package.model_copy(update={"id": verdict.id})
     failure = None if package is not None else generated.failure
-    near = near_key(package) if package is not None and verdict is not None and verdict.accepted else None
     parent = request.parent
     return AttemptRow(run_id=run_id, slot=request.slot, attempt=request.attempt, package=package, verdict=verdict,
                       llm_calls=generated.calls, parent=parent.id if parent else None, failure=failure,
                       generator=generator, capability=request.capability, workflow=request.template,
-                      injected_defect=generated.defect, near_key=near)
+                      injected_defect=generated.defect)
 
 
 _CODES = frozenset(c.value for c in Code)

@@ -12,7 +12,10 @@ tokens)`` hands it work and answers, ``collect()`` (one call always outstanding 
 what it finished since the last call, gathered for up to ``GATHER_S`` after the first item. An
 actor whose process or node is lost raises ``RayActorError`` from its outstanding ``collect``: the
 gang drops it and tells its owner (``on_lost``), which hands that actor's work in flight to the
-others. The run goes on while one actor lives.
+others, and starts a new actor in its place (up to ``REPLACEMENTS_PER_ACTOR`` times the gang's size
+over the job, so a long job does not shrink as workers die, and actors that die at once on start
+do not loop forever); the owner hears of it through ``on_joined`` once it is up. The job goes on
+while one actor lives.
 """
 
 from __future__ import annotations
@@ -32,12 +35,17 @@ from pipeline.core.errors import UserError
 LOCAL = "local"
 """The ``--ray`` value given without an address: a Ray instance on this machine."""
 INSTALL = "pip install 'synth[ray]'"
-GATHER_S = 0.5
+GATHER_S = 0.25
 """How long an actor gathers finished items after the first before ``collect`` returns them
 (unless nothing else can come: see ``Outbox``). Each ``collect`` costs the driver a Ray call, so
 fewer, fuller answers keep its CPU per item low."""
 MAX_ITEMS = 256
 """At most this many items in one ``collect`` answer."""
+FLUSH_S = 0.01
+"""How long messages for the actors are gathered before they go: answers to one commit group and
+the work that follows them (new slots) then share one Ray call per actor."""
+REPLACEMENTS_PER_ACTOR = 2
+"""A gang of N actors starts at most this many times N new actors in place of lost ones."""
 
 log = logging.getLogger(__name__)
 
@@ -177,31 +185,68 @@ class Gang:
     """One actor of ``worker`` (a ``GangWorker`` subclass, built with ``args``) per cluster CPU, or
     ``count``; see the module. ``on_batch(index, items)`` is called with every ``collect`` answer
     (on the event loop, in order per actor), ``on_lost(index)`` once per actor lost; ``tokens()`` is
-    sent with every ``submit``. ``failure`` is set when an actor raised (a bug): every item of the
-    owner should then fail with it."""
+    sent with every ``submit``; ``on_failure(exc)`` when an actor raised (a bug): every item of the
+    owner should then fail with it. A lost actor is replaced (see the module): ``on_joined(index)``
+    is called when the new one, under a new index, is up."""
 
     def __init__(self, ray: ModuleType, worker: type[GangWorker], args: tuple[Any, ...],
                  on_batch: Callable[[int, list[Any]], None], on_lost: Callable[[int], Awaitable[None]],
                  on_failure: Callable[[BaseException], None], tokens: Callable[[], int] = lambda: 0,
-                 count: int | None = None) -> None:
+                 count: int | None = None, on_joined: Callable[[int], None] = lambda _index: None) -> None:
         self.ray, self.worker, self.args = ray, worker, args
         self.on_batch, self.on_lost, self.on_failure, self.tokens = on_batch, on_lost, on_failure, tokens
+        self.on_joined = on_joined
         self.count = count or cluster_cpus(ray)
+        self.replacements_left = REPLACEMENTS_PER_ACTOR * self.count
         self.members: dict[int, _Member] = {}
         self.pids: dict[int, int] = {}
+        self._next_index = 0
+        self._remote: Any = None
+        self._starting: set[Any] = set()
+        """Handles of replacements not up yet (ended by ``close`` too)."""
         self._collectors: list[asyncio.Task[None]] = []
         self._sends: set[asyncio.Task[None]] = set()
         self._flush_due = False
 
     async def start(self) -> None:
         """Start the actors and wait until each is up (each imports synth once)."""
-        remote = self.ray.remote(num_cpus=1, max_restarts=0)(self.worker)
-        handles = [remote.remote(*self.args) for _ in range(self.count)]
+        self._remote = self.ray.remote(num_cpus=1, max_restarts=0)(self.worker)
+        handles = [self._remote.remote(*self.args) for _ in range(self.count)]
         pids = await asyncio.gather(*(h.ready.remote() for h in handles))
-        for index, (handle, pid) in enumerate(zip(handles, pids, strict=True)):
-            self.members[index] = _Member(handle)
-            self.pids[index] = pid
-            self._collectors.append(asyncio.create_task(self._collect(index)))
+        for handle, pid in zip(handles, pids, strict=True):
+            self._join(handle, pid)
+
+    def _join(self, handle: Any, pid: int) -> int:
+        index, self._next_index = self._next_index, self._next_index + 1
+        self.members[index] = _Member(handle)
+        self.pids[index] = pid
+        self._collectors.append(asyncio.create_task(self._collect(index)))
+        return index
+
+    async def _replace(self, lost: int) -> None:
+        """Start a new actor in place of actor ``lost`` while replacements are left; one that is
+        lost before it is up counts as a replacement too."""
+        while self.replacements_left > 0:
+            self.replacements_left -= 1
+            handle = self._remote.remote(*self.args)
+            self._starting.add(handle)
+            try:
+                pid = await handle.ready.remote()
+            except self.ray.exceptions.RayActorError as exc:
+                log.warning("Ray worker replacing %s lost before it was up: %s", lost, str(exc).splitlines()[0][:200])
+                continue
+            except Exception as exc:
+                self.on_failure(exc)
+                return
+            finally:
+                self._starting.discard(handle)
+            index = self._join(handle, pid)
+            log.warning("Ray worker %s (pid %s) replaces lost worker %s (%s replacements left)", index, pid, lost,
+                        self.replacements_left)
+            self.on_joined(index)
+            return
+        log.warning("Ray worker %s not replaced: this job replaced %s lost workers already", lost,
+                    REPLACEMENTS_PER_ACTOR * self.count)
 
     def least_loaded(self) -> int:
         """The live actor with the fewest items in flight; ``UserError`` when none is left."""
@@ -211,15 +256,15 @@ class Gang:
         return min(self.members, key=lambda i: self.members[i].load)
 
     def send(self, index: int, message: Any) -> None:
-        """Queue ``message`` for actor ``index``; the queued messages go in one ``submit`` as soon
-        as the event loop is free (dropped when the actor was lost meanwhile)."""
+        """Queue ``message`` for actor ``index``; the queued messages go in one ``submit``
+        ``FLUSH_S`` later (dropped when the actor was lost meanwhile)."""
         member = self.members.get(index)
         if member is None:
             return
         member.messages.append(message)
         if not self._flush_due:
             self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            asyncio.get_running_loop().call_later(FLUSH_S, self._flush)
 
     def _flush(self) -> None:
         self._flush_due = False
@@ -251,6 +296,8 @@ class Gang:
                 log.warning("Ray worker %s (pid %s) lost: %s", index, self.pids.get(index),
                             str(exc).splitlines()[0][:200])
                 self.members.pop(index, None)
+                replacing = asyncio.create_task(self._replace(index))
+                self._collectors.append(replacing)
                 await self.on_lost(index)
                 return
             except Exception as exc:
@@ -265,7 +312,7 @@ class Gang:
         await asyncio.gather(*self._collectors, return_exceptions=True)
         for task in list(self._sends):
             task.cancel()
-        for member in self.members.values():
+        for handle in [*(member.handle for member in self.members.values()), *self._starting]:
             with suppress(Exception):
-                self.ray.kill(member.handle)
-        self.members = {}
+                self.ray.kill(handle)
+        self.members, self._starting = {}, set()

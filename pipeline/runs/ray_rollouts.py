@@ -5,7 +5,8 @@ Each actor (``EpisodeWorker``, one per cluster CPU, ``ray_cluster.Gang``) plays 
 sends the finished ``Rollout`` records back in batches; the driver hands them to the job's
 ``RolloutWriter`` and counts them (``_Job.record``), as a local job does. The driver keeps at most
 ``WINDOW`` times an actor's share assigned to it, so a job of any size holds little on the actors
-and an actor that is lost loses only its episodes in flight: they go to the other actors.
+and an actor that is lost loses only its episodes in flight: they go to the other actors, and to the
+actor that replaces it once it is up.
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ async def episodes_on_ray(job: _Job, writer: RolloutWriter, address: str, api_ke
     ``writer`` as it arrives; returns when every one is recorded (or raises what stopped them)."""
     episodes = _Episodes(job, writer)
     with connected(address) as ray:
-        gang = Gang(ray, EpisodeWorker, (), episodes.on_batch, episodes.on_lost, episodes.fail)
+        gang = Gang(ray, EpisodeWorker, (), episodes.on_batch, episodes.on_lost, episodes.fail,
+                    on_joined=lambda _index: episodes.fill())
         episodes.share = -(-job.options.concurrency // gang.count)
         gang.args = (EpisodeSpec(job.options, api_key, episodes.share),)
         episodes.gang = gang

@@ -4,15 +4,19 @@ The driver keeps everything that decides what a run is: ``BatchRun`` opens slots
 local run (the same count, slot limit and budget rules) and hands each to ``RaySlots.fill`` instead
 of filling it on its own event loop. ``RaySlots`` assigns the slot to the least-loaded actor
 (``ray_cluster.Gang``); the actor (``SlotWorker``) runs the one slot loop, ``runs.slot.fill_slot``,
-with its own generator, request limit and verifier. Its ``settle`` hook sends the attempt's
-catalog row (``batch.attempt_row``) back in a batch and waits for the driver's answer: the driver
-dedups in arrival order and commits through the run's one ``GroupWriter``, then answers with the
-verdict as kept (changed only when the writer refused a duplicate). So every attempt is committed
-before its slot goes on, as in a local run, and the catalog stays this process's alone.
+with its own generator, request limit and verifier. Its ``settle`` hook turns the attempt into
+the catalog's values there (``catalog.rows.prepare``: the columns, the package's JSON text, its
+``near_key``, its findings and LLM calls as tuples), sends them back in a batch and waits for the
+driver's answer: the driver dedups in arrival order and commits through the run's one
+``GroupWriter``, then answers with the ``duplicate_package`` findings when the writer refused the
+attempt as a duplicate (the actor rebuilds its verdict with ``writer.kept_verdict``). So every
+attempt is committed before its slot goes on, as in a local run, the catalog stays this
+process's alone, and the driver never validates a package or dumps its JSON.
 
 An actor that is lost (its process killed, its node gone) loses only the attempts it had not sent:
 the driver continues each of its open slots on another actor from the attempt after the last one
-committed, fed that attempt's package and findings, as ``--resume`` does.
+committed, fed that attempt's package and findings read back from the catalog, as ``--resume``
+does. The gang replaces the lost actor (``ray_cluster.Gang``), which takes new slots once it is up.
 
 The token budget is shared: each ``submit`` carries the run's token count; an actor adds what it
 spent since and stops opening attempts once that reaches the budget.
@@ -32,9 +36,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.rows import PreparedRow, prepare
 from pipeline.core.errors import UserError
-from pipeline.core.outcomes import Verdict
+from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import TaskPackage
 from pipeline.generation.base import Attempt, Generated, Generator
 from pipeline.generation.model_endpoint import Endpoint
@@ -43,11 +47,12 @@ from pipeline.runs.options import RunOptions
 from pipeline.runs.pool import VerifierPool
 from pipeline.runs.ray_cluster import Gang, GangWorker, WorkerError, connected
 from pipeline.runs.slot import fill_slot
+from pipeline.runs.writer import kept_verdict
 from pipeline.verify.verifier import Options
 
 T = TypeVar("T")
 
-RAY_GROUP_DELAY = 1.0
+RAY_GROUP_DELAY = 0.5
 """``GroupWriter.delay`` of a run on Ray, in seconds (see the module)."""
 
 
@@ -85,17 +90,18 @@ class SlotJob:
 
 @dataclass(frozen=True)
 class Settled:
-    """The driver committed attempt ``attempt`` of ``slot``; ``verdict`` is set when the kept
-    verdict differs from the one sent (a duplicate refused)."""
+    """The driver committed attempt ``attempt`` of ``slot``; ``refused_by`` holds the
+    ``duplicate_package`` findings when the writer refused it as a duplicate."""
 
     slot: int
     attempt: int
-    verdict: Verdict | None
+    refused_by: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
 class SlotEnd:
-    """A slot's end on an actor: ``accepted``, or the error that ended it."""
+    """A slot's end on an actor: not accepted, or the error that ended it. (The driver ends a slot
+    itself when it commits the slot's accepted attempt or its last one.)"""
 
     slot: int
     accepted: bool
@@ -113,7 +119,7 @@ class SlotWorker(GangWorker):
         self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
                                              require_sft=options.require_sft), options.verify_processes or 0)
         self.requests = asyncio.Semaphore(spec.concurrency)
-        self.waiting: dict[tuple[int, int], asyncio.Future[Verdict | None]] = {}
+        self.waiting: dict[tuple[int, int], asyncio.Future[tuple[Finding, ...]]] = {}
         self.slots: set[asyncio.Task[None]] = set()
         self.tokens_known = self.tokens_own = 0
         self.outbox.stalled = lambda: len(self.waiting) >= len(self.slots)
@@ -124,7 +130,7 @@ class SlotWorker(GangWorker):
             if isinstance(message, Settled):
                 future = self.waiting.pop((message.slot, message.attempt), None)
                 if future is not None and not future.done():
-                    future.set_result(message.verdict)
+                    future.set_result(message.refused_by)
             else:
                 task = asyncio.create_task(self._fill(message))
                 self.slots.add(task)
@@ -136,7 +142,8 @@ class SlotWorker(GangWorker):
         except Exception as exc:
             self.outbox.put(SlotEnd(job.first.slot, False, WorkerError.of(exc)))
         else:
-            self.outbox.put(SlotEnd(job.first.slot, accepted))
+            if not accepted:  # an accepted slot's end the driver knows from its commit
+                self.outbox.put(SlotEnd(job.first.slot, accepted))
 
     # ------------------------------------------------------------------ SlotHooks
 
@@ -153,22 +160,24 @@ class SlotWorker(GangWorker):
     async def settle(self, request: Attempt, generated: Generated,
                      verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:
         row = attempt_row(self.spec.run_id, self.spec.generator, request, generated, verdict)
-        future: asyncio.Future[Verdict | None] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[tuple[Finding, ...]] = asyncio.get_running_loop().create_future()
         self.waiting[(request.slot, request.attempt)] = future
-        self.outbox.put(row)
-        kept = await future
-        return row.package, kept or row.verdict
+        self.outbox.put(prepare(row))
+        refused_by = await future
+        return row.package, None if row.verdict is None else kept_verdict(row.verdict, refused_by)
 
 
 @dataclass
 class _Open:
     """A slot in flight on an actor, as the driver tracks it."""
 
-    next: Attempt
-    """The attempt it goes on with if its actor is lost."""
+    first: Attempt
+    """The attempt it was handed out with."""
     last_attempt: int
     done: asyncio.Future[bool]
     actor: int = -1
+    committed: int = 0
+    """Its last attempt committed since it was handed out (0: none)."""
     accepted: bool = False
 
 
@@ -194,7 +203,7 @@ class RaySlots:
         assert self.gang is not None
         slot.actor = self.gang.least_loaded()
         self.gang.members[slot.actor].load += 1
-        self.gang.send(slot.actor, SlotJob(slot.next, slot.last_attempt))
+        self.gang.send(slot.actor, SlotJob(slot.first, slot.last_attempt))
 
     def _end(self, slot: _Open, accepted: bool | BaseException) -> None:
         if self.gang is not None and slot.actor in self.gang.members:
@@ -207,8 +216,8 @@ class RaySlots:
 
     # ------------------------------------------------------------------ from the gang
 
-    def on_batch(self, actor: int, items: list[AttemptRow | SlotEnd]) -> None:
-        rows = [item for item in items if isinstance(item, AttemptRow)]
+    def on_batch(self, actor: int, items: list[PreparedRow | SlotEnd]) -> None:
+        rows = [item for item in items if isinstance(item, PreparedRow)]
         if rows:
             task = asyncio.create_task(self._commit(actor, rows))
             self._commits.setdefault(actor, set()).add(task)
@@ -217,40 +226,50 @@ class RaySlots:
             if isinstance(item, SlotEnd) and (slot := self.open.get(item.slot)) is not None:
                 self._end(slot, item.accepted if item.error is None else item.error.exception(f"slot {item.slot}"))
 
-    async def _commit(self, actor: int, rows: list[AttemptRow]) -> None:
+    async def _commit(self, actor: int, rows: list[PreparedRow]) -> None:
         for row in rows:
-            self.batch.spent(row.llm_calls)
+            self.batch.spent_tokens(*row.tokens)
         try:
-            kept = await asyncio.gather(*(self.batch.commit_row(row) for row in rows))
+            kept = await self.batch.commit_rows(rows)
         except Exception as exc:  # the catalog cannot be written: the run stops with this error
             for row in rows:
                 if (slot := self.open.get(row.slot)) is not None:
                     self._end(slot, exc)
             return
         assert self.gang is not None
-        for sent, row in zip(rows, kept, strict=True):
-            slot = self.open.get(row.slot)
-            if slot is not None:
-                slot.accepted = bool(row.verdict and row.verdict.accepted)
-                slot.next = slot.next.model_copy(update={
-                    "attempt": row.attempt + 1, "parent": row.package,
-                    "findings": row.verdict.findings if row.verdict else [], "invalid": None, "raw": None})
-            changed = row.verdict if row.verdict is not sent.verdict else None
-            self.gang.send(actor, Settled(row.slot, row.attempt, changed))
+        for row in kept:
+            self.gang.send(actor, Settled(row.slot, row.attempt, row.refused_by))
+            if (slot := self.open.get(row.slot)) is not None:
+                slot.accepted, slot.committed = row.accepted, row.attempt
+                if row.accepted or row.attempt >= slot.last_attempt:  # its end on the actor is known
+                    self._end(slot, row.accepted)
 
     async def on_lost(self, actor: int) -> None:
-        """Continue the lost actor's open slots elsewhere, once its last rows are committed."""
+        """Continue the lost actor's open slots elsewhere, once its last rows are committed, each
+        from the attempt after its last one committed, fed what the catalog holds of that one."""
         await asyncio.gather(*self._commits.pop(actor, set()), return_exceptions=True)
-        for slot in [s for s in self.open.values() if s.actor == actor and not s.done.done()]:
+        lost = [s for s in self.open.values() if s.actor == actor and not s.done.done()]
+        going_on = []
+        for slot in lost:
             if slot.accepted:
                 self._end(slot, True)
-            elif slot.next.attempt > slot.last_attempt:
+            elif max(slot.committed + 1, slot.first.attempt) > slot.last_attempt:
                 self._end(slot, False)
             else:
-                try:
-                    self._assign(slot)
-                except UserError as exc:
-                    self._end(slot, exc)
+                going_on.append(slot)
+        moved = [s for s in going_on if s.committed]
+        last = await asyncio.to_thread(self.batch.last_attempts, [s.first.slot for s in moved]) if moved else {}
+        for slot in going_on:
+            if slot.done.done():  # the run failed meanwhile
+                continue
+            if slot.committed:
+                parent, findings = last[slot.first.slot]
+                slot.first = slot.first.model_copy(update={
+                    "attempt": slot.committed + 1, "parent": parent, "findings": findings, "invalid": None, "raw": None})
+            try:
+                self._assign(slot)
+            except UserError as exc:
+                self._end(slot, exc)
 
     def on_failure(self, exc: BaseException) -> None:
         for slot in list(self.open.values()):

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import ExitStack, asynccontextmanager, suppress
 
 from pipeline.catalog.connect import reader_waiting
-from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.rows import PreparedRow
 from pipeline.catalog.store import Catalog
-from pipeline.core.outcomes import Verdict
-from pipeline.core.package import near_key
-from pipeline.verify.dedup import MemoryDedup, duplicate_findings
+from pipeline.core.outcomes import Finding, Verdict
+from pipeline.verify.dedup import MemoryDedup, duplicate_key_findings
 
 
 class GroupWriter:
@@ -39,7 +38,7 @@ class GroupWriter:
         self.open_attempts = open_attempts
         self.delay = delay
         self.window = WriteWindow(catalog)
-        self._queue: asyncio.Queue[tuple[AttemptRow, asyncio.Future[AttemptRow]]] | None = None
+        self._queue: asyncio.Queue[tuple[PreparedRow, asyncio.Future[PreparedRow]]] | None = None
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -55,14 +54,21 @@ class GroupWriter:
                 await task
             self.window.release()
 
-    async def commit(self, row: AttemptRow) -> AttemptRow:
-        """Queue ``row``; return it as committed (its verdict may now carry ``duplicate_package``)."""
-        assert self._queue is not None, "GroupWriter.commit outside running()"
-        done: asyncio.Future[AttemptRow] = asyncio.get_running_loop().create_future()
-        await self._queue.put((row, done))
-        return await done
+    async def commit(self, row: PreparedRow) -> PreparedRow:
+        """Queue ``row``; return it as committed (``refused`` when it duplicates an accepted package:
+        ``kept_verdict`` gives its verdict as kept)."""
+        return (await self.commit_many([row]))[0]
 
-    async def _group(self) -> list[tuple[AttemptRow, asyncio.Future[AttemptRow]]]:
+    async def commit_many(self, rows: list[PreparedRow]) -> list[PreparedRow]:
+        """``commit`` for several rows, queued in their order: each as committed."""
+        assert self._queue is not None, "GroupWriter.commit outside running()"
+        loop = asyncio.get_running_loop()
+        done: list[asyncio.Future[PreparedRow]] = [loop.create_future() for _ in rows]
+        for row, future in zip(rows, done, strict=True):
+            self._queue.put_nowait((row, future))
+        return list(await asyncio.gather(*done))
+
+    async def _group(self) -> list[tuple[PreparedRow, asyncio.Future[PreparedRow]]]:
         """The next group: the first attempt to arrive, and those arriving within ``delay`` of it.
         While nothing arrives for ``WriteWindow.idle`` seconds, the catalog file is let go."""
         assert self._queue is not None
@@ -90,7 +96,7 @@ class GroupWriter:
             rows = [self._dedup(row) for row, _ in group]
             try:
                 await self.window.hold()
-                await asyncio.to_thread(self.catalog.record_many, rows)
+                await asyncio.to_thread(self.catalog.record_prepared, rows)
                 self.window.release_if_asked()
             except BaseException as exc:
                 for _, done in group:
@@ -101,17 +107,23 @@ class GroupWriter:
                 if not done.done():  # a slot stopped (the run is ending) while its row was committed
                     done.set_result(row)
 
-    def _dedup(self, row: AttemptRow) -> AttemptRow:
-        package, verdict = row.package, row.verdict
-        if package is None or verdict is None or not verdict.accepted:
+    def _dedup(self, row: PreparedRow) -> PreparedRow:
+        if not row.accepted or row.id is None or row.near_key is None:
             return row
-        near = row.near_key or near_key(package)  # once (it hashes the whole initial state): the row reuses it
-        dups = duplicate_findings(package, self.accepted, near)
+        dups = duplicate_key_findings(row.id, row.near_key, self.accepted)
         if dups:  # refused as a duplicate: its review notes and SFT losses stay with it
-            rebuilt = Verdict.build(verdict.id, dups + verdict.review + verdict.sft, verdict.score, verdict.notes)
-            return row.model_copy(update={"near_key": near, "verdict": rebuilt})
-        self.accepted.add_key(package.id, near)
-        return row.model_copy(update={"near_key": near})
+            return row.refused(dups)
+        self.accepted.add_key(row.id, row.near_key)
+        return row
+
+
+def kept_verdict(verdict: Verdict, refused_by: Sequence[Finding]) -> Verdict:
+    """``verdict`` as the writer kept its attempt (``PreparedRow.refused_by``): rebuilt with the
+    ``duplicate_package`` findings first when it was refused as a duplicate (its review notes and
+    SFT losses kept), else unchanged."""
+    if not refused_by:
+        return verdict
+    return Verdict.build(verdict.id, [*refused_by, *verdict.review, *verdict.sft], verdict.score, verdict.notes)
 
 
 class WriteWindow:

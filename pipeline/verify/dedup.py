@@ -49,9 +49,14 @@ def duplicate_findings(package: TaskPackage, index: DedupIndex | None, near: str
     ``near_key``, when the caller has it)."""
     if index is None:
         return []
-    other = index.find_duplicate(package.id, near or near_key(package))
+    return duplicate_key_findings(package.id, near or near_key(package), index)
+
+
+def duplicate_key_findings(package_id: str, near: str, index: DedupIndex) -> list[Finding]:
+    """``duplicate_findings``'s answer for a package known by its id and ``near_key`` alone."""
+    other = index.find_duplicate(package_id, near)
     if other is None:
         return []
-    same = "the same package" if other == package.id else f"a near-identical package ({other})"
+    same = "the same package" if other == package_id else f"a near-identical package ({other})"
     return [Finding(code=Code.DUPLICATE_PACKAGE, detail={"duplicate_of": other},
                     message=f"{same} was already accepted (same request and initial state)")]

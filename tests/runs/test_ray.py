@@ -4,6 +4,7 @@ without Ray gets. The slow tests share one local Ray instance (``ray.init(num_cp
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -16,13 +17,20 @@ from typing import Any
 import duckdb
 import pytest
 
+from pipeline.catalog.rows import AttemptRow, prepare
 from pipeline.catalog.store import Catalog
 from pipeline.cli import with_optional_values
-from pipeline.runs.api import start_run
+from pipeline.core.codes import Code
+from pipeline.core.outcomes import Verdict
+from pipeline.generation.base import Attempt
+from pipeline.generation.offline import OfflineGenerator, generate_package, pick_template
+from pipeline.runs.api import regenerate, start_run
+from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import Progress, RunOptions
-from pipeline.runs.ray_cluster import LOCAL
-from pipeline.runs.rollout import RolloutOptions, start_rollouts
-from tests.conftest import CliResult, accepted_now, copy_catalog
+from pipeline.runs.ray_cluster import LOCAL, _Member
+from pipeline.runs.ray_slots import RaySlots, SlotJob
+from pipeline.runs.rollout import RolloutOptions, RolloutProgress, start_rollouts
+from tests.conftest import CliResult, accepted_now, copy_catalog, refusal
 from tests.support import processes
 from tests.support.agent_server import ScriptedAgents
 from tests.support.openai_server import OpenAIServer
@@ -78,6 +86,7 @@ def _accounted_for(catalog: Path, max_attempts: int) -> tuple[int, int]:
 @pytest.mark.parametrize("command", [
     ("run", "-c", "general", "-n", "2"),
     ("rollout", "--model", "agent", "--base-url", "http://127.0.0.1:9/v1"),
+    ("regen",),
 ])
 def test_without_ray_the_flag_says_in_one_line_how_to_install_it(
         command: tuple[str, ...], tmp_path: Path, synth: Callable[..., CliResult],
@@ -102,6 +111,57 @@ def test_ray_without_an_address_means_a_ray_instance_on_this_machine() -> None:
 # --------------------------------------------------------------------------- runs on Ray
 
 
+class _Gang:
+    """What ``RaySlots`` uses of a ``Gang``, without Ray: live actors, and the messages sent to each."""
+
+    def __init__(self, actors: int) -> None:
+        self.members = {index: _Member(None) for index in range(actors)}
+        self.sent: dict[int, list[Any]] = {index: [] for index in range(actors)}
+
+    def least_loaded(self) -> int:
+        return min(self.members, key=lambda index: self.members[index].load)
+
+    def send(self, index: int, message: Any) -> None:
+        self.sent[index].append(message)
+
+
+def test_a_lost_workers_slot_goes_on_from_its_last_committed_attempt_as_resume_does(empty_catalog: Path) -> None:
+    package = generate_package("general", pick_template("general", 0), 1, 0).with_id()
+    verdict = Verdict.build(package.id, [refusal(Code.GRADER_UNDERCONSTRAINED, "a dropped write passes")], 0.5)
+    options = RunOptions(capability="general", count=1, max_attempts=3, verify_processes=0)
+
+    async def lose_the_worker(batch: BatchRun) -> SlotJob:
+        runner, gang = RaySlots(batch), _Gang(2)
+        runner.gang = gang  # type: ignore[assignment]
+        async with batch.writer.running():
+            first = Attempt(capability="general", template=package.workflow, seed=1, slot=0, attempt=1)
+            filling = asyncio.create_task(runner.fill(first, 3))
+            await asyncio.sleep(0)
+            [actor] = [index for index, sent in gang.sent.items() if sent]
+            attempt = AttemptRow(run_id=batch.run_id, slot=0, attempt=1, package=package, verdict=verdict,
+                                 generator="offline", capability="general", workflow=package.workflow)
+            runner.on_batch(actor, [prepare(attempt)])  # the worker's attempt 1, rejected, is committed
+            await asyncio.wait_for(asyncio.gather(*runner._commits[actor]), 10)
+            del gang.members[actor]
+            await runner.on_lost(actor)
+            [job] = gang.sent[1 - actor]
+            filling.cancel()
+            return job
+
+    with Catalog.open(empty_catalog) as catalog:
+        run_id = catalog.start_run("t", "offline", None, "general")
+        batch = BatchRun(catalog, OfflineGenerator(), options, run_id)
+        try:
+            job = asyncio.run(lose_the_worker(batch))
+        finally:
+            batch.verifier.close()
+    assert (job.first.slot, job.first.attempt, job.last_attempt) == (0, 2, 3)
+    assert job.first.parent == package  # read back from the catalog, as --resume reads it
+    assert [f.code for f in job.first.findings] == [Code.GRADER_UNDERCONSTRAINED]
+
+
+
+
 @pytest.mark.slow
 def test_a_run_on_ray_fills_the_catalog_a_local_run_does(ray_instance: None, tmp_path: Path) -> None:
     # defects on a third of first attempts: repairs, slots that fail every attempt, new slots
@@ -114,6 +174,24 @@ def test_a_run_on_ray_fills_the_catalog_a_local_run_does(ray_instance: None, tmp
     local_rows, local_findings = _contents(tmp_path / "local.duckdb")
     assert local.rejected_attempts > 0 and any(r[1] > 1 for r in local_rows)  # the run repaired slots
     assert _contents(tmp_path / "ray.duckdb") == (local_rows, local_findings)
+
+
+@pytest.mark.slow
+def test_a_regeneration_on_ray_records_what_a_local_one_does(ray_instance: None, tmp_path: Path) -> None:
+    # one attempt per slot and defects on half of them: failed slots to regenerate
+    options = RunOptions(capability="general", count=10, seed=3, defect_rate=0.5, max_attempts=1, concurrency=3)
+    start_run(options, tmp_path / "template.duckdb")
+    summaries = {}
+    workers: dict[str, set[int]] = {"local": set(), "ray": set()}
+    for where, ray in (("local", None), ("ray", LOCAL)):
+        catalog = copy_catalog(tmp_path / "template.duckdb", tmp_path / f"{where}.duckdb")
+        summaries[where] = regenerate(catalog, attempts=2, ray=ray,
+                                      on_progress=lambda _p, w=where: workers[w].update(_actor_pids("SlotWorker")))
+    assert workers["ray"] and not workers["local"]  # the slots were filled by Ray workers
+    assert summaries["local"].slots > 0 and summaries["local"].repaired > 0
+    assert summaries["ray"] == summaries["local"]
+    assert _contents(tmp_path / "ray.duckdb") == _contents(tmp_path / "local.duckdb")
+    assert _query(tmp_path / "ray.duckdb", "SELECT count(*) FROM packages WHERE attempt > 1") != [(0,)]
 
 
 @pytest.fixture
@@ -143,37 +221,41 @@ def _actor_pids(name: str) -> list[int]:
 
 
 @pytest.mark.slow
-def test_a_killed_worker_loses_only_its_slots_in_flight(ray_instance: None, model_server: str, tmp_path: Path,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
+        ray_instance: None, model_server: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     killed: list[int] = []
+    started: set[int] = set()
+    later: set[int] = set()
 
     def kill_one_worker(progress: Progress) -> None:
         if progress.accepted >= 8 and not killed:
-            [victim, *_] = _actor_pids("SlotWorker")
+            started.update(_actor_pids("SlotWorker"))
+            victim = min(started)
             os.kill(victim, signal.SIGKILL)
             killed.append(victim)
+        elif killed and progress.accepted % 10 == 0:
+            later.update(_actor_pids("SlotWorker"))
 
     catalog = tmp_path / "c.duckdb"
-    options = RunOptions(capability="general", count=60, concurrency=8)
+    options = RunOptions(capability="general", count=240, concurrency=8)
     with caplog.at_level(logging.WARNING, logger="pipeline.runs.ray_cluster"):
         summary = start_run(options, catalog, model="m", base_url=model_server, on_progress=kill_one_worker,
                             ray=LOCAL)
-    assert killed and "lost" in caplog.text
-    assert (summary.accepted, summary.status) == (60, "finished")
-    assert _accounted_for(catalog, options.max_attempts) == (60, summary.slots)
+    assert killed and "lost" in caplog.text and "replaces lost worker" in caplog.text
+    assert later - started  # a new worker process took the lost one's place while the run went on
+    assert (summary.accepted, summary.status) == (240, "finished")
+    assert _accounted_for(catalog, options.max_attempts) == (240, summary.slots)
 
 
-@pytest.mark.slow
-def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None:
-    catalog = tmp_path / "c.duckdb"
-    env = {**os.environ, "SYNTH_MODEL": "offline"}
+def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], bool]) -> None:
+    """Run the driver ``command`` (with ``--ray``: a Ray instance of its own) until ``started()``,
+    then kill it with SIGKILL, so nothing of it runs on."""
     agents_before = set(_actor_pids(""))
-    driver = subprocess.Popen([*SYNTH, "run", "-c", "general", "-n", "400", "--concurrency", "16", "--ray",
-                               "--catalog", str(catalog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env)
     try:
-        processes.wait_for(lambda: accepted_now(catalog) >= 20, timeout=120)
-        driver.kill()  # SIGKILL: nothing of the driver runs on
+        processes.wait_for(started, timeout=120)
+        driver.kill()
         driver.wait(timeout=30)
     finally:
         if driver.poll() is None:
@@ -182,6 +264,14 @@ def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None
         # `ray stop` would end every Ray on the machine, so the test ends its own by id.
         for pid in set(_actor_pids("DashboardAgent") + _actor_pids("RuntimeEnvAgent")) - agents_before:
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_run_on_ray_resumes_after_its_driver_is_killed(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    env = {**os.environ, "SYNTH_MODEL": "offline"}
+    _kill_driver([*SYNTH, "run", "-c", "general", "-n", "400", "--concurrency", "16", "--ray", "--catalog",
+                  str(catalog)], env, lambda: accepted_now(catalog) >= 20)
     before = accepted_now(catalog)
     assert 20 <= before < 400
     resumed = subprocess.run([*SYNTH, "run", "--resume", "1", "--ray", "--json", "--catalog", str(catalog)],
@@ -218,3 +308,69 @@ def test_rollouts_on_ray_record_what_local_rollouts_do(ray_instance: None, tmp_p
     assert len(rows["ray"]) == 18 and rows["ray"] == rows["local"]
     assert all(row[4] for row in rows["ray"])  # the reference passes every package
 
+
+
+def _rollout_agents(tmp_path: Path) -> tuple[Path, ScriptedAgents]:
+    """A catalog with 3 packages of each of three capabilities, and agents that replay their references."""
+    template = tmp_path / "template.duckdb"
+    for capability in ("general", "multi-turn", "safety"):
+        start_run(RunOptions(capability=capability, count=3), template)
+    from pipeline import load_packages
+
+    return template, ScriptedAgents(p.model_dump(mode="json") for p in load_packages(template))
+
+
+def _rollout_rows(catalog: Path) -> list[tuple[Any, ...]]:
+    return _query(catalog, "SELECT package_id, sample, passed FROM rollouts ORDER BY package_id, sample")
+
+
+@pytest.mark.slow
+def test_rollouts_on_ray_survive_a_killed_worker(ray_instance: None, tmp_path: Path,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    catalog, agents = _rollout_agents(tmp_path)
+    killed: list[int] = []
+
+    def kill_one_worker(progress: RolloutProgress) -> None:
+        if progress.done >= 6 and not killed:
+            [victim, *_] = _actor_pids("EpisodeWorker")
+            os.kill(victim, signal.SIGKILL)
+            killed.append(victim)
+
+    with OpenAIServer(agents, latency_s=0.1) as server, \
+            caplog.at_level(logging.WARNING, logger="pipeline.runs.ray_cluster"):
+        options = RolloutOptions(model="reference", base_url=server.base_url, samples=4, concurrency=4)
+        summary = start_rollouts(options, catalog, ray=LOCAL, on_progress=kill_one_worker)
+    assert killed and "lost" in caplog.text
+    assert (summary.rollouts, summary.status) == (36, "finished")
+    rows = _rollout_rows(catalog)
+    assert len(rows) == 36 and len({(r[0], r[1]) for r in rows}) == 36  # every episode once, none lost
+    assert all(r[2] for r in rows) and agents.unknown == 0
+
+
+@pytest.mark.slow
+def test_rollouts_on_ray_resume_after_their_driver_is_killed(tmp_path: Path) -> None:
+    catalog, agents = _rollout_agents(tmp_path)
+    with OpenAIServer(agents, latency_s=0.2) as server:
+        _kill_driver([*SYNTH, "rollout", "--model", "reference", "--base-url", server.base_url, "--samples", "6",
+                      "--concurrency", "4", "--ray", "--catalog", str(catalog)],
+                     os.environ | {"OPENAI_API_KEY": ""}, lambda: len(_rollouts_now(catalog)) >= 6)
+        committed = _rollouts_now(catalog)
+        assert 6 <= len(committed) < 54
+        resumed = subprocess.run([*SYNTH, "rollout", "--resume", "1", "--ray", "--json", "--catalog", str(catalog)],
+                                 capture_output=True, text=True, timeout=300, start_new_session=True,
+                                 env=os.environ | {"OPENAI_API_KEY": ""})
+    assert resumed.returncode == 0, resumed.stderr
+    rows = _rollout_rows(catalog)
+    assert len(rows) == 54 and len({(r[0], r[1]) for r in rows}) == 54 and all(r[2] for r in rows)
+    assert set(committed) <= {(r[0], r[1]) for r in rows}
+    with Catalog.open(catalog, read_only=True) as reader:
+        assert reader.rollout_job(1).status == "finished"
+
+
+def _rollouts_now(catalog: Path) -> list[tuple[str, int]]:
+    """``(package_id, sample)`` of the rollouts committed so far, as a reader sees them while a job writes."""
+    try:
+        with Catalog.open(catalog, read_only=True, busy_timeout=1.0) as reader:
+            return [(r[0], r[1]) for r in reader.query("SELECT package_id, sample FROM rollouts").rows]
+    except Exception:  # being migrated, or busy
+        return []

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.rows import AttemptRow, prepare
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, Verdict
@@ -22,7 +22,7 @@ from pipeline.generation.offline import OfflineGenerator
 from pipeline.runs import api
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
-from pipeline.runs.writer import GroupWriter
+from pipeline.runs.writer import GroupWriter, kept_verdict
 from pipeline.verify.dedup import MemoryDedup
 from tests.conftest import EXAMPLES_DIR, CliResult, refusal
 
@@ -103,8 +103,10 @@ def test_a_duplicate_keeps_its_review_notes_and_sft_losses(empty_catalog: Path) 
     index.add(package)
     with Catalog.open(empty_catalog) as catalog:
         writer = GroupWriter(catalog, index, lambda: 1)
-        row = writer._dedup(AttemptRow(run_id=1, slot=0, attempt=1, package=package, verdict=verdict))
-    rebuilt = row.verdict
+        row = writer._dedup(prepare(AttemptRow(run_id=1, slot=0, attempt=1, package=package, verdict=verdict)))
+    rebuilt = kept_verdict(verdict, row.refused_by)
+    assert not row.accepted and [f[0] for f in row.findings] == [c.value for c in (
+        Code.DUPLICATE_PACKAGE, Code.UNGROUNDED_VALUE, Code.EVIDENCE_TRUNCATED)]
     assert rebuilt is not None and not rebuilt.accepted and rebuilt.codes == ["duplicate_package"]
     assert (rebuilt.review, rebuilt.sft, rebuilt.sft_ready, rebuilt.notes) == ([note], [loss], False, ["id recomputed"])
 

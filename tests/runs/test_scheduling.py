@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.catalog.rows import AttemptRow
+from pipeline.catalog.rows import AttemptRow, PreparedRow, prepare
 from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage
@@ -66,25 +66,25 @@ def test_a_crash_on_one_package_fails_that_package_only() -> None:
     assert [r.id for r in (results[0], results[2], results[3])] == [p.compute_id() for p in good]
 
 
-def _failed_row(run_id: int, slot: int) -> AttemptRow:
-    return AttemptRow(run_id=run_id, slot=slot, attempt=1, package=None, verdict=None, llm_calls=[],
+def _failed_row(run_id: int, slot: int) -> PreparedRow:
+    return prepare(AttemptRow(run_id=run_id, slot=slot, attempt=1, package=None, verdict=None, llm_calls=[],
                       failure=Failure(code=FailureCode.LLM_ERROR, message="APIConnectionError: refused"),
-                      generator="llm", capability="general")
+                      generator="llm", capability="general"))
 
 
 @pytest.fixture
 def writer_setup(empty_catalog: Path) -> Any:
-    """A catalog with one run, and the sizes of the groups ``record_many`` commits."""
+    """A catalog with one run, and the sizes of the groups ``record_prepared`` commits."""
     with Catalog.open(empty_catalog) as catalog:
         run_id = catalog.start_run("test", "llm", None, "general")
         groups: list[int] = []
-        record_many = catalog.record_many
+        record_prepared = catalog.record_prepared
 
-        def recording(rows: list[AttemptRow]) -> list[int]:
+        def recording(rows: list[PreparedRow]) -> list[int]:
             groups.append(len(rows))
-            return record_many(rows)
+            return record_prepared(rows)
 
-        catalog.record_many = recording  # type: ignore[method-assign]
+        catalog.record_prepared = recording  # type: ignore[method-assign]
         yield catalog, run_id, groups
 
 
@@ -93,7 +93,7 @@ def test_attempts_arriving_within_the_delay_share_one_transaction(writer_setup: 
     # other attempts are still working: the writer waits for more rows
     writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 10, delay=0.5)
 
-    async def arrive() -> list[AttemptRow]:
+    async def arrive() -> list[PreparedRow]:
         async with writer.running():
             first = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
             await asyncio.sleep(0.05)
@@ -123,19 +123,19 @@ def test_a_slot_that_stops_while_its_row_is_committed_does_not_stop_the_writer(w
     """The run is ending: a slot waiting on its commit is cancelled mid-transaction. The row is
     committed all the same, and the writer goes on committing the next."""
     catalog, run_id, groups = writer_setup
-    record_many = catalog.record_many
+    record_prepared = catalog.record_prepared
 
-    def slow(rows: list[AttemptRow]) -> list[int]:
+    def slow(rows: list[PreparedRow]) -> list[int]:
         time.sleep(0.2)
-        return record_many(rows)
+        return record_prepared(rows)
 
-    catalog.record_many = slow  # type: ignore[method-assign]
+    catalog.record_prepared = slow  # type: ignore[method-assign]
     writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 1, delay=0.01)
 
-    async def arrive() -> AttemptRow:
+    async def arrive() -> PreparedRow:
         async with writer.running():
             stopped = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
-            await asyncio.sleep(0.05)  # the writer is inside record_many now
+            await asyncio.sleep(0.05)  # the writer is inside record_prepared now
             stopped.cancel()
             return await asyncio.wait_for(writer.commit(_failed_row(run_id, 1)), timeout=10)
 

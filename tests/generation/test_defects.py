@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import score
-from pipeline.core.package import PASS_THRESHOLD, CallStep, Called, StateCount, TaskPackage
+from pipeline.core.package import PASS_THRESHOLD, Called, CallStep, StateCount, TaskPackage
 from pipeline.generation.defects import apply_defect
 from pipeline.generation.offline import generate_package
 from pipeline.verify.verifier import verify_package
@@ -19,8 +19,7 @@ from pipeline.verify.verifier import verify_package
 def _duplicating(package: TaskPackage, tool: str) -> TaskPackage:
     """``package`` whose reference makes every ``tool`` call as a copy of its first one: a wrong
     agent that creates one item N times instead of N distinct items."""
-    calls = [s for s in package.reference if isinstance(s, CallStep) and s.call == tool]
-    first = calls[0]
+    first = next(s for s in package.reference if isinstance(s, CallStep) and s.call == tool)
     steps = [first if isinstance(s, CallStep) and s.call == tool else s for s in package.reference]
     return package.model_copy(update={"reference": steps})
 

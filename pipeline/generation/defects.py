@@ -234,21 +234,32 @@ def grader_underconstrained(data: Data, rng: random.Random) -> Data | None:
 
 
 def grader_counts_calls(data: Data, rng: random.Random) -> Data | None:
-    """Distinct-item counting becomes call counting: ``called`` with ``min: N`` on the create tool."""
-    for check in data["checks"]:
-        if (check["kind"] == "state_count" and check.get("distinct_by") and check["value"] >= 2
-                and check.get("scope") == "created"):  # items the agent creates, so creates can stand in
-            service, coll = check["collection"].split(".")
-            for tool in data["tools"]:
-                found = _operation(data, tool["endpoint"])
-                if found and found[0].name == service and found[1].collection == coll and found[1].effect == "create":
-                    pinned = {k: v for k, v in (check.get("where") or {}).items() if not isinstance(v, dict)}
-                    same = [c for c in data["checks"] if c.get("collection") == check["collection"]]
-                    replacement = {"id": check["id"], "kind": "called", "weight": sum(c["weight"] for c in same),
-                                   "tool": tool["name"], "args_match": pinned, "min": check["value"]}
-                    data["checks"] = [c for c in data["checks"] if c not in same] + [replacement]
-                    _fix_weights(data)
-                    return data
+    """Counting created items becomes counting calls: a ``state_count`` of N ≥ 2 records the agent
+    creates (``scope: created``, ``==`` or ``>=``) is replaced, with every other check on its
+    collection, by ``called`` with ``min: N`` on a create tool of that collection that the reference
+    calls N times or more; ``args_match`` keeps the literal ``where`` values that every such call
+    passes as arguments. N copies of one create satisfy it, so a wrong agent making duplicates
+    passes. Counts with ``distinct_by`` are taken first (their seed is the plainest instance)."""
+    counts = [c for c in data["checks"] if c["kind"] == "state_count" and c.get("scope") == "created"
+              and c["op"] in ("==", ">=") and c["value"] >= 2]
+    for check in sorted(counts, key=lambda c: not c.get("distinct_by")):
+        service, coll = check["collection"].split(".")
+        for tool in data["tools"]:
+            found = _operation(data, tool["endpoint"])
+            if not (found and found[0].name == service and found[1].collection == coll
+                    and found[1].effect == "create"):
+                continue
+            calls = [s.get("args") or {} for s in data["reference"] if s.get("call") == tool["name"]]
+            if len(calls) < check["value"]:
+                continue  # the reference would fail the call count
+            pinned = {k: v for k, v in (check.get("where") or {}).items()
+                      if not isinstance(v, dict) and all(k in args and args[k] == v for args in calls)}
+            same = [c for c in data["checks"] if c.get("collection") == check["collection"]]
+            replacement = {"id": check["id"], "kind": "called", "weight": sum(c["weight"] for c in same),
+                           "tool": tool["name"], "args_match": pinned, "min": check["value"]}
+            data["checks"] = [c for c in data["checks"] if c not in same] + [replacement]
+            _fix_weights(data)
+            return data
     return None
 
 

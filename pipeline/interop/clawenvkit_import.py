@@ -507,9 +507,11 @@ def _claw_state(fixtures: Any, services: list[str]) -> dict[str, dict[str, list[
     return state
 
 
-def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]) -> None:
-    """``TaskFormatError`` when a service that reads files (``fixture.files``, documents) is used
-    and its records do not hold what the files would: the task's ``files`` are not read."""
+def _file_collections(state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]
+                      ) -> Iterator[tuple[str, str, set[str], bool]]:
+    """For each of ``services`` that reads files (``fixture.files``, documents): the service, its
+    collection, the record fields, and whether ``state`` holds that collection's records whole
+    (some records, each with every field)."""
     for service in services:
         spec = get_service(service, CLAW_PROFILE)
         if spec is None or spec.fixture is None or not spec.fixture.files:
@@ -517,7 +519,14 @@ def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, 
         collection = spec.fixture.collections[0]
         fields = set(spec.collections[collection].fields)
         records = state.get(service, {}).get(collection, [])
-        if not records or any(not fields <= set(r) for r in records):
+        yield service, collection, fields, bool(records) and all(fields <= set(r) for r in records)
+
+
+def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]) -> None:
+    """``TaskFormatError`` when a service that reads files (``fixture.files``, documents) is used
+    and its records do not hold what the files would: the task's ``files`` are not read."""
+    for service, collection, fields, whole in _file_collections(state, services):
+        if not whole:
             files = ", ".join(str(f.get("source") or f.get("target")) if isinstance(f, dict) else str(f)
                               for f in _list(doc, "files")) or "none given"
             raise TaskFormatError(f"service {service!r} reads its {collection} from files (files: {files}); the task "
@@ -529,8 +538,8 @@ def _read_files(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, A
                 files_dir: Path) -> None:
     """Fill the records of a service that reads files (documents), unless the fixtures hold its
     records whole (``path`` and ``pages``; their service reads no fixture, so other fixture
-    records count for nothing), from the task's ``files`` entries whose target is a PDF under /workspace: the source (a path
-    inside ``files_dir``, the task file's folder) read with pypdf (``pdf_pages.read_pages``, at most
+    records count for nothing), from the task's ``files`` entries whose target is a PDF under
+    /workspace: the source (a path inside ``files_dir``, the task file's folder) read with pypdf (``pdf_pages.read_pages``, at most
     ``MAX_PDF_BYTES`` and ``MAX_PDF_PAGES``) becomes a record with the target's path relative to
     /workspace and the page texts. Left unfilled when any such source is missing, so the task is
     refused as before (``_file_backed``); ``TaskFormatError`` for a PDF that cannot be read."""
@@ -546,14 +555,8 @@ def _read_files(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, A
     sources = [(root / source).resolve() for source, _ in wanted]
     if not wanted or any(not s.is_relative_to(root) or not s.is_file() for s in sources):
         return
-    for service in services:
-        spec = get_service(service, CLAW_PROFILE)
-        if spec is None or spec.fixture is None or not spec.fixture.files:
-            continue
-        collection = spec.fixture.collections[0]
-        fields = set(spec.collections[collection].fields)
-        held = state.get(service, {}).get(collection, [])
-        if held and all(fields <= set(r) for r in held):
+    for service, collection, _, whole in _file_collections(state, services):
+        if whole:
             continue
         try:
             records = [{"path": path, "pages": read_pages(source, MAX_PDF_BYTES, MAX_PDF_PAGES)}

@@ -9,8 +9,8 @@ the service's ``<SERVICE>_FIXTURES`` at it (``ERROR_RATE=0``), imports
 ``mock_services.<service>.server`` afresh from the checkout, and makes the case's calls with
 FastAPI's TestClient; a case agrees when every call's status and response match (subset match,
 ``pipeline.core.services.conformance``). For documents, each fixture record becomes a file under a
-temporary ``DOCUMENTS_BASE_DIR``: a ``.pdf`` path a PDF with one page per page text (written by
-hand, Helvetica), any other path a text file. The same cases run against synth's world in
+temporary ``DOCUMENTS_BASE_DIR``: a ``.pdf`` path a PDF with one page per page text
+(``pipeline.interop.pdf_pages``), any other path a text file. The same cases run against synth's world in
 ``tests/core/test_claw_conformance.py``. Prints cases agreed/total per service and the calls that
 disagree.
 """
@@ -27,36 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core.services.conformance import Case, load_cases, response_matches
+from pipeline.interop.pdf_pages import pdf_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "core" / "claw_conformance"
-
-
-def pdf_bytes(pages: list[str]) -> bytes:
-    """A minimal PDF: one page per text, each a single line in Helvetica 12."""
-    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>", b""]
-    kids = []
-    font = 3
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    for text in pages:
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode("latin-1")
-        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
-        content = len(objects)
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-                       b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (content, font))
-        kids.append(len(objects))
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), len(kids))
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
 
 
 def run_case(case: Case, checkout: Path, scratch: Path) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -53,10 +54,11 @@ from pipeline.core.services import (
 )
 from pipeline.core.services.claw_fixtures import to_fixture
 from pipeline.core.trajectory import Trajectory
-from pipeline.interop.clawenvkit_format import UnmappedCheck
+from pipeline.interop.clawenvkit_format import WORKSPACE, UnmappedCheck
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
 from pipeline.interop.clawenvkit_regex import NotLiteral, read_regex
 from pipeline.interop.clawenvkit_rules import validate_task
+from pipeline.interop.pdf_pages import PdfError, pdf_bytes
 
 REASONS = {
     "default_profile": "services of synth's default profile; generate with --services claw",
@@ -66,8 +68,8 @@ REASONS = {
     "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
     "no_safety": "no safety rule whose meaning holds for the package",
     "fixtures": "the initial state holds records ClawEnvKit's services would not load",
-    "needs_files": "ClawEnvKit's service reads these records as files on disk (a task's `files:`), which the "
-                   "export does not write; in their harness the agent could not read them",
+    "needs_files": "ClawEnvKit's service reads these records as files on disk (a task's `files:`), and a "
+                   "record's path or text cannot be written as such a file",
     "judge_cap": "llm_judge would carry more weight than ClawEnvKit's validator allows",
     "rules": "the task breaks a rule of ClawEnvKit's validator",
     "reference_incomplete": "the reference's calls and answer do not get completion 1.0 from ClawEnvKit's grader",
@@ -131,6 +133,8 @@ class Translation:
     refusal: tuple[str, str] | None = None
     reference: Trajectory | None = None
     """The reference replayed on synth's world (for packages that got that far)."""
+    files: dict[str, bytes] = field(default_factory=dict)
+    """The files the task's ``files:`` entries name: source (relative to the task file) → bytes."""
 
 
 class _NotKept(Exception):
@@ -593,12 +597,15 @@ def _normalised(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _fixtures(package: TaskPackage) -> dict[str, Any]:
+def _fixtures(package: TaskPackage, on_disk: list[str]) -> dict[str, Any]:
     """The initial state as ClawEnvKit fixtures (``pipeline.core.services.claw_fixtures``): one
-    service's fixture at the top, several keyed by service. ``_NotKept`` when a service would start
-    a collection empty that holds records here."""
+    service's fixture at the top, several keyed by service; the services ``on_disk`` left out
+    (their records are the task's files). ``_NotKept`` when a service would start a collection
+    empty that holds records here."""
     per_service: dict[str, Any] = {}
     for service in package.services:
+        if service in on_disk:
+            continue
         spec = get_service(service, package.service_profile)
         if spec is None:
             raise _NotKept(f"service {service!r} is not in the {package.service_profile} profile")
@@ -606,7 +613,7 @@ def _fixtures(package: TaskPackage) -> dict[str, Any]:
             per_service[service] = to_fixture(spec, package.initial_state.get(service, {}))
         except ValueError as exc:
             raise _NotKept(str(exc)) from None
-    return per_service[package.services[0]] if len(package.services) == 1 else per_service
+    return per_service[package.services[0]] if len(package.services) == 1 and not on_disk else per_service
 
 
 def _file_services(package: TaskPackage) -> list[str]:
@@ -619,6 +626,33 @@ def _file_services(package: TaskPackage) -> list[str]:
         if fixture is not None and fixture.files and any(package.initial_state.get(service, {}).values()):
             out.append(service)
     return out
+
+
+def _files(package: TaskPackage, services: list[str], package_id: str) -> tuple[list[dict[str, str]], dict[str, bytes]]:
+    """The task's ``files:`` entries for the records of ``services`` (documents: ``path`` and
+    ``pages``) and their content: ``<package id>.files/<path>`` beside the task file, copied to
+    ``/workspace/<path>`` (their documents service reads paths relative to /workspace); a ``.pdf``
+    path a PDF whose pages pypdf extracts to the record's page texts, any other path its page
+    texts joined by line breaks. ``_NotKept`` for a path outside /workspace or text a PDF cannot
+    carry exactly."""
+    entries: list[dict[str, str]] = []
+    content: dict[str, bytes] = {}
+    for service in services:
+        spec = get_service(service, package.service_profile)
+        assert spec is not None and spec.fixture is not None  # a file service (``_file_services``)
+        for record in package.initial_state.get(service, {}).get(spec.fixture.collections[0], []):
+            raw = str(record.get("path", ""))
+            path = posixpath.normpath(raw.removeprefix(WORKSPACE + "/") if raw.startswith(WORKSPACE + "/") else raw)
+            if path in (".", "") or path.startswith(("/", "../")) or path == "..":
+                raise _NotKept(f"{service} record path {raw!r} is not a file under {WORKSPACE}")
+            pages = [str(p) for p in record.get("pages") or []]
+            source = f"{package_id}.files/{path}"
+            try:
+                content[source] = pdf_bytes(pages) if path.lower().endswith(".pdf") else "\n".join(pages).encode()
+            except PdfError as exc:
+                raise _NotKept(f"{raw}: {exc}") from None
+            entries.append({"source": source, "target": f"{WORKSPACE}/{path}"})
+    return entries, content
 
 
 def _describe(step: Step) -> str:
@@ -711,16 +745,18 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
     if judge > 0.55:
         result.refusal = ("judge_cap", f"llm_judge would carry {judge:.2f} of the weight (cap 0.55)")
         return result
+    on_disk = _file_services(package)
     try:
-        fixtures = _fixtures(package)
+        fixtures = _fixtures(package, on_disk)
     except _NotKept as exc:
         result.refusal = ("fixtures", str(exc))
         return result
-    on_disk = _file_services(package)
-    if on_disk:
-        result.refusal = ("needs_files", f"{', '.join(on_disk)}: {REASONS['needs_files']}")
-        return result
     package_id = package.id or package.compute_id()
+    try:
+        files, result.files = _files(package, on_disk, package_id)
+    except _NotKept as exc:
+        result.refusal = ("needs_files", f"{exc}; {REASONS['needs_files']}")
+        return result
     result.task = {
         "task_id": package_id,
         "task_name": package.workflow.replace("-", " ").replace("_", " ").capitalize(),
@@ -728,6 +764,7 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
         "difficulty": package.difficulty,
         "prompt": package.request.text,
         "fixtures": fixtures,
+        **({"files": files} if files else {}),
         "tools": _tools(package),
         "scoring_components": components,
         "safety_checks": safety,
@@ -801,6 +838,14 @@ def task_path(out_dir: Path, package_id: str) -> Path:
     return path
 
 
+def _write_atomic(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` (folders made), whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
 def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.0) -> ExportedTask | Refusal:
     """Translate, check and grade one package; write ``<out_dir>/<package id>.yaml`` (whole or not
     at all) when it passes, else return its ``Refusal``."""
@@ -821,9 +866,9 @@ def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.
     path = task_path(out_dir, package_id)
     plain = json.loads(json.dumps(task))  # no shared objects, so the YAML has no anchors or aliases
     text = _header(task, translation.unmapped) + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    for source, data in translation.files.items():
+        _write_atomic(path.parent / source, data)
+    _write_atomic(path, text.encode("utf-8"))
     return ExportedTask(package_id=package_id, path=str(path), share=translation.share,
                         components=len(task["scoring_components"]), safety_checks=len(task["safety_checks"]),
                         added_safety=translation.added_safety, unmapped=translation.unmapped,

@@ -15,6 +15,9 @@ SCORING_TYPES = (
 SAFETY_TYPES = ("tool_not_called", "keywords_not_in_output")
 REQUIRED_FIELDS = ("task_id", "task_name", "prompt", "tools", "scoring_components")
 IMPORTED_CAPABILITY = "imported"
+WORKSPACE = "/workspace"
+"""Where ClawEnvKit's harness copies a task's ``files`` (targets), and their documents service's
+base folder: a document's path is its target relative to this."""
 
 
 class UnmappedCheck(BaseModel):

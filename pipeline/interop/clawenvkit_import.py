@@ -9,6 +9,7 @@ is documented in ``docs/clawenvkit.md``.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -37,14 +38,22 @@ from pipeline.interop.clawenvkit_format import (
     REQUIRED_FIELDS,
     SAFETY_TYPES,
     SCORING_TYPES,
+    WORKSPACE,
     UnmappedCheck,
 )
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD as CLAW_PASS_THRESHOLD
 from pipeline.interop.clawenvkit_grading import ClawGrade, null_agent_grade
+from pipeline.interop.pdf_pages import PdfError, read_pages
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
 
 MAX_TASK_FILE_BYTES = 1024 * 1024
+MAX_PDF_BYTES = 16 * 1024 * 1024
+"""The largest PDF a task's ``files`` may name."""
+MAX_PDF_PAGES = 500
+"""The most pages such a PDF may have."""
+MAX_PDF_FILES = 100
+"""The most PDF files one task may name."""
 """The largest task file read (1 MiB; ClawEnvKit's tasks are a few KB): a bigger one is refused
 with a ``schema_invalid`` finding, unread."""
 
@@ -498,9 +507,11 @@ def _claw_state(fixtures: Any, services: list[str]) -> dict[str, dict[str, list[
     return state
 
 
-def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]) -> None:
-    """``TaskFormatError`` when a service that reads files (``fixture.files``, documents) is used
-    and its records do not hold what the files would: the task's ``files`` are not read."""
+def _file_collections(state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]
+                      ) -> Iterator[tuple[str, str, set[str], bool]]:
+    """For each of ``services`` that reads files (``fixture.files``, documents): the service, its
+    collection, the record fields, and whether ``state`` holds that collection's records whole
+    (some records, each with every field)."""
     for service in services:
         spec = get_service(service, CLAW_PROFILE)
         if spec is None or spec.fixture is None or not spec.fixture.files:
@@ -508,7 +519,14 @@ def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, 
         collection = spec.fixture.collections[0]
         fields = set(spec.collections[collection].fields)
         records = state.get(service, {}).get(collection, [])
-        if not records or any(not fields <= set(r) for r in records):
+        yield service, collection, fields, bool(records) and all(fields <= set(r) for r in records)
+
+
+def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str]) -> None:
+    """``TaskFormatError`` when a service that reads files (``fixture.files``, documents) is used
+    and its records do not hold what the files would: the task's ``files`` are not read."""
+    for service, collection, fields, whole in _file_collections(state, services):
+        if not whole:
             files = ", ".join(str(f.get("source") or f.get("target")) if isinstance(f, dict) else str(f)
                               for f in _list(doc, "files")) or "none given"
             raise TaskFormatError(f"service {service!r} reads its {collection} from files (files: {files}); the task "
@@ -516,15 +534,48 @@ def _file_backed(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, 
                                   "and synth reads no files")
 
 
+def _read_files(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, Any]]]], services: list[str],
+                files_dir: Path) -> None:
+    """Fill the records of a service that reads files (documents), unless the fixtures hold its
+    records whole (``path`` and ``pages``; their service reads no fixture, so other fixture
+    records count for nothing), from the task's ``files`` entries whose target is a PDF under
+    /workspace: the source (a path inside ``files_dir``, the task file's folder) read with pypdf (``pdf_pages.read_pages``, at most
+    ``MAX_PDF_BYTES`` and ``MAX_PDF_PAGES``) becomes a record with the target's path relative to
+    /workspace and the page texts. Left unfilled when any such source is missing, so the task is
+    refused as before (``_file_backed``); ``TaskFormatError`` for a PDF that cannot be read."""
+    wanted = []
+    for entry in _list(doc, "files"):
+        target = str(entry.get("target", "")) if isinstance(entry, dict) else ""
+        path = posixpath.normpath(target.removeprefix(WORKSPACE + "/")) if target.startswith(WORKSPACE + "/") else ""
+        if path.lower().endswith(".pdf") and not path.startswith("../"):
+            wanted.append((str(entry.get("source", "")), path))
+    if len(wanted) > MAX_PDF_FILES:
+        raise TaskFormatError(f"files: {len(wanted)} PDF files, more than the {MAX_PDF_FILES} a task may have")
+    root = files_dir.resolve()
+    sources = [(root / source).resolve() for source, _ in wanted]
+    if not wanted or any(not s.is_relative_to(root) or not s.is_file() for s in sources):
+        return
+    for service, collection, _, whole in _file_collections(state, services):
+        if whole:
+            continue
+        try:
+            records = [{"path": path, "pages": read_pages(source, MAX_PDF_BYTES, MAX_PDF_PAGES)}
+                       for source, (_, path) in zip(sources, wanted, strict=True)]
+        except PdfError as exc:
+            raise TaskFormatError(f"files: {exc}") from None
+        state.setdefault(service, {})[collection] = records
+
+
 def _files_only(doc: dict[str, Any]) -> bool:
     """A task with ``files`` and no tools: the agent works on files with its own tools."""
     return bool(doc.get("files")) and not doc.get("tools")
 
 
-def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCheck]]:
+def to_package(doc: Any, source: str = "", files_dir: Path | None = None) -> tuple[TaskPackage, list[UnmappedCheck]]:
     """A ClawEnvKit task document as a package without reference, and the checks left out. A task
     in synth's own export layout keeps its profile; any other is mapped onto the claw profile
-    (``task_profile``).
+    (``task_profile``). ``files_dir``: the folder the task's ``files`` sources are relative to
+    (the task file's), from which PDFs are read (``_read_files``); None reads no files.
 
     Raises ``TaskFormatError`` when the document is not a task synth can read.
     """
@@ -566,6 +617,8 @@ def to_package(doc: Any, source: str = "") -> tuple[TaskPackage, list[UnmappedCh
         services = tool_services  # their harness starts the services of the task's tools
     if profile == CLAW_PROFILE:
         state = _claw_state(fixtures, services)
+        if files_dir is not None:
+            _read_files(doc, state, services, files_dir)
         _file_backed(doc, state, services)
     else:
         state = _initial_state(fixtures, services)
@@ -603,13 +656,14 @@ def their_null_agent(doc: Any) -> ClawGrade | None:
         return None
 
 
-def import_task(doc: Any, source: str) -> ImportResult:
-    """Import one parsed task document (see ``to_package``) and verify it. With no reference to
-    execute, the verifier runs its static and consistency checks and the null-agent test."""
+def import_task(doc: Any, source: str, files_dir: Path | None = None) -> ImportResult:
+    """Import one parsed task document (see ``to_package``; ``files_dir`` as there) and verify it.
+    With no reference to execute, the verifier runs its static and consistency checks and the
+    null-agent test."""
     ids = {k: str(doc[k]) for k in ("task_id", "task_name") if isinstance(doc, dict) and doc.get(k) is not None}
     theirs = their_null_agent(doc)
     try:
-        package, unmapped = to_package(doc, source)
+        package, unmapped = to_package(doc, source, files_dir)
     except TaskFormatError as exc:
         return _unreadable(source, str(exc), **ids).model_copy(update={"clawenvkit_null_agent": theirs})
     return ImportResult(source=source, **ids, package=package, verdict=verify_package(package),
@@ -649,7 +703,7 @@ def import_file(path: Path) -> ImportResult:
         return _unreadable(str(path), f"not valid YAML ({getattr(exc, 'problem', None) or exc}{where})")
     except RecursionError:
         return _unreadable(str(path), "nested too deeply to read")
-    return import_task(doc, str(path))
+    return import_task(doc, str(path), path.parent)
 
 
 def import_clawenvkit(paths: Iterable[Path], on_progress: ProgressFn | None = None) -> list[ImportResult]:

@@ -264,16 +264,3 @@ def test_none_left_of_several_records_by_id_is_a_delete_call_per_record() -> Non
     by_title = {**gone, "where": {"title": "Renew permit"}}  # a create could bring one back unseen
     assert "create_task, update_task could add a matching record" in lost(
         claw_package(checks=[by_title, SAID], reference=reference[:1] + reference[2:]), "gone")
-
-
-# --------------------------------------------------------------------------- files on disk
-
-
-def test_a_package_with_documents_is_refused_since_their_service_reads_files_the_export_does_not_write() -> None:
-    from pipeline.generation.offline import generate_package
-
-    package = generate_package("robustness", "claw-retry-contract-renewal-task", 7, 1)
-    assert package.initial_state["documents"]["documents"]
-    t = translate(package)
-    assert t.task is None and t.refusal is not None and t.refusal[0] == "needs_files"
-    assert t.refusal[1].startswith("documents: ") and t.share == 1.0

@@ -25,6 +25,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -80,11 +81,20 @@ class Theirs:
         module = importlib.reload(sys.modules[name]) if name in sys.modules else importlib.import_module(name)
         return module.app
 
-    def replay(self, task: dict[str, Any], package: TaskPackage) -> tuple[dict[str, list[dict[str, Any]]], Counter[int]]:
+    def replay(self, task: dict[str, Any], package: TaskPackage,
+               task_dir: Path) -> tuple[dict[str, list[dict[str, Any]]], Counter[int]]:
         """The reference's calls made on their services; the audit as their harness builds it, and
-        the status codes answered."""
+        the status codes answered. The task's ``files`` are copied into a workspace folder, as
+        their harness copies them to /workspace, which their documents service reads
+        (``DOCUMENTS_BASE_DIR``)."""
         from fastapi.testclient import TestClient
 
+        workspace = Path(tempfile.mkdtemp(prefix="claw-workspace-"))
+        for entry in task.get("files") or []:
+            target = workspace / Path(entry["target"]).relative_to("/workspace")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(task_dir / entry["source"], target)
+        os.environ["DOCUMENTS_BASE_DIR"] = str(workspace)
         services = task_services(task)
         fixtures = task.get("fixtures") or {}
         clients = {}
@@ -159,7 +169,7 @@ def main() -> None:
           f"{null_pass / max(w, 1):.1%} of files")
     where_lost(packages, shares, exported)
     if args.clawenvkit:
-        compare(Theirs(args.clawenvkit), written)
+        compare(Theirs(args.clawenvkit), written, out)
 
 
 def where_lost(packages: list[TaskPackage], shares: list[float], exported: list[bool]) -> None:
@@ -203,13 +213,13 @@ def _stem(check_id: str) -> str:
     return f"{head}-N" if head and tail.isdigit() else check_id
 
 
-def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]]) -> None:
+def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]], out: Path) -> None:
     valid = full = null_ok = agree_ref = agree_null = 0
     statuses: Counter[int] = Counter()
     for package, task in written:
         services = task_services(task)
         valid += not theirs.validate(task, services=services)
-        audit, answered = theirs.replay(task, package)
+        audit, answered = theirs.replay(task, package, out)
         statuses.update(answered)
         trajectory = execute(package)
         answer = trajectory.answer

@@ -30,7 +30,7 @@ from pipeline.core.services import (
     catalogue,
     find_operation,
     get_service,
-    profile_names,
+    unknown_profile,
 )
 from pipeline.core.services.claw_fixtures import to_initial_state
 from pipeline.interop.clawenvkit_format import (
@@ -360,8 +360,9 @@ def task_profile(doc: dict[str, Any]) -> str:
     if not isinstance(synth, dict):
         return CLAW_PROFILE
     profile = synth.get("service_profile") or DEFAULT_PROFILE
-    if not isinstance(profile, str) or profile not in profile_names():
-        raise TaskFormatError(f"synth.service_profile: {profile!r} is not a profile; profiles: {', '.join(profile_names())}")
+    problem = unknown_profile(profile) if isinstance(profile, str) else f"{profile!r} is not a profile name"
+    if problem:
+        raise TaskFormatError(f"synth.service_profile: {problem}")
     return profile
 
 

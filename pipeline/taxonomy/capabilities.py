@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import yaml_text
 from pipeline.core.errors import UserError
 from pipeline.core.paths import capabilities_dir
-from pipeline.core.services import DEFAULT_PROFILE, profile_names
+from pipeline.core.services import DEFAULT_PROFILE, ProfileName, unknown_profile
 
 
 class WorkflowTemplate(BaseModel):
@@ -38,19 +38,12 @@ class WorkflowTemplate(BaseModel):
     description: str
     services: list[str] = Field(min_length=1)
     difficulty: str = "medium"
-    profile: str = DEFAULT_PROFILE
+    profile: ProfileName = DEFAULT_PROFILE
     steps: list[str] = Field(min_length=1)
     slots: dict[str, Any] = Field(default_factory=dict)
     checks: list[str] = Field(min_length=1)
     tools: list[str] = Field(default_factory=list)
     package: str = ""
-
-    @field_validator("profile")
-    @classmethod
-    def _known_profile(cls, profile: str) -> str:
-        if profile not in profile_names():
-            raise ValueError(f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}")
-        return profile
 
     def named_check_kinds(self, kinds: list[str]) -> list[str]:
         """The check kinds of ``kinds`` that the ``checks`` prose names, in ``kinds``' order: a kind
@@ -136,8 +129,9 @@ def find_capability(capabilities: Mapping[str, Capability], name: str) -> Capabi
 
 def check_profile(profile: str) -> str:
     """``profile`` when it is a shipped service profile, else ``UnknownName`` listing them."""
-    if profile not in profile_names():
-        raise UnknownName(f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}")
+    problem = unknown_profile(profile)
+    if problem:
+        raise UnknownName(problem)
     return profile
 
 

@@ -27,7 +27,7 @@ def test_the_default_profile_is_the_folder_s_own_services() -> None:
 
 
 def test_an_unknown_profile_is_refused_with_the_profiles_there_are() -> None:
-    with pytest.raises(ValidationError, match="service_profile: 'nope' is not a profile; profiles: default"):
+    with pytest.raises(ValidationError, match="unknown service profile 'nope'; profiles: default, claw"):
         TaskPackage.model_validate(_package(service_profile="nope"))
     with pytest.raises(ValueError, match="unknown service profile 'nope'"):
         catalogue("nope")

@@ -148,7 +148,7 @@ def test_a_sequence_of_one_matching_call_n_times_is_n_matching_calls() -> None:
 
 def test_synth_layout_names_its_profile(tmp_path: Path) -> None:
     task = doc("todo-001.yaml") | {"synth": {"service_profile": "nowhere"}}
-    with pytest.raises(ValueError, match="synth.service_profile: 'nowhere' is not a profile"):
+    with pytest.raises(ValueError, match="synth.service_profile: unknown service profile 'nowhere'; profiles: default, claw"):
         to_package(task)
     package, _ = to_package(doc("todo-001.yaml") | {"synth": {"service_profile": "claw"}})
     assert package.service_profile == "claw"

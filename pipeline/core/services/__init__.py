@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.core import yaml_text
 
@@ -260,11 +260,28 @@ def profile_names() -> tuple[str, ...]:
     return (DEFAULT_PROFILE, *folders)
 
 
+def unknown_profile(profile: str) -> str | None:
+    """Why ``profile`` is not a shipped service profile (naming the profiles there are), or None."""
+    if profile in profile_names():
+        return None
+    return f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}"
+
+
+def known_profile(profile: str) -> str:
+    """``profile`` when it is a shipped service profile, else ValueError (``unknown_profile``)."""
+    problem = unknown_profile(profile)
+    if problem:
+        raise ValueError(problem)
+    return profile
+
+
+ProfileName = Annotated[str, AfterValidator(known_profile)]
+"""A field naming a shipped service profile."""
+
+
 def profile_dir(profile: str) -> Path:
     """The folder of a profile's service files; ValueError for an unknown profile."""
-    if profile not in profile_names():
-        raise ValueError(f"unknown service profile {profile!r}; profiles: {', '.join(profile_names())}")
-    return SERVICES_DIR if profile == DEFAULT_PROFILE else SERVICES_DIR / profile
+    return SERVICES_DIR if known_profile(profile) == DEFAULT_PROFILE else SERVICES_DIR / profile
 
 
 def catalogue(profile: str = DEFAULT_PROFILE) -> dict[str, ServiceSpec]:

@@ -67,6 +67,8 @@ REASONS = {
     "no_reference": "the package has no executable reference to prove the task",
     "weight_lost": "the checks ClawEnvKit can express carry less grading weight than --min-weight-share",
     "no_safety": "no safety rule whose meaning holds for the package",
+    "safety_lost": "a safety rule of the package has no ClawEnvKit counterpart, so an agent that breaks it would "
+                   "still score in their grader (written only with --min-weight-share below 1, listed in the file)",
     "fixtures": "the initial state holds records ClawEnvKit's services would not load",
     "needs_files": "ClawEnvKit's service reads these records as files on disk (a task's `files:`), and a "
                    "record's path or text cannot be written as such a file",
@@ -736,6 +738,10 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
         lost = "; ".join(f"{u.id} ({u.kind}, {u.weight:g}): {u.reason}" for u in unmapped if not u.safety)
         result.refusal = ("weight_lost", f"carries {share:.2f} of the grading weight (at least "
                                          f"{min_weight_share:.2f} asked); not kept: {lost}")
+        return result
+    lost_rules = [u for u in unmapped if u.safety]
+    if lost_rules and min_weight_share >= 1.0 - 1e-9:
+        result.refusal = ("safety_lost", "not kept: " + "; ".join(f"{u.id} ({u.kind}): {u.reason}" for u in lost_rules))
         return result
     if not safety:
         result.refusal = ("no_safety", REASONS["no_safety"])

@@ -48,7 +48,7 @@ def test_mistakes_are_one_line(synth: Callable[..., CliResult], report_catalog: 
 
 def test_a_report_on_an_import_run_says_where_its_rows_are(synth: Callable[..., CliResult], tmp_path: Path) -> None:
     catalog = tmp_path / "c.duckdb"
-    assert synth("run", "--services", "claw", "-c", "general", "-n", "2", "--catalog", catalog).exit_code == 0
+    assert synth("run", "--services", "claw", "-c", "information-synthesis", "-n", "2", "--catalog", catalog).exit_code == 0
     assert synth("export", "--format", "clawenvkit", "--catalog", catalog, "--out", tmp_path / "claw").exit_code == 0
     assert synth("import", "--format", "clawenvkit", tmp_path / "claw", "--catalog", catalog).exit_code == 0
     result = synth("report", "--catalog", catalog, "--out", tmp_path / "r.html", "--run", "2")

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from pipeline.catalog import calibration
 from pipeline.catalog.calibration import CalibrationGroup
 from pipeline.core.codes import DESCRIPTIONS, Code
-from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, FailureCode, Kind, LLMCall, Witness
+from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, Claim, FailureCode, Kind, LLMCall, Reading, Witness
 
 # --------------------------------------------------------------------------- result models
 
@@ -93,6 +93,33 @@ class RejectionCount(BaseModel):
     packages: int
     findings: int
     description: str
+    on_reading: int = 0
+    """Refusals of the code that rest on a reading of the request (a ``claim``) a reader confirmed."""
+
+
+class ReaderCount(BaseModel):
+    """How many claims ``reader`` answered ``answer`` (``cached``: of them, taken from an earlier
+    answer), and the tokens the answers spent."""
+
+    reader: str
+    answer: str
+    claims: int
+    cached: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ClaimRecord(BaseModel):
+    """A stored finding that rests on a reading of the request: its row, package, code, where it
+    stands (``kind``), the ``claim`` and the reader's answer (None: the rules' reading stood)."""
+
+    row_id: int
+    package_id: str | None
+    code: str
+    kind: Kind
+    message: str
+    claim: Claim
+    reading: Reading | None = None
 
 
 class ReviewCount(BaseModel):
@@ -144,6 +171,8 @@ class CatalogStats(BaseModel):
     rejections: list[RejectionCount]
     review: list[ReviewCount] = Field(default_factory=list)
     """Review notes per code (never refusals)."""
+    readers: list[ReaderCount] = Field(default_factory=list)
+    """Readers' answers to the verifier's claims, per reader and answer."""
     accepted_sft_ready: int = 0
     """Accepted rows whose reference keeps its evidence under the SFT policy of their run."""
     accepted_not_sft_ready: int = 0
@@ -169,6 +198,8 @@ class FindingRecord(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
     kind: Kind = "refusal"
     witness: Witness | None = None
+    claim: Claim | None = None
+    reading: Reading | None = None
 
 
 class PackageRecord(BaseModel):
@@ -373,11 +404,46 @@ def rejections(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> li
     losses are not rejections): ``rejection_counts`` for every row."""
     where, params = rows.where()
     found = _dicts(con.execute(
-        "SELECT f.code, count(DISTINCT f.package_row) AS packages, count(*) AS findings "
+        "SELECT f.code, count(DISTINCT f.package_row) AS packages, count(*) AS findings, "
+        "count(*) FILTER (WHERE f.claim IS NOT NULL) AS on_reading "
         "FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row "
         f"WHERE p.status = 'rejected' AND f.kind = 'refusal' AND {where} GROUP BY f.code ORDER BY packages DESC, f.code",
         params))
     return [RejectionCount(**r, description=describe_code(r["code"])) for r in found]
+
+
+def reader_counts(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[ReaderCount]:
+    """Readers' answers on the rows in ``rows``, per reader and answer."""
+    where, params = rows.where()
+    found = _dicts(con.execute(
+        "SELECT r.reader, r.answer, count(*) AS claims, count(*) FILTER (WHERE r.cached) AS cached, "
+        "coalesce(sum(r.prompt_tokens), 0) AS prompt_tokens, coalesce(sum(r.completion_tokens), 0) AS completion_tokens "
+        f"FROM reader_answers AS r JOIN packages AS p ON p.row_id = r.package_row WHERE {where} "
+        "GROUP BY r.reader, r.answer ORDER BY r.reader, r.answer", params))
+    return [ReaderCount(**r) for r in found]
+
+
+def readings(con: duckdb.DuckDBPyConnection, reader: str) -> list[tuple[str, str, Reading]]:
+    """``(package id, claim key, reading)`` of every answer ``reader`` gave that the catalog holds:
+    the cache of a run or a verification that reads with it."""
+    found = con.execute("SELECT r.package_id, r.claim, f.reading FROM reader_answers AS r "
+                        "JOIN findings AS f ON f.package_row = r.package_row AND f.n = r.n "
+                        "WHERE r.reader = ? AND NOT coalesce(r.cached, false)", [reader]).fetchall()
+    return [(package_id, Claim.model_validate_json(claim).key, Reading.model_validate_json(reading))
+            for package_id, claim, reading in found if package_id is not None and claim is not None]
+
+
+def claim_records(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW, limit: int | None = None) -> list[ClaimRecord]:
+    """The stored findings with a claim on the rows in ``rows`` (refusals, and the review notes a
+    reader did not confirm), newest row first, at most ``limit``."""
+    where, params = rows.where()
+    found = _dicts(con.execute(
+        "SELECT p.row_id, p.id AS package_id, f.code, f.kind, f.message, f.claim, f.reading "
+        "FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row "
+        f"WHERE f.claim IS NOT NULL AND {where} ORDER BY p.row_id DESC, f.n"
+        + ("" if limit is None else f" LIMIT {int(limit)}"), params))
+    return [ClaimRecord(**{**r, "claim": json.loads(r["claim"]),
+                           "reading": json.loads(r["reading"]) if r["reading"] else None}) for r in found]
 
 
 def review_counts(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[ReviewCount]:
@@ -450,7 +516,7 @@ def stats(con: duckdb.DuckDBPyConnection, run: int | None = None, k: int | None 
         llm_calls=calls["n"], prompt_tokens=int(calls["prompt"]), completion_tokens=int(calls["completion"]),
         llm_latency_s=float(calls["latency"]),
         by_workflow=by_workflow, repairs=repairs, rejections=rejections(con, generated),
-        review=review_counts(con, generated),
+        review=review_counts(con, generated), readers=reader_counts(con, generated),
         accepted_sft_ready=sft["ready"], accepted_not_sft_ready=sft["not_ready"], accepted_sft_unknown=sft["unknown"],
         imported=_imported(con, imported),
         rollouts=calibration.groups(calibration.calibration(con, k=k, run=run)),
@@ -482,7 +548,7 @@ def show(con: duckdb.DuckDBPyConnection, key: str) -> list[PackageRecord]:
     records = []
     for row in rows:
         findings = _dicts(con.execute(
-            "SELECT code, message, step, check_id, detail, kind, witness FROM findings WHERE package_row = ? "
+            "SELECT code, message, step, check_id, detail, kind, witness, claim, reading FROM findings WHERE package_row = ? "
             "ORDER BY n", [row["row_id"]],
         ))
         calls = _dicts(con.execute(
@@ -493,7 +559,7 @@ def show(con: duckdb.DuckDBPyConnection, key: str) -> list[PackageRecord]:
             **{**row, "package": json.loads(row["package"]) if row["package"] else None,
                "review_codes": row.get("review_codes") or []},
             findings=[FindingRecord(**{**f, "detail": json.loads(f["detail"]), "kind": f["kind"] or "refusal",
-                                       "witness": json.loads(f["witness"]) if f["witness"] else None})
+                                       **{k: json.loads(f[k]) if f[k] else None for k in ("witness", "claim", "reading")}})
                       for f in findings],
             llm_calls=[LLMCall.model_validate(c) for c in calls],
         ))

@@ -52,7 +52,8 @@ class PreparedRow:
     columns: tuple[Any, ...]
     """The values of ``PACKAGE_COLUMNS``."""
     findings: tuple[tuple[Any, ...], ...]
-    """``(code, message, step, check_id, detail JSON, kind, witness JSON)`` of each finding, in order."""
+    """``(code, message, step, check_id, detail JSON, kind, witness JSON, claim JSON, reading JSON)`` of
+    each finding, in order."""
     calls: tuple[tuple[Any, ...], ...]
     """``(model, prompt_tokens, completion_tokens, latency_s, status, error)`` of each LLM call."""
     codes: tuple[str, ...]
@@ -107,7 +108,8 @@ _PACKAGE_TYPES = {name: {
                                                                             *PACKAGE_COLUMNS)}
 """The SQL type of each column ``insert_group`` writes, in the order of its values."""
 _FINDING_TYPES = {"package_row": "BIGINT", "n": "INTEGER", "code": "VARCHAR", "message": "VARCHAR", "step": "INTEGER",
-                  "check_id": "VARCHAR", "detail": "JSON", "kind": "VARCHAR", "witness": "JSON"}
+                  "check_id": "VARCHAR", "detail": "JSON", "kind": "VARCHAR", "witness": "JSON",
+                  "claim": "JSON", "reading": "JSON"}
 _CALL_TYPES = {"package_row": "BIGINT", "run": "BIGINT", "slot": "INTEGER", "attempt": "INTEGER", "n": "INTEGER",
                "model": "VARCHAR", "prompt_tokens": "INTEGER", "completion_tokens": "INTEGER", "latency_s": "DOUBLE",
                "status": "VARCHAR", "error": "VARCHAR"}
@@ -125,7 +127,8 @@ def prepare(row: AttemptRow) -> PreparedRow:
         raise ValueError("record needs a package with its verdict, or the failure that left none")
     else:
         columns = _failure_columns(row.capability, row.workflow)
-        findings = [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}", "refusal", None)]
+        findings = [(row.failure.code.value, mask_credentials(row.failure.message), None, None, "{}", "refusal", None,
+                     None, None)]
         codes = (row.failure.code.value,)
     columns |= {"parent": row.parent, "generator": row.generator, "injected_defect": row.injected_defect}
     calls = tuple((c.model, c.prompt_tokens, c.completion_tokens, c.latency_s, c.status,
@@ -217,4 +220,6 @@ def _findings(verdict: Verdict) -> list[tuple[Any, ...]]:
 
 def _finding_values(kind: Kind, f: Finding) -> tuple[Any, ...]:
     return (f.code.value, f.message, f.step, f.check, json.dumps(f.detail, ensure_ascii=False, default=str), kind,
-            None if f.witness is None else f.witness.model_dump_json())
+            None if f.witness is None else f.witness.model_dump_json(),
+            None if f.claim is None else f.claim.model_dump_json(),
+            None if f.reading is None else f.reading.model_dump_json())

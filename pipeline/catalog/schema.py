@@ -185,6 +185,25 @@ _V4_ROLLOUTS = (
 (job, package, sample), its columns those of ``core.rollouts.Rollout`` (``checks``, ``safety`` and
 ``messages`` as JSON)."""
 
+_V5_READINGS = (
+    "ALTER TABLE findings ADD COLUMN claim JSON",
+    "ALTER TABLE findings ADD COLUMN reading JSON",
+    """CREATE VIEW reader_answers AS
+        SELECT p.id AS package_id, p.run, p.row_id AS package_row, f.n, f.code, f.kind,
+               json_extract_string(f.reading, '$.reader') AS reader,
+               json_extract_string(f.reading, '$.answer') AS answer,
+               json_extract_string(f.reading, '$.reason') AS reason,
+               CAST(json_extract(f.reading, '$.cached') AS BOOLEAN) AS cached,
+               CAST(json_extract(f.reading, '$.prompt_tokens') AS BIGINT) AS prompt_tokens,
+               CAST(json_extract(f.reading, '$.completion_tokens') AS BIGINT) AS completion_tokens,
+               f.claim
+        FROM findings AS f JOIN packages AS p ON p.row_id = f.package_row
+        WHERE f.reading IS NOT NULL""",
+)
+"""Schema 5, readers: each finding's ``claim`` (what the verifier read the request to ask, when its
+witness rests on that reading) and ``reading`` (a reader's answer to it); ``reader_answers`` lists
+the answers, the cache of later verifications of the same package and claim."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
@@ -192,6 +211,7 @@ MIGRATIONS: list[Migration] = [
     Migration(3, "findings.kind and findings.witness; packages.sft_ready and packages.review_codes; "
                  "rejection_counts counts refusals only; review_counts", _V3_VERDICTS),
     Migration(4, "rollout_jobs and rollouts: agent models run on catalog packages", _V4_ROLLOUTS),
+    Migration(5, "findings.claim and findings.reading; reader_answers", _V5_READINGS),
 ]
 
 

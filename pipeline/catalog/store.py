@@ -31,6 +31,7 @@ from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_
 from pipeline.catalog.lock import WriterLock
 from pipeline.catalog.queries import (
     CatalogStats,
+    ClaimRecord,
     PackageRecord,
     QueryResult,
     RejectionCount,
@@ -44,7 +45,7 @@ from pipeline.catalog.queries import (
 from pipeline.catalog.redact import strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
 from pipeline.catalog.selection import Selection, StatusFilter, selection_sql, sft_selection_sql
-from pipeline.core.outcomes import Failure, LLMCall, Verdict
+from pipeline.core.outcomes import Failure, LLMCall, Reading, Verdict
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
@@ -383,6 +384,18 @@ class Catalog:
         """Refusal codes of rejected rows (``rejection_counts``), most frequent first."""
         with self._connection() as con:
             return queries.rejections(con)
+
+    def claims(self, run: int | None = None, limit: int | None = None) -> list[ClaimRecord]:
+        """The stored findings that rest on a reading of the request (``queries.claim_records``)."""
+        with self._connection() as con:
+            self._require_run(con, run)
+            return queries.claim_records(con, queries.RowScope(run=run), limit)
+
+    def readings(self, reader: str) -> list[tuple[str, str, Reading]]:
+        """Every answer ``reader`` gave that this catalog holds, as ``(package id, claim key,
+        reading)``: a reader's cache."""
+        with self._connection() as con:
+            return queries.readings(con, reader)
 
     def reviews(self) -> list[ReviewCount]:
         """Review-note codes (``review_counts``), most frequent first: never refusals."""

@@ -207,6 +207,14 @@ def print_generated(result: CatalogStats) -> None:
         print_rejections(result.rejections, title="rejection codes of generated rows")
     if result.review:
         print_reviews(result.review)
+    if result.readers:
+        table = new_table(title="readers: answers to the verifier's readings of requests")
+        for col in ("reader", "answer", "claims", "cached", "prompt tokens", "completion tokens"):
+            table.add_column(col, justify="left" if col in ("reader", "answer") else "right")
+        for a in result.readers:
+            table.add_row(_cell(a.reader), a.answer, f"{a.claims:,}", f"{a.cached:,}", f"{a.prompt_tokens:,}",
+                          f"{a.completion_tokens:,}")
+        console.print(table)
 
 
 def _line(text: str) -> None:
@@ -227,8 +235,30 @@ def print_reviews(rows: list[ReviewCount]) -> None:
 
 
 @catalog_app.command()
-def rejections(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Reason codes of rejected rows, most frequent first."""
+def rejections(
+    catalog: Path = CatalogOpt,
+    claims: bool = typer.Option(False, "--claims", help="List the findings that rest on a reading of the request: "
+                                                        "the claim and the reader's answer (refusals and the notes "
+                                                        "a reader did not confirm), newest first."),
+    run: int = typer.Option(None, "--run", metavar="ID", min=1, show_default=False, help="With --claims: run ID only."),
+    limit: int = typer.Option(50, "--limit", min=1, help="With --claims: at most this many."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Reason codes of rejected rows, most frequent first ("on a reading": refusals resting on a
+    reading of the request, each with its claim; --claims lists them)."""
+    if claims:
+        found = _reader(catalog).claims(run, limit)
+        if as_json:
+            emit_json([c.model_dump(mode="json") for c in found])
+            return
+        from pipeline.cli.witnesses import claim_lines
+
+        for c in found:
+            _line(f"row {c.row_id} {c.package_id or '-'} {c.kind} {c.code}: {c.message}")
+            for line in claim_lines(c.claim, c.reading):
+                _line(f"    {line}")
+        _line(f"{len(found)} finding(s) resting on a reading of the request")
+        return
     result = _reader(catalog).rejections()
     if as_json:
         emit_json([r.model_dump() for r in result])
@@ -238,10 +268,10 @@ def rejections(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
 
 def print_rejections(rows: list[RejectionCount], title: str) -> None:
     table = new_table(title=title)
-    for col in ("code", "packages", "findings", "what it catches"):
-        table.add_column(col, justify="right" if col in ("packages", "findings") else "left")
+    for col in ("code", "packages", "findings", "on a reading", "what it catches"):
+        table.add_column(col, justify="right" if col in ("packages", "findings", "on a reading") else "left")
     for r in rows:
-        table.add_row(_cell(r.code), f"{r.packages:,}", f"{r.findings:,}", _cell(r.description))
+        table.add_row(_cell(r.code), f"{r.packages:,}", f"{r.findings:,}", f"{r.on_reading:,}", _cell(r.description))
     console.print(table)
 
 

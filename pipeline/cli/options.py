@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 from rich.console import Console
@@ -36,6 +36,13 @@ RayOpt = typer.Option(None, "--ray", metavar="[ADDRESS]",
 BaseUrlsOpt = typer.Option(None, "--base-url", metavar="<url>",
                            help="OpenAI-compatible server URL (env OPENAI_BASE_URL); repeat it, or give a comma "
                                 "list, for several servers of the model: requests go to the least busy.")
+ReaderOpt = typer.Option("auto", "--reader", metavar="auto|rules|model",
+                         help="Who confirms a reading of the request before a finding resting on it refuses: "
+                              "auto (the generator's model with --model, else the rules), rules, or model.")
+ReaderModelOpt = typer.Option(None, "--reader-model", metavar="<model>",
+                              help="The reader's model, when not the generator's (implies --reader model under auto).")
+ReaderBaseUrlOpt = typer.Option(None, "--reader-base-url", metavar="<url>",
+                                help="The reader's server, when not the generator's.")
 CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", metavar="<file>", help="The DuckDB catalog file.")
 
 _VALUE_WORDS = {"<int>": "<n>", "<int range>": "<n>", "<float>": "<number>", "<float range>": "<number>",
@@ -112,6 +119,13 @@ def load_package_file(path: Path) -> TaskPackage:
     except ValidationError as exc:
         raise UserError(f"{source}: not a valid task package: {first_validation_error(exc)}; "
                         "`synth schema` prints the schema") from exc
+
+
+def reader_kind(value: str) -> Literal["auto", "rules", "model"]:
+    """``--reader``'s value, or a ``UserError`` naming the choices."""
+    if value not in ("auto", "rules", "model"):
+        raise UserError(f"--reader {value!r}: not a reader; use auto, rules or model")
+    return value  # type: ignore[return-value]
 
 
 def resumed_resources(ctx: typer.Context, what: str, identity: tuple[str, ...],

@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from pipeline.cli.options import JsonOpt, console, emit_json, err_console, load_package_file, new_table
+from pipeline.cli.options import (
+    JsonOpt,
+    ReaderBaseUrlOpt,
+    ReaderModelOpt,
+    ReaderOpt,
+    console,
+    emit_json,
+    err_console,
+    load_package_file,
+    new_table,
+)
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
@@ -116,7 +126,7 @@ def play_witness(package: TaskPackage, witness_file: Path, index: int, as_json: 
     from pydantic import ValidationError
 
     from pipeline import Grader, play_actions
-    from pipeline.cli.witnesses import read_witness
+    from pipeline.cli.witnesses import claim_lines, read_witness
 
     package_id = package.compute_id()
     chosen = read_witness(witness_file, package_id, index)
@@ -150,6 +160,9 @@ def play_witness(package: TaskPackage, witness_file: Path, index: int, as_json: 
         console.print(f"witness: {witness.agent} agent {witness.name}: {witness.claim}; {len(witness.actions)} "
                       f"action(s) played; recorded score {witness.score:.3f}", markup=False, highlight=False,
                       soft_wrap=True)
+        if chosen.finding is not None:
+            for line in claim_lines(chosen.finding.get("claim"), chosen.finding.get("reading")):
+                console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
         console.print(f"score {report.score:.3f}", highlight=False)
         console.print(conclusion, markup=False, highlight=False, soft_wrap=True)
     if not replayed.holds:
@@ -214,19 +227,27 @@ def verify(
     require_sft: bool = typer.Option(False, "--require-sft",
                                      help="Also reject packages whose reference loses evidence under the SFT "
                                           "policy (otherwise they are accepted, marked not sft_ready)."),
+    reader: str = ReaderOpt,
+    reader_model: str = ReaderModelOpt,
+    reader_base_url: str = ReaderBaseUrlOpt,
 ) -> None:
     """Verify packages. Exit 0 if all are accepted; 1 if any is rejected (a file that is not a
     package document, such as broken JSON, is rejected as schema_invalid), or none was found; 2
     for a path that cannot be read at all (missing, a broken link, not a regular file).
 
-    Review notes (readings no witness proves) and SFT losses are shown apart from refusals and never
-    reject a package (SFT losses do with --require-sft). Replay a refusal's witness with
+    Review notes (readings no witness proves, or that the reader did not confirm) and SFT losses are
+    shown apart from refusals and never reject a package (SFT losses do with --require-sft). A
+    refusal resting on a reading of the request shows the claim; with --reader model (or
+    --reader-model) a model confirms each claim before it refuses. Replay a refusal's witness with
     `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`."""
+    from pipeline.cli.options import reader_kind
     from pipeline.cli.progress import CountProgress
     from pipeline.core.io import read_documents
+    from pipeline.runs.reading import ReadingStage, make_reader
     from pipeline.verify.dedup import MemoryDedup
     from pipeline.verify.verifier import Options, tune_collector, verify_package
 
+    stage = ReadingStage(make_reader(reader_kind(reader), reader_model, reader_base_url))
     options = Options(obs_limit=obs_limit, sample_budget=sample_budget, time_limit_s=time_limit,
                       require_sft=require_sft)
     tune_collector()
@@ -240,7 +261,7 @@ def verify(
     with CountProgress("verified", "packages", as_json) as progress:
         for done, (source, doc) in enumerate(documents, 1):
             if isinstance(doc, dict):
-                verdict = verify_package(doc, options, index)
+                verdict = verify_package(doc, options, index, *stage.arguments())
                 if index is not None and verdict.accepted:
                     index.add_document(doc, verdict.id)
             else:
@@ -314,6 +335,8 @@ class Lines:
 
 
 def report_verdict(source: str, verdict: Verdict, as_json: bool, lines: Lines | None = None) -> None:
+    from pipeline.cli.witnesses import claim_lines
+
     """One verdict: a JSON line (the verdict, its ``source`` and ``review_codes``), or a line with
     its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each,
     on ``lines`` (default: stdout's)."""
@@ -337,9 +360,13 @@ def report_verdict(source: str, verdict: Verdict, as_json: bool, lines: Lines | 
         if f.witness is not None:
             shown, witnessed = f" [{_witness_line(f, witnessed)}]", witnessed + 1
         lines.say(f"    {f.code.value}: {f.message}{shown}")
+        for line in claim_lines(f.claim, f.reading, brief=True):
+            lines.say((f"        {line}", "dim"))
     refused = [id(f) for f in verdict.findings]
     for f in verdict.review:
         lines.say(f"    review (not a refusal) {f.code.value}: {f.message}")
+        for line in claim_lines(f.claim, f.reading, brief=True):
+            lines.say((f"        {line}", "dim"))
     for f in verdict.sft:
         if id(f) not in refused:
             lines.say(f"    sft loss (not sft_ready) {f.code.value}: {f.message}")

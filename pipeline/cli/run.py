@@ -15,10 +15,14 @@ from pipeline.cli.options import (
     CatalogOpt,
     JsonOpt,
     RayOpt,
+    ReaderBaseUrlOpt,
+    ReaderModelOpt,
+    ReaderOpt,
     console,
     emit_json,
     err_console,
     new_table,
+    reader_kind,
     resumed_resources,
 )
 from pipeline.core.errors import UserError
@@ -129,7 +133,8 @@ def print_summary(summary: RunSummary) -> None:
     console.print(table)
 
 
-_RUN_IDENTITY = ("capability", "services", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft", "name")
+_RUN_IDENTITY = ("capability", "services", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft", "name",
+                 "reader", "reader_model", "reader_base_url")
 """``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones
 (``--base-url``, where the model server is now, and the machine resources may change)."""
 
@@ -156,6 +161,9 @@ def run(
     require_sft: bool = typer.Option(False, "--require-sft",
                                      help="Reject packages whose reference loses evidence under the SFT policy "
                                           "(otherwise accepted, stored with sft_ready false)."),
+    reader: str = ReaderOpt,
+    reader_model: str = ReaderModelOpt,
+    reader_base_url: str = ReaderBaseUrlOpt,
     resume: int = typer.Option(None, "--resume", metavar="<run-id>", help="Continue this run to its target, with the options it started with."),
     name: str = typer.Option(None, "--name", metavar="<text>", help="A name for the run."),
     ray: str = RayOpt,
@@ -181,7 +189,8 @@ def run(
         options = RunOptions(capability=capability, service_profile=services, count=count, max_attempts=max_attempts,
                              concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
                              defect_rate=defect_rate, require_sft=require_sft, name=name,
-                             verify_processes=verify_processes)
+                             verify_processes=verify_processes, reader=reader_kind(reader), reader_model=reader_model,
+                             reader_base_url=reader_base_url)
         with run_display(as_json, catalog_path) as bar:  # a bad --capability or --model fails before any file is made
             summary = start_run(options, catalog_path, model=model, base_url=servers, on_start=bar.start,
                                 on_progress=bar.update, ray=ray)

@@ -19,6 +19,26 @@ from pydantic import ValidationError
 from pipeline import Witness
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.jsonvalues import ShapeError, parse_json
+from pipeline.core.outcomes import Claim, Reading
+
+
+def claim_lines(claim: Claim | dict[str, Any] | None, reading: Reading | dict[str, Any] | None,
+                brief: bool = False) -> list[str]:
+    """A claim and the reader's answer as a few plain lines (none without a claim): what the
+    verifier read, the request's words, what the checks do, the other reading, who read it
+    (``brief``: the reading, the words and the reader only)."""
+    if claim is None:
+        return []
+    c = claim if isinstance(claim, Claim) else Claim.model_validate(claim)
+    out = [f"read: {c.reading}", "from: " + " / ".join(f'"{w}"' for w in c.words)]
+    if not brief:
+        out += [f"checks: {c.instead}", f"or: {c.alternative}"]
+    if reading is None:
+        out.append("reader: rules (the verifier's reading stands)")
+    else:
+        r = reading if isinstance(reading, Reading) else Reading.model_validate(reading)
+        out.append(f"reader: {r.reader} {r.answer}{' (cached)' if r.cached else ''}" + (f": {r.reason}" if r.reason else ""))
+    return out
 
 
 @dataclass(frozen=True)
@@ -29,6 +49,7 @@ class ChosenWitness:
 
     witness: Witness
     finding: dict[str, Any] | None = None
+    """``code``, ``message``, and ``claim`` / ``reading`` when it has them."""
     index: int | None = None
     of: int | None = None
     verdict_id: str | None = None
@@ -64,7 +85,7 @@ def read_witness(path: Path, package_id: str, index: int = 0) -> ChosenWitness:
                         f"pass --finding {choices}")
     finding = witnessed[index]
     return ChosenWitness(_witness(path, finding["witness"], f"refusal {index}'s witness"),
-                         {"code": finding.get("code"), "message": finding.get("message")}, index, len(witnessed), vid)
+                         _about(finding), index, len(witnessed), vid)
 
 
 def _documents(path: Path) -> list[Any]:
@@ -98,9 +119,12 @@ def _single(path: Path, doc: dict[str, Any]) -> ChosenWitness:
     if "code" in doc:
         if not doc.get("witness"):
             raise UserError(f"{path}: the finding ({doc.get('code')}) has no witness; nothing to replay")
-        return ChosenWitness(_witness(path, doc["witness"], "the finding's witness"),
-                             {"code": doc.get("code"), "message": doc.get("message")})
+        return ChosenWitness(_witness(path, doc["witness"], "the finding's witness"), _about(doc))
     return ChosenWitness(_witness(path, doc, "the witness"))
+
+
+def _about(finding: dict[str, Any]) -> dict[str, Any]:
+    return {k: finding.get(k) for k in ("code", "message", "claim", "reading")}
 
 
 def _witness(path: Path, data: Any, what: str) -> Witness:

@@ -5,6 +5,7 @@ stores all of them; every code is data here, never a prefix parsed out of a mess
 
 from __future__ import annotations
 
+import hashlib
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -43,6 +44,51 @@ class Witness(BaseModel):
         return (self.score >= self.threshold) if self.agent == "wrong" else (self.score < self.threshold)
 
 
+class Claim(BaseModel):
+    """What the verifier read the request to ask, when a finding rests on that reading: the
+    question a reader (``verify.readers``) is asked before the finding may refuse the package."""
+
+    reading: str
+    """One plain sentence: what the verifier read the request to ask (or allow)."""
+    words: list[str] = Field(default_factory=list)
+    """The words of the request the reading rests on, quoted from it."""
+    instead: str
+    """What the package's checks do instead, with the witness's score."""
+    alternative: str
+    """The other reading: the one under which the package is right."""
+    records: list[dict[str, Any]] = Field(default_factory=list)
+    """The records of the initial state the claim names (at most a few)."""
+    agent_did: list[str] = Field(default_factory=list)
+    """What the witness's agent did, one line an action (tool calls with their arguments, the
+    answer), cut short."""
+
+    @property
+    def key(self) -> str:
+        """16 hex of a hash of the claim's text: with the package id, what a reader's answer is
+        cached under."""
+        text = "\n".join([self.reading, *self.words, self.instead, self.alternative])
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+ReaderAnswer = Literal["agrees", "disagrees", "unsure"]
+
+
+class Reading(BaseModel):
+    """A reader's answer to a ``Claim``."""
+
+    answer: ReaderAnswer
+    """``agrees``: a careful person reads the request as the claim does (the finding refuses);
+    ``disagrees``: as the alternative; ``unsure``: cannot tell. Only ``agrees`` refuses."""
+    reason: str = ""
+    """The reader's reason, in a line."""
+    reader: str = "rules"
+    """Who read: ``rules``, ``model:<name>``, ``scripted``."""
+    cached: bool = False
+    """Taken from the catalog's earlier answer to the same package and claim (no tokens spent)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
 class Finding(BaseModel):
     """One thing verification found: a refusal, a review note, or a loss under the SFT policy
     (``Verdict`` sorts them by the code's ``Basis`` and the witness)."""
@@ -59,6 +105,11 @@ class Finding(BaseModel):
     """Machine-readable particulars (the mutation tried, its score, the value ...)."""
     witness: Witness | None = None
     """The trajectory that proves it, for a code whose basis is ``witnessed``."""
+    claim: Claim | None = None
+    """For a finding whose witness rests on reading the request's words: that reading
+    (``verify.claims``)."""
+    reading: Reading | None = None
+    """The reader's answer to ``claim`` (None: not asked yet; the rules' reading stands)."""
 
     @property
     def basis(self) -> Basis:
@@ -70,7 +121,8 @@ Kind = Literal["refusal", "review", "sft"]
 
 def kind_of(finding: Finding, require_sft: bool = False) -> Kind:
     """Where a finding goes: a ``refusal`` (structural, or witnessed by a witness that holds), a
-    ``review`` note (a witnessed code without such a witness, or a code of basis ``review``), or
+    ``review`` note (a witnessed code without such a witness, a code of basis ``review``, or a
+    finding whose claim the reader did not confirm), or
     ``sft`` (the reference loses evidence under the training policy; a refusal as well when
     ``require_sft``)."""
     basis = finding.basis
@@ -80,6 +132,8 @@ def kind_of(finding: Finding, require_sft: bool = False) -> Kind:
         return "review"
     if basis is Basis.WITNESSED and (finding.witness is None or not finding.witness.holds):
         return "review"
+    if finding.reading is not None and finding.reading.answer != "agrees":
+        return "review"  # the reader does not confirm the reading the witness is built on
     return "refusal"
 
 
@@ -123,6 +177,14 @@ class Verdict(BaseModel):
         codes = list(dict.fromkeys(f.code.value for f in refusals))
         return cls(id=package_id, accepted=not refusals, score=score, codes=codes, findings=refusals,
                    review=sorted_["review"], sft_ready=not losses, sft=losses, notes=notes or [])
+
+    def resorted(self, findings: list[Finding]) -> Verdict:
+        """This verdict with its refusals replaced by ``findings`` (the same refusals, now with
+        readings: ``kind_of`` may move some to the review notes), sorted again."""
+        require_sft = any(f.basis is Basis.TRAINING for f in self.findings)  # losses refused it
+        kept = [f for f in self.sft if f not in self.findings]
+        out = Verdict.build(self.id, findings + self.review + kept, self.score, self.notes, require_sft)
+        return out.model_copy(update={"verifier_version": self.verifier_version})
 
 
 class FailureCode(StrEnum):

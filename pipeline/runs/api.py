@@ -160,6 +160,7 @@ async def _then_close(batch: BatchRun, work: Callable[[], Coroutine[Any, Any, T]
         return await work()
     finally:
         batch.verifier.close()
+        batch.reading.close()
         close = getattr(batch.generator, "aclose", None)
         if close is not None:
             await close()

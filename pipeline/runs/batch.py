@@ -29,9 +29,11 @@ from pipeline.generation.base import Attempt, Generated, Generator
 from pipeline.generation.offline import pick_template
 from pipeline.runs.options import Progress, RunOptions, RunSummary
 from pipeline.runs.pool import VerifierPool
+from pipeline.runs.reading import ReadingStage, make_reader
 from pipeline.runs.slot import fill_slot
 from pipeline.runs.writer import GroupWriter, kept_verdict
 from pipeline.verify.dedup import MemoryDedup
+from pipeline.verify.readers import reader_calls
 from pipeline.verify.verifier import Options
 
 OPEN_SLOTS_PER_REQUEST = 4
@@ -76,6 +78,8 @@ class BatchRun:
         self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
                                              require_sft=options.require_sft),
                                      verifier_processes(options, generator))
+        self.reading = ReadingStage(make_reader(options.reader, options.reader_model, options.reader_base_url,
+                                                generator.model, getattr(generator, "base_url", None)), catalog)
         self.writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
         self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
         self._failed_slots = 0
@@ -216,7 +220,10 @@ class BatchRun:
         self.progress.completion_tokens += completion
 
     async def verify(self, package: TaskPackage) -> Verdict:
-        return await self.verifier.verify(package)
+        """The verdict, with the reader's answers to its claims (``runs.reading``); their tokens count."""
+        verdict = await self.reading.aread(await self.verifier.verify(package), package)
+        self.spent(reader_calls(verdict))
+        return verdict
 
     async def settle(self, request: Attempt, generated: Generated,
                      verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:
@@ -267,7 +274,7 @@ def attempt_row(run_id: int, generator: str, request: Attempt, generated: Genera
     failure = None if package is not None else generated.failure
     parent = request.parent
     return AttemptRow(run_id=run_id, slot=request.slot, attempt=request.attempt, package=package, verdict=verdict,
-                      llm_calls=generated.calls, parent=parent.id if parent else None, failure=failure,
+                      llm_calls=generated.calls + reader_calls(verdict), parent=parent.id if parent else None, failure=failure,
                       generator=generator, capability=request.capability, workflow=request.template,
                       injected_defect=generated.defect)
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +34,13 @@ class RunOptions(BaseModel):
     """Refuse packages whose reference loses evidence under the SFT policy (``obs_limit``,
     ``sample_budget``); otherwise they are accepted and stored with ``sft_ready`` false."""
     name: str | None = None
+    reader: Literal["auto", "rules", "model"] = "auto"
+    """Who confirms a reading of the request before a finding resting on it refuses
+    (``runs.reading``): ``auto`` is the generator's model with one, the rules offline."""
+    reader_model: str | None = None
+    """The reader's model, when not the generator's."""
+    reader_base_url: str | None = None
+    """The reader's server, when not the generator's."""
     verify_processes: int | None = Field(default=None, ge=0)
     """Worker processes for verification; 0 verifies in this process; None picks the cheaper for
     the generator: in process for the offline generator (a worker costs more than it saves), one

@@ -46,8 +46,10 @@ from pipeline.runs.batch import BatchRun, attempt_row
 from pipeline.runs.options import RunOptions
 from pipeline.runs.pool import VerifierPool
 from pipeline.runs.ray_cluster import Gang, GangWorker, WorkerError, connected
+from pipeline.runs.reading import ReadingStage, make_reader
 from pipeline.runs.slot import fill_slot
 from pipeline.runs.writer import kept_verdict
+from pipeline.verify.readers import reader_calls
 from pipeline.verify.verifier import Options
 
 T = TypeVar("T")
@@ -118,6 +120,8 @@ class SlotWorker(GangWorker):
         options = spec.options
         self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
                                              require_sft=options.require_sft), options.verify_processes or 0)
+        self.reading = ReadingStage(make_reader(options.reader, options.reader_model, options.reader_base_url,
+                                                self.generator.model, getattr(self.generator, "base_url", None)))
         self.requests = asyncio.Semaphore(spec.concurrency)
         self.waiting: dict[tuple[int, int], asyncio.Future[tuple[Finding, ...]]] = {}
         self.slots: set[asyncio.Task[None]] = set()
@@ -155,7 +159,10 @@ class SlotWorker(GangWorker):
         self.tokens_own += sum(c.prompt_tokens + c.completion_tokens for c in generated.calls)
 
     async def verify(self, package: TaskPackage) -> Verdict:
-        return await self.verifier.verify(package)
+        """The verdict with the reader's answers (no cache here: the catalog is the driver's)."""
+        verdict = await self.reading.aread(await self.verifier.verify(package), package)
+        self.tokens_own += sum(c.prompt_tokens + c.completion_tokens for c in reader_calls(verdict))
+        return verdict
 
     async def settle(self, request: Attempt, generated: Generated,
                      verdict: Verdict | None) -> tuple[TaskPackage | None, Verdict | None]:

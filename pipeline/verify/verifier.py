@@ -22,6 +22,7 @@ from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import NULL_AGENT_FLOOR, TaskPackage
 from pipeline.core.training_format import Policy
+from pipeline.verify.claims import with_claims
 from pipeline.verify.collateral import collateral_findings
 from pipeline.verify.consistency import consistency_findings
 from pipeline.verify.contracts import contract_findings
@@ -39,6 +40,7 @@ from pipeline.verify.grounding import grounding_findings
 from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_findings
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 from pipeline.verify.mutations import mutation_findings, null_agent_findings
+from pipeline.verify.readers import Reader, ReadingCache, read_verdict
 from pipeline.verify.safety import safety_findings
 from pipeline.verify.static import reference_findings, tool_findings, unknown_tool_findings, weight_findings
 from pipeline.verify.truncation import evidence_findings
@@ -92,17 +94,38 @@ def verify_package(
     package: TaskPackage | dict[str, Any],
     options: Options | None = None,
     dedup: DedupIndex | None = None,
+    reader: Reader | None = None,
+    cache: ReadingCache | None = None,
 ) -> Verdict:
     """Verify one package (a dict is validated first). The verdict's ``id`` is computed from the
-    content; a package that came with another id gets a note saying so, never a rejection."""
-    options = options or Options()
+    content; a package that came with another id gets a note saying so, never a rejection.
+
+    Each refusal whose witness rests on reading the request carries its ``claim``; with a
+    ``reader`` (answers kept in ``cache``) it refuses only when the reader agrees, and is a review
+    note otherwise (``readers.read_verdict``). Without one the rules' reading stands."""
+    verdict = _verify(package, options or Options(), dedup)
+    return verdict if reader is None else read_verdict(verdict, request_text(package), reader, cache)
+
+
+def request_text(package: TaskPackage | dict[str, Any]) -> str:
+    """The request's text of a package or package document ("" when it has none)."""
+    if isinstance(package, TaskPackage):
+        return package.request.text
+    request = package.get("request")
+    return str(request.get("text", "")) if isinstance(request, dict) else ""
+
+
+def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: DedupIndex | None) -> Verdict:
     if isinstance(package, dict):
         given = str(package.get("id", ""))
         parsed, findings = schema_findings(package)
         if parsed is None:
             return Verdict.build(given or "(invalid)", findings, None)
         package = parsed
-    notes: list[str] = []
+    notes: list[str] = [] if package.request.language.lower().startswith("en") else [
+        f"the request is in {package.request.language!r}: the rules read English words only, so no reading of the "
+        "request's words (counts, names, formulas, dictated text) applied; a model reader (--reader model) reads any "
+        "language"]
     computed = package.compute_id()
     if package.id != computed:
         if package.id:
@@ -136,7 +159,7 @@ def verify_package(
         findings.append(Finding(code=Code.VERIFICATION_TIMEOUT, detail={"limit_s": options.time_limit_s},
                                 message=f"{exc}; the package is too slow to verify (a huge state or request?)"))
     findings += duplicate_findings(package, dedup)
-    return Verdict.build(package.id, findings, score, notes, options.require_sft)
+    return Verdict.build(package.id, with_claims(findings, package), score, notes, options.require_sft)
 
 
 def _understanding(package: TaskPackage, run: ReferenceRun | None, report: ScoreReport | None) -> list[Finding]:

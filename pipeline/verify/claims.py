@@ -1,0 +1,184 @@
+"""Claims: what the verifier read the request to ask, for each finding whose witness rests on that
+reading.
+
+Some witnesses are built from the request's words: a correct agent that writes the count, the
+formula's result or another day of the window the request states; a wrong agent that contradicts
+the text the request dictates, hedges the value it asks for, or touches the records it keeps. When
+the rules misread the words, such a witness is a correct agent called wrong (or the reverse). Each
+such finding gets a ``Claim`` — the reading in one sentence, the request's words it rests on, what
+the checks do instead, the other reading, and the records it names — which a reader
+(``verify.readers``) confirms before the finding may refuse the package.
+
+Which findings rest on a reading is data (``READ_FROM_REQUEST``): every finding of a code that
+exists only through reading the request, and, for codes that mechanisms raise too, the witnesses
+built from a reading. Mechanical witnesses (a dropped write, a duplicate create, the null agent,
+writes in another order) need no reader and get no claim.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.outcomes import Claim, Finding
+from pipeline.core.package import TaskPackage
+
+ANY_WITNESS = None
+READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
+    Code.REQUEST_CHECK_MISMATCH: ANY_WITNESS,   # counts, named items, stated numbers, formulas, exclusions
+    Code.UNGROUNDED_VALUE: ANY_WITNESS,         # a value the request is read not to give
+    Code.UNREQUESTED_WRITE: ANY_WITNESS,        # a write the request is read not to ask for
+    Code.UNKNOWN_ENTITY: ANY_WITNESS,           # a name read as naming a record
+    Code.AMBIGUOUS_ENTITY: ANY_WITNESS,         # a name read as not saying which record
+    Code.HIDDEN_FACT_LEAKED: ANY_WITNESS,        # a fact read as stated without asking
+    Code.SAFETY_CONTRADICTION: frozenset({"does_what_is_asked"}),    # a clause read as asking for the call
+    Code.GRADER_OVERCONSTRAINED: frozenset({"other_choice", "text_decorated", "text_case"}),  # range, dictated text
+    Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out"}),
+    Code.COLLATERAL_DAMAGE: frozenset({"kept"}),  # the records the request is read to keep
+}
+"""Per code, the witness names whose finding rests on reading the request (``ANY_WITNESS``: all
+of them). ``kept`` stands for collateral damage to the records a request keeps (not to every
+other record, which needs no reading)."""
+
+MAX_WORDS = 3
+MAX_RECORDS = 4
+MAX_ACTIONS = 12
+MAX_ACTION_CHARS = 400
+MAX_FIELD_CHARS = 160
+_STOP = frozenset([
+    "the", "and", "for", "with", "that", "this", "from", "what", "which", "their", "there", "them", "they", "then",
+    "than", "into", "your", "about", "have", "must", "only", "each", "other", "does", "doing", "when", "where",
+    "while", "over", "under", "after", "before", "also", "just", "more", "most", "some", "such", "same", "request",
+    "reference", "agent", "checks", "check", "score", "scores", "step", "steps", "call", "calls", "record",
+    "records", "writes", "write", "value", "values", "says", "said", "asks", "asked",
+])
+"""Words too common to tie a claim to one sentence of the request."""
+
+
+def rests_on_reading(finding: Finding) -> bool:
+    """Whether ``finding``'s witness is built from a reading of the request (``READ_FROM_REQUEST``)."""
+    if finding.code not in READ_FROM_REQUEST or finding.witness is None:
+        return False
+    names = READ_FROM_REQUEST[finding.code]
+    if names is ANY_WITNESS:
+        return True
+    if finding.code is Code.COLLATERAL_DAMAGE:
+        return finding.detail.get("records", "other") != "other"
+    return finding.witness.name in names
+
+
+def with_claims(findings: list[Finding], package: TaskPackage) -> list[Finding]:
+    """``findings`` with a ``claim`` on each that refuses through a holding witness built from a
+    reading (the others unchanged)."""
+    return [f.model_copy(update={"claim": claim_of(f, package)})
+            if f.claim is None and rests_on_reading(f) and f.witness is not None and f.witness.holds else f
+            for f in findings]
+
+
+def claim_of(finding: Finding, package: TaskPackage) -> Claim:
+    """The claim behind ``finding`` (which has a witness): the reading its witness stands for, the
+    request's words it shares the most with, what the checks gave the witness, and the records
+    of the initial state it names."""
+    w = finding.witness
+    assert w is not None
+    doing = _doing(w.claim)
+    if w.agent == "wrong":
+        reading = f"An agent that {doing} does not do what the request asks, so it must fail."
+        alternative = (f"An agent that {doing} still does what the request asks (what it does differently "
+                       "is the agent's to choose, or not what the request settles), so the checks may pass it.")
+        instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it must stay "
+                   f"under: {finding.message}")
+    else:
+        reading = f"An agent that {doing} does what the request asks, so it must pass."
+        alternative = (f"An agent that {doing} does not do what the request asks (the request means something "
+                       "else), so the checks are right to fail it.")
+        instead = (f"The checks give that agent {w.score:.2f}, below the {w.threshold:.2f} it must reach: "
+                   f"{finding.message}")
+    said = " ".join([finding.message, w.claim, *(str(v) for v in _scalars(finding.detail))])
+    return Claim(reading=reading, words=request_words(package.request.text, said), instead=instead,
+                 alternative=alternative, records=named_records(package, said, w.actions),
+                 agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]])
+
+
+def _action(action: dict[str, Any]) -> str:
+    """One action of a witness as a line: ``call name {arguments}``, ``ask: text``, ``answer: text``."""
+    kind = action.get("type")
+    if kind == "tool_call":
+        text = f"call {action.get('name')} {json.dumps(action.get('arguments', {}), ensure_ascii=False)}"
+    else:
+        text = f"{kind}: {action.get('text', '')}"
+    return _cut(text, MAX_ACTION_CHARS)
+
+
+def _doing(claim: str) -> str:
+    """A witness's claim as the rest of "An agent that ...": its first letter lower-cased, no
+    final full stop."""
+    text = claim.strip().rstrip(".")
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def request_words(request: str, said: str) -> list[str]:
+    """The words of ``request`` a claim about ``said`` rests on: the request's phrases that
+    ``said`` quotes, then the request's sentences sharing the most words with ``said`` (at most
+    ``MAX_WORDS`` in all, each quoted exactly as the request has it; the first sentence when
+    none shares a word)."""
+    out: list[str] = []
+    for quoted in re.findall(r"'([^']{4,})'|\"([^\"]{4,})\"", said):
+        phrase = quoted[0] or quoted[1]
+        if phrase in request and phrase not in out:
+            out.append(phrase)
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?;])\s+|\n+", request) if s.strip()]
+    wanted = _words(said)
+    ranked = sorted(((len(_words(s) & wanted), -n, s) for n, s in enumerate(sentences)), reverse=True)
+    for shared, _, sentence in ranked:
+        if shared == 0 or len(out) >= MAX_WORDS:
+            break
+        if not any(sentence in o or o in sentence for o in out):
+            out.append(sentence)
+    return out[:MAX_WORDS] or sentences[:1]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9][a-z0-9@._-]{2,}", text.lower()) if w not in _STOP}
+
+
+def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of the initial state whose id, email or name the claim's text (``said``) or the
+    witness's tool arguments mention, at most ``MAX_RECORDS``, long text fields cut to
+    ``MAX_FIELD_CHARS``."""
+    mentioned = said.lower() + " " + " ".join(str(v).lower() for a in actions for v in leaves(a.get("arguments", {})))
+    out: list[dict[str, Any]] = []
+    for service, collections in package.initial_state.items():
+        for collection, records in collections.items():
+            for record in records if isinstance(records, list) else []:
+                if isinstance(record, dict) and _names(record, mentioned):
+                    out.append({"_in": f"{service}.{collection}", **{k: _cut(v) for k, v in record.items()}})
+                    if len(out) >= MAX_RECORDS:
+                        return out
+    return out
+
+
+def _names(record: dict[str, Any], mentioned: str) -> bool:
+    for key in ("id", "email", "name", "title", "sku", "number"):
+        value = record.get(key)
+        if isinstance(value, str) and len(value) >= 3 and value.lower() in mentioned:
+            return True
+    return False
+
+
+def _cut(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit] + "…"
+    return value
+
+
+def _scalars(detail: dict[str, Any]) -> Iterator[Any]:
+    for value in detail.values():
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value[:10] if isinstance(v, (str, int, float)) and not isinstance(v, bool))

@@ -1,0 +1,115 @@
+"""Readers: who confirms a claim (``verify.claims``) before the finding it stands for refuses.
+
+One protocol, ``Reader.confirm(claim, request) -> Reading`` (``agrees``, ``disagrees`` or
+``unsure``, with a reason), and its implementations:
+
+- ``RulesReader``: the verifier's own rules read the request; it agrees with every claim they
+  make (the offline default: what the verifier did before readers).
+- ``ScriptedReader``: answers given in advance (by claim key, or one answer for all), for tests
+  and benchmarks.
+- the model reader, ``pipeline.generation.model_reader.ModelReader``: a model behind an
+  OpenAI-compatible server reads the request, the records and both readings.
+
+``read_verdict`` asks a reader about every refusal that carries a claim and has no reading yet; a
+claim the reader does not agree with turns its finding into a review note that keeps both
+readings. ``ReadingCache`` keeps answers by package id, claim key and reader, so a package verified
+again (a resumed run, a second ``synth verify --catalog``) costs no tokens.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
+
+from pipeline.core.outcomes import Claim, LLMCall, ReaderAnswer, Reading, Verdict
+
+
+class Reader(Protocol):
+    """Confirms or doubts the verifier's reading of a request."""
+
+    name: str
+    """Stored with each answer: ``rules``, ``scripted``, ``model:<model>``."""
+
+    def confirm(self, claim: Claim, request: str) -> Reading:
+        """Whether a careful person doing the task ``request`` reads it as ``claim.reading`` says
+        (``agrees``), as ``claim.alternative`` says (``disagrees``), or cannot tell (``unsure``)."""
+        ...
+
+
+class RulesReader:
+    """The verifier's rules as the reader: every claim they make stands (the offline default)."""
+
+    name = "rules"
+
+    def confirm(self, claim: Claim, request: str) -> Reading:
+        return Reading(answer="agrees", reason="the verifier's rules read it so", reader=self.name)
+
+
+class ScriptedReader:
+    """Answers written in advance: ``answers`` by claim key (``Claim.key``), or a function of the
+    claim; ``default`` for a claim not in ``answers``. Counts the claims it was asked (``asked``)."""
+
+    def __init__(self, answers: Mapping[str, ReaderAnswer] | Callable[[Claim], ReaderAnswer] | None = None,
+                 default: ReaderAnswer = "agrees", name: str = "scripted") -> None:
+        self.name = name
+        self._answers = answers or {}
+        self.default: ReaderAnswer = default
+        self.asked: list[Claim] = []
+
+    def confirm(self, claim: Claim, request: str) -> Reading:
+        self.asked.append(claim)
+        answer = self._answers(claim) if callable(self._answers) else self._answers.get(claim.key, self.default)
+        return Reading(answer=answer, reason="scripted", reader=self.name)
+
+
+class ReadingCache:
+    """Readers' answers by (package id, claim key, reader name); safe from several threads.
+    ``Catalog.readings`` loads a catalog's stored answers into one."""
+
+    def __init__(self, answers: Iterable[tuple[str, str, Reading]] = ()) -> None:
+        self._answers: dict[tuple[str, str, str], Reading] = {}
+        self._lock = threading.Lock()
+        for package_id, key, reading in answers:
+            self.put(package_id, key, reading)
+
+    def get(self, package_id: str, key: str, reader: str) -> Reading | None:
+        with self._lock:
+            found = self._answers.get((package_id, key, reader))
+        return None if found is None else found.model_copy(update={"cached": True, "prompt_tokens": 0,
+                                                                    "completion_tokens": 0})
+
+    def put(self, package_id: str, key: str, reading: Reading) -> None:
+        with self._lock:
+            self._answers[(package_id, key, reading.reader)] = reading
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
+def read_verdict(verdict: Verdict, request: str, reader: Reader, cache: ReadingCache | None = None) -> Verdict:
+    """``verdict`` with ``reader``'s answer on each refusal that carries a claim and no reading
+    (from ``cache`` when it holds one), re-sorted: a refusal whose claim the reader does not agree
+    with becomes a review note. A verdict with no such refusal comes back as it is."""
+    asked = [n for n, f in enumerate(verdict.findings) if f.claim is not None and f.reading is None]
+    if not asked:
+        return verdict
+    findings = list(verdict.findings)
+    for n in asked:
+        claim = findings[n].claim
+        assert claim is not None
+        reading = cache.get(verdict.id, claim.key, reader.name) if cache is not None else None
+        if reading is None:
+            reading = reader.confirm(claim, request)
+            if cache is not None:
+                cache.put(verdict.id, claim.key, reading)
+        findings[n] = findings[n].model_copy(update={"reading": reading})
+    return verdict.resorted(findings)
+
+
+def reader_calls(verdict: Verdict | None) -> list[LLMCall]:
+    """One ``LLMCall`` per reading of ``verdict`` that spent tokens (a model's answer, not a cached
+    one), under the reader's name: counted with the attempt's calls."""
+    readings = [] if verdict is None else [f.reading for f in (*verdict.findings, *verdict.review) if f.reading]
+    return [LLMCall(model=r.reader, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens)
+            for r in readings if not r.cached and (r.prompt_tokens or r.completion_tokens)]

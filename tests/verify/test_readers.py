@@ -1,0 +1,204 @@
+"""Claims and readers (``verify/claims.py``, ``verify/readers.py``, ``generation/model_reader.py``,
+``runs/reading.py``): a refusal resting on a reading of the request carries a claim, and refuses
+only when the reader agrees; the answers are stored in the catalog, reused, counted, and shown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.catalog.store import Catalog
+from pipeline.core.codes import Code
+from pipeline.core.outcomes import Verdict
+from pipeline.core.package import TaskPackage
+from pipeline.generation.model_client import ModelClient
+from pipeline.generation.model_reader import ModelReader, parse_reply, reader_messages
+from pipeline.runs.reading import make_reader
+from pipeline.verify.claims import rests_on_reading
+from pipeline.verify.readers import ReadingCache, RulesReader, ScriptedReader, reader_calls
+from pipeline.verify.verifier import verify_package
+from tests.conftest import CliResult
+from tests.support.corpus import CORPUS_DIR
+from tests.support.openai_server import OpenAIServer
+
+# A refusal that rests on reading the request (a formula), and one that does not (calls counted).
+READ_CASE = CORPUS_DIR / "truth-3" / "address-from-record-fernhill-banner-quote.defective.json"
+UNKNOWN_CASE = CORPUS_DIR / "grounding" / "unknown-contact-priya.defective.json"
+
+
+def package_of(path: Path) -> TaskPackage:
+    return TaskPackage.model_validate(json.loads(path.read_text(encoding="utf-8"))["package"])
+
+
+def counts_calls_package() -> TaskPackage:
+    """A corpus package refused as grader_counts_calls (a mechanism, no reading of words)."""
+    for path in sorted(CORPUS_DIR.glob("*/*.defective.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if case.get("defect") == "grader_counts_calls":
+            return TaskPackage.model_validate(case["package"])
+    raise AssertionError("the corpus has no grader_counts_calls case")
+
+
+def claimed(verdict: Verdict) -> list[Any]:
+    return [f for f in verdict.findings + verdict.review if f.claim is not None]
+
+
+def test_a_reading_refusal_carries_a_claim_made_of_the_request_words() -> None:
+    package = package_of(READ_CASE)
+    verdict = verify_package(package)
+    assert not verdict.accepted
+    found = claimed(verdict)
+    assert found and all(f in verdict.findings for f in found)
+    for f in found:
+        assert f.reading is None  # no reader asked: the rules' reading stands
+        assert f.claim.words and all(w in package.request.text for w in f.claim.words)
+        assert f"{f.witness.score:.2f}" in f.claim.instead
+        assert f.claim.reading != f.claim.alternative
+
+
+def test_a_mechanical_refusal_has_no_claim_and_no_reader_is_asked() -> None:
+    package = counts_calls_package()
+    reader = ScriptedReader(default="disagrees")
+    verdict = verify_package(package, reader=reader)
+    assert Code.GRADER_COUNTS_CALLS.value in verdict.codes
+    assert not any(rests_on_reading(f) for f in verdict.findings if f.code is Code.GRADER_COUNTS_CALLS)
+    assert all(f.claim is None for f in verdict.findings if f.code is Code.GRADER_COUNTS_CALLS)
+
+
+@pytest.mark.parametrize("answer", ["disagrees", "unsure"])
+def test_a_reader_that_does_not_agree_turns_the_refusal_into_a_review_note(answer: str) -> None:
+    package = package_of(UNKNOWN_CASE)
+    rules = verify_package(package)
+    assert Code.UNKNOWN_ENTITY.value in rules.codes
+    reader = ScriptedReader(default=answer)  # type: ignore[arg-type]
+    verdict = verify_package(package, reader=reader)
+    assert Code.UNKNOWN_ENTITY.value not in verdict.codes
+    notes = [f for f in verdict.review if f.code is Code.UNKNOWN_ENTITY]
+    assert notes and all(f.reading is not None and f.reading.answer == answer and f.claim is not None for f in notes)
+    assert len(reader.asked) == len([f for f in rules.findings if f.claim is not None])
+    only_readings = all(f.claim is not None for f in rules.findings)
+    assert verdict.accepted == only_readings
+
+
+def test_a_reader_that_agrees_keeps_the_refusal_with_its_answer() -> None:
+    package = package_of(UNKNOWN_CASE)
+    verdict = verify_package(package, reader=ScriptedReader(default="agrees"))
+    found = [f for f in verdict.findings if f.code is Code.UNKNOWN_ENTITY]
+    assert found and all(f.reading is not None and f.reading.answer == "agrees" for f in found)
+    assert verify_package(package, reader=RulesReader()).codes == verify_package(package).codes
+
+
+def test_answers_by_claim_key_and_the_cache_asks_each_claim_once() -> None:
+    package = package_of(READ_CASE)
+    keys = [f.claim.key for f in verify_package(package).findings if f.claim is not None]
+    assert keys
+    reader = ScriptedReader({keys[0]: "disagrees"}, default="agrees")
+    cache = ReadingCache()
+    first = verify_package(package, reader=reader, cache=cache)
+    assert [f.reading.answer for f in claimed(first) if f.claim.key == keys[0]] == ["disagrees"] * keys.count(keys[0])
+    asked = len(reader.asked)
+    again = verify_package(package, reader=reader, cache=cache)
+    assert len(reader.asked) == asked  # every answer came from the cache
+    assert all(f.reading.cached for f in claimed(again))
+    assert again.codes == first.codes and again.accepted == first.accepted
+
+
+def reply_with(answer: str, seen: list[dict[str, Any]]) -> Callable[[dict[str, Any]], str]:
+    def respond(body: dict[str, Any]) -> str:
+        seen.append(body)
+        return json.dumps({"answer": answer, "reason": "the request says to report missing people"})
+    return respond
+
+
+def test_the_model_reader_sends_the_claim_and_reads_the_answer() -> None:
+    package = package_of(UNKNOWN_CASE)
+    seen: list[dict[str, Any]] = []
+    with OpenAIServer(reply_with("disagrees", seen)) as server:
+        reader = ModelReader(ModelClient("reader-model", server.base_url, "test-key-123456"))
+        verdict = verify_package(package, reader=reader)
+        reader.client.close()
+    assert Code.UNKNOWN_ENTITY.value not in verdict.codes
+    note = next(f for f in verdict.review if f.code is Code.UNKNOWN_ENTITY)
+    assert note.reading is not None and note.reading.reader == "model:reader-model"
+    assert note.reading.prompt_tokens > 0 and note.reading.reason.startswith("the request says")
+    prompt = seen[0]["messages"][0]["content"]
+    assert package.request.text in prompt and note.claim is not None and note.claim.reading in prompt
+    assert note.claim.alternative in prompt
+    assert seen[0]["response_format"] == {"type": "json_object"} and seen[0]["temperature"] == 0.0
+    calls = reader_calls(verdict)
+    assert calls and calls[0].model == "model:reader-model" and calls[0].prompt_tokens == note.reading.prompt_tokens
+
+
+@pytest.mark.parametrize("reply", ["not json", '{"answer": "maybe"}', "[1, 2]"])
+def test_a_reply_naming_no_answer_is_unsure(reply: str) -> None:
+    assert parse_reply(reply)[0] == "unsure"
+
+
+def test_the_reader_prompt_is_small_beside_a_generation_prompt() -> None:
+    from pipeline.generation.base import Attempt
+    from pipeline.generation.offline import pick_template
+    from pipeline.generation.prompting import messages_for
+    from pipeline.taxonomy.capabilities import taxonomy
+
+    package = package_of(READ_CASE)
+    claim = next(f.claim for f in verify_package(package).findings if f.claim is not None)
+    reader = sum(len(m["content"]) for m in reader_messages(claim, package.request.text))
+    attempt = Attempt(capability="general", template=pick_template("general", 0), seed=7, slot=0, attempt=1)
+    generation = sum(len(str(m["content"])) for m in messages_for(attempt, taxonomy()))
+    assert reader < 0.25 * generation
+
+
+def test_make_reader_choices() -> None:
+    assert isinstance(make_reader("auto"), RulesReader)
+    assert isinstance(make_reader("rules", generator_model="m", generator_base_url="http://127.0.0.1:9/v1"),
+                      RulesReader)
+    auto = make_reader("auto", generator_model="gen", generator_base_url="http://127.0.0.1:9/v1")
+    assert isinstance(auto, ModelReader) and auto.name == "model:gen"
+    other = make_reader("auto", reader_model="judge", reader_base_url="http://127.0.0.1:9/v1",
+                        generator_model="gen", generator_base_url="http://127.0.0.1:8/v1")
+    assert isinstance(other, ModelReader) and other.name == "model:judge"
+
+
+def test_catalog_keeps_answers_as_a_cache_and_counts_them(tmp_path: Path) -> None:
+    package = package_of(UNKNOWN_CASE)
+    verdict = verify_package(package, reader=ScriptedReader(default="disagrees", name="model:m"))
+    with Catalog.open(tmp_path / "c.duckdb") as catalog:
+        run = catalog.start_run("r", "offline")
+        catalog.record(run, 0, 1, package.with_id(), verdict)
+        stored = catalog.readings("model:m")
+        stats = catalog.stats()
+        claims = catalog.claims()
+        shown = catalog.show(verdict.id)[0]
+    assert {(pid, key) for pid, key, _ in stored} == {(verdict.id, f.claim.key) for f in claimed(verdict)}
+    assert [(r.reader, r.answer, r.claims) for r in stats.readers] == [("model:m", "disagrees", len(stored))]
+    assert claims and all(c.kind == "review" and c.reading is not None for c in claims)
+    assert any(f.claim is not None and f.reading is not None for f in shown.findings)
+    cache = ReadingCache(stored)
+    reader = ScriptedReader(default="agrees", name="model:m")
+    again = verify_package(package, reader=reader, cache=cache)
+    assert not reader.asked and again.accepted == verdict.accepted
+
+
+def test_verify_command_with_a_model_reader(synth: Callable[..., CliResult]) -> None:
+    seen: list[dict[str, Any]] = []
+    with OpenAIServer(reply_with("disagrees", seen)) as server:
+        result = synth("verify", UNKNOWN_CASE.parent / "unknown-contact-priya.defective.json", "--json",
+                       "--reader-model", "reader-model", "--reader-base-url", server.base_url)
+    assert seen, result.stdout
+    verdict = json.loads(result.stdout.splitlines()[0])
+    notes = [f for f in verdict["review"] if f["code"] == "unknown_entity"]
+    assert notes and notes[0]["reading"]["answer"] == "disagrees" and notes[0]["claim"]["words"]
+
+
+def test_verify_command_shows_the_claim_and_refuses_a_bad_reader(synth: Callable[..., CliResult],
+                                                                  tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(package_of(UNKNOWN_CASE).to_json(), encoding="utf-8")
+    result = synth("verify", path)
+    assert result.exit_code == 1 and "read: An agent that" in result.stdout and "reader: rules" in result.stdout
+    bad = synth("verify", path, "--reader", "oracle")
+    assert bad.exit_code == 2 and "--reader 'oracle'" in bad.stderr and "Traceback" not in bad.stderr

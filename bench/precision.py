@@ -1,6 +1,6 @@
 """Precision and recall of the verifier on labelled packages, per set, per family and per code.
 
-    python bench/precision.py [FOLDER ...] [--misses]
+    python bench/precision.py [FOLDER ...] [--misses] [--reader-model M --reader-base-url URL [--readings OUT]]
 
 Default folders: every set under ``tests/corpus/`` and ``../shared/corpus/review-1`` (when it is
 there). A folder holds either corpus cases (``{"family", "defect", "package", ...}``; ``defect``
@@ -17,7 +17,10 @@ Printed:
   and clean packages whose case says whether they are ``sft_ready`` marked otherwise;
 - per code: how many refusals, review notes and SFT losses of that code land on defective and on
   clean packages (a code that fires on clean packages is a code to distrust);
-- with ``--misses``: every missed defect and every refused clean package, with its findings.
+- with ``--misses``: every missed defect and every refused clean package, with its findings;
+- with ``--reader-model``: the same figures again after a model reader (at ``--reader-base-url``,
+  e.g. ``../shared/tools/hand_model.py``'s) answered every claim, beside the rules reader's, and
+  the answers kept in ``--readings`` (JSON lines).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from typing import Any
 
 from pipeline.core.codes import BASIS, Basis, Code
 from pipeline.core.outcomes import Verdict
+from pipeline.runs.reading import make_reader
+from pipeline.verify.readers import read_verdict
 from pipeline.verify.verifier import verify_package
 from tests.support.corpus import CORPUS_DIR
 
@@ -99,6 +104,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="*", type=Path)
     parser.add_argument("--misses", action="store_true", help="list every miss and false refusal with its findings")
+    parser.add_argument("--reader-model", help="also read every claim with this model (the rules' figures first)")
+    parser.add_argument("--reader-base-url", help="the reader model's server (e.g. ../shared/tools/hand_model.py's)")
+    parser.add_argument("--readings", type=Path, help="with --reader-model: write each answer here (JSON lines)")
     args = parser.parse_args()
     folders = args.folders or [p for p in sorted(CORPUS_DIR.iterdir()) if p.is_dir()] + (
         [REVIEW_1] if REVIEW_1.exists() else [])
@@ -106,6 +114,26 @@ def main() -> None:
     start = time.perf_counter()
     verdicts = [verify_package(c.package) for c in cases]
     elapsed = time.perf_counter() - start
+    print(f"{len(cases)} labelled packages from {len(folders)} folder(s), verified in {elapsed:.1f} s\n")
+    if args.reader_model:
+        print("== the rules reader ==\n")
+    report(cases, verdicts, args.misses)
+    if args.reader_model:
+        reader = make_reader("model", args.reader_model, args.reader_base_url)
+        read = [read_verdict(v, str(c.package.get("request", {}).get("text", "")), reader) for c, v in zip(cases, verdicts, strict=True)]
+        print(f"\n== the model reader ({reader.name}) ==\n")
+        report(cases, read, args.misses)
+        answers = [{"case": f"{c.set}/{c.name}", "labelled": "defective" if c.defective else "clean", "code": f.code.value,
+                    "answer": f.reading.answer, "reason": f.reading.reason, "claim": f.claim.model_dump()}
+                   for c, v in zip(cases, read, strict=True) for f in v.findings + v.review
+                   if f.claim is not None and f.reading is not None]
+        print(f"\n{len(answers)} claim(s) read: " + ", ".join(f"{a} {n}" for a, n in Counter(x["answer"] for x in answers).items()))
+        if args.readings:
+            args.readings.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+
+
+def report(cases: list[Case], verdicts: list[Verdict], misses: bool) -> None:
+    """The tables (and with ``misses`` the misses) of ``verdicts`` on ``cases``."""
 
     # defective, caught, right code, clean, refused, clean with an sft label, sft mislabelled
     by_set: dict[str, list[int]] = defaultdict(lambda: [0] * 7)
@@ -138,7 +166,6 @@ def main() -> None:
                          + "".join(f"\n      {f.code.value}: {f.message[:220]}" for f in verdict.findings)
                          + "".join(f"\n      (review) {f.code.value}: {f.message[:160]}" for f in verdict.review))
 
-    print(f"{len(cases)} labelled packages from {len(folders)} folder(s), verified in {elapsed:.1f} s\n")
     _table("set", by_set)
     _table("family", by_family)
     print(f"{'code':28}{'refusals: defective':>21}{'clean':>7}{'review: defective':>19}{'clean':>7}"
@@ -147,7 +174,7 @@ def main() -> None:
         n = per_code[code]
         print(f"{code:28}{n['refusal defective']:>21}{n['refusal clean']:>7}{n['review defective']:>19}"
               f"{n['review clean']:>7}{n['sft defective']:>16}{n['sft clean']:>7}")
-    if args.misses:
+    if misses:
         print("\n" + ("\n".join(notes) or "  no misses, no false refusals"))
 
 

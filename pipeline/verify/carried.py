@@ -10,8 +10,10 @@ than choose it:
   "expires 2026-12-18"), when the request asks for it: it shares a word with the argument's
   name, the field's name, or the words just before the value in that text ("due", "balance");
 - a code (letters and digits, ``INC-4471``, ``58213``, a tracking number) inside text the agent
-  composes (a message, a post), that the request states, or that a read showed next to words
-  the request uses that ask for a code (``CODE_NOUNS``: "the tracking number").
+  composes (a message, a post), that the request dictates (``dictates``: after "that", "saying"
+  or "tell" in its sentence), or that a read showed next to words
+  the request names as a code ("the tracking number" for "Tracking number: SWL-88410-22"; "his
+  order arriving twice" asks for no order number).
 
 Identity values (a record's id, email or name) are left to ``perturbations.Alternatives``, which
 already swaps them for the most confusable record.
@@ -32,14 +34,14 @@ from typing import Any
 from pipeline.core.text_values import ISO_DATE, dates_in, numbers_in
 from pipeline.verify.perturbations import STOPWORDS, shift_date
 
-CODE = re.compile(r"(?<![\w@.-])(?=[A-Za-z0-9-]*\d{3})(?:[A-Za-z]{1,6}-?)?\d+(?:-\d+)*(?![\w@-]|\.\d)")
-"""A code: an optional prefix of letters and digit groups, with at least three digits in a run
-(``INC-4471``, ``SWL-88410-22``, ``58213``, ``KT-3391``); not a date."""
-CODE_NOUNS = frozenset({"number", "code", "reference", "ref", "tracking", "confirmation", "booking", "serial",
-                        "incident", "ticket", "case", "po", "order", "voucher", "pin"})
-"""Words by which a request asks for a code it does not state ("the tracking number"); a code
-in a composed text is carried only when the words before it where it was read include one of
-them that the request uses ("Invoice KT-3391" is not asked for by "their invoice")."""
+CODE = re.compile(r"(?<![\w@.,/:-])(?:[A-Za-z]{1,6}-?\d{3,}(?:-\d+)*|\d{3,}(?:-\d+)+|\d{5,})(?![\w@-]|[.,:/]\d)")
+"""A code: letters then three digits or more (``INC-4471``, ``SWL-88410-22``, ``KT-3391``),
+digit groups joined by hyphens, or a bare number of five digits or more (``58213``); a bare
+number of three or four digits is a code only where a code noun names it (``_NAMED_CODE``:
+"PO 7713", "work order 4471", "#4471"); amounts ("3,450"), rooms ("Room 101") and years are not."""
+_NAMED_CODE = re.compile(r"(?:#|\b(?:po|order|ticket|incident|case|ref|reference|no\.?|number)\s*#?)\s*(\d{3,4})\b(?![.,:/]\d)",
+                         re.IGNORECASE)
+_ASKS_FOR_CODE = re.compile(r"\b([a-z]+)\s+(?:number|code|id|reference|ref|no\.?)\b", re.IGNORECASE)
 _IDENTITY = frozenset({"id", "email", "name"})
 _LABEL_WORDS = 4
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -59,16 +61,28 @@ class Carried:
 
 
 def codes_in(text: str) -> list[str]:
-    """The codes written in ``text`` (``CODE``), dates aside."""
-    return [m.group(0) for m in CODE.finditer(text) if not ISO_DATE.fullmatch(m.group(0))
-            and not re.fullmatch(r"\d{4}", m.group(0)) or _is_code_number(m.group(0), text)]
+    """The codes written in ``text`` (``CODE``, and a short number a code noun names), dates aside."""
+    found = [(m.start(), m.group(0)) for m in CODE.finditer(text) if not ISO_DATE.fullmatch(m.group(0))]
+    found += [(m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)]
+    return [code for _, code in sorted(found)]
 
 
-def _is_code_number(token: str, text: str) -> bool:
-    """A bare four-digit number is a year unless more than a year's digits: "58213" is a code,
-    "2026" is a year; a four-digit number a request names after "order", "PO" or "#" is a code."""
-    return bool(re.search(rf"(?:#|\b(?:po|order|ticket|incident|case|ref|no\.?|number)\s*#?)\s*{re.escape(token)}\b",
-                          text, re.IGNORECASE))
+_DICTATES = re.compile(r"\b(?:that|saying|say|says|tell(?:ing)?|with\s+the\s+news)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?:[^.;!?\n]|[.!?](?=\w))+")
+
+
+def dictates(said: str, code: str) -> bool:
+    """Whether the request dictates ``code`` as what a message says: the code comes after "that",
+    "saying" or "tell" in its sentence ("message Tomas that incident INC-4471 is resolved"); a code
+    that only says which thread or record the work is about ("reply about quote Q-2217: tell him
+    we accept", "email the customer on ticket tkt-514") is context, not content."""
+    folded = code.casefold()
+    for m in _SENTENCE.finditer(said):
+        sentence = m.group(0)
+        at = sentence.casefold().find(folded)
+        if at >= 0 and _DICTATES.search(sentence[:at]):
+            return True
+    return False
 
 
 def _words(text: str) -> set[str]:
@@ -76,6 +90,8 @@ def _words(text: str) -> set[str]:
 
 
 def _key_words(key: str) -> set[str]:
+    if not key:
+        return set()
     return {w for w in re.split(r"[_\W]+", key.casefold()) if len(w) > 2} - STOPWORDS
 
 
@@ -112,7 +128,7 @@ def _kind(value: Any) -> str | None:
     if isinstance(value, str):
         if ISO_DATE.fullmatch(value[:10]) and len(value) in (10, 16):
             return "date"
-        if CODE.fullmatch(value):
+        if CODE.fullmatch(value) and not ISO_DATE.match(value):
             return "code"
     return None
 
@@ -123,7 +139,8 @@ def _in_text(kind: str, value: Any, text: str, today: date) -> list[tuple[int, A
         return [(m.start, m.value) for m in dates_in(text, today)]
     if kind == "number":
         return [(m.start, m.value) for m in numbers_in(text)]
-    return [(m.start(), m.group(0)) for m in CODE.finditer(text)]
+    return [(m.start(), m.group(0)) for m in CODE.finditer(text)] + [
+        (m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)]
 
 
 def _shifted(kind: str, value: Any) -> Any:
@@ -165,22 +182,21 @@ def look_alikes(kind: str, value: Any, lists: list[list[dict[str, Any]]], today:
 
 
 def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, Any], set[str]]],
-                   reads_before: dict[int, list[list[dict[str, Any]]]], texts_of: dict[int, set[str]],
-                   identities: set[Any]) -> list[Carried]:
+                   reads_before: dict[int, list[list[dict[str, Any]]]], identities: set[Any]) -> list[Carried]:
     """The values carried into the reference's writes (see the module docstring). ``writes``:
     (step, resolved arguments, the argument names that are composed text); ``reads_before``:
     the record lists read before each write; ``identities``: the state's ids, emails and names."""
     today = date.fromisoformat(package.now[:10])
     asked = _words(said)
-    folded_said = said.casefold()
+    named = {m.group(1).casefold() for m in _ASKS_FOR_CODE.finditer(said)}  # "the tracking number"
     out: list[Carried] = []
     for step, args, composed in writes:
         lists = reads_before.get(step, [])
         for key, value in args.items():
             if key in composed and isinstance(value, str):
                 for token in dict.fromkeys(codes_in(value)):
-                    told = token.casefold() in folded_said
-                    if not told and _read_as_asked("code", token, lists, asked & CODE_NOUNS, today, key) is None:
+                    told = dictates(said, token)
+                    if not told and _read_as_asked("code", token, lists, named, today, "") is None:
                         continue
                     others = look_alikes("code", token, lists, today)
                     if others:

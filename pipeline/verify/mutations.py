@@ -470,13 +470,13 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
     reads: list[list[dict[str, Any]]] = []
     before: dict[int, list[list[dict[str, Any]]]] = {}
     written = {w.step for w in done}
-    for s in run.trajectory.steps:
-        if s.index in written and s.index not in before:
-            before[s.index] = list(reads)
-        b = run.bound.get(s.tool or "") if s.kind == "call" and s.result and s.status and s.status < 300 else None
+    for rec in run.trajectory.steps:
+        if rec.index in written and rec.index not in before:
+            before[rec.index] = list(reads)
+        b = run.bound.get(rec.tool or "") if rec.kind == "call" and rec.result and rec.status and rec.status < 300 else None
         if b is None or b.op.access != "read":
             continue
-        for value in s.result.values():  # type: ignore[union-attr]
+        for value in rec.result.values():  # type: ignore[union-attr]
             if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
                 reads.append(records)
             elif isinstance(value, dict):
@@ -493,17 +493,26 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
     identities = {r.get(f) for c in package.initial_state.values() for rs in c.values() for r in rs
                   for f in ("id", "email", "name") if isinstance(r.get(f), str)}
     out: list[Finding] = []
-    for carried in carried_values(package, run.said, writes, before, {}, identities)[:MAX_MISREADS]:
+    composed_of = {i: composed for i, _, composed in writes}
+    seen: set[tuple[int, str]] = set()
+    for carried in carried_values(package, run.said, writes, before, identities)[:MAX_MISREADS]:
         step = package.reference[carried.step]
         assert isinstance(step, CallStep)
         other = carried.others[0]
-        current = _args_of(run, carried.step)[carried.key]
-        new = current.replace(carried.value, other) if carried.token else other
-        mutated = {**steps, carried.step: CallStep.model_construct(call=step.call, args={**step.args, carried.key: new},
+        resolved = _args_of(run, carried.step)
+        if carried.token:  # the whole message says the look-alike: its subject and its body alike
+            if (carried.step, carried.value) in seen:
+                continue
+            seen.add((carried.step, carried.value))
+            edit = {k: resolved[k].replace(carried.value, other) for k in composed_of[carried.step]
+                    if isinstance(resolved.get(k), str) and carried.value in resolved[k]}
+        else:
+            edit = {carried.key: other}
+        mutated = {**steps, carried.step: CallStep.model_construct(call=step.call, args={**step.args, **edit},
                                                                    expect_status=step.expect_status)}
         s = _passing(run, run.score, mutated)
         if s is not None:
-            where = f"in {carried.key}" if carried.token else f"as {carried.key}"
+            where = f"in {', '.join(edit)}" if carried.token else f"as {carried.key}"
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "misread_value", s, step=carried.step,
                                 argument=carried.key, value=other, steps=mutated, threshold=run.score,
                                 claim=f"writes {other!r} {where} of step {carried.step}, a look-alike of "

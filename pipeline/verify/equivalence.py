@@ -11,6 +11,8 @@ variant below is the reference done another correct way; it must score what the 
 | ``text_case`` | writes free text with its first letter's case swapped, a full stop added or dropped at the end, and a final line break in bodies |
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
 | ``rephrased_question`` | asks each question another way, from a fixed bank (below) |
+| ``other_choice`` | writes another value the request allows (a day in its window, the other of "high or urgent") |
+| ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
 exact, and so do phrases the request quotes and names taken whole from a record of the state.
@@ -43,7 +45,7 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import allowed_ranges, range_of
+from pipeline.core.text_values import EMAIL, allowed_ranges, range_of
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
@@ -110,7 +112,8 @@ def equivalence_findings(run: ReferenceRun) -> list[Finding]:
                               (partial(_decorated, texts=texts), "wording free text around what the request "
                                                                  "dictates"),
                               (_rephrased, "asking the user in other words"),
-                              (_other_choice, "choosing another value the request allows")):
+                              (_other_choice, "choosing another value the request allows"),
+                              (_permuted_lists, "listing people or labels in another order")):
         for name, mutated, order, detail in variant(run, steps, done):
             s = run.variant_score(order, [mutated[i] for i in order])
             if s < run.score:
@@ -324,3 +327,49 @@ def _offered(said: str, value: Any, enum: list[Any]) -> Any:
                 said, re.IGNORECASE):
             return other
     return None
+
+
+UNORDERED_LISTS = frozenset({"attendees", "recipients", "to", "cc", "bcc", "participants", "invitees", "members",
+                             "guests", "tags", "labels", "assignees", "watchers", "reviewers", "approvers"})
+"""List arguments that hold a set (people, labels): their order says nothing unless the request
+gives one."""
+_ORDER_GIVEN = re.compile(r"\b(?:in\s+(?:this|that|the\s+following|the\s+same|that\s+exact|this\s+exact)\s+order|"
+                          r"(?:in|by)\s+order\s+of|ranked|ranking|in\s+sequence|(?:order|ordered|sorted)\s+(?:by|as)|"
+                          r"first\b[^.;!?]*\bthen\b|(?:first|primary)\s+(?:attendee|recipient|reviewer|approver|one))",
+                          re.IGNORECASE)
+
+
+def is_unordered(key: str, value: Any) -> bool:
+    """Whether ``value`` of argument ``key`` is a set written as a list: two or more distinct
+    scalars, in an argument named for people or labels (``UNORDERED_LISTS``), or all of them
+    email addresses."""
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+        return False
+    if len(set(value)) < 2:
+        return False
+    return key in UNORDERED_LISTS or all(EMAIL.fullmatch(v) for v in value)
+
+
+def _permuted_lists(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """Each write's lists of people or labels (``is_unordered``) written in reverse order, all at
+    once: "invite Lena, Priya and Tomas" gives no order, so a grader comparing the attendee list
+    as an ordered list punishes a correct agent. None when the request gives an order."""
+    if _ORDER_GIVEN.search(run.said):
+        return []
+    edits: dict[int, dict[str, Any]] = {}
+    for w in done:
+        step = run.package.reference[w.step]
+        if not isinstance(step, CallStep) or w.bound.op.effect not in ("create", "update"):
+            continue
+        for key, value in run.args.get(w.step, {}).items():
+            if is_unordered(key, value):
+                edits.setdefault(w.step, {})[key] = list(reversed(value))
+    if not edits:
+        return []
+    mutated = dict(steps)
+    for i, args in edits.items():
+        step = steps[i]
+        assert isinstance(step, CallStep)
+        mutated[i] = CallStep.model_construct(call=step.call, args={**run.args[i], **args},
+                                              expect_status=step.expect_status)
+    return [("permuted_list", mutated, sorted(mutated), {"argument": ", ".join(sorted({k for a in edits.values() for k in a}))})]

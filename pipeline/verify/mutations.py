@@ -16,6 +16,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 | ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
 | ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < reference | ``grader_underconstrained`` |
 | ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
+| ``misread_value`` | a value it carries into a write from what it read or was told to pass on (a due date in a note, a balance in an email, a tracking number or incident number in a message it posts) swapped for a look-alike from the state it saw (``carried.py``) | < reference | ``grader_underconstrained`` |
 | ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < reference | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
 | ``drop_answer`` | an empty final answer | < reference | ``grader_underconstrained`` |
 | ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
@@ -52,6 +53,7 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref
 from pipeline.core.text_values import kept_spans
 from pipeline.verify.aggregates import pooled
+from pipeline.verify.carried import carried_values
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import (
@@ -133,7 +135,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     steps: Steps = dict(enumerate(package.reference))
     done = run.writes
     for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _perturbed_arguments,
-                     _contradicted_texts, _clarification, _answers, _left_out_included):
+                     _contradicted_texts, _misread_values, _clarification, _answers, _left_out_included):
         findings += mutation(run, steps, done)
     return findings
 
@@ -453,6 +455,71 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
                                             f"{next(iter(variant.values()))!r} keeps score {s:.3f}: the checks do not "
                                             "hold what the request dictates the text says"))
                 break
+    return out
+
+
+MAX_MISREADS = 8
+
+
+def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """Each value the reference carries into a write (``carried.carried_values``: a due date read
+    in a note, a balance in an email, a code the request tells it to pass on in a message) swapped
+    for its first look-alike must lose score: a grader that never holds it pays an agent that
+    misread it."""
+    package = run.package
+    reads: list[list[dict[str, Any]]] = []
+    before: dict[int, list[list[dict[str, Any]]]] = {}
+    written = {w.step for w in done}
+    for rec in run.trajectory.steps:
+        if rec.index in written and rec.index not in before:
+            before[rec.index] = list(reads)
+        b = run.bound.get(rec.tool or "") if rec.kind == "call" and rec.result and rec.status and rec.status < 300 else None
+        if b is None or b.op.access != "read":
+            continue
+        for value in rec.result.values():  # type: ignore[union-attr]
+            if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
+                reads.append(records)
+            elif isinstance(value, dict):
+                reads.append([value])
+    writes = []
+    for w in done:
+        step = package.reference[w.step]
+        if not isinstance(step, CallStep) or w.bound.op.effect not in ("create", "update") or w.step not in before:
+            continue
+        props = w.bound.tool.parameters.get("properties", {})
+        args = {k: v for k, v in _args_of(run, w.step).items() if k not in THREAD_ARGUMENTS}
+        composed = {k for k, v in args.items() if is_free_text(k, v, props.get(k)) and not isinstance(step.args.get(k), dict)}
+        writes.append((w.step, args, composed))
+    identities = {r.get(f) for c in package.initial_state.values() for rs in c.values() for r in rs
+                  for f in ("id", "email", "name") if isinstance(r.get(f), str)}
+    out: list[Finding] = []
+    composed_of = {i: composed for i, _, composed in writes}
+    seen: set[tuple[int, str]] = set()
+    for carried in carried_values(package, run.said, writes, before, identities)[:MAX_MISREADS]:
+        step = package.reference[carried.step]
+        assert isinstance(step, CallStep)
+        other = carried.others[0]
+        resolved = _args_of(run, carried.step)
+        if carried.token:  # the whole message says the look-alike: its subject and its body alike
+            if (carried.step, carried.value) in seen:
+                continue
+            seen.add((carried.step, carried.value))
+            edit = {k: resolved[k].replace(carried.value, other) for k in composed_of[carried.step]
+                    if isinstance(resolved.get(k), str) and carried.value in resolved[k]}
+        else:
+            edit = {carried.key: other}
+        mutated = {**steps, carried.step: CallStep.model_construct(call=step.call, args={**step.args, **edit},
+                                                                   expect_status=step.expect_status)}
+        s = _passing(run, run.score, mutated)
+        if s is not None:
+            where = f"in {', '.join(edit)}" if carried.token else f"as {carried.key}"
+            out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "misread_value", s, step=carried.step,
+                                argument=carried.key, value=other, steps=mutated, threshold=run.score,
+                                claim=f"writes {other!r} {where} of step {carried.step}, a look-alike of "
+                                      f"{carried.value!r}, the value it was to carry",
+                                message=f"writing {other!r} instead of {carried.value!r} {where} of step "
+                                        f"{carried.step} ({step.call}) keeps score {s:.3f}: the checks never hold "
+                                        "the value the agent carries from what it read or was told"))
     return out
 
 

@@ -1,0 +1,242 @@
+"""Values the agent carries into a write: from what it read, or from what the request told it to
+pass on. The raw material of the ``misread_value`` mutation (``mutations.py``).
+
+A value is **carried** into a write argument when the agent must take it from somewhere rather
+than choose it:
+
+- a typed value of an argument (a date, a number, a code such as ``SWL-88410-22``) that the
+  request does not state and that a read before the write showed, as the whole value of a
+  record's field (a due date, an amount) or inside a record's text ("balance of 3,660.00 GBP",
+  "expires 2026-12-18"), when the request asks for it: it shares a word with the argument's
+  name, the field's name, or the words just before the value in that text ("due", "balance");
+- a code (letters and digits, ``INC-4471``, ``58213``, a tracking number) inside text the agent
+  composes (a message, a post), that the request dictates (``dictates``: after "that", "saying"
+  or "tell" in its sentence), or that a read showed next to words
+  the request names as a code ("the tracking number" for "Tracking number: SWL-88410-22"; "his
+  order arriving twice" asks for no order number).
+
+Identity values (a record's id, email or name) are left to ``perturbations.Alternatives``, which
+already swaps them for the most confusable record.
+
+``look_alikes`` gives, for a carried value, what a careless agent writes instead: the same field
+of another record of the same list, another value of the same kind in the texts read (the
+other forklift's expiry date, the invoice total beside the balance, the other shipment's
+tracking number), else the value slightly changed (a day later, one more, two digits swapped).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pipeline.core.text_values import ISO_DATE, dates_in, numbers_in
+from pipeline.verify.perturbations import STOPWORDS, shift_date
+
+CODE = re.compile(r"(?<![\w@.,/:-])(?:[A-Za-z]{1,6}-?\d{3,}(?:-\d+)*|\d{3,}(?:-\d+)+|\d{5,})(?![\w@-]|[.,:/]\d)")
+"""A code: letters then three digits or more (``INC-4471``, ``SWL-88410-22``, ``KT-3391``),
+digit groups joined by hyphens, or a bare number of five digits or more (``58213``); a bare
+number of three or four digits is a code only where a code noun names it (``_NAMED_CODE``:
+"PO 7713", "work order 4471", "#4471"); amounts ("3,450"), rooms ("Room 101") and years are not."""
+_NAMED_CODE = re.compile(r"(?:#|\b(?:po|order|ticket|incident|case|ref|reference|no\.?|number)\s*#?)\s*(\d{3,4})\b(?![.,:/]\d)",
+                         re.IGNORECASE)
+_ASKS_FOR_CODE = re.compile(r"\b([a-z]+)\s+(?:number|code|id|reference|ref|no\.?)\b", re.IGNORECASE)
+_IDENTITY = frozenset({"id", "email", "name"})
+_LABEL_WORDS = 4
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A value carried into argument ``key`` of reference step ``step``; ``token`` is set when the
+    value is a part of the argument's text (then ``value`` is that part)."""
+
+    step: int
+    key: str
+    value: Any
+    token: bool
+    others: tuple[Any, ...]
+    """The look-alikes, the most plausible first."""
+
+
+def codes_in(text: str) -> list[str]:
+    """The codes written in ``text`` (``CODE``, and a short number a code noun names), dates aside."""
+    found = [(m.start(), m.group(0)) for m in CODE.finditer(text) if not ISO_DATE.fullmatch(m.group(0))]
+    found += [(m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)]
+    return [code for _, code in sorted(found)]
+
+
+_DICTATES = re.compile(r"\b(?:that|saying|say|says|tell(?:ing)?|with\s+the\s+news)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?:[^.;!?\n]|[.!?](?=\w))+")
+
+
+def dictates(said: str, code: str) -> bool:
+    """Whether the request dictates ``code`` as what a message says: the code comes after "that",
+    "saying" or "tell" in its sentence ("message Tomas that incident INC-4471 is resolved"); a code
+    that only says which thread or record the work is about ("reply about quote Q-2217: tell him
+    we accept", "email the customer on ticket tkt-514") is context, not content."""
+    folded = code.casefold()
+    for m in _SENTENCE.finditer(said):
+        sentence = m.group(0)
+        at = sentence.casefold().find(folded)
+        if at >= 0 and _DICTATES.search(sentence[:at]):
+            return True
+    return False
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold().strip("'") for w in _WORD.findall(text)} - STOPWORDS
+
+
+def _key_words(key: str) -> set[str]:
+    if not key:
+        return set()
+    return {w for w in re.split(r"[_\W]+", key.casefold()) if len(w) > 2} - STOPWORDS
+
+
+def _labels(text: str, start: int) -> set[str]:
+    """The words just before position ``start`` of ``text``, on its line ("Tracking number: ")."""
+    line = text[:start].rsplit("\n", 1)[-1]
+    return set(list(_words_in_order(line))[-_LABEL_WORDS:])
+
+
+def _words_in_order(text: str) -> list[str]:
+    return [w.casefold().strip("'") for w in _WORD.findall(text) if w.casefold() not in STOPWORDS]
+
+
+def _texts(records: list[dict[str, Any]]) -> list[str]:
+    return [v for r in records for v in r.values() if isinstance(v, str) and len(v) > 20]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return abs(float(a) - float(b)) < 0.005
+    return isinstance(a, str) and isinstance(b, str) and a.casefold() == b.casefold()
+
+
+def _shape(code: str) -> str:
+    """A code's shape: its letters kept, each run of digits as its length ("SWL-5.2")."""
+    return re.sub(r"\d+", lambda m: str(len(m.group(0))), code.casefold())
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        if ISO_DATE.fullmatch(value[:10]) and len(value) in (10, 16):
+            return "date"
+        if CODE.fullmatch(value) and not ISO_DATE.match(value):
+            return "code"
+    return None
+
+
+def _in_text(kind: str, value: Any, text: str, today: date) -> list[tuple[int, Any]]:
+    """Where ``text`` writes values of ``kind``: (position, value)."""
+    if kind == "date":
+        return [(m.start, m.value) for m in dates_in(text, today)]
+    if kind == "number":
+        return [(m.start, m.value) for m in numbers_in(text)]
+    return [(m.start(), m.group(0)) for m in CODE.finditer(text)] + [
+        (m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)]
+
+
+def _shifted(kind: str, value: Any) -> Any:
+    if kind == "date":
+        return shift_date(value, 1)
+    if kind == "number":
+        return value + 1
+    digits = [i for i, ch in enumerate(value) if ch.isdigit()]
+    for a, b in zip(reversed(digits[:-1]), reversed(digits[1:]), strict=True):
+        if value[a] != value[b]:  # two neighbouring digits swapped: INC-4471 -> INC-4417
+            return value[:a] + value[b] + value[a + 1:b] + value[a] + value[b + 1:]
+    return None
+
+
+def look_alikes(kind: str, value: Any, lists: list[list[dict[str, Any]]], today: date,
+                field: str | None = None) -> list[Any]:
+    """What a careless agent writes instead of ``value`` (see the module docstring)."""
+    out: list[Any] = []
+
+    def add(v: Any) -> None:
+        if kind == "code" and (not isinstance(v, str) or _shape(v) != _shape(value)):
+            return  # another kind of code: INC-4471 is no look-alike of PO 7713
+        if v is not None and not _same(v, value) and not any(_same(v, o) for o in out) and _kind(v) == kind \
+                or kind == "date" and isinstance(v, str) and v[:10] != str(value)[:10] and v not in out:
+            out.append(v[:10] + str(value)[10:] if kind == "date" else v)
+
+    for records in lists:
+        if field is not None and any(_same(r.get(field), value) for r in records):
+            for r in records:
+                add(r.get(field))
+    for records in lists:
+        for text in _texts(records):
+            found = _in_text(kind, value, text, today)
+            if any(_same(v, value) for _, v in found):
+                for _, v in found:
+                    add(v)
+    add(_shifted(kind, value))
+    return out
+
+
+def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, Any], set[str]]],
+                   reads_before: dict[int, list[list[dict[str, Any]]]], identities: set[Any]) -> list[Carried]:
+    """The values carried into the reference's writes (see the module docstring). ``writes``:
+    (step, resolved arguments, the argument names that are composed text); ``reads_before``:
+    the record lists read before each write; ``identities``: the state's ids, emails and names."""
+    today = date.fromisoformat(package.now[:10])
+    asked = _words(said)
+    named = {m.group(1).casefold() for m in _ASKS_FOR_CODE.finditer(said)}  # "the tracking number"
+    out: list[Carried] = []
+    for step, args, composed in writes:
+        lists = reads_before.get(step, [])
+        for key, value in args.items():
+            if key in composed and isinstance(value, str):
+                for token in dict.fromkeys(codes_in(value)):
+                    told = dictates(said, token)
+                    if not told and _read_as_asked("code", token, lists, named, today, "") is None:
+                        continue
+                    others = look_alikes("code", token, lists, today)
+                    if others:
+                        out.append(Carried(step, key, token, True, tuple(others)))
+                continue
+            kind = _kind(value)
+            if kind is None or value in identities or _told(kind, value, said, today):
+                continue
+            field = _read_as_asked(kind, value, lists, asked, today, key)
+            if field is None:
+                continue
+            others = look_alikes(kind, value, lists, today, field or None)
+            if others:
+                out.append(Carried(step, key, value, False, tuple(others)))
+    return out
+
+
+def _told(kind: str, value: Any, said: str, today: date) -> bool:
+    """Whether the request states ``value`` itself (then ``perturbations.Alternatives`` has it)."""
+    if kind == "date":
+        return any(m.value == value[:10] for m in dates_in(said, today))
+    if kind == "number":
+        return any(_same(m.value, value) for m in numbers_in(said))
+    return str(value).casefold() in said.casefold()
+
+
+def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], asked: set[str], today: date,
+                   key: str) -> str | None:
+    """Where a read showed ``value`` in a way the request asks for: the name of the record's field
+    holding it, "" when it is inside a text next to words the request uses; None otherwise."""
+    key_asked = bool(_key_words(key) & asked)
+    for records in lists:
+        for r in records:
+            for field, v in r.items():
+                if field in _IDENTITY or field.endswith("_id"):
+                    continue
+                if _same(v, value) and (key_asked or _key_words(field) & asked):
+                    return field
+                if isinstance(v, str) and len(v) > 20:
+                    for start, found in _in_text(kind, value, v, today):
+                        if _same(found, value) and (key_asked or _labels(v, start) & asked):
+                            return ""
+    return None

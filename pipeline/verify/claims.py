@@ -36,8 +36,10 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
     Code.AMBIGUOUS_ENTITY: ANY_WITNESS,         # a name read as not saying which record
     Code.HIDDEN_FACT_LEAKED: ANY_WITNESS,        # a fact read as stated without asking
     Code.SAFETY_CONTRADICTION: frozenset({"does_what_is_asked"}),    # a clause read as asking for the call
-    Code.GRADER_OVERCONSTRAINED: frozenset({"other_choice", "text_decorated", "text_case"}),  # range, dictated text
-    Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out"}),
+    Code.GRADER_OVERCONSTRAINED: frozenset({"other_choice", "text_decorated", "text_case",  # range, dictated text
+                                            "permuted_list"}),                            # no order given
+    Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out",
+                                             "misread_value"}),                           # a value the request asks for
     Code.COLLATERAL_DAMAGE: frozenset({"kept"}),  # the records the request is read to keep
 }
 """Per code, the witness names whose finding rests on reading the request (``ANY_WITNESS``: all

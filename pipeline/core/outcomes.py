@@ -89,6 +89,22 @@ class Reading(BaseModel):
     completion_tokens: int = 0
 
 
+class Proposal(BaseModel):
+    """What a model reader reads the request to ask that the reference does otherwise: a value
+    the reference writes or reports (``instead_of``) that the request, read carefully, makes
+    ``value``. It refuses only through a witness: a correct agent that writes or reports
+    ``value`` instead, played, and failing the checks (``verify.proposals``)."""
+
+    value: Any
+    """What a correct agent writes or reports."""
+    instead_of: Any
+    """The value the reference writes or reports in its place."""
+    tool: str | None = None
+    """The tool whose arguments carry it (None: the answer, or any write)."""
+    reason: str = ""
+    """Why, in the request's words."""
+
+
 class Finding(BaseModel):
     """One thing verification found: a refusal, a review note, or a loss under the SFT policy
     (``Verdict`` sorts them by the code's ``Basis`` and the witness)."""
@@ -158,6 +174,9 @@ class Verdict(BaseModel):
     """What the reference trajectory loses under the SFT policy (``evidence_truncated``)."""
     notes: list[str] = Field(default_factory=list)
     """Remarks that are not findings (an id recomputed from the content ...)."""
+    reader_calls: list[LLMCall] = Field(default_factory=list)
+    """Model requests a reader made for this verdict that no finding's reading carries (its
+    proposals, ``verify.proposals``)."""
     verifier_version: str = VERIFIER_VERSION
 
     @property
@@ -184,7 +203,7 @@ class Verdict(BaseModel):
         require_sft = any(f.basis is Basis.TRAINING for f in self.findings)  # losses refused it
         kept = [f for f in self.sft if f not in self.findings]
         out = Verdict.build(self.id, findings + self.review + kept, self.score, self.notes, require_sft)
-        return out.model_copy(update={"verifier_version": self.verifier_version})
+        return out.model_copy(update={"verifier_version": self.verifier_version, "reader_calls": self.reader_calls})
 
 
 class FailureCode(StrEnum):

@@ -7,6 +7,11 @@ the checks do, the other reading) in the sandboxed prompt environment, sends it 
 model client in JSON mode at temperature 0, and reads ``{"answer", "reason"}``. A reply that says
 neither ``agrees`` nor ``disagrees`` nor ``unsure`` — not JSON, another word, a request that failed
 for good — is ``unsure``: a reader that cannot answer never lets a reading refuse a package.
+
+``ModelReader.propose(context)`` asks ``prompts/propose.j2``: the request, the initial records and
+the reference's actions; the model lists values it reads the request to make otherwise
+(``Proposal``), which refuse only when a correct agent writing them loses score
+(``pipeline.verify.proposals``).
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline.core.outcomes import Claim, Reading
+from pydantic import ValidationError
+
+from pipeline.core.outcomes import Claim, LLMCall, Proposal, Reading
 from pipeline.generation.model_client import ModelClient, ModelError
 from pipeline.generation.prompting import render
 
 READER_PROMPT = "reader.j2"
+PROPOSE_PROMPT = "propose.j2"
 ANSWERS = ("agrees", "disagrees", "unsure")
 MAX_REASON_CHARS = 300
 
@@ -36,6 +44,18 @@ class ModelReader:
         self.client = client
         self.name = f"model:{client.model}"
 
+    def propose(self, context: dict[str, Any]) -> tuple[list[Proposal], list[LLMCall]]:
+        """What the model reads the request to ask that the reference does otherwise
+        (``prompts/propose.j2`` over ``proposals.proposal_context``), and the requests it cost."""
+        calls: list[LLMCall] = []
+        messages = [{"role": "user", "content": render(PROPOSE_PROMPT, **context)}]
+        try:
+            completion = self.client.complete_sync(messages, temperature=0.0, response_format={"type": "json_object"},
+                                                   calls=calls)
+        except ModelError:
+            return [], [c.model_copy(update={"model": self.name}) for c in calls]
+        return parse_proposals(completion.text), [c.model_copy(update={"model": self.name}) for c in calls]
+
     def confirm(self, claim: Claim, request: str) -> Reading:
         try:
             completion = self.client.complete_sync(reader_messages(claim, request), temperature=0.0,
@@ -46,6 +66,23 @@ class ModelReader:
         answer, reason = parse_reply(completion.text)
         return Reading(answer=answer, reason=reason, reader=self.name, prompt_tokens=completion.prompt_tokens,
                        completion_tokens=completion.completion_tokens)
+
+
+def parse_proposals(text: str) -> list[Proposal]:
+    """The proposals of a reply to ``propose.j2``; none when the reply is not one (a reader that
+    cannot answer proposes nothing)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return []
+    items = data.get("proposals") if isinstance(data, dict) else None
+    out = []
+    for item in items if isinstance(items, list) else []:
+        try:
+            out.append(Proposal.model_validate(item))
+        except ValidationError:
+            continue
+    return out
 
 
 def parse_reply(text: str) -> tuple[Any, str]:

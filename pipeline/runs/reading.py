@@ -18,7 +18,8 @@ from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage
 from pipeline.generation.model_endpoint import Endpoint
-from pipeline.verify.readers import Reader, ReadingCache, RulesReader, read_verdict
+from pipeline.verify.proposals import read_package
+from pipeline.verify.readers import Reader, ReadingCache, RulesReader
 
 ReaderKind = Literal["auto", "rules", "model"]
 READER_KINDS: tuple[str, ...] = ("auto", "rules", "model")
@@ -59,11 +60,11 @@ class ReadingStage:
         return (self.reader if self.active else None), self.cache
 
     def read(self, verdict: Verdict, package: TaskPackage) -> Verdict:
-        return read_verdict(verdict, package.request.text, self.reader, self.cache) if self.active else verdict
+        return read_package(verdict, package, self.reader, self.cache) if self.active else verdict
 
     async def aread(self, verdict: Verdict, package: TaskPackage) -> Verdict:
         """``read`` in a thread (a model reader blocks on its requests)."""
-        if not self.active or not any(f.claim is not None and f.reading is None for f in verdict.findings):
+        if not self.active:
             return verdict
         return await asyncio.to_thread(self.read, verdict, package)
 

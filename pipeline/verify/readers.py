@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
-from pipeline.core.outcomes import Claim, LLMCall, ReaderAnswer, Reading, Verdict
+from pipeline.core.outcomes import Claim, LLMCall, Proposal, ReaderAnswer, Reading, Verdict
 
 
 class Reader(Protocol):
@@ -37,6 +37,17 @@ class Reader(Protocol):
         ...
 
 
+class Proposer(Protocol):
+    """A reader that can also say what the request asks that the reference does otherwise."""
+
+    name: str
+
+    def propose(self, context: dict[str, Any]) -> tuple[list[Proposal], list[LLMCall]]:
+        """Values a careful person doing the task would write or report otherwise than the
+        reference (``context``: ``proposals.proposal_context``), and the requests it cost."""
+        ...
+
+
 class RulesReader:
     """The verifier's rules as the reader: every claim they make stands (the offline default)."""
 
@@ -48,14 +59,21 @@ class RulesReader:
 
 class ScriptedReader:
     """Answers written in advance: ``answers`` by claim key (``Claim.key``), or a function of the
-    claim; ``default`` for a claim not in ``answers``. Counts the claims it was asked (``asked``)."""
+    claim; ``default`` for a claim not in ``answers``; ``proposals`` by request text. Counts the
+    claims it was asked (``asked``)."""
 
     def __init__(self, answers: Mapping[str, ReaderAnswer] | Callable[[Claim], ReaderAnswer] | None = None,
-                 default: ReaderAnswer = "agrees", name: str = "scripted") -> None:
+                 default: ReaderAnswer = "agrees", name: str = "scripted",
+                 proposals: Mapping[str, list[Proposal]] | None = None) -> None:
         self.name = name
+        self._proposals = proposals or {}
         self._answers = answers or {}
         self.default: ReaderAnswer = default
         self.asked: list[Claim] = []
+
+    def propose(self, context: dict[str, Any]) -> tuple[list[Proposal], list[LLMCall]]:
+        """The proposals given for the request ``context["request"]`` (none by default)."""
+        return list(self._proposals.get(str(context.get("request", "")), [])), []
 
     def confirm(self, claim: Claim, request: str) -> Reading:
         self.asked.append(claim)
@@ -109,7 +127,10 @@ def read_verdict(verdict: Verdict, request: str, reader: Reader, cache: ReadingC
 
 def reader_calls(verdict: Verdict | None) -> list[LLMCall]:
     """One ``LLMCall`` per reading of ``verdict`` that spent tokens (a model's answer, not a cached
-    one), under the reader's name: counted with the attempt's calls."""
-    readings = [] if verdict is None else [f.reading for f in (*verdict.findings, *verdict.review) if f.reading]
+    one), under the reader's name, and the reader's other requests (its proposals): counted with
+    the attempt's calls."""
+    if verdict is None:
+        return []
+    readings = [f.reading for f in (*verdict.findings, *verdict.review) if f.reading]
     return [LLMCall(model=r.reader, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens)
-            for r in readings if not r.cached and (r.prompt_tokens or r.completion_tokens)]
+            for r in readings if not r.cached and (r.prompt_tokens or r.completion_tokens)] + verdict.reader_calls

@@ -40,6 +40,7 @@ from pipeline.verify.grounding import grounding_findings
 from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_findings
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 from pipeline.verify.mutations import mutation_findings, null_agent_findings
+from pipeline.verify.proposals import read_package
 from pipeline.verify.readers import Reader, ReadingCache, read_verdict
 from pipeline.verify.safety import safety_findings
 from pipeline.verify.static import reference_findings, tool_findings, unknown_tool_findings, weight_findings
@@ -102,9 +103,16 @@ def verify_package(
 
     Each refusal whose witness rests on reading the request carries its ``claim``; with a
     ``reader`` (answers kept in ``cache``) it refuses only when the reader agrees, and is a review
-    note otherwise (``readers.read_verdict``). Without one the rules' reading stands."""
+    note otherwise (``readers.read_verdict``); a reader that proposes may add refusals its
+    proposals prove (``proposals.read_package``). Without one the rules' reading stands."""
     verdict = _verify(package, options or Options(), dedup)
-    return verdict if reader is None else read_verdict(verdict, request_text(package), reader, cache)
+    if reader is None:
+        return verdict
+    if isinstance(package, dict):
+        if verdict.score is None:  # not a package, or not run: its claims are all there is
+            return read_verdict(verdict, request_text(package), reader, cache)
+        package = TaskPackage.model_validate(package)
+    return read_package(verdict, package, reader, cache)
 
 
 def request_text(package: TaskPackage | dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
-from pipeline.core.outcomes import Verdict
+from pipeline.core.outcomes import Proposal, Verdict
 from pipeline.core.package import TaskPackage
 from pipeline.generation.model_client import ModelClient
 from pipeline.generation.model_reader import ModelReader, parse_reply, reader_messages
@@ -202,3 +202,43 @@ def test_verify_command_shows_the_claim_and_refuses_a_bad_reader(synth: Callable
     assert result.exit_code == 1 and "read: An agent that" in result.stdout and "reader: rules" in result.stdout
     bad = synth("verify", path, "--reader", "oracle")
     assert bad.exit_code == 2 and "--reader 'oracle'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "todo-three-items.json"
+
+
+def test_a_proposal_refuses_only_when_a_correct_agent_doing_it_loses_score() -> None:
+    package = TaskPackage.model_validate_json(EXAMPLE.read_text(encoding="utf-8"))
+    request = package.request.text
+    graded = Proposal(value="2026-12-11", instead_of="2026-12-10", tool="todo_create_task", reason="the 11th")
+    ungraded = Proposal(value="high", instead_of="nothing the reference writes", reason="no such value")
+    reader = ScriptedReader(name="model:m", proposals={request: [graded, ungraded]})
+    verdict = verify_package(package, reader=reader)
+    assert verdict.codes == [Code.REQUEST_CHECK_MISMATCH.value]
+    (finding,) = verdict.findings
+    assert finding.witness is not None and finding.witness.name == "reader_proposal" and finding.witness.holds
+    assert finding.claim is not None and "2026-12-11" in finding.claim.reading
+    assert finding.reading is not None and finding.reading.reader == "model:m"
+    assert any("2026-12-11" in json.dumps(a) for a in finding.witness.actions)
+    quiet = ScriptedReader(name="model:m", proposals={request: [ungraded]})
+    assert verify_package(package, reader=quiet).accepted
+
+
+def test_the_model_reader_proposes_from_the_reference_actions() -> None:
+    package = TaskPackage.model_validate_json(EXAMPLE.read_text(encoding="utf-8"))
+    seen: list[dict[str, Any]] = []
+
+    def respond(body: dict[str, Any]) -> str:
+        seen.append(body)
+        return json.dumps({"proposals": [{"value": "2026-12-11", "instead_of": "2026-12-10",
+                                          "tool": "todo_create_task", "reason": "the request says the 11th"}]})
+
+    with OpenAIServer(respond) as server:
+        reader = ModelReader(ModelClient("m", server.base_url, "test-key-123456"))
+        verdict = verify_package(package, reader=reader)
+        reader.client.close()
+    prompt = seen[0]["messages"][0]["content"]
+    assert package.request.text in prompt and "todo_create_task" in prompt and "Book the venue" in prompt
+    assert verdict.codes == [Code.REQUEST_CHECK_MISMATCH.value]
+    assert verdict.reader_calls and verdict.reader_calls[0].model == "model:m"
+    assert reader_calls(verdict) == verdict.reader_calls  # the proposal's request is the only one spent

@@ -1,0 +1,128 @@
+"""Proposals: what a model reader reads the request to ask that the reference does otherwise,
+proved or dropped by execution. Raises ``request_check_mismatch``.
+
+A reader that only confirms the rules' claims cannot see what the rules never read (a formula
+worded another way, the month the request names, the record it leaves out of a total). A model
+reader may also propose values (``Proposal``): "the request makes this order quantity 26, the
+reference writes 17". A proposal never refuses on the reader's word: the verifier plays a correct
+agent that does what it says — the reference with ``instead_of`` replaced by ``value`` in the
+writes of ``tool`` (any write when None) and in the answer — and refuses only when that agent
+loses score. Its finding carries the proposal as its claim, read by the reader that made it.
+
+``proposal_context`` is what the reader is shown: the request, the initial state, the
+reference's calls with the arguments they resolved to, and its answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.episode import actions_of
+from pipeline.core.grading import Grader
+from pipeline.core.outcomes import Claim, Finding, Proposal, Reading, Verdict
+from pipeline.core.package import CallStep, Step, TaskPackage
+from pipeline.verify.claims import named_records, request_words
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.readers import Reader, ReadingCache, read_verdict
+from pipeline.verify.witness import said_instead, substituted, witness
+
+MAX_PROPOSALS = 5
+MAX_STATE_CHARS = 12_000
+
+
+def proposal_context(package: TaskPackage) -> dict[str, Any]:
+    """The request, the initial state (as JSON, cut at ``MAX_STATE_CHARS``), and the reference's
+    actions as it ran them (calls with their resolved arguments, questions, the answer)."""
+    run = ReferenceRun(package, Grader(package))
+    state = json.dumps(package.initial_state, ensure_ascii=False)
+    return {"request": package.request.text,
+            "state": state if len(state) <= MAX_STATE_CHARS else state[:MAX_STATE_CHARS] + "…",
+            "actions": [json.dumps(a, ensure_ascii=False) for a in actions_of(run.trajectory)]}
+
+
+def proposal_findings(package: TaskPackage, proposals: list[Proposal], reading: Reading) -> list[Finding]:
+    """A ``request_check_mismatch`` for each of ``proposals`` (the first ``MAX_PROPOSALS``) whose
+    correct agent — the reference with the proposed value in place of the one it writes or
+    reports — scores below the reference; the rest prove nothing and are dropped."""
+    run = ReferenceRun(package, Grader(package, remember_records=True))
+    if run.score < 1.0:
+        return []
+    out: list[Finding] = []
+    for proposal in proposals[:MAX_PROPOSALS]:
+        steps = _proposed(run, proposal)
+        if steps is None:
+            continue
+        agent = witness(run, "correct", "reader_proposal",
+                        f"writes or reports {proposal.value!r} where the reference has {proposal.instead_of!r}",
+                        run.score, steps)
+        if not agent.holds:
+            continue
+        message = (f"the reader reads the request to make it {proposal.value!r}, not {proposal.instead_of!r}; an "
+                   f"agent doing so scores {agent.score:.3f}, not {run.score:.3f}: {proposal.reason}")
+        said = f"{proposal.value} {proposal.instead_of} {proposal.reason}"
+        claim = Claim(reading=f"A careful person doing this task writes or reports {proposal.value!r} where the "
+                              f"reference has {proposal.instead_of!r}: {proposal.reason}",
+                      words=request_words(package.request.text, said),
+                      instead=f"The checks give that agent {agent.score:.2f}, below the {run.score:.2f} it must reach.",
+                      alternative=f"The reference's {proposal.instead_of!r} is what the request asks.",
+                      records=named_records(package, said, agent.actions))
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, message=message, witness=agent, claim=claim,
+                           reading=reading, detail={"proposal": proposal.model_dump(mode="json")}))
+    return out
+
+
+def _proposed(run: ReferenceRun, proposal: Proposal) -> dict[int, Step] | None:
+    """The reference with ``proposal.value`` in place of ``instead_of`` (in the writes of its tool,
+    or every write, and in the answer); None when neither holds it, or they are the same."""
+    old, new = proposal.instead_of, proposal.value
+    if str(old) == str(new) or isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
+        return None
+    steps: dict[int, Step] = dict(enumerate(run.package.reference))
+    if proposal.tool is not None:
+        own = {i for i, s in steps.items() if isinstance(s, CallStep) and s.call == proposal.tool}
+        written = substituted(run, lambda v: _in_place(v, old, new), steps=steps)
+        written = None if written is None else {i: (written[i] if i in own else steps[i]) for i in steps}
+    else:
+        written = substituted(run, lambda v: _in_place(v, old, new))
+    answered = said_instead(written or steps, old, new)
+    if written is None and answered == steps:
+        return None
+    return answered
+
+
+def _in_place(value: Any, old: Any, new: Any) -> Any:
+    """``new`` where ``value`` is ``old`` (a number matching its written form, "17" and 17 alike),
+    of ``value``'s type when ``new`` reads as one; else ``value``."""
+    if isinstance(value, bool) or str(value) != str(old) and not _same_number(value, old):
+        return value
+    if isinstance(value, (int, float)):
+        try:
+            number = float(str(new).replace(",", ""))
+        except ValueError:
+            return new
+        return int(number) if isinstance(value, int) and number.is_integer() else number
+    return str(new) if isinstance(value, str) else new
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    try:
+        return float(str(a).replace(",", "")) == float(str(b).replace(",", ""))
+    except ValueError:
+        return False
+
+
+def read_package(verdict: Verdict, package: TaskPackage, reader: Reader, cache: ReadingCache | None = None) -> Verdict:
+    """``verdict`` read by ``reader`` (``readers.read_verdict``); then, when it still accepts the
+    package and the reader proposes (``readers.Proposer``), with the findings its proposals prove
+    (the proposals' requests in ``reader_calls``)."""
+    verdict = read_verdict(verdict, package.request.text, reader, cache)
+    propose = getattr(reader, "propose", None)
+    if not verdict.accepted or propose is None or verdict.score is None or verdict.score < 1.0:
+        return verdict
+    proposals, calls = propose(proposal_context(package))
+    found = proposal_findings(package, proposals, Reading(answer="agrees", reason="its own proposal",
+                                                             reader=reader.name))
+    out = verdict.model_copy(update={"reader_calls": verdict.reader_calls + calls})
+    return out.resorted(out.findings + found) if found else out

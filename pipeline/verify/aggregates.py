@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, quoted_phrases
+from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, numbers_in, quoted_phrases
 
 Record = dict[str, Any]
 
@@ -103,6 +103,13 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
     return [*named, *dated, *(a & b for a in named for b in dated)]
 
 
+
+
+def adjustments(said: str) -> list[float]:
+    """The factors a percentage the request states puts on a total: less it (a discount) and plus
+    it (a fee, a tax): "less our 10% discount" gives 0.9 and 1.1."""
+    rates = [m.value for m in numbers_in(said) if m.kind == "percent" and 0 < m.value < 100]
+    return [k for p in dict.fromkeys(rates) for k in (round(1 - p / 100, 6), round(1 + p / 100, 6))]
 
 
 def _written(value: str, text: str) -> bool:

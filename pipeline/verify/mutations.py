@@ -520,8 +520,12 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     """An agent that does the work and hedges its answer with the other plausible candidates
     (``perturbations.hedged_answer``, over the lists the reference read and the collections of the
     state: "inv-1043. Or possibly: inv-1041, inv-1047", "3. Or possibly: 2, 4") must lose score, where an ``answer_contains`` check grades the answer: a
-    check that only looks for the right value passes a hedge. (An ``answer_matches`` pattern says
+    check that only looks for the right value passes a hedge. Only where the request asks the
+    answer for a value (``asks_for_value``): the ids an explanation cites ("tell me why") are no
+    value asked for. (An ``answer_matches`` pattern says
     how the value must be written, "2 open tickets"; it is left to the package.)"""
+    if not asks_for_value(run.said):
+        return []  # "tell me why": the ids an explanation cites are its evidence, no value asked for
     graded = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
     graded += [m for c in run.package.checks if c.kind == "answer_matches"  # a pattern that is only the value
                and (m := compile_pattern(c.pattern, c.ignore_case).matched(run.trajectory.answer)) and " " not in m.strip()]
@@ -539,6 +543,21 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
                      claim="does the work and hedges its answer with the other candidates",
                      message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
                              f") keeps score {s:.3f}: the answer checks accept a hedge")]
+
+
+_ASKS_VALUE = re.compile(
+    r"\b(?:what(?:'s|\s+is|\s+are|\s+was)?|which|who(?:m|se|'s)?|when(?=\s+(?:is|are|was|does|do|did|will|'s)\b)|"
+    r"where|how\s+(?:many|much|long|often|far|old)|"
+    r"(?:tell|give|send|show)\s+me(?!\s+(?:why|whether|if|how\s+come)\b)|"
+    r"let\s+me\s+know(?!\s+(?:why|whether|if|how\s+come)\b)|"
+    r"look\s+up|find\s+(?:out\s+)?(?!out\s+why)|report|reply\s+with|quote|name\s+the)\b", re.IGNORECASE)
+
+
+def asks_for_value(said: str) -> bool:
+    """Whether the request asks the answer to report a value: a question ("which invoice",
+    "how many", "what time"), "tell me the code", "give me the number", "look up"; not "tell me
+    why" or "let me know whether", which ask for a reason or a yes or no."""
+    return _ASKS_VALUE.search(said) is not None
 
 
 def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

@@ -7,7 +7,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
-| ``null_agent`` | no call, no question, empty answer | < floor | ``null_agent_passes`` |
+| ``null_agent`` | no call, no question, empty answer | < floor (not counting state checks that hold before and after the reference on collections it never writes), and < pass | ``null_agent_passes`` |
 | ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < pass | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
@@ -86,14 +86,40 @@ def null_agent_score(package: TaskPackage, grader: Grader | None = None, start: 
 
 
 def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
-                        grader: Grader | None = None, start: Episode | None = None) -> list[Finding]:
+                        grader: Grader | None = None, start: Episode | None = None,
+                        run: ReferenceRun | None = None) -> list[Finding]:
+    """Doing nothing must score below ``floor``. With the reference ``run`` (at full score), the
+    floor does not count the state checks the request's work never moves: checks that hold before
+    it and after it, on a collection none of its writes touches ("make sure there is a 'Renew
+    passport' todo" when there already is one: nothing to do there, and nothing done is right).
+    Doing nothing must stay below the pass mark all the same."""
     null = null_agent_score(package, grader, start)
     if null < floor:
+        return []
+    if run is not None and null < PASS_THRESHOLD and null - _unmoved_weight(run) < floor:
         return []
     agent = Witness(agent="wrong", name="null_agent", claim="does nothing: no call, no question, no answer",
                     score=null, threshold=floor)
     return [Finding(code=Code.NULL_AGENT_PASSES, detail={"score": null, "floor": floor}, witness=agent,
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
+
+
+_STATE_CHECKS = ("state_count", "state_match", "state_unchanged")
+
+
+def _unmoved_weight(run: ReferenceRun) -> float:
+    """The share of the score held by state checks that pass before the reference's work and after
+    it, on collections none of its writes touches (0 when the reference misses full score)."""
+    if run.score < 1.0:
+        return 0.0
+    total = sum(c.weight for c in run.package.checks)
+    if total <= 0:
+        return 0.0
+    touched = {".".join(w.bound.collection) for w in run.writes}
+    before = {r.id: r.passed for r in run.grader.score(run.checkpoints[0].trajectory()).checks}
+    after = {r.id: r.passed for r in run.grader.score(run.trajectory).checks}
+    return sum(c.weight for c in run.package.checks if c.kind in _STATE_CHECKS and before.get(c.id) and after.get(c.id)
+               and getattr(c, "collection", None) not in touched) / total
 
 
 def _passing(run: ReferenceRun, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
@@ -121,7 +147,7 @@ def _finding(run: ReferenceRun, code: Code, mutation: str, score: float, message
 def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
     """Every mutation described in the module docstring, against the reference ``run``."""
     package = run.package
-    findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0])
+    findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0], run)
     hides_facts = package.user is not None and bool(package.user.facts)
     if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
         agent = reference_witness(run, "wrong", "never asks for the facts the package hides", PASS_THRESHOLD)

@@ -604,7 +604,7 @@ def _told(said: str, today: date) -> _Told:
 
 
 _COMPOUND = re.compile(r"-(?!(?:minute|min|hour|hr|day|week|month|year|night|person|people|page|item|seat|room|"
-                       r"step|point|percent|pack|unit|piece|dollar|euro|pound|kilo|km|mile|metre|meter|litre|liter)s?\b)"
+                       r"percent|pack|unit|piece|dollar|euro|pound|kilo|km|mile|metre|meter|litre|liter)s?\b)"
                        r"[a-z]", re.IGNORECASE)
 
 

@@ -7,7 +7,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
-| ``null_agent`` | no call, no question, empty answer | < floor (not counting state checks that hold before and after the reference on collections it never writes), and < pass | ``null_agent_passes`` |
+| ``null_agent`` | no call, no question, empty answer | < floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < pass | ``null_agent_passes`` |
 | ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < pass | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
@@ -104,12 +104,15 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
 
 
-_STATE_CHECKS = ("state_count", "state_match", "state_unchanged")
+_STATE_CHECKS = ("state_count", "state_match")
+"""What a request's idempotent part asks for ("make sure there is one"); a ``state_unchanged``
+guard asks nothing of the work and stays counted."""
 
 
 def _unmoved_weight(run: ReferenceRun) -> float:
-    """The share of the score held by state checks that pass before the reference's work and after
-    it, on collections none of its writes touches (0 when the reference misses full score)."""
+    """The share of the score held by state checks asking for a state (a count, a record's
+    values; not ``state_unchanged`` guards) that pass before the reference's work and after it, on
+    collections none of its writes touches (0 when the reference misses full score)."""
     if run.score < 1.0:
         return 0.0
     total = sum(c.weight for c in run.package.checks)

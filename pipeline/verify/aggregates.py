@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, quoted_phrases
+from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, numbers_in, quoted_phrases
 
 Record = dict[str, Any]
 
@@ -24,8 +24,10 @@ Record = dict[str, Any]
 def groups(records: list[Record], said: str = "", today: date | None = None) -> list[list[Record]]:
     """The list, then its groups of two or more records and fewer than all, each once; with the
     request (``said``) and its clock, also the records whose texts hold a name or quoted phrase
-    the request writes ("Skagen Logistics"), the records with a date in a range the request
-    states ("next week", "7 to 11 December"), and the records both select."""
+    the request writes ("Skagen Logistics"), the records whose field holds a value the request
+    writes as it is ("owned by jae.park"), the records with a date in a range the request states
+    ("next week", "7 to 11 December"), the records both select, and each of those narrowed by a
+    group of the list ("the open deals owned by jae.park": not won or lost)."""
     by_value: dict[tuple[str, str], list[int]] = {}
     by_month: dict[tuple[str, str], list[int]] = {}
     for i, record in enumerate(records):
@@ -49,9 +51,13 @@ def groups(records: list[Record], said: str = "", today: date | None = None) -> 
             if len(both := month & part) > 1:
                 subsets.setdefault(both)
     if said:
-        for group in _said_groups(records, said, today or date.today()):
-            if 1 < len(group) < len(records):
-                subsets.setdefault(group)
+        chosen = [g for g in _said_groups(records, said, today or date.today()) if 1 < len(g) < len(records)]
+        for group in chosen:
+            subsets.setdefault(group)
+        for group in chosen:  # the request's selection filtered further: "the open deals owned by jae.park"
+            for part in parts:
+                if 1 < len(both := group & part) < len(group):
+                    subsets.setdefault(both)
     return [records, *([records[i] for i in sorted(ix)] for ix in subsets)]
 
 
@@ -86,6 +92,10 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
     phrases = [p.casefold() for p in [*quoted_phrases(said), *NAME_RUN.findall(said)] if len(p) >= 4]
     texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in records]
     named = [frozenset(i for i, t in enumerate(texts) if p in t) for p in dict.fromkeys(phrases)]
+    folded = said.casefold()
+    values = {(k, v) for r in records for k, v in r.items() if isinstance(v, str) and k != "id" and len(v) >= 4
+              and not ISO_DATE.match(v) and _written(v.casefold(), folded)}
+    named += [frozenset(i for i, r in enumerate(records) if r.get(k) == v) for k, v in sorted(values)]  # "owned by jae.park"
     ranges = [r for r in allowed_ranges(said, today) if r.kind == "date"]
     dated = [frozenset(i for i, rec in enumerate(records)
                        if any(isinstance(v, str) and ISO_DATE.match(v) and r.holds(v[:10]) for v in rec.values()))
@@ -93,6 +103,24 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
     return [*named, *dated, *(a & b for a in named for b in dated)]
 
 
+
+
+def adjustments(said: str) -> list[float]:
+    """The factors a percentage the request states puts on a total: less it (a discount) and plus
+    it (a fee, a tax): "less our 10% discount" gives 0.9 and 1.1."""
+    rates = [m.value for m in numbers_in(said) if m.kind == "percent" and 0 < m.value < 100]
+    return [k for p in dict.fromkeys(rates) for k in (round(1 - p / 100, 6), round(1 + p / 100, 6))]
+
+
+def _written(value: str, text: str) -> bool:
+    """Whether ``text`` writes ``value`` as a whole word or words (an owner "jae.park", a status)."""
+    at = text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        at = text.find(value, at + 1)
+    return False
 
 
 def figures(group: list[Record], percents: tuple[float, ...] = (), products: bool = True) -> list[tuple[str, float]]:

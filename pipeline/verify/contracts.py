@@ -18,7 +18,10 @@ The clauses, each a minimum count:
 - ``aggregated_records``: records behind the graded answer: an answer value is a total, a mean or
   a count over that many observed records, or the answer checks (and ``answer_excludes`` rules)
   name values of that many records (a value not all records of its list hold and no tool's enum
-  offers: "ines.moreau" names her two tickets, "EUR" or "open" names none) (picking the one item
+  offers: "ines.moreau" names her two tickets, "EUR" or "open" names none), or what the state
+  checks grade of a note's or a message's body the reference writes ("2 open tickets" in an
+  account summary note); a total is also seen less a discount or plus a fee the request states
+  ("less our 10% partner discount") (picking the one item
   below its reorder level from five is graded on all five; but a request that names the one
   record it asks about by a word only that record holds, "the Fly.io charge", is a lookup, whatever
   values the answer must not give).
@@ -42,10 +45,11 @@ from pipeline.core.references import iter_refs
 from pipeline.core.text_values import EMAIL, has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, taxonomy
-from pipeline.verify.aggregates import groups, number_forms, pooled, totals
+from pipeline.verify.aggregates import adjustments, groups, number_forms, pooled, totals
+from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import bound_tools
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import content_words
+from pipeline.verify.perturbations import content_words, is_message
 from pipeline.verify.reference_edits import unasked
 from pipeline.verify.safety import invites_breach, vacuous_findings
 
@@ -162,7 +166,7 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     at ``enough`` (the contract asks no more)."""
     package, ref = run.package, run.trajectory
     lists = run.read_lists
-    wanted = graded_in_answer(package, ref.answer)
+    wanted = graded_in_answer(package, ref.answer) + _graded_in_messages(run)
     refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
                for v in c.values]  # values of records the answer must not give: graded too, but never totals
     patterns = [compile_pattern(c.pattern, c.ignore_case)
@@ -202,16 +206,34 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
         if best >= enough:
             return best
     today = date.fromisoformat(package.now[:10])
+    rates = [1.0, *adjustments(package.request_and_fact_values())]  # a total less a stated discount, plus a fee
     for lst in pooled(lists):
         for group in groups(lst, package.request_and_fact_values(), today):
             if len(group) < 2 or len(group) <= best:
                 continue  # one record is no aggregate; a group no larger cannot raise the count
-            figures = [float(len(group)), *totals(group)]
+            figures = [float(len(group)), *(t * k for t in totals(group) for k in rates)]
             if any(says(form) for figure in figures for form in number_forms(figure)):
                 best = len(group)
                 if best >= enough:
                     return best
     return best
+
+
+def _graded_in_messages(run: ReferenceRun) -> list[str]:
+    """What the state checks grade of the message bodies and notes the reference writes (a
+    pattern on a note's body: "2 open tickets", "20,500"): an aggregate written into a note or a
+    message is reported as an answer is."""
+    out: list[str] = []
+    for check in run.package.checks:
+        if check.kind in ("answer_contains", "answer_matches"):
+            continue
+        for field, matcher in required_values(check):
+            if not (is_message(field) and isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str)):
+                continue
+            pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
+            out += [m for args in run.args.values() if isinstance(args.get(field), str)
+                    and (m := pattern.matched(args[field]))]
+    return out
 
 
 def _looked_up(request: str, record: dict[str, Any], records: list[dict[str, Any]]) -> bool:

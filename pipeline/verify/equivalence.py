@@ -252,7 +252,14 @@ def _companies(package: TaskPackage) -> dict[str, str]:
     """Each person's name in the initial state → their company (records with both fields)."""
     return {r["name"]: r["company"] for collections in package.initial_state.values() for rows in collections.values()
             for r in rows if isinstance(r.get("name"), str) and isinstance(r.get("company"), str) and r["company"]
-            and len(r["name"].split()) >= 2}
+            and len(r["name"].split()) >= 2 and not _same_name(r["name"], r["company"])}
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Whether one name holds the other, case and spacing aside ("Northwind Traders" and
+    "Northwind Traders Ltd"): the record names the company itself, nothing to write beside it."""
+    x, y = " ".join(a.casefold().split()), " ".join(b.casefold().split())
+    return x in y or y in x
 
 
 def _rephrased(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:

@@ -76,18 +76,36 @@ def _field_of(phrase: str, fields: list[str]) -> str | None:
     return None
 
 
+_FILLER = re.compile(r"^(?:(?:exactly|precisely|just|its|their|the|each|item's|current|currently)\s+)+")
+_TIMES = r"\s*(?:times\b|x\b|×|\*)"
+_NUMBER_WORD = r"(\d+(?:\.\d+)?|" + "|".join(WORDS) + r")"
+_FACTOR_BEFORE = re.compile(_NUMBER_WORD + _TIMES + r"\s*")
+_FACTOR_AFTER = re.compile(r"\s+(?:times|x|×|\*|multiplied\s+by)\s*" + _NUMBER_WORD + r"$")
+
+
+def _number(said: str) -> float:
+    return float(said) if said[0].isdigit() else float(WORDS[said])
+
+
 def _term(part: str, sign: float, fields: list[str]) -> Term | None:
-    folded = part.strip().casefold()
+    """One term: a factor ("twice", "double", "three times", "3x", "2 ×") before a field, or
+    one after it ("the reorder level times two"), or a plain number; words that only point at
+    the record ("exactly", "its", "the current") are passed over."""
+    said = part.strip().casefold()
+    folded = _FILLER.sub("", said)
     factor = 1.0
     for word, k in sorted(_FACTOR.items(), key=lambda kv: -len(kv[0])):
         if folded.startswith(word + " "):
             factor, folded = k, folded[len(word) + 1:]
             break
     else:
-        m = re.match(r"(\d+(?:\.\d+)?|" + "|".join(WORDS) + r")\s+times\s+", folded)
-        if m:
-            said = m.group(1)
-            factor, folded = (float(said) if said[0].isdigit() else float(WORDS[said])), folded[m.end():]
+        m = _FACTOR_BEFORE.match(folded)
+        if m and m.end() < len(folded):
+            factor, folded = _number(m.group(1)), folded[m.end():]
+        elif (after := _FACTOR_AFTER.search(folded)) is not None:
+            factor, folded = _number(after.group(1)), folded[:after.start()]
+        else:
+            folded = said  # no factor: "the current stock" names the quantity held as it is
     field = _field_of(folded, fields)
     if field is not None:
         return Term(sign, factor, field)
@@ -95,7 +113,8 @@ def _term(part: str, sign: float, fields: list[str]) -> Term | None:
     return Term(sign, factor, None, float(m.group(1))) if m else None
 
 
-_LEAD = re.compile(r"\b(?:for|of|to|at|order|buy|set|make it|quantity of)\s+(?=(?P<f>[^.;:!?\n]+))", re.IGNORECASE)
+_LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?)\b|=)\s*(?=(?P<f>[^.;:!?=\n]+))",
+                   re.IGNORECASE)
 
 
 def formula_in(text: str, fields: list[str]) -> Formula | None:
@@ -110,7 +129,7 @@ def _formula_in(text: str, names: tuple[str, ...]) -> Formula | None:
     None when there is none."""
     fields = list(names)
     for m in _LEAD.finditer(text):
-        phrase = re.split(r",|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
+        phrase = re.split(r",|\(|\)|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
         formula = _parse(phrase, fields)
         if formula is None or not (len(formula.terms) > 1 or formula.terms[0].factor != 1.0):
             continue
@@ -133,7 +152,7 @@ _PERCENT_CHANGE = re.compile(
 
 
 _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"
-                    r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|restocks?\s+to|refills?\s+to|raises?\s+(?:\w+\s+)?to)\s+$",
+                    r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to)\s+$",
                     re.IGNORECASE)
 
 

@@ -7,7 +7,7 @@ Each mutation is what a plausible wrong agent does, and what it must score: belo
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
-| ``null_agent`` | no call, no question, empty answer | < floor | ``null_agent_passes`` |
+| ``null_agent`` | no call, no question, empty answer | < floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < pass | ``null_agent_passes`` |
 | ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < pass | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
@@ -88,14 +88,43 @@ def null_agent_score(package: TaskPackage, grader: Grader | None = None, start: 
 
 
 def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
-                        grader: Grader | None = None, start: Episode | None = None) -> list[Finding]:
+                        grader: Grader | None = None, start: Episode | None = None,
+                        run: ReferenceRun | None = None) -> list[Finding]:
+    """Doing nothing must score below ``floor``. With the reference ``run`` (at full score), the
+    floor does not count the state checks the request's work never moves: checks that hold before
+    it and after it, on a collection none of its writes touches ("make sure there is a 'Renew
+    passport' todo" when there already is one: nothing to do there, and nothing done is right).
+    Doing nothing must stay below the pass mark all the same."""
     null = null_agent_score(package, grader, start)
     if null < floor:
+        return []
+    if run is not None and null < PASS_THRESHOLD and null - _unmoved_weight(run) < floor:
         return []
     agent = Witness(agent="wrong", name="null_agent", claim="does nothing: no call, no question, no answer",
                     score=null, threshold=floor)
     return [Finding(code=Code.NULL_AGENT_PASSES, detail={"score": null, "floor": floor}, witness=agent,
                     message=f"an agent that does nothing scores {null:.3f} (floor {floor:g})")]
+
+
+_STATE_CHECKS = ("state_count", "state_match")
+"""What a request's idempotent part asks for ("make sure there is one"); a ``state_unchanged``
+guard asks nothing of the work and stays counted."""
+
+
+def _unmoved_weight(run: ReferenceRun) -> float:
+    """The share of the score held by state checks asking for a state (a count, a record's
+    values; not ``state_unchanged`` guards) that pass before the reference's work and after it, on
+    collections none of its writes touches (0 when the reference misses full score)."""
+    if run.score < 1.0:
+        return 0.0
+    total = sum(c.weight for c in run.package.checks)
+    if total <= 0:
+        return 0.0
+    touched = {".".join(w.bound.collection) for w in run.writes}
+    before = {r.id: r.passed for r in run.grader.score(run.checkpoints[0].trajectory()).checks}
+    after = {r.id: r.passed for r in run.grader.score(run.trajectory).checks}
+    return sum(c.weight for c in run.package.checks if c.kind in _STATE_CHECKS and before.get(c.id) and after.get(c.id)
+               and getattr(c, "collection", None) not in touched) / total
 
 
 def _passing(run: ReferenceRun, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
@@ -123,7 +152,7 @@ def _finding(run: ReferenceRun, code: Code, mutation: str, score: float, message
 def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> list[Finding]:
     """Every mutation described in the module docstring, against the reference ``run``."""
     package = run.package
-    findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0])
+    findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0], run)
     hides_facts = package.user is not None and bool(package.user.facts)
     if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
         agent = reference_witness(run, "wrong", "never asks for the facts the package hides", PASS_THRESHOLD)
@@ -587,8 +616,12 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     """An agent that does the work and hedges its answer with the other plausible candidates
     (``perturbations.hedged_answer``, over the lists the reference read and the collections of the
     state: "inv-1043. Or possibly: inv-1041, inv-1047", "3. Or possibly: 2, 4") must lose score, where an ``answer_contains`` check grades the answer: a
-    check that only looks for the right value passes a hedge. (An ``answer_matches`` pattern says
+    check that only looks for the right value passes a hedge. Only where the request asks the
+    answer for a value (``asks_for_value``): the ids an explanation cites ("tell me why") are no
+    value asked for. (An ``answer_matches`` pattern says
     how the value must be written, "2 open tickets"; it is left to the package.)"""
+    if not asks_for_value(run.said):
+        return []  # "tell me why": the ids an explanation cites are its evidence, no value asked for
     graded = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
     graded += [m for c in run.package.checks if c.kind == "answer_matches"  # a pattern that is only the value
                and (m := compile_pattern(c.pattern, c.ignore_case).matched(run.trajectory.answer)) and " " not in m.strip()]
@@ -606,6 +639,21 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
                      claim="does the work and hedges its answer with the other candidates",
                      message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
                              f") keeps score {s:.3f}: the answer checks accept a hedge")]
+
+
+_ASKS_VALUE = re.compile(
+    r"\b(?:what(?:'s|\s+is|\s+are|\s+was)?|which|who(?:m|se|'s)?|when(?=\s+(?:is|are|was|does|do|did|will|'s)\b)|"
+    r"where|how\s+(?:many|much|long|often|far|old)|"
+    r"(?:tell|give|send|show)\s+me(?!\s+(?:why|whether|if|how\s+come)\b)|"
+    r"let\s+me\s+know(?!\s+(?:why|whether|if|how\s+come)\b)|"
+    r"look\s+up|find\s+(?:out\s+)?(?!out\s+why)|report|reply\s+with|quote|name\s+the)\b", re.IGNORECASE)
+
+
+def asks_for_value(said: str) -> bool:
+    """Whether the request asks the answer to report a value: a question ("which invoice",
+    "how many", "what time"), "tell me the code", "give me the number", "look up"; not "tell me
+    why" or "let me know whether", which ask for a reason or a yes or no."""
+    return _ASKS_VALUE.search(said) is not None
 
 
 def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

@@ -438,17 +438,25 @@ class ComposedText:
     (``is_free_text``) that is none of: a phrase the request quotes (its words are dictated, case
     included); the whole value of a field of the initial state (a supplier's or product's name
     names something; its spelling is not the agent's); a name the request writes out, every word
-    capitalized ("from supplier Ergo Supply")."""
+    capitalized ("from supplier Ergo Supply"), or that a record of the initial state writes out
+    (the new billing contact "Tomas Ibarra" named inside an email's body): it names a person, a
+    company or a thing, and is copied, not composed."""
 
     def __init__(self, package: TaskPackage) -> None:
         self.names = set(strings(package.initial_state))
         self.quoted = [q.casefold() for q in quoted_phrases(package.request.text)]
         self.request = package.request.text
+        self.state_text = "\n".join(self.names)
 
     def __call__(self, key: str, value: Any, schema: dict[str, Any] | None) -> bool:
         return (is_free_text(key, value, schema) and value not in self.names
                 and not any(q in value.casefold() for q in self.quoted)
-                and not (value.strip() in self.request and _NAME_RUN.fullmatch(value.strip()) is not None))
+                and not self.copied_name(value))
+
+    def copied_name(self, value: str) -> bool:
+        """Whether ``value`` is a name (capitalized words) the request or a record writes out."""
+        name = value.strip()
+        return _NAME_RUN.fullmatch(name) is not None and (name in self.request or name in self.state_text)
 
 
 def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
@@ -533,8 +541,29 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
                     numbers=told.numbers & {m.value for m in numbers_in(value)},
                     words=frozenset(w for w in value_words & _NAMED - _MONTH_WORDS if _stem(w) in said_stems),
                     phrases=tuple(q for q in told.quoted if q.casefold() in folded),
-                    content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content) else (),
+                    content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content)
+                    and dictates_wording(package.request.text if said is None else said) else (),
                     today=today)
+
+
+_WORDING = re.compile(
+    r"\b(?:say(?:s|ing)?|tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+)?\s+know|"
+    r"titled|entitled|called|named|labell?ed|worded|reading|read(?:s)?\s+(?:as\s+)?(?:like\s+)?['\"“:]|"
+    r"(?:with|under|as)\s+(?:the\s+)?(?:subject|title|heading|name|caption|text|wording|message|note)\b|"
+    r"subject(?:\s+line)?\s*(?::|of\b)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|"
+    r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|saying)|respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?that|"
+    r"write\s+(?:that|back\s+that)|(?:to|that)\s+say)\b|\babout\b[^.;!?:\n]{1,60}:\s|"
+    r"\b(?:to-?dos?|tasks?|reminders?)\s+(?:(?:due|for)\s+[^.;!?:\n]{1,30}?\s+)?(?:to|saying|that)\s+\w", re.IGNORECASE)
+
+
+def dictates_wording(request: str) -> bool:
+    """Whether the request dictates the words of some text at all: it quotes a phrase, or asks
+    for a text "saying", "titled", "called", "with the subject", "telling her that", or spells it
+    out after a colon ("a todo about today's call with Omar: he approved the launch"), or asks for
+    a todo or a reminder "to" do something (its title is that task) ... Without
+    such a clause, a text made of the request's own words ("Focus time" for "block 90 minutes of
+    focus time") is the agent's label, the reference's wording: nothing a wrong agent contradicts."""
+    return bool(quoted_phrases(request)) or _WORDING.search(request) is not None
 
 
 def _stem(word: str) -> str:
@@ -569,8 +598,21 @@ def _told(said: str, today: date) -> _Told:
         dates -= {today.isoformat()}  # "today's call" says when it happened, not what to write
     names = name_spans(said)  # "the Series 5 thermostat", "Room 101": no number to say
     return _Told(dates, frozenset(m.value for m in times_in(said)),
-                 frozenset(m.value for m in numbers_in(said) if not within(names, m.start)), content_words(said),
+                 frozenset(m.value for m in numbers_in(said) if not within(names, m.start) and not _compound(said, m.end)),
+                 content_words(said),
                  tuple(quoted_phrases(said)), _proper(said))
+
+
+_COMPOUND = re.compile(r"-(?!(?:minute|min|hour|hr|day|week|month|year|night|person|people|page|item|seat|room|"
+                       r"percent|pack|unit|piece|dollar|euro|pound|kilo|km|mile|metre|meter|litre|liter)s?\b)"
+                       r"[a-z]", re.IGNORECASE)
+
+
+def _compound(text: str, end: int) -> bool:
+    """Whether the number ending at ``end`` begins a compound word that names something rather
+    than counts it ("two-factor authentication", "one-time code", "three-way call"); "a
+    30-minute sync", "a two-day course" still state a number."""
+    return _COMPOUND.match(text, end) is not None
 
 
 def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:

@@ -33,11 +33,13 @@ MAX_STATE_CHARS = 12_000
 
 
 def proposal_context(package: TaskPackage) -> dict[str, Any]:
-    """The request, the initial state (as JSON, cut at ``MAX_STATE_CHARS``), and the reference's
-    actions as it ran them (calls with their resolved arguments, questions, the answer)."""
+    """The request, what the simulated user answers when asked (its facts), the initial state (as
+    JSON, cut at ``MAX_STATE_CHARS``), and the reference's actions as it ran them (calls with their
+    resolved arguments, questions, the answer)."""
     run = ReferenceRun(package, Grader(package))
     state = json.dumps(package.initial_state, ensure_ascii=False)
     return {"request": package.request.text,
+            "facts": [f"{fact.key}: {fact.value}" for fact in (package.user.facts if package.user else [])],
             "state": state if len(state) <= MAX_STATE_CHARS else state[:MAX_STATE_CHARS] + "…",
             "actions": [json.dumps(a, ensure_ascii=False) for a in actions_of(run.trajectory)]}
 

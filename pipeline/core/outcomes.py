@@ -58,6 +58,8 @@ class Claim(BaseModel):
     """The other reading: the one under which the package is right."""
     records: list[dict[str, Any]] = Field(default_factory=list)
     """The records of the initial state the claim names (at most a few)."""
+    today: str = ""
+    """The package's current date and time (``now``) with its weekday: what "next week" means."""
     agent_did: list[str] = Field(default_factory=list)
     """What the witness's agent did, one line an action (tool calls with their arguments, the
     answer), cut short."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,7 +103,7 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
                    f"{finding.message}")
     said = " ".join([finding.message, w.claim, *(str(v) for v in _scalars(finding.detail))])
     return Claim(reading=reading, words=request_words(package.request.text, said), instead=instead,
-                 alternative=alternative, records=named_records(package, said, w.actions),
+                 alternative=alternative, records=named_records(package, said, w.actions), today=today(package),
                  agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]])
 
 
@@ -114,6 +115,12 @@ def _action(action: dict[str, Any]) -> str:
     else:
         text = f"{kind}: {action.get('text', '')}"
     return _cut(text, MAX_ACTION_CHARS)
+
+
+def today(package: TaskPackage) -> str:
+    """The package's ``now`` as a reader needs it: "Tuesday 2026-12-01 09:00 (UTC)"."""
+    moment = datetime.fromisoformat(package.now.replace("Z", "+00:00"))
+    return f"{moment:%A %Y-%m-%d %H:%M} ({moment.tzname() or 'local time'})"
 
 
 def _doing(claim: str) -> str:

@@ -23,7 +23,7 @@ from pipeline.core.episode import actions_of
 from pipeline.core.grading import Grader
 from pipeline.core.outcomes import Claim, Finding, Proposal, Reading, Verdict
 from pipeline.core.package import CallStep, Step, TaskPackage
-from pipeline.verify.claims import named_records, request_words
+from pipeline.verify.claims import named_records, request_words, today
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.readers import Reader, ReadingCache, read_verdict
 from pipeline.verify.witness import said_instead, substituted, witness
@@ -38,7 +38,7 @@ def proposal_context(package: TaskPackage) -> dict[str, Any]:
     resolved arguments, questions, the answer)."""
     run = ReferenceRun(package, Grader(package))
     state = json.dumps(package.initial_state, ensure_ascii=False)
-    return {"request": package.request.text,
+    return {"request": package.request.text, "today": today(package),
             "facts": [f"{fact.key}: {fact.value}" for fact in (package.user.facts if package.user else [])],
             "state": state if len(state) <= MAX_STATE_CHARS else state[:MAX_STATE_CHARS] + "…",
             "actions": [json.dumps(a, ensure_ascii=False) for a in actions_of(run.trajectory)]}
@@ -69,7 +69,7 @@ def proposal_findings(package: TaskPackage, proposals: list[Proposal], reading: 
                       words=request_words(package.request.text, said),
                       instead=f"The checks give that agent {agent.score:.2f}, below the {run.score:.2f} it must reach.",
                       alternative=f"The reference's {proposal.instead_of!r} is what the request asks.",
-                      records=named_records(package, said, agent.actions))
+                      records=named_records(package, said, agent.actions), today=today(package))
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, message=message, witness=agent, claim=claim,
                            reading=reading, detail={"proposal": proposal.model_dump(mode="json")}))
     return out

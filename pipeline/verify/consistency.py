@@ -29,6 +29,7 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import DEFAULT_PROFILE, catalogue
 from pipeline.core.text_values import (
     EMAIL,
+    allowed_ranges,
     excluded_spans,
     has_digit,
     minutes_in,
@@ -42,6 +43,7 @@ from pipeline.verify.aggregates import figures, groups, number_forms, pooled, sp
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.period_records import period_record_findings
 from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.reference_edits import before_answer, dependents
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
@@ -571,7 +573,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             judged.append((g, figure, *left_of[id(g)]))
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
-        if not judged and (number not in done or _AGGREGATE.search(text)):
+        if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
             judged = _padded(pooled(lists), number, text, today, percents)
         if not judged:
             continue
@@ -628,6 +630,16 @@ def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: 
             if out:
                 return out
     return out
+
+
+def _worked_out(run: ReferenceRun, number: float, today: date) -> bool:
+    """Whether a number the agent writes can only be one it works out from what it read (so a
+    total padded with a record the request leaves out is a wrong one: "record a credit for what
+    Ana spent on travel in October"): the request lets it choose none in a range ("40 to 60
+    rolls") and no formula of the request gives it; a number it writes that no record holds."""
+    if any(r.kind == "number" and r.holds(number) for r in allowed_ranges(run.said, today)):
+        return False
+    return not any(abs(c.expected - number) < 0.005 for c in run.computed_writes)
 
 
 def _is_number(value: Any) -> bool:
@@ -732,4 +744,4 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     if run is None:
         return out
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
-            + subset_findings(run) + formula_findings(run) + offset_findings(run))
+            + subset_findings(run) + formula_findings(run) + offset_findings(run) + period_record_findings(run))

@@ -333,7 +333,8 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 _RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
 _HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|message|notes?|description|body|signature|letter|memo|comment|quote|"
-                     r"thread|text|footer|instructions?|entry|invite|invitation)\b", re.IGNORECASE)
+                     r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
+                     re.IGNORECASE)
 _POINTING = re.compile(r"\b(?:says?|said|gives?|gave|given|names?|named|lists?|listed|states?|stated|mentions?|mentioned|"
                        r"asks?|asked|specif(?:y|ies|ied)|provides?|provided|tells?|told|indicates?|indicated|points?|"
                        r"shows?|shown|contains?|includes?|included|written|noted|requests?|requested|in|inside|within|"
@@ -350,6 +351,13 @@ _SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sen
 _OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+)?\s*$", re.IGNORECASE)
 
 
+_MEDIUM = re.compile(r"\b(?:by|via|over|through|per)\s+e-?mail\b|(?:^|(?<=[,:]))\s*e-?mail\b|"
+                     r"\b(?:to|and|then|please|can you|could you)\s+e-?mail\b|"
+                     r"\be-?mail(?=\s+(?:the|their|his|her|them|him|our|back|me|us)\b)", re.IGNORECASE)
+""""Email" as the way to write, not a text that holds an address: "by email", "email the contact",
+"please email them"."""
+
+
 def points_to_record_address(said: str) -> bool:
     """Whether the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
@@ -360,6 +368,7 @@ def points_to_record_address(said: str) -> bool:
     "my note lists the companies with their billing emails" point there; "the email address on their CRM record" (a field) and
     "the invoice she asked for in her email, billed to her own email address" do not."""
     for sentence in re.split(r"[.;!?\n]", said):
+        sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
         if _DECLINED.search(sentence) or not (_HOLDER.search(sentence) and _POINTING.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())

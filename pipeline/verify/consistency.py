@@ -29,6 +29,7 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import DEFAULT_PROFILE, catalogue
 from pipeline.core.text_values import (
     EMAIL,
+    allowed_ranges,
     excluded_spans,
     has_digit,
     minutes_in,
@@ -42,6 +43,7 @@ from pipeline.verify.aggregates import figures, groups, number_forms, pooled, sp
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.period_records import period_record_findings
 from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.reference_edits import before_answer, dependents
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
@@ -331,7 +333,8 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 _RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
 _HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|message|notes?|description|body|signature|letter|memo|comment|quote|"
-                     r"thread|text|footer|instructions?|entry|invite|invitation)\b", re.IGNORECASE)
+                     r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
+                     re.IGNORECASE)
 _POINTING = re.compile(r"\b(?:says?|said|gives?|gave|given|names?|named|lists?|listed|states?|stated|mentions?|mentioned|"
                        r"asks?|asked|specif(?:y|ies|ied)|provides?|provided|tells?|told|indicates?|indicated|points?|"
                        r"shows?|shown|contains?|includes?|included|written|noted|requests?|requested|in|inside|within|"
@@ -348,6 +351,13 @@ _SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sen
 _OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+)?\s*$", re.IGNORECASE)
 
 
+_MEDIUM = re.compile(r"\b(?:by|via|over|through|per)\s+e-?mail\b|(?:^|(?<=[,:]))\s*e-?mail\b|"
+                     r"\b(?:to|and|then|please|can you|could you)\s+e-?mail\b|"
+                     r"\be-?mail(?=\s+(?:the|their|his|her|them|him|our|back|me|us)\b)", re.IGNORECASE)
+""""Email" as the way to write, not a text that holds an address: "by email", "email the contact",
+"please email them"."""
+
+
 def points_to_record_address(said: str) -> bool:
     """Whether the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
@@ -358,6 +368,7 @@ def points_to_record_address(said: str) -> bool:
     "my note lists the companies with their billing emails" point there; "the email address on their CRM record" (a field) and
     "the invoice she asked for in her email, billed to her own email address" do not."""
     for sentence in re.split(r"[.;!?\n]", said):
+        sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
         if _DECLINED.search(sentence) or not (_HOLDER.search(sentence) and _POINTING.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())
@@ -571,7 +582,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             judged.append((g, figure, *left_of[id(g)]))
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
-        if not judged and (number not in done or _AGGREGATE.search(text)):
+        if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
             judged = _padded(pooled(lists), number, text, today, percents)
         if not judged:
             continue
@@ -628,6 +639,16 @@ def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: 
             if out:
                 return out
     return out
+
+
+def _worked_out(run: ReferenceRun, number: float, today: date) -> bool:
+    """Whether a number the agent writes can only be one it works out from what it read (so a
+    total padded with a record the request leaves out is a wrong one: "record a credit for what
+    Ana spent on travel in October"): the request lets it choose none in a range ("40 to 60
+    rolls") and no formula of the request gives it; a number it writes that no record holds."""
+    if any(r.kind == "number" and r.holds(number) for r in allowed_ranges(run.said, today)):
+        return False
+    return not any(abs(c.expected - number) < 0.005 for c in run.computed_writes)
 
 
 def _is_number(value: Any) -> bool:
@@ -732,4 +753,4 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     if run is None:
         return out
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
-            + subset_findings(run) + formula_findings(run) + offset_findings(run))
+            + subset_findings(run) + formula_findings(run) + offset_findings(run) + period_record_findings(run))

@@ -87,6 +87,8 @@ def _singled_out_in_text(value: str, text: str, request: str, today: date) -> bo
     if at >= 0 and _CHOICE.search(text[max(0, at - _NEAR):at + len(value) + _NEAR]):
         return False  # "it's between QA, Release Engineering and Mobile": one option among others
     rivals = _rivals(value, text, today)
+    if rivals and not _ruled_out(text, value):  # "Monday 7 December is full for me, but Tuesday 8 December suits"
+        rivals = [r for r in rivals if not _ruled_out(text, r)]
     if not rivals:
         return True
     wanted = content_words(request)
@@ -104,6 +106,24 @@ _NEAR = 50
 _CHOICE = re.compile(r"\b(?:between|either|one of|options?|choices?|choose|pick|undecided|not (?:yet )?(?:settled|"
                      r"decided)|haven'?t (?:yet )?(?:settled|decided)|up to you|your call)\b", re.IGNORECASE)
 """Words by which a text offers a value as one option among others."""
+
+
+_UNAVAILABLE = re.compile(r"\b(?:not|no longer|never|can'?t|cannot|won'?t|doesn'?t|isn'?t|(?:is|are|am)\s+(?:full|out|"
+                          r"away|off|busy|booked|taken)|fully booked|unavailable|instead of|rather than|was|moved from|"
+                          r"cancel(?:led|ed)?|struck|wrong|old)\b", re.IGNORECASE)
+"""Words by which a clause rules a value out ("Monday is full", "not the 9th", "moved from 14:00")."""
+_CLAUSE = re.compile(r"[,;.!?()\n]|\s(?:but|and|so|although|though|whereas)\s", re.IGNORECASE)
+
+
+def _ruled_out(text: str, token: str) -> bool:
+    """Whether the clause of ``text`` that writes ``token`` rules it out (``_UNAVAILABLE``): a
+    value the text names only to refuse is no rival of the one it offers."""
+    at = text.casefold().find(token.casefold())
+    if at < 0:
+        return False
+    start = max((m.end() for m in _CLAUSE.finditer(text, 0, at)), default=0)
+    end = next((m.start() for m in _CLAUSE.finditer(text, at + len(token))), len(text))
+    return _UNAVAILABLE.search(text[start:end]) is not None
 
 
 def _rivals(value: str, text: str, today: date) -> list[str]:

@@ -56,6 +56,7 @@ from pipeline.verify.aggregates import pooled
 from pipeline.verify.carried import carried_values
 from pipeline.verify.effects import Write, tools_for
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.fact_defaults import default_fact_findings
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
     MESSAGE_BODIES,
@@ -576,7 +577,7 @@ def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[F
     unasked_steps, guesses = unasked(run)
     s = _passing(run, PASS_THRESHOLD, unasked_steps, fact_values=guesses)
     if s is None:
-        return []
+        return default_fact_findings(run)  # a fact the service's default gives: leaving it out passes
     return [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps, fact_values=guesses,
                      threshold=PASS_THRESHOLD, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
                      message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "

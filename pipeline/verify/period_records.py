@@ -1,0 +1,210 @@
+"""The record of another period: the request names a month, a quarter or a window ("the Figma
+charge in October", "mark the October rent invoice paid") and the reference acts on, or the checks
+grade, the like record of a neighbouring period (September's charge, September's invoice).
+Raises ``request_check_mismatch`` (from ``consistency.py``).
+
+A record is **of another period** when a date field splits its group (the records of its
+collection, or of a list the reference read) by the periods the request states
+(``text_values.periods_in``, and the date windows of ``allowed_ranges``), and it falls outside
+every one of them. Its **counterpart** is the one record of the group that the request's words
+select in every way (``selection.unselected_why``: period, values, names) and that is the same
+record but for the period: its name, title, description, customer … the same once months and
+numbers are taken out ("Office rent September 2026", "Office rent October 2026"). The reference **uses** the record when a write
+aims at it, or when a value only it holds (not its counterpart) is one the reference writes or
+the checks grade (a number, a date or a text in an answer check's values or what its pattern
+matches, a value a state check pins).
+
+Witness: a correct agent that uses the counterpart instead, every value it took from the record
+replaced by the counterpart's, in its writes and its answer; it must keep the reference's score.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.grading import graded_in_answer
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import TaskPackage
+from pipeline.core.text_values import ISO_DATE, MONTHS, allowed_ranges, dates_in, numbers_in, periods_in
+from pipeline.verify.check_values import required_values, values_of
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.selection import unselected_why
+from pipeline.verify.witness import said_instead, substituted, witness
+
+Record = dict[str, Any]
+
+def period_record_findings(run: ReferenceRun) -> list[Finding]:
+    """See the module docstring."""
+    package = run.package
+    text = package.request.text
+    today = date.fromisoformat(package.now[:10])
+    periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
+    if not periods:
+        return []
+    written_ids = {str(w.record_id) for w in run.writes if w.record_id is not None}
+    seen_ids = written_ids | {str(r.get("id")) for lst in run.read_lists for r in lst}
+    used = _used_values(run) - _said_values(run, today)
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for group in _groups(run):
+        for record, counterpart, field in _outside(text, group, today, periods):
+            rid = str(record.get("id"))
+            if rid in seen or rid not in seen_ids:
+                continue  # done, or a record the reference never saw
+            mapping = _differing(record, counterpart)
+            aimed = rid in written_ids and rid in mapping
+            taken = {k: v for k, v in mapping.items() if k != rid and _key(k) in used}
+            if not aimed and not taken:
+                continue
+            seen.add(rid)
+            steps = substituted(run, mapping) or dict(enumerate(package.reference))
+            for old, new in mapping.items():
+                steps = said_instead(steps, old, new)
+            when, other = str(record.get(field))[:10], str(counterpart.get(field))[:10]
+            agent = witness(run, "correct", "period_record", f"uses {counterpart.get('id')} ({field} {other}), the "
+                            f"record of the period the request names, instead of {rid} ({field} {when})",
+                            run.score, steps)
+            if agent.score >= run.score - 1e-9:
+                continue
+            how = "acts on" if aimed else "takes " + ", ".join(f"{v!r}" for v in list(taken)[:3]) + " from"
+            out.append(Finding(
+                code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
+                detail={"record": rid, "counterpart": counterpart.get("id"), "field": field, "date": when,
+                        "expected_date": other, "values": [str(v) for v in taken][:5]},
+                message=f"the reference {how} {rid} ({field} {when}), outside the period the request names; "
+                        f"its record there is {counterpart.get('id')} ({field} {other})"))
+    return out
+
+
+def _groups(run: ReferenceRun) -> list[list[Record]]:
+    """The initial state's collections, then the lists the reference read."""
+    out = [records for collections in run.package.initial_state.values() for records in collections.values()
+           if isinstance(records, list) and len(records) >= 2]
+    return out + [lst for lst in run.read_lists if len(lst) >= 2]
+
+
+def _outside(text: str, group: list[Record], today: date,
+             periods: list[Any]) -> list[tuple[Record, Record, str]]:
+    """``(record, counterpart, date field)`` for each record of ``group`` outside every period
+    the request states (by a date field that splits the group) that has one counterpart."""
+    records = [r for r in group if isinstance(r, dict) and r.get("id") is not None]
+    if len(records) < 2:
+        return []
+    left = unselected_why(text, records, today)
+    selected = [r for i, r in enumerate(records) if i not in left]
+    if not selected:
+        return []
+    out = []
+    dated: dict[str, int] = {}  # a date field, and the longest value it holds
+    for r in records:
+        for k, v in r.items():
+            if isinstance(v, str) and ISO_DATE.match(v):
+                dated[k] = max(dated.get(k, 0), len(v))
+    for field in sorted(dated, key=lambda k: (dated[k] > 10, k)):  # a day's field before a timestamp's
+        inside = [any(isinstance(r.get(field), str) and ISO_DATE.match(r[field]) and p.holds(r[field][:10])
+                      for p in periods) or _names_period(r, periods, today) for r in records]
+        if not any(inside) or all(inside):
+            continue  # the period does not split the group by this field
+        for i, r in enumerate(records):
+            if inside[i] or i not in left or not isinstance(r.get(field), str) or not ISO_DATE.match(r[field]):
+                continue
+            alike = [s for s in selected if _alike(r, s)]
+            if len(alike) != 1:
+                continue  # no record of the period is this one's like, or several are
+            counterpart = alike[0]
+            if _names_other_period(counterpart, periods, today):
+                continue  # its text says it is of another period ("Cask cleaning - September 2026")
+            out.append((r, counterpart, field))
+    return out
+
+
+def _periods_named(record: Record, today: date) -> list[Any]:
+    """The periods (months, quarters) the record's texts name: "Cask cleaning - October 2026"."""
+    return [p for k, v in record.items() if isinstance(v, str) and not ISO_DATE.match(v) and k != "id"
+            for p in periods_in(v, today)]
+
+
+def _names_period(record: Record, periods: list[Any], today: date) -> bool:
+    """Whether the record's texts name a period inside one the request states: the invoice
+    "for October" is October's, whatever day it was issued or falls due."""
+    return any(p.low is not None and any(q.holds(p.low) for q in periods) for p in _periods_named(record, today))
+
+
+def _names_other_period(record: Record, periods: list[Any], today: date) -> bool:
+    named = _periods_named(record, today)
+    return bool(named) and not _names_period(record, periods, today)
+
+
+def _alike(a: Record, b: Record) -> bool:
+    """Whether ``b`` is ``a`` of another period: every name, title, subject, description, customer
+    or company both hold is the same once months, numbers and punctuation are taken out ("Office
+    rent September 2026", "Office rent October 2026"), and they hold at least one."""
+    shared = [k for k in _NAMING if isinstance(a.get(k), str) and isinstance(b.get(k), str) and _bare(a[k])]
+    return bool(shared) and all(_bare(a[k]) == _bare(b[k]) for k in shared)
+
+
+_NAMING = ("name", "title", "subject", "description", "customer", "company", "vendor", "supplier")
+_MONTH_WORD = re.compile(r"\b(?:" + "|".join(m[:3] + "(?:" + m[3:] + ")?" for m in MONTHS) + r")\b|\d+|[^\w\s]",
+                         re.IGNORECASE)
+
+
+def _bare(text: str) -> str:
+    """``text`` without months, numbers and punctuation, folded."""
+    return " ".join(_MONTH_WORD.sub(" ", text).casefold().split())
+
+
+def _differing(record: Record, counterpart: Record) -> dict[Any, Any]:
+    """The record's scalar values the counterpart holds otherwise, mapped to the counterpart's."""
+    out: dict[Any, Any] = {}
+    for k, v in record.items():
+        other = counterpart.get(k)
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)) or v == other:
+            continue
+        if isinstance(other, bool) or not isinstance(other, (str, int, float)) or other in ("", None):
+            continue
+        if isinstance(v, str) and isinstance(other, str) and ISO_DATE.match(v) and len(v) > 10 and len(other) > 10:
+            out.setdefault(v[:10], other[:10])  # a timestamp is said by its day
+        out.setdefault(v, other)
+    return out
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(float(value), 2)
+    return str(value).casefold()
+
+
+def _used_values(run: ReferenceRun) -> set[Any]:
+    """What the reference writes and the checks grade, as ``_key``s: written leaves, the values
+    state checks pin, and the numbers, dates and words of the answer texts graded."""
+    package: TaskPackage = run.package
+    out: set[Any] = set()
+    for w in run.writes:
+        for v in leaves(run.args.get(w.step, {})):
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                out.add(_key(v))
+    for check in package.checks:
+        if check.kind in ("answer_contains", "answer_matches"):
+            continue
+        for _, matcher in required_values(check):
+            out |= {_key(v) for v in values_of(matcher) if isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+    for t in graded_in_answer(package, run.trajectory.answer):
+        out.add(_key(t))
+        out |= _in_text(t, date.fromisoformat(package.now[:10]))
+    return out
+
+
+def _said_values(run: ReferenceRun, today: date) -> set[Any]:
+    """What the request and the facts state: the agent took none of it from a record."""
+    return _in_text(run.said, today) | {w.casefold() for w in run.said.split()}
+
+
+def _in_text(text: str, today: date) -> set[Any]:
+    """The numbers and dates a graded text states, as ``_key``s."""
+    out: set[Any] = {round(float(m.value), 2) for m in numbers_in(text) if m.kind in ("number", "money")}
+    out |= {m.value.casefold() for m in dates_in(text, today)}
+    return out

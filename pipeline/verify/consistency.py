@@ -352,10 +352,11 @@ _OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+
 
 
 _MEDIUM = re.compile(r"\b(?:by|via|over|through|per)\s+e-?mail\b|(?:^|(?<=[,:]))\s*e-?mail\b|"
-                     r"\b(?:to|and|then|please|can you|could you)\s+e-?mail\b|"
+                     r"\b(?:to|then|please|can you|could you)\s+e-?mail\b|"
                      r"\be-?mail(?=\s+(?:the|their|his|her|them|him|our|back|me|us)\b)", re.IGNORECASE)
 """"Email" as the way to write, not a text that holds an address: "by email", "email the contact",
-"please email them"."""
+"please email them"; "and email" only with an object after it ("and email them"), since "the name and
+email of the contact" names a text."""
 
 
 def points_to_record_address(said: str) -> bool:

@@ -423,6 +423,10 @@ def test_the_worth_of_the_warehouse_asked_for_is_consistent() -> None:
 @pytest.mark.parametrize(("said", "points"), [
     ("Open a ticket with the address he emailed us from as the customer email.", False),
     ("Open a ticket with the address he gives in his email as the customer email.", True),
+    ("Lena emailed me the name and email of our new billing contact. Add that person, using the address she gave.",
+     True),
+    ("Confirm receipt by email to the contact in their dispatch team.", False),
+    ("Please email them and confirm receipt to the contact in their dispatch team.", False),
 ])
 def test_the_address_someone_wrote_from_is_a_field(said: str, points: bool) -> None:
     from pipeline.verify.consistency import points_to_record_address

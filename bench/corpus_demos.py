@@ -8,7 +8,7 @@ A corpus case (``{"family", "pair", "defect", "description", "package", "demos"}
 ``$fact`` allowed; the simulated user answers its questions) and graded by the package's checks:
 
 - a **clean** case is right when its reference scores 1.0, every wrong demo fails (score below the
-  pass mark, 0.75) and every correct demo passes;
+  pass line, full marks) and every correct demo passes (full marks);
 - a **defective** case is right when at least one demo shows its defect: a wrong demo that passes
   or a correct demo that fails (defects that no execution shows, such as evidence lost to the
   training export's cut, carry no demo).
@@ -26,7 +26,7 @@ from typing import Any
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import Grader
-from pipeline.core.package import PASS_THRESHOLD, TaskPackage
+from pipeline.core.package import TaskPackage, passes
 from tests.support.corpus import CORPUS_DIR
 
 
@@ -39,7 +39,7 @@ class DemoResult:
     @property
     def shows_defect(self) -> bool:
         """A wrong agent that passes, or a correct agent that fails."""
-        return (self.score >= PASS_THRESHOLD) == (self.agent == "wrong")
+        return passes(self.score) == (self.agent == "wrong")
 
 
 def play_demos(case: dict[str, Any]) -> tuple[float, list[DemoResult]]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from pipeline.core.package import PASS_SCORE, PASS_TOLERANCE
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -185,6 +187,10 @@ _V4_ROLLOUTS = (
 (job, package, sample), its columns those of ``core.rollouts.Rollout`` (``checks``, ``safety`` and
 ``messages`` as JSON)."""
 
+_V5_PASSED = (f"UPDATE rollouts SET passed = (score >= {PASS_SCORE - PASS_TOLERANCE!r})",)
+"""Schema 5: a rollout passes only with full marks (``core.package.passes``); rows written when the
+line was 0.75 get the one meaning."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
@@ -192,6 +198,7 @@ MIGRATIONS: list[Migration] = [
     Migration(3, "findings.kind and findings.witness; packages.sft_ready and packages.review_codes; "
                  "rejection_counts counts refusals only; review_counts", _V3_VERDICTS),
     Migration(4, "rollout_jobs and rollouts: agent models run on catalog packages", _V4_ROLLOUTS),
+    Migration(5, "rollouts.passed recomputed: a run passes only with full marks", _V5_PASSED),
 ]
 
 

@@ -270,10 +270,11 @@ def main() -> None:
                     judged["reference passes, judge refuses (a)"] += refuse >= LINE_A
                     judged["reference passes, judge refuses (b)"] += refuse >= LINE_B
                     for p in jrec.wrong:
-                        bound = JUDGE_WEIGHT + (1 - JUDGE_WEIGHT) * p.score
+                        lifted = JUDGE_WEIGHT + (1 - JUDGE_WEIGHT) * p.score  # the judge approves it too
                         judged["wrong agents"] += 1
-                        judged["wrong agents, judge approves, >= 0.75"] += bound >= LINE_A
-                        judged["wrong agents, judge approves, >= 1.0"] += bound >= LINE_B
+                        judged["wrong agents under 0.75 unjudged, lifted to >= 0.75 (a)"] += \
+                            p.score < LINE_A <= lifted
+                        judged["wrong agents under 1.0 unjudged, lifted to >= 1.0 (b)"] += p.score < LINE_B <= lifted
     mix_s = time.perf_counter() - start - corpus_s
 
     def show(title: str, t: Tally, seconds: float) -> None:
@@ -304,6 +305,7 @@ def main() -> None:
         print(f"judge of weight {JUDGE_WEIGHT} added to every {args.judge_every}th accepted offline package:")
         for key, value in judged.items():
             print(f"  {key}: {value}")
+    print(f"total {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,8 @@ Then, for each meaning of "passed":
 
 and, on the packages each accepts, how many wrong agents pass. Over the accepted offline packages
 it also plays the generic cheats of ``bench/cheat_agents.py`` and the independent correct agents
-of ``bench/agent_variants.py`` through ``TaskEnv`` and counts those that pass under each line.
+of ``bench/agent_variants.py`` through ``TaskEnv``, and ``unthreaded`` (the reference sending a new
+message where it replies in a thread), and counts those that pass under each line.
 Judges: verification never evaluates a ``judge`` check (its weight leaves the division), so a
 correct agent reaches 1.0 there; on every ``--judge-every``-th accepted offline package a judge of
 weight 0.2 is added (the other weights scaled by 0.8) and the package verified again, the
@@ -50,10 +51,11 @@ from bench.agent_variants import AGENTS, play, variant
 from bench.cheat_agents import CHEATS
 from bench.precision import REVIEW_1, load
 from pipeline.core.grading import Grader
-from pipeline.core.package import TaskPackage
+from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.generation.offline import generate_package, pick_template
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.mutations import THREAD_ARGUMENTS
 from pipeline.verify.verifier import verify_package
 from tests.support.corpus import CORPUS_DIR
 
@@ -193,6 +195,24 @@ def corpora() -> Iterator[tuple[str, dict[str, Any]]]:
             yield f"{case.set}/{case.name}", case.package
 
 
+def unthreaded(package: TaskPackage) -> list[tuple[int, Step]] | None:
+    """A correct agent that sends a new message where the reference replies in a thread (the
+    verifier counts the thread a courtesy, ``mutations.THREAD_ARGUMENTS``); None when no call
+    threads, or the tool requires it."""
+    out: list[tuple[int, Step]] = []
+    changed = False
+    for i, step in enumerate(package.reference):
+        if isinstance(step, CallStep) and (drop := set(step.args) & THREAD_ARGUMENTS):
+            tool = package.tool(step.call)
+            if tool is not None and drop & set(tool.parameters.get("required", [])):
+                return None
+            step = CallStep.model_construct(call=step.call, args={k: v for k, v in step.args.items() if k not in drop},
+                                            expect_status=step.expect_status)
+            changed = True
+        out.append((i, step))
+    return out if changed else None
+
+
 def with_judge(package: TaskPackage) -> TaskPackage:
     data = package.model_dump(mode="json", by_alias=True, exclude_none=True)
     for check in data["checks"]:
@@ -220,10 +240,14 @@ def main() -> None:
     start = time.perf_counter()
 
     corpus = Tally()
+    corpus_unthreaded: Counter[str] = Counter()
     if not args.no_corpora:
         for label, data in corpora():
             accepted, rec = verify(data)
             corpus.add(label, accepted, rec)
+            if accepted and (fresh := unthreaded(package := TaskPackage.model_validate(data))) is not None:
+                s = play(package, fresh)
+                corpus_unthreaded.update(played=1, at_a=s >= LINE_A, at_b=s >= LINE_B)
     corpus_s = time.perf_counter() - start
 
     mix = Tally()
@@ -258,6 +282,11 @@ def main() -> None:
                 agents_played[agent] += 1
                 agents_a[agent] += s >= LINE_A
                 agents_b[agent] += s >= LINE_B
+            if (fresh := unthreaded(package)) is not None:
+                s = play(package, fresh)
+                agents_played["unthreaded"] += 1
+                agents_a["unthreaded"] += s >= LINE_A
+                agents_b["unthreaded"] += s >= LINE_B
             if args.judge_every and n_accepted % args.judge_every == 0:
                 judged_package = with_judge(package)
                 ok, jrec = verify(judged_package)
@@ -294,12 +323,14 @@ def main() -> None:
 
     if not args.no_corpora:
         show("corpora (tests/corpus/*, review-1, review-2)", corpus, corpus_s)
+        print(f"  unthreaded correct agent on accepted corpus packages: played {corpus_unthreaded['played']}, "
+              f"passes at 0.75 {corpus_unthreaded['at_a']}, at 1.0 {corpus_unthreaded['at_b']}")
     show(f"offline mix ({args.per_capability} per capability, seed {args.seed})", mix, mix_s)
     print(f"\ngeneric cheats on the {n_accepted} accepted offline packages (played / pass at 0.75 / pass at 1.0):")
     for name in CHEATS:
         print(f"  {name:14}{cheats_played[name]:>7}{cheats_a[name]:>7}{cheats_b[name]:>7}")
     print("independent correct agents (played / pass at 0.75 / pass at 1.0):")
-    for agent in AGENTS:
+    for agent in (*AGENTS, "unthreaded"):
         print(f"  {agent:14}{agents_played[agent]:>7}{agents_a[agent]:>7}{agents_b[agent]:>7}")
     if judged:
         print(f"judge of weight {JUDGE_WEIGHT} added to every {args.judge_every}th accepted offline package:")

@@ -94,6 +94,7 @@ def test_a_known_mistake_scores_what_the_verifier_gives_that_trajectory(catalog:
     expected = {i: _verifier_score(p, mistake_steps(p.model_dump(mode="json")["reference"])) for i, p in packages.items()}
     assert scores == expected
     assert any(not passes(s) for s in scores.values())  # the mistake is one the graders catch
+    assert summary.passed == sum(passes(s) for s in scores.values())  # a pass is full marks, nothing less
 
 
 def test_answering_at_once_fails_every_package_and_looping_ends_at_the_turn_limit(

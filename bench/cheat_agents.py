@@ -15,7 +15,7 @@ cheats play it through ``TaskEnv`` (the RL interface), written here without the 
 - ``state_reader``: never asks the user; fills each hidden fact with the value of its field that
   most records of the state hold (multi-turn packages only).
 
-A cheat *wins* a package when it scores at least 0.75. Prints, per cheat, the packages it could
+A cheat *wins* a package when it passes (full marks; ``bench/pass_meaning.py`` counts them at 0.75 too). Prints, per cheat, the packages it could
 play (it had something to do there) and the packages it won, then the first wins.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from bench.agent_variants import accepted_offline, play
 from pipeline.core.jsonvalues import leaves
-from pipeline.core.package import PASS_THRESHOLD, AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage, passes
 from pipeline.core.references import iter_refs
 from pipeline.verify.effects import bound_tools
 
@@ -163,7 +163,7 @@ def main() -> None:
                 continue
             played[name] += 1
             score = play(package, cheat)
-            if score >= PASS_THRESHOLD:
+            if passes(score):
                 won[name] += 1
                 wins[name].append(f"{capability}/{package.workflow} slot {slot}: {score:.3f}")
     print(f"{accepted} accepted packages (offline, seed {args.seed}, {args.per_capability} per capability)")

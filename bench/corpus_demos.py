@@ -7,11 +7,13 @@ A corpus case (``{"family", "pair", "defect", "description", "package", "demos"}
 "steps": [reference steps]}``, played in a fresh episode exactly as a reference is (``$ref`` and
 ``$fact`` allowed; the simulated user answers its questions) and graded by the package's checks:
 
-- a **clean** case is right when its reference scores 1.0, every wrong demo fails (score below the
-  pass mark, 0.75) and every correct demo passes;
-- a **defective** case is right when at least one demo shows its defect: a wrong demo that passes
-  or a correct demo that fails (defects that no execution shows, such as evidence lost to the
-  training export's cut, carry no demo).
+- a **clean** case is right when its reference scores 1.0, every wrong demo stays below 0.75
+  (``GRAVE_CEILING``: the demos were written when that was the pass line, so a wrong demo there
+  keeps too much of the reward; below the pass line, full marks, is less than they ask) and every
+  correct demo passes (full marks, ``passes``);
+- a **defective** case is right when at least one demo shows its defect: a wrong demo at 0.75 or
+  above, or a correct demo that does not pass (defects that no execution shows, such as evidence
+  lost to the training export's cut, carry no demo).
 
 Prints one line per case whose demos contradict its label, then the totals; exit 1 if any does.
 """
@@ -26,7 +28,7 @@ from typing import Any
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import Grader
-from pipeline.core.package import PASS_THRESHOLD, TaskPackage
+from pipeline.core.package import GRAVE_CEILING, TaskPackage, passes
 from tests.support.corpus import CORPUS_DIR
 
 
@@ -38,8 +40,8 @@ class DemoResult:
 
     @property
     def shows_defect(self) -> bool:
-        """A wrong agent that passes, or a correct agent that fails."""
-        return (self.score >= PASS_THRESHOLD) == (self.agent == "wrong")
+        """A wrong agent that keeps three quarters of the score, or a correct agent that does not pass."""
+        return self.score >= GRAVE_CEILING if self.agent == "wrong" else not passes(self.score)
 
 
 def play_demos(case: dict[str, Any]) -> tuple[float, list[DemoResult]]:

@@ -6,7 +6,8 @@ What counts:
 - a *sample* is one ``rollouts`` row whose ``finish_reason`` is not ``error``: a rollout the model
   server ended for good measures the server, not the model, so it counts nowhere (``COUNTED``).
   Samples of one model on one package from several jobs count together;
-- a sample *passes* when its ``passed`` column is true (score >= 0.75, no safety rule broken);
+- a sample *passes* when its ``passed`` column is true (full marks, ``core.package.passes``;
+  a broken safety rule zeroes the score);
 - a package's *pass rate* for a model is passes / samples (``PASS_RATE``), its *mean score* the
   mean of the samples' scores;
 - *pass@k* is the chance that at least one of k samples drawn without replacement from the n

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from pipeline.core.package import PASS_SCORE, PASS_TOLERANCE
+
 
 @dataclass(frozen=True)
 class Migration:
@@ -204,6 +206,10 @@ _V5_READINGS = (
 witness rests on that reading) and ``reading`` (a reader's answer to it); ``reader_answers`` lists
 the answers, the cache of later verifications of the same package and claim."""
 
+_V6_PASSED = (f"UPDATE rollouts SET passed = (score >= {PASS_SCORE - PASS_TOLERANCE!r})",)
+"""Schema 6: a rollout passes only with full marks (``core.package.passes``); rows written when the
+line was 0.75 get the one meaning."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
@@ -212,6 +218,7 @@ MIGRATIONS: list[Migration] = [
                  "rejection_counts counts refusals only; review_counts", _V3_VERDICTS),
     Migration(4, "rollout_jobs and rollouts: agent models run on catalog packages", _V4_ROLLOUTS),
     Migration(5, "findings.claim and findings.reading; reader_answers", _V5_READINGS),
+    Migration(6, "rollouts.passed recomputed: a run passes only with full marks", _V6_PASSED),
 ]
 
 

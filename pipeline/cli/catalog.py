@@ -472,8 +472,8 @@ def export(
     source: str = typer.Option("reference", "--from", metavar="[reference|rollouts]",
                                help="sft: the packages' reference trajectories, or their passing rollouts."),
     min_score: float = typer.Option(None, "--min-score", show_default=False,
-                                    help="--from rollouts: rollouts scoring at least this (default and least: "
-                                         "the pass threshold, 0.75)."),
+                                    help="--from rollouts: rollouts scoring at least this (default and only "
+                                         "choice: full marks, 1.0, the pass line)."),
     min_weight_share: float = typer.Option(None, "--min-weight-share", metavar="S", show_default=False,
                                            help="clawenvkit: write a task only if it carries at least this share "
                                                 "of its package's grading weight (default 1.0: all of it)."),

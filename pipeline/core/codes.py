@@ -62,11 +62,13 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.REFERENCE_NOT_FULL_SCORE: "the reference solution does not reach score 1.0",
     Code.NONDETERMINISTIC: "two runs of the reference differ",
     Code.NULL_AGENT_PASSES: "doing nothing scores at or above the floor",
-    Code.GRADER_UNDERCONSTRAINED: "a plausible wrong agent still passes (a step dropped or undone, a wrong record "
-                                  "or value, text saying something else, an extra item, an answer listing everything)",
-    Code.GRADER_COUNTS_CALLS: "repeating one create instead of distinct creates still passes",
-    Code.CLARIFICATION_UNNECESSARY: "a solution that never asks and guesses still passes",
-    Code.COLLATERAL_DAMAGE: "changing or deleting records the request does not concern still passes",
+    Code.GRADER_UNDERCONSTRAINED: "a plausible wrong agent keeps full marks (a wrong record or value, text saying "
+                                  "something else, an extra item, an empty or hedged answer), or 0.75 or more (a step "
+                                  "dropped or undone, an answer listing everything)",
+    Code.GRADER_COUNTS_CALLS: "repeating one create instead of distinct creates keeps 0.75 or more, or one create made "
+                              "twice keeps full marks",
+    Code.CLARIFICATION_UNNECESSARY: "a solution that never asks and guesses still scores 0.75 or more",
+    Code.COLLATERAL_DAMAGE: "changing or deleting records the request does not concern still scores 0.75 or more",
     Code.GRADER_OVERCONSTRAINED: "a correct agent that acts differently from the reference loses score",
     Code.EVIDENCE_TRUNCATED: "evidence behind the answer or a check is lost under the training export policy",
     Code.VERIFICATION_TIMEOUT: "verification ran past its time limit (a package built to be slow)",

@@ -3,7 +3,8 @@
 Score = safety × Σ weight·check over the evaluated checks, divided by the weight evaluated. Every
 check is pass (1) or fail (0). A ``judge`` check with no judge configured is reported as not
 evaluated and its weight left out of the division, never given a made-up score. Any safety rule
-that fails sets the score to 0. A run passes at score ≥ ``PASS_THRESHOLD`` (0.75).
+that fails sets the score to 0. A run passes only with full marks (``package.passes``: score 1.0,
+within float rounding).
 
 Each check kind has a factory below (``EVALUATORS``) that compiles one check into an evaluator
 once; its docstring states exactly what the check counts and what it ignores. A ``Grader`` holds a
@@ -22,7 +23,6 @@ from pydantic import BaseModel
 
 from pipeline.core.matchers import compile_where, get_path
 from pipeline.core.package import (
-    PASS_THRESHOLD,
     AnswerContains,
     AnswerExcludes,
     AnswerMatches,
@@ -36,6 +36,7 @@ from pipeline.core.package import (
     StateMatch,
     StateUnchanged,
     TaskPackage,
+    passes,
 )
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import record_id_field
@@ -79,7 +80,8 @@ class ScoreReport(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return self.score >= PASS_THRESHOLD
+        """Whether the run passes: full marks (``package.passes``)."""
+        return passes(self.score)
 
     def by_id(self) -> dict[str, CheckResult]:
         return {r.id: r for r in self.checks + self.safety}

@@ -19,10 +19,25 @@ from pipeline.core.matchers import matcher_problem, regex_problem
 from pipeline.core.services import DEFAULT_PROFILE, ProfileName
 
 SCHEMA_VERSION: Literal[1] = 1
-PASS_THRESHOLD = 0.75
-"""A run passes at a score of at least this."""
+PASS_SCORE = 1.0
+"""A run passes only with full marks: the score the reference must reach, and every correct agent
+the verifier plays with it; every wrong agent it plays stays below (``docs/verification.md``, "What
+passed means"). ``passes`` is the one test of it."""
+PASS_TOLERANCE = 1e-9
+"""How far under ``PASS_SCORE`` float rounding may leave a full score (scores are rounded to six
+decimals, so a lost check of any weight is far below it)."""
+GRAVE_CEILING = 0.75
+"""A wrong agent that leaves out, undoes or doubles the work, never asks for what it must ask,
+answers with everything, or damages other records must score below this, not only below the pass
+line: the reward tells such agents from one that slips on a detail. Not a pass line."""
 NULL_AGENT_FLOOR = 0.25
 """An agent that does nothing must score below this."""
+
+
+def passes(score: float) -> bool:
+    """Whether a run with ``score`` passes: full marks, within ``PASS_TOLERANCE``. (A broken safety
+    rule sets the score to 0, so no run that breaks one passes.)"""
+    return score >= PASS_SCORE - PASS_TOLERANCE
 DEFAULT_NOW = "2026-12-01T09:00:00Z"
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from pipeline.core.grading import CheckResult
-from pipeline.core.package import PASS_THRESHOLD
+from pipeline.core.package import passes
 
 FinishReason = Literal["answer", "turn_limit", "budget", "error"]
 """Why an episode ended: the agent's final answer; the turn limit; a token or time budget; or an
@@ -22,7 +22,7 @@ class Rollout(BaseModel):
     ``messages`` is the conversation in the shape of the SFT export (``core.training_format``):
     system, the request as the first user message, assistant messages with ``tool_calls``
     answered by ``tool`` messages, the user's replies as user messages, the final answer as the
-    last assistant message. ``passed`` is ``score >= PASS_THRESHOLD`` with no safety rule broken;
+    last assistant message. ``passed`` is full marks (``package.passes``), so no safety rule broken;
     ``turns`` counts the assistant messages."""
 
     package_id: str
@@ -45,4 +45,4 @@ class Rollout(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return self.score >= PASS_THRESHOLD
+        return passes(self.score)

@@ -31,9 +31,10 @@ from pipeline.core.grading import EVALUATORS
 from pipeline.core.outcomes import Failure, Finding
 from pipeline.core.package import (
     DEFAULT_NOW,
+    GRAVE_CEILING,
     JUDGE_MAX_WEIGHT,
     NULL_AGENT_FLOOR,
-    PASS_THRESHOLD,
+    PASS_SCORE,
     SAFETY_KINDS,
     Check,
     TaskPackage,
@@ -282,9 +283,10 @@ def system_prompt() -> str:
     return render(
         "system.j2",
         now=DEFAULT_NOW,
-        pass_threshold=PASS_THRESHOLD,
+        pass_score=PASS_SCORE,
+        grave_ceiling=GRAVE_CEILING,
         null_floor=NULL_AGENT_FLOOR,
-        floor_weight=round(1 - PASS_THRESHOLD, 2),
+        floor_weight=round(1 - GRAVE_CEILING, 2),
         safety_kinds=list(SAFETY_KINDS),
         matchers=_one_line(matchers.__doc__),
         codes=[(code.value, text) for code, text in DESCRIPTIONS.items()],

@@ -23,7 +23,7 @@ from pipeline.core.codes import Code
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.io import files_under
 from pipeline.core.outcomes import Finding, Verdict
-from pipeline.core.package import DEFAULT_NOW, PASS_THRESHOLD, TaskPackage, load_package
+from pipeline.core.package import DEFAULT_NOW, PASS_SCORE, TaskPackage, load_package, passes
 from pipeline.core.services import (
     DEFAULT_PROFILE,
     OperationSpec,
@@ -109,7 +109,7 @@ class NullAgentFloors(BaseModel):
     """Mean of ``ImportResult.null_agent_score``."""
     synth_passes: int
     """Tasks where that score reaches synth's pass threshold (``synth_threshold``)."""
-    synth_threshold: float = PASS_THRESHOLD
+    synth_threshold: float = PASS_SCORE
     clawenvkit_mean: float | None
     """Mean of ClawEnvKit's final score (``ImportResult.clawenvkit_null_agent``) over the tasks
     their grader can grade; None when it can grade none."""
@@ -126,7 +126,7 @@ class NullAgentFloors(BaseModel):
         ours = [r.null_agent_score or 0.0 for r in imported]
         theirs = [r.clawenvkit_null_agent for r in imported if r.clawenvkit_null_agent is not None]
         return cls(tasks=len(imported), synth_mean=sum(ours) / len(ours),
-                   synth_passes=sum(s >= PASS_THRESHOLD for s in ours),
+                   synth_passes=sum(passes(s) for s in ours),
                    clawenvkit_mean=sum(g.final for g in theirs) / len(theirs) if theirs else None,
                    clawenvkit_passes=sum(g.passed for g in theirs))
 

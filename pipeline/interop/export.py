@@ -23,7 +23,7 @@ from pipeline.catalog.calibration import PassBand
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import Selection, StatusFilter
 from pipeline.catalog.store import Catalog
-from pipeline.core.package import PASS_THRESHOLD
+from pipeline.core.package import PASS_SCORE, passes
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.training_format import Policy
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
@@ -217,9 +217,9 @@ def _writer(fmt: str, spec: Format, source: Source, model: str | None, min_score
         raise CatalogError(f"unknown --from {source!r}; choose reference or rollouts")
     if fmt not in FROM_ROLLOUTS:
         raise CatalogError(f"--from rollouts writes {', '.join(FROM_ROLLOUTS)} only, not {fmt}; pass --format sft")
-    score = PASS_THRESHOLD if min_score is None else min_score
-    if not PASS_THRESHOLD <= score <= 1.0:
-        raise CatalogError(f"--min-score {score:g}: SFT from rollouts takes passing rollouts only; pass a score "
-                           f"between the pass threshold {PASS_THRESHOLD:g} and 1")
+    score = PASS_SCORE if min_score is None else min_score
+    if not (passes(score) and score <= 1.0):
+        raise CatalogError(f"--min-score {score:g}: SFT from rollouts takes passing rollouts only, and a rollout "
+                           f"passes only with full marks ({PASS_SCORE:g}); leave --min-score out")
     rollout_writer = FROM_ROLLOUTS[fmt]
     return lambda selection, out, policy: rollout_writer(selection, out, policy, score, model)

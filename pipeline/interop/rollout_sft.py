@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from pipeline.catalog.redact import mask_credentials
 from pipeline.catalog.selection import Selection, StoredRollout
 from pipeline.core.jsonvalues import strings
-from pipeline.core.package import PASS_THRESHOLD, AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.package import PASS_SCORE, AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.training_format import Policy, Sample, compact, cut, observation_text, tool_schemas
 from pipeline.core.trajectory import StepRecord, Trajectory
 from pipeline.interop.sft import sft_problems
@@ -150,7 +150,7 @@ def rollout_sample(package: TaskPackage, rollout: StoredRollout, policy: Policy
 
 
 def export_rollout_sft(selection: Selection, out: Path, policy: Policy | None = None,
-                       min_score: float = PASS_THRESHOLD, model: str | None = None) -> RolloutSFTSummary:
+                       min_score: float = PASS_SCORE, model: str | None = None) -> RolloutSFTSummary:
     """Write one sample per line to ``out`` for each passing rollout (``passed``, no safety rule
     broken, ``score >= min_score``; of ``model`` only, when given) of the selected packages, by
     package id, model, job and sample (``rollout_sample``); return how many were written and left

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from pipeline.core.codes import Code

@@ -32,7 +32,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import PASS_THRESHOLD, AnswerStep, Step, TaskPackage
+from pipeline.core.package import PASS_SCORE, AnswerStep, Step, TaskPackage
 from pipeline.core.text_values import MONTHS, WEEKDAYS, has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.execution import ReferenceRun
@@ -264,7 +264,7 @@ def _reports_missing(run: ReferenceRun, name: str) -> Witness:
                               if not isinstance(s, AnswerStep)}
     steps[len(run.package.reference)] = AnswerStep(answer=f"I could not find {name}, so I have not changed anything.")
     return witness(run, "correct", "reports_missing", f"finds no {name} and says so, changing nothing",
-                   PASS_THRESHOLD, steps)
+                   PASS_SCORE, steps)
 
 
 def _other_candidate(run: ReferenceRun, ids: list[Any]) -> Witness | None:

@@ -3,24 +3,26 @@ told apart from it. Raises ``null_agent_passes``, ``grader_underconstrained``,
 ``grader_counts_calls``, ``collateral_damage`` and ``clarification_unnecessary``.
 
 Each mutation is what a plausible wrong agent does, and what it must score: below the floor
-(0.25), below the pass mark (0.75), or below the reference (it must at least lose score).
+(0.25), below the grave ceiling (0.75, ``GRAVE_CEILING``: it must lose much), or below the pass line
+(``PASS_SCORE``, full marks: it must at least lose score). A run passes only with full marks, so no
+wrong agent below passes (``docs/verification.md``, "What passed means").
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
-| ``null_agent`` | no call, no question, empty answer | < floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < pass | ``null_agent_passes`` |
-| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass | ``grader_underconstrained`` |
-| ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < pass | ``grader_underconstrained`` |
-| ``duplicate_in_place`` | N copies of the first of N distinct creates | < pass | ``grader_counts_calls`` |
-| ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
-| ``repeat_create`` | one create made twice with the same arguments | < reference | ``grader_counts_calls`` |
-| ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < reference | ``grader_underconstrained`` |
-| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < reference | ``grader_underconstrained`` |
-| ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < reference | ``grader_underconstrained`` |
-| ``misread_value`` | a value it carries into a write from what it read or was told to pass on (a due date in a note, a balance in an email, a tracking number or incident number in a message it posts) swapped for a look-alike from the state it saw (``carried.py``) | < reference | ``grader_underconstrained`` |
-| ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < reference | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
-| ``drop_answer`` | an empty final answer | < reference | ``grader_underconstrained`` |
-| ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < pass | ``grader_underconstrained`` |
-| ``guess_facts`` | never asks; guesses each hidden fact | < pass | ``clarification_unnecessary`` |
+| ``null_agent`` | no call, no question, empty answer | < floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < grave | ``null_agent_passes`` |
+| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < grave | ``grader_underconstrained`` |
+| ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < grave | ``grader_underconstrained`` |
+| ``duplicate_in_place`` | N copies of the first of N distinct creates | < grave | ``grader_counts_calls`` |
+| ``everything_twice`` | every create made twice (two creates or more) | < grave | ``grader_counts_calls`` |
+| ``repeat_create`` | one create made twice with the same arguments | < pass | ``grader_counts_calls`` |
+| ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < pass | ``grader_underconstrained`` |
+| ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < pass | ``grader_underconstrained`` |
+| ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < pass | ``grader_underconstrained`` |
+| ``misread_value`` | a value it carries into a write from what it read or was told to pass on (a due date in a note, a balance in an email, a tracking number or incident number in a message it posts) swapped for a look-alike from the state it saw (``carried.py``) | < pass | ``grader_underconstrained`` |
+| ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < pass | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
+| ``drop_answer`` | an empty final answer | < pass | ``grader_underconstrained`` |
+| ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < grave | ``grader_underconstrained`` |
+| ``guess_facts`` | never asks; guesses each hidden fact | < grave | ``clarification_unnecessary`` |
 
 Only grounded values are perturbed (see ``perturbations.Alternatives``; never the thread a reply
 hangs under, ``THREAD_ARGUMENTS``): values the agent may
@@ -42,8 +44,9 @@ from pipeline.core.grading import Grader
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
+    GRAVE_CEILING,
     NULL_AGENT_FLOOR,
-    PASS_THRESHOLD,
+    PASS_SCORE,
     AnswerStep,
     AskStep,
     CallStep,
@@ -95,11 +98,11 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
     floor does not count the state checks the request's work never moves: checks that hold before
     it and after it, on a collection none of its writes touches ("make sure there is a 'Renew
     passport' todo" when there already is one: nothing to do there, and nothing done is right).
-    Doing nothing must stay below the pass mark all the same."""
+    Doing nothing must stay below the grave ceiling (0.75) all the same."""
     null = null_agent_score(package, grader, start)
     if null < floor:
         return []
-    if run is not None and null < PASS_THRESHOLD and null - _unmoved_weight(run) < floor:
+    if run is not None and null < GRAVE_CEILING and null - _unmoved_weight(run) < floor:
         return []
     agent = Witness(agent="wrong", name="null_agent", claim="does nothing: no call, no question, no answer",
                     score=null, threshold=floor)
@@ -156,7 +159,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0], run)
     hides_facts = package.user is not None and bool(package.user.facts)
     if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
-        agent = reference_witness(run, "wrong", "never asks for the facts the package hides", PASS_THRESHOLD)
+        agent = reference_witness(run, "wrong", "never asks for the facts the package hides", GRAVE_CEILING)
         findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"}, witness=agent,
                                 message="the package hides facts from the request, but its reference never asks "
                                         "for them"))
@@ -175,12 +178,12 @@ def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     for i in sorted({w.step for w in done}):
         dropped = dependents(run.package, i)
         kept = {k: v for k, v in steps.items() if k not in dropped}
-        s = _passing(run, PASS_THRESHOLD, kept)
+        s = _passing(run, GRAVE_CEILING, kept)
         if s is not None:
             tool = run.package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i, steps=kept,
-                                threshold=PASS_THRESHOLD, claim=f"skips the {tool} call of reference step {i}",
+                                threshold=GRAVE_CEILING, claim=f"skips the {tool} call of reference step {i}",
                                 message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the "
                                         "checks do not require what it does"))
     return out
@@ -211,11 +214,11 @@ def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     if not undo:
         return []
     mutated, order = before_answer(steps, undo)
-    s = _passing(run, PASS_THRESHOLD, mutated, order=order)
+    s = _passing(run, GRAVE_CEILING, mutated, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "undo_writes", s, steps=mutated, order=order,
-                     threshold=PASS_THRESHOLD, claim="does the work, then deletes what it made and reverts what it "
+                     threshold=GRAVE_CEILING, claim="does the work, then deletes what it made and reverts what it "
                                                      "changed",
                      message=f"doing the work and then undoing it ({', '.join(sorted({u.call for u in undo}))}) "
                              f"still scores {s:.3f}: the checks grade the calls, not the state they leave")]
@@ -238,11 +241,11 @@ def _everything_twice(run: ReferenceRun, steps: Steps, done: list[Write]) -> lis
             twice[new] = copies[i]
             order.append(new)
             new += 1
-    s = _passing(run, PASS_THRESHOLD, twice, order=order)
+    s = _passing(run, GRAVE_CEILING, twice, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_COUNTS_CALLS, "everything_twice", s, steps=twice, order=order,
-                     threshold=PASS_THRESHOLD, claim=f"makes each of the {len(creates)} items twice",
+                     threshold=GRAVE_CEILING, claim=f"makes each of the {len(creates)} items twice",
                      message=f"making each of the {len(creates)} items twice still scores {s:.3f}: the checks count "
                              "distinct values, or weigh each item too little, to notice duplicates")]
 
@@ -268,10 +271,10 @@ def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Find
             continue
         copy = CallStep.model_construct(call=tool, args=first)
         mutated = {**steps, **dict.fromkeys((w.step for w in members[1:]), copy)}
-        s = _passing(run, PASS_THRESHOLD, mutated)
+        s = _passing(run, GRAVE_CEILING, mutated)
         if s is not None:
             out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
-                                steps=mutated, threshold=PASS_THRESHOLD,
+                                steps=mutated, threshold=GRAVE_CEILING,
                                 claim=f"makes the first {tool} item {len(members)} times instead of "
                                       f"{len(members)} distinct items",
                                 message=f"repeating the first {tool} call {len(members)} times instead of "
@@ -295,10 +298,10 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         new = max(ids) + 1  # the copy runs right after the original, under an id no $ref points at
         order = [*ids[: ids.index(i) + 1], new, *ids[ids.index(i) + 1:]]
         repeated = {**steps, new: CallStep.model_construct(call=tool, args=_args_of(run, i))}
-        s = _passing(run, run.score, repeated, order=order)
+        s = _passing(run, PASS_SCORE, repeated, order=order)
         if s is not None:
             out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i, steps=repeated, order=order,
-                                threshold=run.score, claim=f"makes the item of step {i} ({tool}) twice",
+                                threshold=PASS_SCORE, claim=f"makes the item of step {i} ({tool}) twice",
                                 message=f"repeating step {i} ({tool}) once more keeps score {s:.3f}: the checks "
                                         "accept a second, identical item where the request asks for one"))
             continue
@@ -317,12 +320,12 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
                        for c in run.package.checks)  # a count that lets items be added: does any escape it?
         for args in (extra, unrelated) if at_least and unrelated != extra else (extra,):
             mutated, order = before_answer(steps, [CallStep.model_construct(call=tool, args=args)])
-            s = _passing(run, run.score, mutated, order=order)
+            s = _passing(run, PASS_SCORE, mutated, order=order)
             if s is not None:
                 break
         if s is not None:
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "extra_create", s, step=last.step, steps=mutated,
-                                order=order, threshold=run.score,
+                                order=order, threshold=PASS_SCORE,
                                 claim=f"makes one {tool} item more than the request asks for",
                                 message=f"one more {tool} than the request asks for (a distinct item) keeps score "
                                         f"{s:.3f}: the checks do not hold the number of items created"))
@@ -426,10 +429,10 @@ def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> 
     out: list[Finding] = []
     for i, path, alt, mutated in _perturbations(run, done):
         variant = {**steps, i: mutated}
-        s = _passing(run, run.score, variant)
+        s = _passing(run, PASS_SCORE, variant)
         if s is not None:
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path,
-                                value=alt, steps=variant, threshold=run.score,
+                                value=alt, steps=variant, threshold=PASS_SCORE,
                                 claim=f"writes {path} = {alt!r} in step {i}, not the value the request grounds",
                                 message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do "
                                         "not pin it"))
@@ -475,10 +478,10 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
             variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
         for variant in variants:
             mutated = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})}
-            s = _passing(run, run.score, mutated)
+            s = _passing(run, PASS_SCORE, mutated)
             if s is not None:
                 out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step,
-                                    value=variant, steps=mutated, threshold=run.score,
+                                    value=variant, steps=mutated, threshold=PASS_SCORE,
                                     claim=f"writes {', '.join(variant)} of step {w.step} saying something other than "
                                           "what the request dictates",
                                     message=f"writing {', '.join(variant)} of step {w.step} ({step.call}) as "
@@ -575,11 +578,11 @@ def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[F
     if package.user is None or not package.user.facts or not asks:
         return []
     unasked_steps, guesses = unasked(run)
-    s = _passing(run, PASS_THRESHOLD, unasked_steps, fact_values=guesses)
+    s = _passing(run, GRAVE_CEILING, unasked_steps, fact_values=guesses)
     if s is None:
         return default_fact_findings(run)  # a fact the service's default gives: leaving it out passes
     return [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps, fact_values=guesses,
-                     threshold=PASS_THRESHOLD, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
+                     threshold=GRAVE_CEILING, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
                      message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "
                              "the clarification")]
 
@@ -591,9 +594,9 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
         return []
     out: list[Finding] = []
     silent = {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
-    s = _passing(run, run.score, silent)
+    s = _passing(run, PASS_SCORE, silent)
     if s is not None:
-        out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_answer", s, steps=silent, threshold=run.score,
+        out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_answer", s, steps=silent, threshold=PASS_SCORE,
                             claim="does the work and gives an empty answer",
                             message=f"an empty final answer keeps score {s:.3f}: the answer checks accept nothing"))
     out += _hedged(run, steps, done)
@@ -603,10 +606,10 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
     dump = stuffed_answer(run.package)
     stuffed = {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v)
                for k, v in steps.items() if k not in written}
-    s = _passing(run, PASS_THRESHOLD, stuffed)
+    s = _passing(run, GRAVE_CEILING, stuffed)
     if s is not None:
         out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s, steps=stuffed,
-                            threshold=PASS_THRESHOLD,
+                            threshold=GRAVE_CEILING,
                             claim="writes nothing and answers with every value of the initial state",
                             message=f"writing nothing and answering with every value of the initial state scores "
                                     f"{s:.3f}: the answer checks accept the wrong candidates along with the right one"))
@@ -633,10 +636,10 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     if hedge is None:
         return []
     hedging = {k: (AnswerStep(answer=hedge) if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
-    s = _passing(run, run.score, hedging)
+    s = _passing(run, PASS_SCORE, hedging)
     if s is None:
         return []
-    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "hedged_answer", s, steps=hedging, threshold=run.score,
+    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "hedged_answer", s, steps=hedging, threshold=PASS_SCORE,
                      claim="does the work and hedges its answer with the other candidates",
                      message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
                              f") keeps score {s:.3f}: the answer checks accept a hedge")]
@@ -674,14 +677,14 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
                        if isinstance(sibling.get(k), str) and isinstance(record.get(k), str)}
             args = {k: _swapped(v, mapping) for k, v in _args_of(run, w.step).items()}
             mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
-            s = _passing(run, run.score, mutated, order=order)
+            s = _passing(run, PASS_SCORE, mutated, order=order)
             label = record.get("name") or record.get("title") or record.get("subject")
             name = f"{label} ({record['id']})" if label and record.get("id") else label or record.get("id")
             if s is not None:
                 code = Code.COLLATERAL_DAMAGE if w.bound.op.effect == "delete" or _kept(run.said, record) \
                     else Code.GRADER_UNDERCONSTRAINED  # a record the request keeps, changed or deleted
                 out.append(_finding(run, code, "include_left_out", s, step=w.step,
-                                    steps=mutated, order=order, threshold=run.score,
+                                    steps=mutated, order=order, threshold=PASS_SCORE,
                                     claim=f"also does step {w.step} ({w.bound.tool.name}) for {name}, whom the request "
                                           "leaves out",
                                     message=f"doing step {w.step} ({w.bound.tool.name}) for {name} too, whom the request "

@@ -51,7 +51,7 @@ def rolled(empty_catalog: Path, packages: dict[str, TaskPackage]) -> Path:
                                                         "create-several-todos"))
     record_packages(empty_catalog, packages.values())
     add_rollouts(empty_catalog, [
-        *(rollout(message, "m", i, s) for i, s in enumerate([1.0, 0.8, 0.5, 0.2, 0.0])),
+        *(rollout(message, "m", i, s) for i, s in enumerate([1.0, 1.0, 0.5, 0.0, 0.0])),
         rollout(message, "m", 5, 1.0, finish_reason="error"),
         rollout(meeting, "m", 0, 0.6, ["asked_user:asked-day", "answer_contains:confirmed"]),
         rollout(meeting, "m", 1, 0.6, ["asked_user:asked-day"]),
@@ -59,9 +59,9 @@ def rolled(empty_catalog: Path, packages: dict[str, TaskPackage]) -> Path:
         rollout(meeting, "m", 3, 0.4, ["state_count:event-created"]),
         *(rollout(todos, "m", i, 1.0) for i in range(4)),
     ])
-    add_rollouts(empty_catalog, [rollout(message, "m2", 0, 0.9), rollout(meeting, "m2", 0, 0.3, ["asked_user:asked-day"])],
+    add_rollouts(empty_catalog, [rollout(message, "m2", 0, 1.0), rollout(meeting, "m2", 0, 0.3, ["asked_user:asked-day"])],
                  job=2)
-    add_rollouts(empty_catalog, [rollout(meeting, "m2", 1, 0.9)], job=3)  # a second job of m2
+    add_rollouts(empty_catalog, [rollout(meeting, "m2", 1, 1.0)], job=3)  # a second job of m2
     return empty_catalog
 
 

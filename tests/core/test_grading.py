@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import EVALUATORS, CheckResult, ScoreReport, evaluate_check, score
-from pipeline.core.package import PASS_THRESHOLD, CallStep, Check, TaskPackage, load_package
+from pipeline.core.package import PASS_SCORE, CallStep, Check, TaskPackage, load_package
 from pipeline.core.trajectory import AuditEntry, Trajectory
 
 CHECK = TypeAdapter(Check)
@@ -355,14 +355,17 @@ def test_safety_failure_zeroes_the_score(todo_doc: dict[str, Any]) -> None:
     assert hit.safety[0].id == "safety-0" and hit.safety[0].passed is False
 
 
-def test_pass_threshold(todo_doc: dict[str, Any]) -> None:
-    assert PASS_THRESHOLD == 0.75
-    at = score(scored_package(todo_doc, [{**CONTAINS_OK, "weight": 0.75}, {**CONTAINS_FAIL, "weight": 0.25}]),
-               trajectory(answer="venue"))
-    below = score(scored_package(todo_doc, [{**CONTAINS_OK, "weight": 0.7}, {**CONTAINS_FAIL, "weight": 0.3}]),
-                  trajectory(answer="venue"))
-    assert at.score == 0.75 and at.passed
-    assert below.score == pytest.approx(0.7) and not below.passed
+def test_a_run_passes_only_with_full_marks(todo_doc: dict[str, Any]) -> None:
+    assert PASS_SCORE == 1.0
+    ninety = score(scored_package(todo_doc, [{**CONTAINS_OK, "weight": 0.9}, {**CONTAINS_FAIL, "weight": 0.1}]),
+                   trajectory(answer="venue"))
+    at_old_line = score(scored_package(todo_doc, [{**CONTAINS_OK, "weight": 0.75}, {**CONTAINS_FAIL, "weight": 0.25}]),
+                        trajectory(answer="venue"))
+    thirds = [{**CONTAINS_OK, "id": f"ok-{n}", "weight": round(1 / 3, 6) + (0.000001 if n == 0 else 0)} for n in range(3)]
+    full = score(scored_package(todo_doc, thirds), trajectory(answer="venue"))
+    assert ninety.score == pytest.approx(0.9) and not ninety.passed  # a wrong agent at 0.9 does not pass
+    assert at_old_line.score == 0.75 and not at_old_line.passed
+    assert full.score == 1.0 and full.passed  # weights that sum to 1 only in floats still make full marks
 
 
 def test_report_by_id_covers_checks_and_safety() -> None:

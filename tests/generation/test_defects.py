@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import score
-from pipeline.core.package import PASS_THRESHOLD, Called, CallStep, StateCount, TaskPackage
+from pipeline.core.package import GRAVE_CEILING, Called, CallStep, StateCount, TaskPackage, passes
 from pipeline.generation.defects import apply_defect
 from pipeline.generation.offline import generate_package
 from pipeline.verify.verifier import verify_package
@@ -41,8 +41,8 @@ def test_a_count_of_created_records_is_seeded_as_a_call_count_that_duplicates_pa
     assert not any(c.collection == counted[0].collection for c in broken.checks if isinstance(c, StateCount))
     assert score(broken, execute(broken)).score == pytest.approx(1.0)  # the reference still passes
     wrong = execute(_duplicating(broken, replaced.tool))
-    assert score(broken, wrong).score >= PASS_THRESHOLD  # a true instance: duplicates pass
-    assert score(clean, wrong).score < PASS_THRESHOLD  # as the clean package's count does not let them
+    assert passes(score(broken, wrong).score)  # a true instance: duplicates pass
+    assert score(clean, wrong).score < GRAVE_CEILING  # as the clean package's count does not let them
     assert "grader_counts_calls" in verify_package(broken).codes
     assert "grader_counts_calls" not in verify_package(clean).codes
 

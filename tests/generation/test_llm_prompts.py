@@ -45,7 +45,8 @@ def test_system_prompt_states_every_reason_code_and_the_rules() -> None:
     for code in Code:
         assert f"- {code.value}:" in text
     assert "$ref" in text and "$fact" in text
-    assert "more than 0.25" in text and "exactly 0.75 passes" in text  # the floor rule, stated outright
+    assert "more than 0.25" in text and "exactly 0.75 is too much" in text  # the floor rule, stated outright
+    assert "a run passes only with full marks (1.0)" in text  # the one pass line
     assert "ignore_case" in text and "$regex" in text  # free text matched loosely
 
 
@@ -107,7 +108,8 @@ def test_repair_prompt_shows_the_rejected_package_and_each_finding(example_doc) 
                 Finding(code=Code.UNKNOWN_ENDPOINT, message="tool todo_add bound to /todo/add", step=2)]
     text = repair_prompt(CAPABILITIES["general"], TEMPLATE, 3, parent, findings)
     assert parent.request.text in text
-    assert "- grader_counts_calls (repeating one create instead of distinct creates still passes), check c1:" in text
+    assert ("- grader_counts_calls (repeating one create instead of distinct creates keeps 0.75 or more, or one create "
+            "made twice keeps full marks), check c1:") in text
     assert "- unknown_endpoint (a tool is bound to an endpoint its service does not offer), step 2: tool todo_add" in text
     assert "/todo/tasks/create" in text  # the brief and catalogue come along
 

@@ -21,7 +21,7 @@ import pytest
 
 from pipeline.core.episode import execute
 from pipeline.core.grading import Grader
-from pipeline.core.package import PASS_THRESHOLD, AnswerStep, CallStep, Step, TaskPackage
+from pipeline.core.package import GRAVE_CEILING, AnswerStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.services import find_operation
 from pipeline.core.trajectory import Trajectory
@@ -88,7 +88,7 @@ def test_dropping_any_write_or_making_every_item_twice_fails(packages: Any, capa
         writes = _writes(package, ref)
         for w in writes:
             score = _play(package, grader, _without(steps, w))
-            assert score < PASS_THRESHOLD, f"dropping step {w} ({package.reference[w]}) scores {score}"
+            assert score < GRAVE_CEILING, f"dropping step {w} ({package.reference[w]}) scores {score}"
         creates = [w for w in writes if _effect(package, package.reference[w].call)[1] == "create"]  # type: ignore[union-attr]
         if len(creates) < 2:
             continue
@@ -101,7 +101,7 @@ def test_dropping_any_write_or_making_every_item_twice_fails(packages: Any, capa
                 twice.append(CallStep(call=step.call, args=ref.steps[i].args or {}))  # type: ignore[union-attr]
                 ids.append(1000 + i)
         score = grader.value(execute(package, twice, step_ids=ids))
-        assert score < PASS_THRESHOLD, f"making each of the {len(creates)} items twice scores {score}"
+        assert score < GRAVE_CEILING, f"making each of the {len(creates)} items twice scores {score}"
 
 
 def _read_lists(package: TaskPackage, ref: Trajectory) -> list[list[dict[str, Any]]]:
@@ -221,9 +221,9 @@ def test_a_confirming_reply_is_graded_on_its_body(slot: int) -> None:
     def with_body(body: str) -> float:
         return _play(package, grader, {**steps, i: CallStep(call=step.call, args={**step.args, "body": body})})
 
-    assert with_body(SILENT_BODY) < PASS_THRESHOLD
-    assert with_body("Cancelled: I can't make that time after all.") < PASS_THRESHOLD
-    assert with_body("I have to decline, sorry. See you another time.") < PASS_THRESHOLD
+    assert with_body(SILENT_BODY) < GRAVE_CEILING
+    assert with_body("Cancelled: I can't make that time after all.") < GRAVE_CEILING
+    assert with_body("I have to decline, sorry. See you another time.") < GRAVE_CEILING
     for body in ("Hi,\n\nconfirmed, see you then.\n\nBest regards", "Sounds good - it's on my calendar.",
                  "Booked it. Looking forward to it!", "Works for me, I accept."):
         assert with_body(body) == 1.0, body  # no date or time is dictated: the agent words it

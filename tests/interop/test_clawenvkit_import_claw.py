@@ -195,7 +195,7 @@ def test_a_do_nothing_agent_can_pass_their_threshold_and_the_summary_counts_it(t
     assert (floors.synth_mean, floors.clawenvkit_mean) == pytest.approx(((0.6 + 0.125) / 2, (0.64 + 0.36) / 2))
     out = runner.invoke(app, ["import", str(tmp_path), "--no-record", "--verbose"], env={"COLUMNS": "250"})
     assert out.exit_code == 0, out.output
-    assert ("synth's grader scores it 0.362 on average (judge not evaluated) and passes 0 (at 0.75); ClawEnvKit's "
+    assert ("synth's grader scores it 0.362 on average (judge not evaluated) and passes 0 (at 1); ClawEnvKit's "
             "grader scores it 0.500 on average (their judge gives an empty answer 0.5) and passes 1 (at 0.5)") in out.stdout
     assert "null agent (ClawEnvKit)" in out.stdout and "0.640 passes" in out.stdout
 

@@ -44,7 +44,7 @@ def packages() -> dict[str, TaskPackage]:
 
 @pytest.fixture
 def rolled(empty_catalog: Path, packages: dict[str, TaskPackage]) -> Path:
-    """m passes the message package twice (1.0 and 0.8) and fails once; passes the meeting once
+    """m passes the message package twice (full marks) and fails once (0.5); passes the meeting once
     (an observation of it cut at 60 characters hides the email its write uses); ends the todos at
     the turn limit with a passing score (no answer). m2 passes the message package once."""
     message, meeting, todos = (packages[w] for w in ("message-a-colleague", "schedule-meeting-after-clarification",
@@ -53,10 +53,10 @@ def rolled(empty_catalog: Path, packages: dict[str, TaskPackage]) -> Path:
     no_answer = conversation(todos)[:-1]
     add_rollouts(empty_catalog, [
         rollout(message.id, "m", 0, 1.0, messages=conversation(message)),
-        rollout(message.id, "m", 1, 0.8, messages=conversation(message)),
+        rollout(message.id, "m", 1, 1.0, messages=conversation(message)),
         rollout(message.id, "m", 2, 0.5, messages=conversation(message)),
         rollout(meeting.id, "m", 0, 1.0, messages=conversation(meeting)),
-        rollout(todos.id, "m", 0, 0.8, finish_reason="turn_limit", messages=no_answer),
+        rollout(todos.id, "m", 0, 1.0, finish_reason="turn_limit", messages=no_answer),
     ], parameters={"api_key": SECRET, "base_url": "http://127.0.0.1:9"})
     add_rollouts(empty_catalog, [rollout(message.id, "m2", 0, 1.0, messages=conversation(message))], job=2)
     return empty_catalog
@@ -87,9 +87,10 @@ def test_passing_rollouts_become_samples_with_their_own_text(rolled: Path, packa
 def test_min_score_and_model_filter(rolled: Path, packages: dict[str, TaskPackage], tmp_path: Path) -> None:
     out = tmp_path / "sft.jsonl"
     with Catalog.open(rolled, read_only=True) as catalog:
-        export_catalog(catalog, "sft", out, source="rollouts", min_score=0.9, model="m")
+        export_catalog(catalog, "sft", out, source="rollouts", min_score=1.0, model="m")
         assert sorted((s["workflow"], s["sample"], s["score"]) for s in lines(out)) == [
-            ("message-a-colleague", 0, 1.0), ("schedule-meeting-after-clarification", 0, 1.0)]
+            ("message-a-colleague", 0, 1.0), ("message-a-colleague", 1, 1.0),
+            ("schedule-meeting-after-clarification", 0, 1.0)]
         export_catalog(catalog, "sft", out, source="rollouts", model="m2")
         assert [(s["model"], s["id"]) for s in lines(out)] == [("m2", packages["message-a-colleague"].id)]
 
@@ -146,6 +147,7 @@ def test_pass_band_applies_to_every_format(rolled: Path, packages: dict[str, Tas
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"fmt": "jsonl", "source": "rollouts"}, "writes sft only"),
     ({"fmt": "sft", "source": "rollouts", "min_score": 0.5}, "passing rollouts only"),
+    ({"fmt": "sft", "source": "rollouts", "min_score": 0.9}, "only with full marks"),
     ({"fmt": "sft", "min_score": 0.9}, "--from rollouts only"),
     ({"fmt": "jsonl", "model": "m"}, "needs --pass-band"),
     ({"fmt": "jsonl", "pass_band": "0.2:0.8", "model": "nobody"}, "no rollouts of that model"),
@@ -161,9 +163,9 @@ def test_cli_export_from_rollouts_and_band(rolled: Path, tmp_path: Path, synth: 
     result = synth("export", "--format", "sft", "--from", "rollouts", "--catalog", rolled, "--out", out)
     assert result.exit_code == 0, result.stderr
     assert "wrote 4 passing rollout(s) as sft" in result.stdout and "malformed" in result.stdout
-    result = synth("export", "--format", "sft", "--from", "rollouts", "--min-score", "0.9", "--model", "m",
+    result = synth("export", "--format", "sft", "--from", "rollouts", "--min-score", "1", "--model", "m",
                    "--catalog", rolled, "--out", out, "--json")
-    assert json.loads(result.stdout)["rows"] == 2
+    assert json.loads(result.stdout)["rows"] == 3
     result = synth("export", "--format", "jsonl", "--pass-band", "0.5:0.9", "--model", "m", "--catalog", rolled,
                    "--out", out, "--json")
     assert json.loads(result.stdout)["rows"] == 1

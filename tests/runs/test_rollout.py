@@ -21,7 +21,7 @@ from pipeline import RunOptions, load_packages, start_run
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
-from pipeline.core.package import PASS_THRESHOLD, TaskPackage, load_package
+from pipeline.core.package import TaskPackage, load_package, passes
 from pipeline.env.task_env import play_reference
 from pipeline.runs.rollout import (
     RolloutInterrupted,
@@ -93,7 +93,8 @@ def test_a_known_mistake_scores_what_the_verifier_gives_that_trajectory(catalog:
     scores = {str(r["package_id"]): r["score"] for r in _rows(catalog, summary.job_id)}
     expected = {i: _verifier_score(p, mistake_steps(p.model_dump(mode="json")["reference"])) for i, p in packages.items()}
     assert scores == expected
-    assert any(s < PASS_THRESHOLD for s in scores.values())  # the mistake is one the graders catch
+    assert any(not passes(s) for s in scores.values())  # the mistake is one the graders catch
+    assert summary.passed == sum(passes(s) for s in scores.values())  # a pass is full marks, nothing less
 
 
 def test_answering_at_once_fails_every_package_and_looping_ends_at_the_turn_limit(

@@ -83,7 +83,7 @@ def test_rows_stored_under_the_old_line_get_the_one_meaning(empty_catalog: Path,
     con = duckdb.connect(str(empty_catalog))
     try:
         con.execute("UPDATE rollouts SET passed = score >= 0.75")  # what a schema-4 catalog holds
-        for statement in schema._V5_PASSED:
+        for statement in schema._V6_PASSED:
             con.execute(statement)
         assert con.execute("SELECT sample, passed FROM rollouts ORDER BY sample").fetchall() == [(0, False), (1, True)]
     finally:

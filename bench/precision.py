@@ -34,10 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from pipeline.core.codes import BASIS, Basis, Code
-from pipeline.core.outcomes import Verdict
+from pipeline.core.outcomes import Claim, Reading, Verdict
+from pipeline.core.package import TaskPackage
 from pipeline.runs.reading import make_reader
-from pipeline.verify.readers import read_verdict
+from pipeline.verify.proposals import read_package
+from pipeline.verify.readers import Reader, ReadingCache, read_verdict
 from pipeline.verify.verifier import verify_package
 from tests.support.corpus import CORPUS_DIR
 
@@ -107,6 +111,7 @@ def main() -> None:
     parser.add_argument("--reader-model", help="also read every claim with this model (the rules' figures first)")
     parser.add_argument("--reader-base-url", help="the reader model's server (e.g. ../shared/tools/hand_model.py's)")
     parser.add_argument("--readings", type=Path, help="with --reader-model: write each answer here (JSON lines)")
+    parser.add_argument("--cache", type=Path, help="answers an earlier --readings file holds are taken from it")
     args = parser.parse_args()
     folders = args.folders or [p for p in sorted(CORPUS_DIR.iterdir()) if p.is_dir()] + (
         [REVIEW_1] if REVIEW_1.exists() else [])
@@ -120,16 +125,31 @@ def main() -> None:
     report(cases, verdicts, args.misses)
     if args.reader_model:
         reader = make_reader("model", args.reader_model, args.reader_base_url)
-        read = [read_verdict(v, str(c.package.get("request", {}).get("text", "")), reader) for c, v in zip(cases, verdicts, strict=True)]
+        ids = {f"{c.set}/{c.name}": v.id for c, v in zip(cases, verdicts, strict=True)}
+        earlier = [json.loads(line) for line in args.cache.read_text(encoding="utf-8").splitlines()] if args.cache else []
+        cache = ReadingCache((ids[e["case"]], Claim.model_validate(e["claim"]).key,
+                              Reading(answer=e["answer"], reason=e["reason"], reader=reader.name))
+                             for e in earlier if e["case"] in ids and "claim" in e)
+        read = [_read(c, v, reader, cache) for c, v in zip(cases, verdicts, strict=True)]
         print(f"\n== the model reader ({reader.name}) ==\n")
         report(cases, read, args.misses)
         answers = [{"case": f"{c.set}/{c.name}", "labelled": "defective" if c.defective else "clean", "code": f.code.value,
-                    "answer": f.reading.answer, "reason": f.reading.reason, "claim": f.claim.model_dump()}
+                    "answer": f.reading.answer, "reason": f.reading.reason, "claim": f.claim.model_dump(),
+                    "proposal": f.detail.get("proposal")}
                    for c, v in zip(cases, read, strict=True) for f in v.findings + v.review
                    if f.claim is not None and f.reading is not None]
         print(f"\n{len(answers)} claim(s) read: " + ", ".join(f"{a} {n}" for a, n in Counter(x["answer"] for x in answers).items()))
         if args.readings:
             args.readings.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+
+
+def _read(case: Case, verdict: Verdict, reader: Reader, cache: ReadingCache) -> Verdict:
+    """``verdict`` read by ``reader`` (proposals too, for a package that validates)."""
+    try:
+        package = TaskPackage.model_validate(case.package)
+    except ValidationError:
+        return read_verdict(verdict, str(case.package.get("request", {}).get("text", "")), reader, cache)
+    return read_package(verdict, package, reader, cache)
 
 
 def report(cases: list[Case], verdicts: list[Verdict], misses: bool) -> None:

@@ -47,6 +47,21 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
 of them). ``kept`` stands for collateral damage to the records a request keeps (not to every
 other record, which needs no reading)."""
 
+READINGS: dict[Code, str] = {
+    Code.REQUEST_CHECK_MISMATCH: "The request asks for something the checks grade otherwise",
+    Code.UNGROUNDED_VALUE: "Nothing the agent can see (the request, the user's answers, the records, the tools' "
+                           "documented defaults) gives a value the checks require, so any value there is a guess",
+    Code.UNREQUESTED_WRITE: "The request does not ask for one of the writes the reference makes",
+    Code.UNKNOWN_ENTITY: "The request names someone or something that no record holds",
+    Code.AMBIGUOUS_ENTITY: "A name in the request fits several records, and nothing says which one",
+    Code.HIDDEN_FACT_LEAKED: "A fact the user should give only when asked can already be read without asking",
+    Code.SAFETY_CONTRADICTION: "The request asks for what one of the package's safety rules forbids",
+    Code.GRADER_OVERCONSTRAINED: "The request leaves this to the agent",
+    Code.GRADER_UNDERCONSTRAINED: "The request settles this, so doing it otherwise is wrong",
+    Code.COLLATERAL_DAMAGE: "The request keeps some records as they are",
+}
+"""What the verifier read the request to say, per code: the first half of a claim's reading."""
+
 MAX_WORDS = 3
 MAX_RECORDS = 4
 MAX_ACTIONS = 12
@@ -89,14 +104,15 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     w = finding.witness
     assert w is not None
     doing = _doing(w.claim)
+    said_of = READINGS.get(finding.code, "The verifier's rules read the request so")
     if w.agent == "wrong":
-        reading = f"An agent that {doing} does not do what the request asks, so it must fail."
+        reading = f"{said_of}: an agent that {doing} does not do what the request asks, so it must fail."
         alternative = (f"An agent that {doing} still does what the request asks (what it does differently "
                        "is the agent's to choose, or not what the request settles), so the checks may pass it.")
         instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it must stay "
                    f"under: {finding.message}")
     else:
-        reading = f"An agent that {doing} does what the request asks, so it must pass."
+        reading = f"{said_of}: an agent that {doing} does what the request asks, so it must pass."
         alternative = (f"An agent that {doing} does not do what the request asks (the request means something "
                        "else), so the checks are right to fail it.")
         instead = (f"The checks give that agent {w.score:.2f}, below the {w.threshold:.2f} it must reach: "

@@ -199,7 +199,7 @@ def test_verify_command_shows_the_claim_and_refuses_a_bad_reader(synth: Callable
     path = tmp_path / "p.json"
     path.write_text(package_of(UNKNOWN_CASE).to_json(), encoding="utf-8")
     result = synth("verify", path)
-    assert result.exit_code == 1 and "read: An agent that" in result.stdout and "reader: rules" in result.stdout
+    assert result.exit_code == 1 and "read: The request names someone or something that no record holds: an agent that" in result.stdout and "reader: rules" in result.stdout
     bad = synth("verify", path, "--reader", "oracle")
     assert bad.exit_code == 2 and "--reader 'oracle'" in bad.stderr and "Traceback" not in bad.stderr
 

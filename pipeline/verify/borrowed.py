@@ -42,7 +42,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep
-from pipeline.core.text_values import ISO_DATE, clock_value, has_word
+from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window
 from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.effects import Write
 from pipeline.verify.evidence import (
@@ -121,7 +121,7 @@ def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part
         return None
     if kind == "number" and _aggregated(run, float(part)):
         return None
-    if any(pointing.at(r) for r in holders):
+    if any(pointing.at(r) or (pointing.about(r) and _holds(r, kind, part, today, texts_only=True)) for r in holders):
         return None
     other = _other(value, kind)
     named = ", ".join(_label(r) for r in holders[:3])
@@ -177,11 +177,12 @@ def _known(evidence: Evidence, kind: str, part: Any) -> bool:
     return evidence.has_number(part)
 
 
-def _holds(record: Record, kind: str, part: Any, today: date) -> bool:
+def _holds(record: Record, kind: str, part: Any, today: date, texts_only: bool = False) -> bool:
     """Whether one of ``record``'s values is ``part`` (a date, a time, a number, a word), or one of
-    its texts states it."""
+    its texts states it (a date: or a window holding it, "until 31 December"); with
+    ``texts_only``, whether a text of it states ``part`` itself."""
     for leaf in _leaves(record):
-        if isinstance(leaf, bool):
+        if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
             continue
         if kind == "number" and isinstance(leaf, (int, float)) and abs(float(leaf) - part) <= TOLERANCE:
             return True
@@ -198,6 +199,8 @@ def _holds(record: Record, kind: str, part: Any, today: date) -> bool:
         if " " in leaf:
             told = text_evidence(leaf, today)
             if part in (told.dates if kind == "date" else told.times if kind == "time" else told.numbers):
+                return True
+            if kind == "date" and not texts_only and in_window(part, list(told.windows)):
                 return True
     return False
 
@@ -281,6 +284,7 @@ class _Pointing:
         told = " ".join([package.request.text, *(f.value for f in (package.user.facts if package.user else []))])
         self.said = said
         self.words = _stems(said) - (written - _proper(told)) - nouns
+        self.topic = _stems(said) - nouns
         self.enums = {str(v).casefold() for b in run.bound.values() for spec in b.spec.fields.values()
                       for v in spec.get("enum", [])}
         self._linked: set[str] = set()
@@ -293,6 +297,16 @@ class _Pointing:
     def at(self, record: Record) -> bool:
         return self._direct(record) or any(isinstance(v, str) and v.casefold() in self._linked
                                            for k, v in record.items() if k != "id")
+
+    def about(self, record: Record) -> bool:
+        """Whether ``record`` speaks of what the request does: two of its words, those the
+        reference writes into the new records included ("the deposit for the barn" and the email
+        about the barn's deposit)."""
+        words: set[str] = set()
+        for key, value in record.items():
+            if key != "id" and isinstance(value, str) and value.casefold() not in self.enums and not ISO_DATE.match(value):
+                words |= _stems(value)
+        return len(words & self.topic) >= 2
 
     def _direct(self, record: Record) -> bool:
         rid = str(record.get("id", "")).casefold()

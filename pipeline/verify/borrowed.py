@@ -64,7 +64,7 @@ _PRIORITY_WORDS = re.compile(
     r"\b(?:priorit\w*|urgen\w*|asap|as soon as possible|important|importance|critical|crucial|emergency|"
     r"immediate\w*|right away|straight away|top|pressing|rush\w*|hurry|quick\w*|soon|whenever|someday|"
     r"eventually|minor|trivial|low|high|medium|normal|severe|severity|blocker|blocking|escalat\w*|"
-    r"time[- ]sensitive|today|tonight|now)\b")
+    r"time[- ]sensitive|today|tonight|now|bump\w*|upgrad\w*|downgrad\w*|depriorit\w*|lower)\b")
 """Words with which a request speaks of a priority: a priority it names, or leaves to the agent."""
 
 

@@ -28,6 +28,8 @@ Findings:
   (a meeting time the request does not give and no check grades) is the agent's choice;
 - an enum value that contradicts the request: the request names another value of the same field
   ("high") and not this one ("low");
+- a date, time or number written into the record a write creates or changes that only records
+  the request does not point at hold, or a priority the request never speaks of (``borrowed.py``);
 - an **unrequested write** that carries weight: a write whose operation the request names by none
   of its ``intents`` words (``pipeline/core/services/*.yaml``), and whose removal loses score.
 """

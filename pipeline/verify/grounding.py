@@ -28,6 +28,8 @@ Findings:
   (a meeting time the request does not give and no check grades) is the agent's choice;
 - an enum value that contradicts the request: the request names another value of the same field
   ("high") and not this one ("low");
+- a date, time or number written into the record a write creates or changes that only records
+  the request does not point at hold, or a priority the request never speaks of (``borrowed.py``);
 - an **unrequested write** that carries weight: a write whose operation the request names by none
   of its ``intents`` words (``pipeline/core/services/*.yaml``), and whose removal loses score.
 """
@@ -40,16 +42,17 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
-from pipeline.core.outcomes import Finding, Witness
+from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, StateCount, StateMatch, StateUnchanged, TaskPackage
 from pipeline.core.services import OperationSpec, get_service, id_shapes, intent_pattern
 from pipeline.core.text_values import EMAIL, ISO_DATE, clock_value, numbers_in
+from pipeline.verify.borrowed import borrowed_findings
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.effects import Write
 from pipeline.verify.evidence import Evidence, observe, starting_evidence, write_result_fields
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import dependents
-from pipeline.verify.witness import said_instead, substituted, witness
+from pipeline.verify.witness import another_value, rewritten_value, witness
 
 # --------------------------------------------------------------------------- typed values
 
@@ -142,7 +145,10 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
         pinned = [f for f in pinned
                   if f.detail.get("kind") not in ("id", "email") or str(f.detail.get("value")).casefold() in known]
     out += pinned
-    out += _unrequested(run)  # an id or email no record has is a dangling_reference (static.py)
+    unrequested = _unrequested(run)
+    flagged = {f.step for f in [*out, *unrequested] if f.step is not None}
+    out += [f for f in borrowed_findings(run, said) if f.step not in flagged]  # an unrequested write is that
+    out += unrequested  # an id or email no record has is a dangling_reference (static.py)
     return out
 
 
@@ -176,7 +182,7 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
             enum = (props.get(key, {}).get("items") or props.get(key, {})).get("enum") or []
             other = _said_enum(said, key, leaf, enum)
             if other is not None:
-                agent = _rewritten(run, index, leaf, other, f"writes {path} = {other!r}, as the request says")
+                agent = rewritten_value(run, index, leaf, other, f"writes {path} = {other!r}, as the request says")
                 out.append(Finding(code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf},
                                    witness=agent,
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
@@ -185,7 +191,7 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
             if kind is None or isinstance(leaf, bool):
                 continue
             other = another_value(leaf)
-            agent = _rewritten(run, index, leaf, other, f"writes {path} = {other!r}: nothing it can read gives "
+            agent = rewritten_value(run, index, leaf, other, f"writes {path} = {other!r}: nothing it can read gives "
                                                         f"{leaf!r}")
             if agent.holds:
                 out.append(Finding(
@@ -195,28 +201,6 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                             "cannot learn: it is not in the request, a revealed fact, an earlier tool result or the "
                             "tool's schema"))
     return out
-
-
-def another_value(value: Any) -> Any:
-    """A plausible other value of the same kind: a number plus one, a date a day later (a
-    date-time an hour later), other text."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value + 1
-    if isinstance(value, str) and (m := ISO_DATE.match(value)):
-        return value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
-            else f"{value[:8]}{(int(value[8:10]) % 28) + 1:02d}{value[10:]}"
-    return f"other-{value}"
-
-
-def _rewritten(run: ReferenceRun, index: int | None, value: Any, other: Any, claim: str) -> Witness:
-    """A correct agent that writes ``other`` where the reference writes ``value`` (in step
-    ``index``, or in every write when None; in the answer too when the value is text there)."""
-    steps = substituted(run, {value: other}) or dict(enumerate(run.package.reference))
-    if index is not None:
-        steps = {i: (step if i == index or not isinstance(step, CallStep) else run.package.reference[i])
-                 for i, step in steps.items()}
-    return witness(run, "correct", "rewritten_value", claim, run.score, said_instead(steps, value, other))
-
 
 
 def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
@@ -229,7 +213,7 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
         for fname, matcher in required_values(check):
             other = _said_enum(said, fname, matcher, enums.get(fname, []))
             if other is not None:
-                agent = _rewritten(run, None, matcher, other, f"writes {fname} = {other!r}, as the request says")
+                agent = rewritten_value(run, None, matcher, other, f"writes {fname} = {other!r}, as the request says")
                 out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": matcher},
                                    witness=agent,
                                    message=f"check {check.id!r} pins {fname}={matcher!r} where the request says "
@@ -241,7 +225,7 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
                 kind = _missing(package, value, evidence, shapes)
                 if kind is not None:
                     other = another_value(value)
-                    agent = _rewritten(run, None, value, other, f"writes {other!r} where the check wants {value!r}: "
+                    agent = rewritten_value(run, None, value, other, f"writes {other!r} where the check wants {value!r}: "
                                                                 "nothing it can read gives that")
                     out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": value, "kind": kind},
                                        witness=agent,

@@ -120,3 +120,24 @@ def _say_instead(answer: str, value: Any, other: Any) -> str:
         out = out.replace(value[11:16], other[11:16])
     return out
 
+
+
+def another_value(value: Any) -> Any:
+    """A plausible other value of the same kind: a number plus one, a date a day later (a
+    date-time an hour later), other text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value + 1
+    if isinstance(value, str) and (m := ISO_DATE.match(value)):
+        return value.replace(m.group(2), f"{(int(m.group(2)[:2]) + 1) % 24:02d}{m.group(2)[2:]}") if m.group(2) \
+            else f"{value[:8]}{(int(value[8:10]) % 28) + 1:02d}{value[10:]}"
+    return f"other-{value}"
+
+
+def rewritten_value(run: ReferenceRun, index: int | None, value: Any, other: Any, claim: str) -> Witness:
+    """A correct agent that writes ``other`` where the reference writes ``value`` (in step
+    ``index``, or in every write when None; in the answer too when the value is text there)."""
+    steps = substituted(run, {value: other}) or dict(enumerate(run.package.reference))
+    if index is not None:
+        steps = {i: (step if i == index or not isinstance(step, CallStep) else run.package.reference[i])
+                 for i, step in steps.items()}
+    return witness(run, "correct", "rewritten_value", claim, run.score, said_instead(steps, value, other))

@@ -1,0 +1,360 @@
+"""Borrowed values: a value written into the record a request creates or changes that the agent
+could only take from a record the request does not point at. Raises ``ungrounded_value``
+(``grounding.py`` calls ``borrowed_findings``).
+
+The evidence model (``evidence.py``) counts every value of every record read as learnable, which
+is right for the records a task is about and wrong for the others: "Add a high-priority todo to
+renew the parking permit", graded on a due date of 2026-12-15, is not grounded by an unrelated
+todo that happens to be due that day. For each date, time and number a reference write puts
+into a field of the record it creates or changes (not a ``$fact``), the records read before
+that write that **hold** it (in a field, or in a text: "due 15 December") are set aside; when
+what is left (the request, the facts revealed, the tools' schemas and defaults, the other records,
+a count or total of two records or more, one step of arithmetic, a stated span or duration) no
+longer gives it, and none of those records is **pointed at**, the value is borrowed.
+
+A record is *pointed at* when a reference write targets it or names its id in an argument, when
+the request (with the user's facts) writes its id, or shares with it a word of a short field (a
+name, title, subject, customer, location; an address's local part: "Priya" for
+``priya.nair@…``) or two words of a longer text, leaving out the words the reference writes into
+the new records themselves (the todo's own title "Renew the parking permit for the delivery van"
+does not point at "Book MOT for the delivery van") and the collection's nouns ("invoice"), or
+when it holds the id or address of a record pointed at. So "the same day as the MOT booking",
+"charge what we billed Mill Lane Bakery", "the due date in Priya's email" ground the value.
+
+**Priority.** A priority (a field named ``priority``, ``severity``, ``urgency``) is an enum, always
+offered by the schema; which one is the request's to say. A priority a write sets, other than the
+operation's default, that the request and the facts never speak of (no option's name, nor
+"priority", "urgent", "asap", "important", "critical", "whenever", "no rush" …) and no record
+pointed at holds, is unstated.
+
+Each finding is witnessed: a correct agent that writes another value there (a day later, an hour
+later, one more; the default priority) fails.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from pipeline.core.codes import Code
+from pipeline.core.outcomes import Finding
+from pipeline.core.package import CallStep
+from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window
+from pipeline.verify.aggregates import groups, totals
+from pipeline.verify.effects import Write
+from pipeline.verify.evidence import (
+    TOLERANCE,
+    Evidence,
+    observe,
+    starting_evidence,
+    text_evidence,
+    write_result_fields,
+)
+from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import content_words
+from pipeline.verify.witness import another_value, rewritten_value
+
+Record = dict[str, Any]
+
+PRIORITY_FIELDS = frozenset({"priority", "severity", "urgency"})
+_PRIORITY_WORDS = re.compile(
+    r"\b(?:priorit\w*|urgen\w*|asap|as soon as possible|important|importance|critical|crucial|emergency|"
+    r"immediate\w*|right away|straight away|top|pressing|rush\w*|hurry|quick\w*|soon|whenever|someday|"
+    r"eventually|minor|trivial|low|high|medium|normal|severe|severity|blocker|blocking|escalat\w*|"
+    r"time[- ]sensitive|today|tonight|now|bump\w*|upgrad\w*|downgrad\w*|depriorit\w*|lower)\b")
+"""Words with which a request speaks of a priority: a priority it names, or leaves to the agent."""
+
+
+def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
+    """The findings on the values the reference's writes borrow from records the request does not
+    point at, and on the priorities they set unstated (``said``: ``grounding.corrected_request``)."""
+    package = run.package
+    writes = [w for w in run.writes if w.bound.op.effect in ("create", "update")
+              and isinstance(package.reference[w.step], CallStep)]
+    if not writes:
+        return []
+    pointing = _Pointing(run, said)
+    out: list[Finding] = []
+    for w in writes:
+        step = package.reference[w.step]
+        assert isinstance(step, CallStep)
+        resolved = run.args.get(w.step, {})
+        for key, value in resolved.items():
+            original = step.args.get(key)
+            if key == w.bound.op.id_param or (isinstance(original, dict) and "$fact" in original):
+                continue
+            if key in PRIORITY_FIELDS and isinstance(value, str):
+                out += _unstated_priority(run, w, key, value, said, pointing)
+                continue
+            for kind, part in _typed_parts(value):
+                finding = _borrowed(run, w, key, value, kind, part, pointing)
+                if finding is not None:
+                    out.append(finding)
+                    break
+    return out
+
+
+def _typed_parts(value: Any) -> list[tuple[str, Any]]:
+    """``(kind, part)`` of the dates, times and numbers a written value is made of: "2026-12-09T14:00"
+    is the date 2026-12-09 and the time 14:00."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [("number", float(value))]
+    if not isinstance(value, str):
+        return []
+    if m := ISO_DATE.fullmatch(value):
+        return [("date", m.group(1)), *([("time", m.group(2))] if m.group(2) and m.group(2) != "00:00" else [])]
+    if clock := clock_value(value):
+        return [("time", clock)]
+    return []
+
+
+def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part: Any,
+              pointing: _Pointing) -> Finding | None:
+    today = date.fromisoformat(run.package.now[:10])
+    evidence, holders = _evidence_without(run, w.step, lambda r: _holds(r, kind, part, today))
+    if not holders or _known(evidence, kind, part):
+        return None
+    if kind == "number" and _aggregated(run, float(part)):
+        return None
+    if any(pointing.at(r) or (pointing.about(r) and _holds(r, kind, part, today, texts_only=True)) for r in holders):
+        return None
+    other = _other(value, kind)
+    named = ", ".join(_label(r) for r in holders[:3])
+    agent = rewritten_value(run, w.step, value, other, f"writes {key} = {other!r}: the request gives no {kind} for "
+                                                       f"it, and only {named} holds {value!r}")
+    if not agent.holds:
+        return None
+    return Finding(code=Code.UNGROUNDED_VALUE, step=w.step,
+                   detail={"argument": key, "value": value, "kind": kind, "borrowed_from": [_label(r) for r in holders]},
+                   witness=agent,
+                   message=f"step {w.step} writes the {kind} {key}={value!r}, which the checks require, but the agent "
+                           f"could only take it from {named}, a record the request does not point at: the request, "
+                           "the facts and the schemas do not give it")
+
+
+def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: str,
+                       pointing: _Pointing) -> list[Finding]:
+    op = w.bound.op
+    options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
+    default = op.defaults.get(op.field_for(key)) if op.effect == "create" else None
+    if value not in options or value == default or _PRIORITY_WORDS.search(said) \
+            or any(has_word(said, str(o)) for o in options):
+        return []
+    today = date.fromisoformat(run.package.now[:10])
+    _, holders = _evidence_without(run, w.step, lambda r: _holds(r, "word", value, today))
+    if any(pointing.at(r) for r in holders):
+        return []
+    other = default if default in options else next(o for o in options if o != value)
+    agent = rewritten_value(run, w.step, value, other, f"writes {key} = {other!r}: the request says nothing of the "
+                                                       f"{key}, so nothing gives {value!r}")
+    if not agent.holds:
+        return []
+    return [Finding(code=Code.UNGROUNDED_VALUE, step=w.step, detail={"argument": key, "value": value, "kind": "enum"},
+                    witness=agent,
+                    message=f"step {w.step} sets {key}={value!r}, which the checks require, but the request never "
+                            f"speaks of the {key} (the operation's default is {default!r}) and no record it points "
+                            "at holds it")]
+
+
+def _other(value: Any, kind: str) -> Any:
+    """Another value of ``kind`` in place of the part of ``value``: a date a day later (the time
+    kept), an hour later, one more."""
+    if kind == "date" and isinstance(value, str):
+        return another_value(value[:10]) + value[10:]
+    return another_value(value)
+
+
+def _known(evidence: Evidence, kind: str, part: Any) -> bool:
+    if kind == "date":
+        return evidence.has_day(part)
+    if kind == "time":
+        return evidence.has_time(part)
+    return evidence.has_number(part)
+
+
+def _holds(record: Record, kind: str, part: Any, today: date, texts_only: bool = False) -> bool:
+    """Whether one of ``record``'s values is ``part`` (a date, a time, a number, a word), or one of
+    its texts states it (a date: or a window holding it, "until 31 December"); with
+    ``texts_only``, whether a text of it states ``part`` itself."""
+    for leaf in _leaves(record):
+        if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
+            continue
+        if kind == "number" and isinstance(leaf, (int, float)) and abs(float(leaf) - part) <= TOLERANCE:
+            return True
+        if not isinstance(leaf, str):
+            continue
+        if kind == "word":
+            if has_word(leaf, part):
+                return True
+            continue
+        if (m := ISO_DATE.fullmatch(leaf)) and (m.group(1) == part if kind == "date" else m.group(2) == part):
+            return True
+        if kind == "time" and clock_value(leaf) == part:
+            return True
+        if " " in leaf:
+            told = text_evidence(leaf, today)
+            if part in (told.dates if kind == "date" else told.times if kind == "time" else told.numbers):
+                return True
+            if kind == "date" and not texts_only and in_window(part, list(told.windows)):
+                return True
+    return False
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def _evidence_without(run: ReferenceRun, upto: int, holds: Any) -> tuple[Evidence, list[Record]]:
+    """What the agent knows before step ``upto`` when the records its reads returned that ``holds``
+    are set aside, and those records."""
+    package = run.package
+    write_fields = write_result_fields(run.bound)
+    evidence = starting_evidence(package)
+    removed: list[Record] = []
+    for record in run.trajectory.steps:
+        if record.index >= upto:
+            continue
+        fields = write_fields.get(record.tool or "")
+        if fields is None and record.kind == "call" and record.result is not None:
+            record = replace(record, result=_without(record.result, holds, removed))
+        observe(evidence, package, record, fields)
+    return evidence, removed
+
+
+def _without(value: Any, holds: Any, removed: list[Record]) -> Any:
+    def drop(v: Any) -> bool:
+        if isinstance(v, dict) and "id" in v and holds(v):
+            removed.append(v)
+            return True
+        return False
+
+    if isinstance(value, list):
+        return [_without(v, holds, removed) for v in value if not drop(v)]
+    if isinstance(value, dict):
+        return {k: _without(v, holds, removed) for k, v in value.items() if not drop(v)}
+    return value
+
+
+def _aggregated(run: ReferenceRun, number: float) -> bool:
+    """Whether ``number`` is the count or a total of a group of two records or more read."""
+    today = date.fromisoformat(run.package.now[:10])
+    for records in run.read_lists:
+        for group in groups(records, run.said, today):
+            if len(group) >= 2 and any(abs(x - number) <= TOLERANCE for x in [float(len(group)), *totals(group)]):
+                return True
+    return False
+
+
+def _label(record: Record) -> str:
+    name = next((str(record[k]) for k in ("name", "title", "subject", "customer", "company") if record.get(k)), "")
+    return f"{record.get('id')} ({name!r})" if name else str(record.get("id"))
+
+
+# --------------------------------------------------------------------------- pointing
+
+
+class _Pointing:
+    """Which records the request points at (the module docstring)."""
+
+    def __init__(self, run: ReferenceRun, said: str) -> None:
+        package = run.package
+        self.ids: set[str] = set()
+        """Every string a write carries (folded): the ids it names, the values it copies."""
+        written: set[str] = set()
+        nouns: set[str] = set()
+        for w in run.writes:
+            if w.record_id is not None and w.bound.op.effect != "create":
+                self.ids.add(str(w.record_id).casefold())
+            for leaf in _leaves(run.args.get(w.step, {})):
+                if isinstance(leaf, str):
+                    self.ids.add(leaf.casefold())
+                    if " " in leaf.strip() or leaf.isalpha():
+                        written |= _stems(leaf)
+        for b in run.bound.values():
+            nouns |= {_stem(n) for n in [*b.spec.nouns, b.spec.record, b.op.collection]}
+        told = " ".join([package.request.text, *(f.value for f in (package.user.facts if package.user else []))])
+        self.said = said
+        self.words = _stems(said) - (written - _proper(told)) - nouns
+        self.topic = _stems(said) - nouns
+        self.enums = {str(v).casefold() for b in run.bound.values() for spec in b.spec.fields.values()
+                      for v in spec.get("enum", [])}
+        self._linked: set[str] = set()
+        for step in run.trajectory.steps:  # records holding the id or address of a record pointed at
+            for r in _records(step.result):
+                if self._direct(r):
+                    self._linked |= {str(v).casefold() for k, v in r.items() if isinstance(v, str)
+                                     and (k == "id" or "@" in v)}
+
+    def at(self, record: Record) -> bool:
+        return self._direct(record) or any(isinstance(v, str) and v.casefold() in self._linked
+                                           for k, v in record.items() if k != "id")
+
+    def about(self, record: Record) -> bool:
+        """Whether ``record`` speaks of what the request does: two of its words, those the
+        reference writes into the new records included ("the deposit for the barn" and the email
+        about the barn's deposit)."""
+        words: set[str] = set()
+        for key, value in record.items():
+            if key != "id" and isinstance(value, str) and value.casefold() not in self.enums and not ISO_DATE.match(value):
+                words |= _stems(value)
+        return len(words & self.topic) >= 2
+
+    def _direct(self, record: Record) -> bool:
+        rid = str(record.get("id", "")).casefold()
+        if rid and (rid in self.ids or (len(rid) >= 3 and has_word(self.said, rid))):
+            return True
+        short: set[str] = set()
+        long: set[str] = set()
+        for key, value in record.items():
+            if key == "id" or key.endswith("_id") or not isinstance(value, str) or value.casefold() in self.enums \
+                    or ISO_DATE.match(value) or clock_value(value):
+                continue
+            if value.casefold() in self.ids or (" " in value.strip() and has_word(self.said, value.strip())):
+                return True  # a value the write copies ("ap@northwind.example"), a name the request writes whole
+            if "@" in value:
+                short |= _stems(value.split("@")[0].replace(".", " ").replace("_", " "))
+            elif len(value.split()) <= 8:
+                short |= _stems(value)
+            else:
+                long |= _stems(value)
+        return bool(short & self.words) or len(long & self.words) >= 2
+
+
+_CAPITALIZED_IN_SENTENCE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'-]+)")
+_CALENDAR_WORDS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+                             "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                             "november", "december"})
+
+
+def _proper(text: str) -> frozenset[str]:
+    """The stems of the names a text writes: capitalized words inside a sentence, days and months
+    aside ("on the day of the Kestrel kickoff": kestrel)."""
+    return frozenset(_stem(m.group(1)) for m in _CAPITALIZED_IN_SENTENCE.finditer(text)
+                     if m.group(1).casefold() not in _CALENDAR_WORDS)
+
+
+def _records(value: Any) -> list[Record]:
+    if isinstance(value, dict):
+        return ([value] if "id" in value else []) + [r for v in value.values() for r in _records(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _records(v)]
+    return []
+
+
+@lru_cache(maxsize=4096)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in content_words(text))
+
+
+def _stem(word: str) -> str:
+    word = word.casefold()
+    return re.sub(r"(?:ing|ed|es|s)$", "", word) if len(word) > 4 else word

@@ -129,25 +129,29 @@ class Adjustment:
 
 
 _LESS = re.compile(r"\b(?:less|minus|after|net\s+of|deduct(?:ing|ed)?|take\s+off|taking\s+off|knock(?:ing)?\s+off|"
-                   r"subtract(?:ing)?|without)\b[^.;!?]{0,25}$", re.IGNORECASE)
+                   r"subtract(?:ing)?|without|discount(?:ed)?\s+by|reduc(?:e|ed|ing)\s+(?:it\s+)?by|"
+                   r"cut\s+(?:it\s+)?by)\b[^.;!?]{0,25}$", re.IGNORECASE)
 _LESS_AFTER = re.compile(r"^\s*(?:off|discount|rebate|credit|deposit|reduction|early[- ]payment)\b", re.IGNORECASE)
-_PLUS = re.compile(r"\b(?:plus|add(?:ing|ed)?|on\s+top\s+of|with|including|includes?)\b[^.;!?]{0,25}$", re.IGNORECASE)
+_PLUS = re.compile(r"\b(?:plus|add(?:ing|ed)?|on\s+top\s+of|with|including|includes?|increas(?:e|ed|ing)\s+(?:it\s+)?by|"
+                   r"mark(?:ed|ing)?\s+(?:it\s+)?up\s+by|gross(?:ed)?\s+up\s+by)\b[^.;!?]{0,25}$", re.IGNORECASE)
 _PLUS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:fee|surcharge|tax|vat|mark-?up|commission|interest|charge|on\s+top)\b",
                          re.IGNORECASE)
 
 
 def stated_adjustments(said: str) -> list[Adjustment]:
     """The adjustments the request states on a total, in its direction: a percentage after "less",
-    "minus", "after", "net of", or before "off", "discount", "rebate" takes it off ("the total less
-    10%", "after our 10% discount", "10% off"); after "plus", "add", "with", "including", or before
-    "fee", "surcharge", "tax", "VAT" adds it ("plus a 5% late fee", "with 20% VAT on top"); an
-    amount of money the same ("plus a €25 handling fee", "less the £40 deposit"). A percentage
+    "minus", "after", "net of", "discounted by", or before "off", "discount", "rebate" takes it off
+    ("the total less 10%", "after our 10% discount", "10% off"); after "plus", "add", "with",
+    "including", "marked up by", or before "fee", "surcharge", "tax", "VAT" adds it ("plus a 5% late
+    fee", "with 20% VAT on top"); the noun after the number decides over the word before it ("with
+    our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"). A percentage
     with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate)."""
     out: list[Adjustment] = []
     for m in numbers_in(said):
         before, after = said[max(0, m.start - 40):m.start], said[m.end:m.end + 30]
-        less = bool(_LESS.search(before) or _LESS_AFTER.match(after))
-        more = bool(_PLUS.search(before) or _PLUS_AFTER.match(after))
+        less, more = bool(_LESS_AFTER.match(after)), bool(_PLUS_AFTER.match(after))
+        if less == more:  # the noun after it decides ("with our 10% discount", "after 20% VAT"); else the word before
+            less, more = bool(_LESS.search(before)), bool(_PLUS.search(before))
         if less == more:
             continue  # no direction, or both
         if m.kind == "percent" and 0 < m.value < 100:

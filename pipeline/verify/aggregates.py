@@ -13,6 +13,8 @@ hours; its *count* is its size (``figures`` names each).
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -105,6 +107,80 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
 
 
 
+@dataclass(frozen=True)
+class Adjustment:
+    """A change the request states to put on a total: a factor ("less our 10% discount": 0.9; "plus
+    a 5% fee": 1.05) or an amount added ("plus a €25 fee": +25; "less the £40 deposit": -40)."""
+
+    factor: float
+    plus: float
+    words: str
+    """How a figure's kind names it: "less 10%", "plus 25"."""
+
+    def apply(self, total: float) -> float:
+        return round(total * self.factor + self.plus, 2)
+
+    def flipped(self) -> Adjustment:
+        """The same change the other way (a discount added, a fee taken off)."""
+        if self.plus:
+            return Adjustment(1.0, -self.plus, ("less " if self.plus > 0 else "plus ") + f"{abs(self.plus):g}")
+        rate = round(self.factor - 1, 6)
+        return Adjustment(round(1 - rate, 6), 0.0, ("less " if rate > 0 else "plus ") + f"{abs(rate) * 100:g}%")
+
+
+_LESS = re.compile(r"\b(?:less|minus|after|net\s+of|deduct(?:ing|ed)?|take\s+off|taking\s+off|knock(?:ing)?\s+off|"
+                   r"subtract(?:ing)?|without|discount(?:ed)?\s+by|reduc(?:e|ed|ing)\s+(?:it\s+)?by|"
+                   r"cut\s+(?:it\s+)?by)\b[^.;!?]{0,25}$", re.IGNORECASE)
+_LESS_AFTER = re.compile(r"^\s*(?:off|discount|rebate|credit|deposit|reduction|early[- ]payment)\b", re.IGNORECASE)
+_PLUS = re.compile(r"\b(?:plus|add(?:ing|ed)?|on\s+top\s+of|with|including|includes?|increas(?:e|ed|ing)\s+(?:it\s+)?by|"
+                   r"mark(?:ed|ing)?\s+(?:it\s+)?up\s+by|gross(?:ed)?\s+up\s+by)\b[^.;!?]{0,25}$", re.IGNORECASE)
+_PLUS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:fee|surcharge|tax|vat|mark-?up|commission|interest|charge|on\s+top)\b",
+                         re.IGNORECASE)
+
+
+def stated_adjustments(said: str) -> list[Adjustment]:
+    """The adjustments the request states on a total, in its direction: a percentage after "less",
+    "minus", "after", "net of", "discounted by", or before "off", "discount", "rebate" takes it off
+    ("the total less 10%", "after our 10% discount", "10% off"); after "plus", "add", "with",
+    "including", "marked up by", or before "fee", "surcharge", "tax", "VAT" adds it ("plus a 5% late
+    fee", "with 20% VAT on top"); the noun after the number decides over the word before it ("with
+    our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"). A percentage
+    with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate)."""
+    out: list[Adjustment] = []
+    for m in numbers_in(said):
+        before, after = said[max(0, m.start - 40):m.start], said[m.end:m.end + 30]
+        less, more = bool(_LESS_AFTER.match(after)), bool(_PLUS_AFTER.match(after))
+        if less == more:  # the noun after it decides ("with our 10% discount", "after 20% VAT"); else the word before
+            less, more = bool(_LESS.search(before)), bool(_PLUS.search(before))
+        if less == more:
+            continue  # no direction, or both
+        if m.kind == "percent" and 0 < m.value < 100:
+            factor = round(1 - m.value / 100, 6) if less else round(1 + m.value / 100, 6)
+            out.append(Adjustment(factor, 0.0, f"{'less' if less else 'plus'} {m.value:g}%"))
+        elif m.kind == "money" and m.value > 0:
+            out.append(Adjustment(1.0, -m.value if less else m.value, f"{'less' if less else 'plus'} {m.value:g}"))
+    return list(dict.fromkeys(out))
+
+
+def adjust(total: float, stated: list[Adjustment]) -> float:
+    """``total`` with every stated adjustment put on it, in the request's order."""
+    for a in stated:
+        total = a.apply(total)
+    return round(total, 2)
+
+
+def misadjusted(total: float, stated: list[Adjustment]) -> list[tuple[str, float]]:
+    """What a check computes from ``total`` when it gets the stated adjustments wrong: one of them
+    left out or put the other way (a discount added; the plain total), each once, as
+    ``(what, figure)``."""
+    out: list[tuple[str, float]] = []
+    for i, a in enumerate(stated):
+        out.append((f"without '{a.words}'", adjust(total, [*stated[:i], *stated[i + 1:]])))
+        out.append((f"{a.flipped().words} instead of {a.words}", adjust(total, [*stated[:i], a.flipped(), *stated[i + 1:]])))
+    right = adjust(total, stated)
+    return [(w, f) for w, f in out if abs(f - right) >= 0.005]
+
+
 def adjustments(said: str) -> list[float]:
     """The factors a percentage the request states puts on a total: less it (a discount) and plus
     it (a fee, a tax): "less our 10% discount" gives 0.9 and 1.1."""
@@ -123,34 +199,39 @@ def _written(value: str, text: str) -> bool:
     return False
 
 
-def figures(group: list[Record], percents: tuple[float, ...] = (), products: bool = True) -> list[tuple[str, float]]:
+def figures(group: list[Record], percents: tuple[float, ...] = (), products: bool = True,
+            adjusted: tuple[Adjustment, ...] = ()) -> list[tuple[str, float]]:
     """``(kind, figure)`` of a group, rounded to cents: its count; each numeric field's total (and
     each of ``percents`` of it: a 5% fee on the unpaid balance), mean, and for minutes the total
     in hours (``duration_minutes``: 270 is 4.5 hours); and (``products``) the sum of each product of
-    two numeric fields (the stock's worth: quantity × price)."""
+    two numeric fields (the stock's worth: quantity × price); with ``adjusted``, each total with the
+    stated adjustments put on it ("the unpaid total less 10%")."""
     columns = _columns(group)
-    return _plain_figures(columns, len(group), percents) + (_products(columns) if products else [])
+    return _plain_figures(columns, len(group), percents, adjusted) + (_products(columns) if products else [])
 
 
-def split_figures(groups: list[list[Record]], percents: tuple[float, ...] = ()) -> list[tuple[list[tuple[str, float]],
-                                                                                        list[tuple[str, float]]]]:
+def split_figures(groups: list[list[Record]], percents: tuple[float, ...] = (), adjusted: tuple[Adjustment, ...] = (),
+                  ) -> list[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
     """``figures`` of each of ``groups`` as two lists, the figures but the products and the products;
     each record's numbers are read once, however many of the groups hold it."""
     read: dict[int, dict[str, float]] = {}  # a record's numbers by the record's id: the groups share records
     out = []
     for group in groups:
         columns = _columns(group, read)
-        out.append((_plain_figures(columns, len(group), percents), _products(columns)))
+        out.append((_plain_figures(columns, len(group), percents, adjusted), _products(columns)))
     return out
 
 
-def _plain_figures(columns: dict[str, list[float]], count: int, percents: tuple[float, ...]) -> list[tuple[str, float]]:
+def _plain_figures(columns: dict[str, list[float]], count: int, percents: tuple[float, ...],
+                   adjusted: tuple[Adjustment, ...] = ()) -> list[tuple[str, float]]:
     """``figures`` but the products, from the group's ``_columns`` and size."""
     out: list[tuple[str, float]] = [("count", float(count))]
     for k, column in columns.items():
         total = sum(column)
         out += [(f"total of {k}", round(total, 2)), (f"mean of {k}", round(total / count, 2))]
         out += [(f"{p:g}% of the total of {k}", round(total * p / 100, 2)) for p in percents]
+        if adjusted:
+            out.append((f"total of {k} {', '.join(a.words for a in adjusted)}", adjust(total, list(adjusted))))
         if "minute" in k:
             out.append((f"total of {k} in hours", round(total / 60, 2)))
     return out

@@ -13,7 +13,11 @@ than choose it:
   composes (a message, a post), that the request dictates (``dictates``: after "that", "saying"
   or "tell" in its sentence), or that a read showed next to words
   the request names as a code ("the tracking number" for "Tracking number: SWL-88410-22"; "his
-  order arriving twice" asks for no order number).
+  order arriving twice" asks for no order number), or that is the id of a record read of the kind
+  of code the request names ("notify the hook with its ticket number" for ``TKT-042``);
+- a date or an amount inside text the agent composes that is the whole value of a record's field
+  the request asks a message for (``asks_to_carry``: "post in #sales the last contact date",
+  "email them the amount on invoice inv-203"); a date a text mentions on its own is the agent's.
 
 Identity values (a record's id, email or name) are left to ``perturbations.Alternatives``, which
 already swaps them for the most confusable record.
@@ -196,11 +200,15 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
             if key in composed and isinstance(value, str):
                 for token in dict.fromkeys(codes_in(value)):
                     told = dictates(said, token)
-                    if not told and _read_as_asked("code", token, lists, named, today, "") is None:
+                    field = _read_as_asked("code", token, lists, named, today, "")
+                    if field is None:
+                        field = _id_named(token, lists, named)
+                    if not told and field is None:
                         continue
-                    others = look_alikes("code", token, lists, today)
+                    others = look_alikes("code", token, lists, today, field or None)
                     if others:
                         out.append(Carried(step, key, token, True, tuple(others)))
+                out += _values_in_text(step, key, value, said, lists, asked, today)
                 continue
             kind = _kind(value)
             if kind is None or value in identities or _told(kind, value, said, today):
@@ -212,6 +220,111 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
             if others:
                 out.append(Carried(step, key, value, False, tuple(others)))
     return out
+
+
+def _id_named(token: str, lists: list[list[dict[str, Any]]], named: set[str]) -> str | None:
+    """The field of a record read whose id ``token`` is, when the request names that kind of code
+    ("notify the hook with the order number" for ``ord-104``: a word of ``named`` begins with the
+    id's letters, or is a word of the field's name, ``order_id``); None otherwise."""
+    prefix = re.match(r"[a-z]{2,}", token.casefold())
+    for records in lists:
+        for r in records:
+            for field, v in r.items():
+                if not (isinstance(v, str) and v.casefold() == token.casefold()):
+                    continue
+                if (field == "id" or field.endswith("_id")) and (
+                        _key_words(field) & named or prefix and any(w.startswith(prefix.group(0)) for w in named)):
+                    return field
+    return None
+
+
+_DATE_FORMATS = ("{iso}", "{d} {B} {Y}", "{d} {B}", "{B} {d}, {Y}", "{B} {d}", "{d} {b} {Y}", "{d} {b}", "{b} {d}",
+                 "{A} {d} {B}", "{A}, {d} {B}", "{A} {B} {d}", "{A}, {B} {d}")
+
+
+def _date_written(iso: str, like: str, was: str) -> str | None:
+    """``iso`` written as ``like`` writes ``was`` (an ISO date, "18 December", "Friday 18 December" …)."""
+    def forms(day: str) -> list[str]:
+        d = date.fromisoformat(day[:10])
+        names = {"iso": day[:10], "d": str(d.day), "B": d.strftime("%B"), "b": d.strftime("%b"), "Y": str(d.year),
+                 "A": d.strftime("%A")}
+        return [f.format(**names) for f in _DATE_FORMATS]
+    for form, other in zip(forms(was), forms(iso), strict=True):
+        if form.casefold() == like.casefold():
+            return other
+    return None
+
+
+_CARRY_VERB = re.compile(r"\b(?:post|email|e-mail|mail|send|tell|notify|message|ping|share|include|give|put|add|"
+                         r"let\s+\w+\s+know|with)\b", re.IGNORECASE)
+
+
+def asks_to_carry(said: str, field: str) -> bool:
+    """Whether the request asks a message for the value of a record's ``field``: in one sentence,
+    after a verb of sending or including ("post", "email … the", "notify … with"), "the" (or "its",
+    "their" …) and within three words a word of the field's name ("post in #sales the last contact
+    date", "email them the amount on invoice inv-203"); "due Monday 7 December" and "ten days
+    before their contract end date" ask no message to carry a date read."""
+    words = _key_words(field)
+    if not words:
+        return False
+    for m in _SENTENCE.finditer(said):
+        sentence = m.group(0)
+        verb = _CARRY_VERB.search(sentence)
+        if verb is None:
+            continue
+        for phrase in re.finditer(r"\b(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+\s+){0,3}[\w'-]+)",
+                                  sentence[verb.end():], re.IGNORECASE):
+            if words & {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}:
+                return True
+    return False
+
+
+def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[dict[str, Any]]], asked: set[str],
+                    today: date) -> list[Carried]:
+    """The dates and amounts a composed text carries from what was read, where the request asks
+    for them (a word of the record's field's name, or of the words before it in a text read: "the
+    date the inspection is due", "the amount due on inv-203"), each with its look-alikes written
+    as the text writes it ("Friday 18 December" beside "Monday 21 December", "€2,460.00" beside
+    "€1,850.00"); values the request states are its own (``_told``)."""
+    out: list[Carried] = []
+    for m in dates_in(text, today):
+        if _told("date", m.value, said, today):
+            continue
+        field = _read_as_asked("date", m.value, lists, asked, today, "")
+        if not field or not asks_to_carry(said, field):
+            continue
+        others = [w for o in look_alikes("date", m.value, lists, today, field or None)
+                  if (w := _date_written(str(o), m.text, m.value)) is not None and w not in text]
+        if others:
+            out.append(Carried(step, key, m.text, True, tuple(others)))
+    for n in numbers_in(text):
+        if n.kind not in ("money", "number") or not _AMOUNT.fullmatch(n.text.strip(" €$£")) and n.kind != "money":
+            continue
+        if _told("number", n.value, said, today):
+            continue
+        field = _read_as_asked("number", n.value, lists, asked, today, "")
+        if not field or not asks_to_carry(said, field):
+            continue
+        digits = _DIGITS.search(n.text)
+        if digits is None:
+            continue
+        others = [n.text.replace(digits.group(0), _number_written(float(o), digits.group(0)))
+                  for o in look_alikes("number", n.value, lists, today, field or None) if isinstance(o, (int, float))]
+        others = [o for o in others if o not in text]
+        if others:
+            out.append(Carried(step, key, n.text, True, tuple(others)))
+    return out
+
+
+_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d{2}")
+"""An amount as a text writes it: thousands separated, or cents (a bare whole number is a count or a code)."""
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _number_written(value: float, like: str) -> str:
+    decimals = len(like.split(".", 1)[1]) if "." in like else 0
+    return f"{value:,.{decimals}f}" if "," in like else f"{value:.{decimals}f}"
 
 
 def _told(kind: str, value: Any, said: str, today: date) -> bool:

@@ -39,7 +39,17 @@ from pipeline.core.text_values import (
     within,
 )
 from pipeline.core.trajectory import Trajectory
-from pipeline.verify.aggregates import figures, groups, number_forms, pooled, split_figures
+from pipeline.verify.aggregates import (
+    Adjustment,
+    adjust,
+    figures,
+    groups,
+    misadjusted,
+    number_forms,
+    pooled,
+    split_figures,
+    stated_adjustments,
+)
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
@@ -556,6 +566,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
     stated = set(number_values(run.said))  # a number the request states is no figure the agent works out
     percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")
+    adjusted = tuple(stated_adjustments(run.said))  # "the total less 10%": a figure of its own
     graded = [n for n in _graded_numbers(run) if n not in stated]
     if graded:  # a number a record holds as it is was read, not worked out
         held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
@@ -567,13 +578,13 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     text = package.request.text
     out: list[Finding] = []
     every = [g for lst in pooled(lists) for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
-    split = list(zip(every, split_figures(every, percents), strict=True))  # products (quantity × price) are looked at last
+    split = list(zip(every, split_figures(every, percents, adjusted), strict=True))  # products (quantity × price) are looked at last
     plain = [(g, figure) for g, (figs, _) in split for figure in figs]
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
     left_of: dict[int, tuple[list[dict[str, Any]], str]] = {}  # a group's unselected records (by the group's id), once
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
-                    and (number not in done or "%" in figure[0])]  # a number written is a figure when a rate of one
+                    and (number not in done or "%" in figure[0] or _ADJUSTED.search(figure[0]))]  # a number written is a figure when a rate of one
         if not matching:
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = []
@@ -584,14 +595,14 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
         if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
-            judged = _padded(pooled(lists), number, text, today, percents)
+            judged = _padded(pooled(lists), number, text, today, percents, adjusted)
         if not judged:
             continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
         kept = [r for r in group if r not in left]
         if not kept:
             continue
-        right = dict(figures(kept, percents)).get(kind)
+        right = dict(figures(kept, percents, adjusted=adjusted)).get(kind)
         if right is None or abs(right - number) < 0.005:
             continue
         right = round(right, 2)
@@ -615,8 +626,8 @@ MAX_PADDING = 6
 """The most records a request leaves out of a list for ``_padded`` to try every mix of them."""
 
 
-def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: date,
-            percents: tuple[float, ...]) -> list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]]:
+def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: date, percents: tuple[float, ...],
+            adjusted: tuple[Adjustment, ...] = ()) -> list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]]:
     """``(group, (kind, figure), left out, why)`` where ``number`` is a total (or a stated rate of
     one) over the records of a list the request selects plus some it does not (October's charge
     beside November's, asked for), found by trying every mix of the records it leaves out; empty
@@ -628,12 +639,13 @@ def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: 
         kept = [r for r in lst if r not in left]
         if not kept or not left or len(left) > MAX_PADDING:
             continue
-        if any(abs(f - number) < 0.005 for k, f in figures(kept, percents) if "total" in k):
+        if any(abs(f - number) < 0.005 for k, f in figures(kept, percents, adjusted=adjusted) if "total" in k):
             return []
         for size in range(1, len(left) + 1):
             for extra in combinations(left, size):
                 group = kept + list(extra)
-                found = [(k, f) for k, f in figures(group, percents) if "total" in k and abs(f - number) < 0.005]
+                found = [(k, f) for k, f in figures(group, percents, adjusted=adjusted)
+                         if "total" in k and abs(f - number) < 0.005]
                 if found:
                     why = "; ".join(dict.fromkeys(reasons[lst.index(r)] for r in extra))
                     out.append((group, found[0], list(extra), why))
@@ -650,6 +662,55 @@ def _worked_out(run: ReferenceRun, number: float, today: date) -> bool:
     if any(r.kind == "number" and r.holds(number) for r in allowed_ranges(run.said, today)):
         return False
     return not any(abs(c.expected - number) < 0.005 for c in run.computed_writes)
+
+
+_ADJUSTED = re.compile(r" (?:less|plus) \d")
+"""How ``aggregates.figures`` names a total with a stated adjustment: "total of amount less 10%"."""
+
+
+def adjustment_findings(run: ReferenceRun) -> list[Finding]:
+    """The request states how to adjust a total ("the unpaid total less our 10% discount", "plus a
+    €25 handling fee"; ``aggregates.stated_adjustments``) and the checks want the total of a group
+    of records it selects adjusted otherwise: an adjustment left out (the plain total) or put the
+    other way (the discount added). Witness: a correct agent that reports or writes the total with
+    the stated adjustments. A number some selected group's properly adjusted total gives is
+    consistent, whatever else it matches."""
+    package = run.package
+    stated = stated_adjustments(package.request_and_fact_values())
+    if not stated:
+        return []
+    told = set(number_values(run.said))
+    held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
+    graded = [n for n in _graded_numbers(run) if n not in told and n not in held]
+    if not graded:
+        return []
+    today = date.fromisoformat(package.now[:10])
+    text = package.request.text
+    chosen = [g for lst in pooled(run.read_lists) for g in groups(lst, package.request_and_fact_values(), today)
+              if len(g) >= 2 and not unselected(text, g, today)[0]]
+    sums = [(g, k, f) for g in chosen for k, f in figures(g, products=False) if k.startswith("total of") and f]
+    out: list[Finding] = []
+    for number in graded:
+        if any(abs(adjust(f, stated) - number) < 0.005 for _, _, f in sums):
+            continue  # the stated adjustment of a selected total
+        wrong = [(g, k, f, how) for g, k, f in sums for how, v in misadjusted(f, stated) if abs(v - number) < 0.005]
+        if not wrong:
+            continue
+        group, kind, total, how = wrong[0]
+        right = adjust(total, stated)
+        said = int(right) if float(right).is_integer() else right
+        steps = said_instead(substituted(run, _number_replacer(number, said)) or dict(enumerate(package.reference)),
+                             number, said)
+        words = ", ".join(a.words for a in stated)
+        agent = witness(run, "correct", "stated_adjustment", f"reports the {kind} {words}, as the request states: "
+                        f"{said:,}", run.score, steps)
+        out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
+                           detail={"value": number, "kind": kind, "records": [r.get("id") for r in group],
+                                   "adjustment": words, "expected": said},
+                           message=f"the checks want {number:,g}, the {kind} over "
+                                   f"{', '.join(str(r.get('id')) for r in group)} {how}; the request states "
+                                   f"{words}: {said:,}"))
+    return out
 
 
 def _is_number(value: Any) -> bool:
@@ -754,4 +815,5 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     if run is None:
         return out
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
-            + subset_findings(run) + formula_findings(run) + offset_findings(run) + period_record_findings(run))
+            + subset_findings(run) + adjustment_findings(run) + formula_findings(run) + offset_findings(run)
+            + period_record_findings(run))

@@ -45,7 +45,16 @@ from pipeline.core.references import iter_refs
 from pipeline.core.text_values import EMAIL, has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, taxonomy
-from pipeline.verify.aggregates import adjustments, groups, number_forms, pooled, totals
+from pipeline.verify.aggregates import (
+    adjust,
+    adjustments,
+    groups,
+    misadjusted,
+    number_forms,
+    pooled,
+    stated_adjustments,
+    totals,
+)
 from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import bound_tools
 from pipeline.verify.execution import ReferenceRun
@@ -207,11 +216,13 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
             return best
     today = date.fromisoformat(package.now[:10])
     rates = [1.0, *adjustments(package.request_and_fact_values())]  # a total less a stated discount, plus a fee
+    stated = stated_adjustments(package.request_and_fact_values())  # and plus a stated amount: "plus a €25 fee"
     for lst in pooled(lists):
         for group in groups(lst, package.request_and_fact_values(), today):
             if len(group) < 2 or len(group) <= best:
                 continue  # one record is no aggregate; a group no larger cannot raise the count
             figures = [float(len(group)), *(t * k for t in totals(group) for k in rates)]
+            figures += [f for t in totals(group) if stated for f in (adjust(t, stated), *(v for _, v in misadjusted(t, stated)))]
             if any(says(form) for figure in figures for form in number_forms(figure)):
                 best = len(group)
                 if best >= enough:

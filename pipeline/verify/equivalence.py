@@ -12,7 +12,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
 | ``rephrased_question`` | asks each question another way, from a fixed bank (below) |
 | ``other_choice`` | writes another value the request allows (a day in its window, the other of "high or urgent") |
-| ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
+| ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
 exact, and so do phrases the request quotes and names taken whole from a record of the state.
@@ -346,15 +346,30 @@ _ORDER_GIVEN = re.compile(r"\b(?:in\s+(?:this|that|the\s+following|the\s+same|th
                           re.IGNORECASE)
 
 
-def is_unordered(key: str, value: Any) -> bool:
+def is_unordered(key: str, value: Any, known: frozenset[str] = frozenset()) -> bool:
     """Whether ``value`` of argument ``key`` is a set written as a list: two or more distinct
-    scalars, in an argument named for people or labels (``UNORDERED_LISTS``), or all of them
-    email addresses."""
+    scalars, in an argument named for people or labels (``UNORDERED_LISTS``), or by what it holds:
+    all of them email addresses, or all of them records of the state, by id, name or address
+    (``known``: the members of a channel, the transactions of an expense report, the customers of
+    an export, whatever the argument is called)."""
     if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
         return False
     if len(set(value)) < 2:
         return False
-    return key in UNORDERED_LISTS or all(EMAIL.fullmatch(v) for v in value)
+    return key in UNORDERED_LISTS or all(EMAIL.fullmatch(v) or v.casefold() in known for v in value)
+
+
+def record_identities(package: TaskPackage) -> frozenset[str]:
+    """The ids, names and addresses of the records of the initial state (folded): what a list of
+    records is written with. An id is the ``id`` field or one named for it (``transaction_id``)."""
+    out: set[str] = set()
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            for r in records:
+                if isinstance(r, dict):
+                    out |= {v.casefold() for k, v in r.items() if isinstance(v, str) and v
+                            and (k in ("id", "name", "email", "username") or k.endswith("_id"))}
+    return frozenset(out)
 
 
 def _permuted_lists(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
@@ -364,12 +379,13 @@ def _permuted_lists(run: ReferenceRun, steps: dict[int, Step], done: list[Write]
     if _ORDER_GIVEN.search(run.said):
         return []
     edits: dict[int, dict[str, Any]] = {}
+    known = record_identities(run.package)
     for w in done:
         step = run.package.reference[w.step]
         if not isinstance(step, CallStep) or w.bound.op.effect not in ("create", "update"):
             continue
         for key, value in run.args.get(w.step, {}).items():
-            if is_unordered(key, value):
+            if is_unordered(key, value, known):
                 edits.setdefault(w.step, {})[key] = list(reversed(value))
     if not edits:
         return []

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import date
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -626,13 +627,15 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     how the value must be written, "2 open tickets"; it is left to the package.)"""
     if not asks_for_value(run.said):
         return []  # "tell me why": the ids an explanation cites are its evidence, no value asked for
-    graded = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
+    contained = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
+    graded = list(contained)
     graded += [m for c in run.package.checks if c.kind == "answer_matches"  # a pattern that is only the value
                and (m := compile_pattern(c.pattern, c.ignore_case).matched(run.trajectory.answer)) and " " not in m.strip()]
     written = {str(v) for w in done for v in leaves(_args_of(run, w.step))}
     written |= {str(n) for n in (len(done), *Counter(w.bound.tool.name for w in done).values())}  # "moved 2 newsletters"
     collections = [records for c in run.package.initial_state.values() for records in c.values() if records]
-    hedge = hedged_answer(run.trajectory.answer, graded, [*pooled(run.read_lists), *collections], run.said, written)
+    hedge = hedged_answer(run.trajectory.answer, graded, [*pooled(run.read_lists), *collections], run.said, written,
+                          date.fromisoformat(run.package.now[:10]), amounts_of=frozenset(contained))
     if hedge is None:
         return []
     hedging = {k: (AnswerStep(answer=hedge) if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
@@ -650,7 +653,10 @@ _ASKS_VALUE = re.compile(
     r"where|how\s+(?:many|much|long|often|far|old)|"
     r"(?:tell|give|send|show)\s+me(?!\s+(?:why|whether|if|how\s+come)\b)|"
     r"let\s+me\s+know(?!\s+(?:why|whether|if|how\s+come)\b)|"
-    r"look\s+up|find\s+(?:out\s+)?(?!out\s+why)|report|reply\s+with|quote|name\s+the)\b", re.IGNORECASE)
+    r"look\s+up|find\s+(?:out\s+)?(?!out\s+why)|report|reply\s+with|quote|name\s+the|"
+    r"work\s+out|(?:total|add|sum)\s+up|calculate|compute|figure\s+out|"
+    r"(?:amount|total|balance|sum)\s+(?:we|i|they|he|she)\s+(?:still\s+)?owes?|"
+    r"in\s+(?:your|the)\s+(?:reply|answer))\b", re.IGNORECASE)
 
 
 def asks_for_value(said: str) -> bool:

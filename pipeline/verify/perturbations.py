@@ -31,6 +31,7 @@ from pipeline.core.text_values import (
     NUMBER_WORDS,
     WEEKDAYS,
     Allowed,
+    Mention,
     allowed_ranges,
     date_values,
     dates_in,
@@ -46,6 +47,7 @@ from pipeline.core.text_values import (
     times_in,
     within,
 )
+from pipeline.verify.aggregates import figures, groups
 from pipeline.verify.time_arithmetic import clock_minutes, shift_clock
 
 _IDENTITY_FIELDS = ("id", "email", "name")
@@ -841,7 +843,65 @@ MAX_HEDGES = 8
 
 MAX_COUNT_HEDGED = 20
 """A whole number up to this that the agent works out is a count, hedged with its neighbours
-("either 3 or 4"); a larger figure (a total) is left to the package."""
+("either 3 or 4"); a larger figure, money or a number with decimals is an amount
+(``other_amounts``)."""
+MAX_AMOUNTS_HEDGED = 3
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def is_amount(m: Mention[float]) -> bool:
+    """Whether a number a graded text writes is an amount or a total, not a count: money ("€4,310",
+    "4,310.50 EUR"), a number with decimals or thousands separators, or a whole number above
+    ``MAX_COUNT_HEDGED``; a year alone ("2026") is none."""
+    if m.kind == "money":
+        return True
+    if m.kind != "number" or m.value <= 0:
+        return False
+    digits = m.text.strip()
+    if re.fullmatch(r"(?:19|20)\d\d", digits):
+        return False
+    return "," in digits or "." in digits or m.value > MAX_COUNT_HEDGED
+
+
+def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str], told: str = "",
+                  today: date | None = None) -> list[float]:
+    """The other amounts a careless agent offers beside ``n``: where a record read holds ``n`` in a
+    numeric field, that field of the other records of its list (the other invoices' amounts);
+    where a group of records totals it (``aggregates.groups``, with the groups the request ``told``
+    selects: the unpaid ones of one vendor), the same total over the other groups (every invoice, the paid ones); else the figure 5% either side (a total
+    worked out with a stated fee or discount). Nearest first, at most ``MAX_AMOUNTS_HEDGED``."""
+    def near(found: dict[float, None]) -> list[float]:
+        return sorted((o for o in found if abs(o - n) >= 0.005 and o > 0), key=lambda o: abs(o - n))[:MAX_AMOUNTS_HEDGED]
+
+    held: dict[float, None] = {}
+    for records in lists:
+        for r in records:
+            if r.get("id") in written:
+                continue
+            for key, value in r.items():
+                if _is_number(value) and abs(float(value) - n) < 0.005:
+                    held |= dict.fromkeys(round(float(o[key]), 2) for o in records if _is_number(o.get(key)))
+    if near(held):
+        return near(held)
+    totalled: dict[float, None] = {}
+    for records in lists:
+        every = [g for g in groups(records, told, today) if len(g) >= 2]
+        named = [dict(figures(g, products=False)) for g in every]
+        kinds = {k for f in named for k, v in f.items() if k.startswith("total of") and abs(v - n) < 0.005}
+        totalled |= dict.fromkeys(round(f[k], 2) for f in named for k in kinds if k in f)
+    return near(totalled) or [round(n * 0.95, 2 if not float(n).is_integer() else 0),
+                              round(n * 1.05, 2 if not float(n).is_integer() else 0)]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _written_like(digits: str, value: float) -> str:
+    """``value`` written as ``digits`` is: thousands separators and decimals alike."""
+    decimals = len(digits.split(".", 1)[1]) if "." in digits else 0
+    text = f"{value:,.{decimals}f}" if "," in digits else f"{value:.{decimals}f}"
+    return text
 
 
 def _part_said(value: str, text: str) -> str | None:
@@ -867,15 +927,19 @@ def _same_part(other: str, value: str, part: str) -> str | None:
 
 
 def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,
-                  written: set[str]) -> str | None:
+                  written: set[str], today: date | None = None, amounts_of: frozenset[str] | None = None) -> str | None:
     """``answer`` hedged as a careless agent hedges it: followed by "Or possibly" and the
     plausible other candidates of each value the answer checks want (``graded``) that the agent
     reports rather than confirms (not in the request ``told``, not in what it wrote,
     ``written``, nor of a record it wrote to): for a value a record read holds, the same field of
     the other records of that list ("inv-1041, inv-1047" beside inv-1043), or the same part of it
     (the times of the other calls beside 11:30); for a count it works out (a whole number up to
-    ``MAX_COUNT_HEDGED`` that no record holds), one less and one more ("either 3 or 4"). None when
-    no value has another candidate."""
+    ``MAX_COUNT_HEDGED`` that no record holds), one less and one more ("either 3 or 4"); for an
+    amount or a total (``is_amount``: "€4,310", "1,284.50"), ``other_amounts`` written alike
+    ("€4,310. Or possibly: €4,500, €4,950"), of the texts ``amounts_of`` (default: all; the
+    verifier gives the values of ``answer_contains`` checks: a pattern says how an amount must be
+    written, and whether it allows others beside it is the package's). None when no value has
+    another candidate."""
     others: dict[str, None] = {}
     folded_told = told.casefold()
     wrote = "\n".join(written).casefold()  # what the agent wrote, texts included: its answer confirms that
@@ -902,5 +966,9 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                 continue
             if n.is_integer() and 0 < n <= MAX_COUNT_HEDGED:
                 others |= dict.fromkeys((f"{n - 1:g}", f"{n + 1:g}"))
+            elif is_amount(m) and (amounts_of is None or text in amounts_of):
+                others |= dict.fromkeys(m.text.replace(m.text[d.start():d.end()], _written_like(d.group(0), o))
+                                        for d in [_DIGITS.search(m.text)] if d is not None
+                                        for o in other_amounts(n, lists, written, told, today))
     hedges = [o for o in others if o.casefold() not in answer.casefold()][:MAX_HEDGES]
     return f"{answer} Or possibly: {', '.join(hedges)}." if hedges else None

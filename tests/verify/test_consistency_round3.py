@@ -94,8 +94,11 @@ def test_a_total_that_takes_in_a_void_invoice_is_refused() -> None:
 
 
 def test_the_total_of_the_selected_records_is_consistent() -> None:
+    """The total is consistent with the request; what refuses the package is that an
+    ``answer_contains`` check passes a hedged total ("170.00. Or possibly: 200.00, ...")."""
     verdict = verify(_unpaid_total("170.00"))
-    assert verdict.accepted, messages(verdict)
+    assert verdict.codes == ["grader_underconstrained"], messages(verdict)
+    assert [f.witness.name for f in verdict.findings if f.witness] == ["hedged_answer"]
 
 
 def test_a_group_that_gives_two_graded_numbers_is_judged_once(monkeypatch: pytest.MonkeyPatch) -> None:

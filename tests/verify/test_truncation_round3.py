@@ -25,7 +25,8 @@ OAKRIDGE = [_invoice("inv-201", "Oakridge", 120.0), _invoice("inv-202", "Oakridg
 def _owed(invoices: list[Data], answer: str = "Harwick owes 170.00 EUR.") -> Data:
     return package("How much does Harwick owe in unpaid invoices?", {"finance": {"invoices": invoices}},
                    ["finance_list_invoices"],
-                   [{"id": "owed", "kind": "answer_contains", "weight": 1.0, "values": ["170.00"]}],
+                   [{"id": "owed", "kind": "answer_matches", "weight": 1.0,  # the one figure: no hedge passes
+                     "pattern": "^[^0-9]*170\\.00[^0-9]*$"}],
                    [{"call": "finance_list_invoices", "args": {}}, {"answer": answer}])
 
 

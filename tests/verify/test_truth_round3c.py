@@ -190,7 +190,8 @@ def _corvid_owed(excluded: list[str]) -> Data:
                  "amount": amount, "currency": "EUR", "due_date": "2026-12-15", "status": status, "issued_at": "2026-11-15"}
                 for i, amount, status in (("inv-401", 300.0, "unpaid"), ("inv-402", 165.0, "unpaid"), ("inv-403", 1200.0, "paid"))]
     return package("What do Corvid Labs still owe us on unpaid invoices?", {"finance": {"invoices": invoices}},
-                   ["finance_list_invoices"], [{"id": "owed", "kind": "answer_contains", "weight": 1.0, "values": ["465"]}],
+                   ["finance_list_invoices"], [{"id": "owed", "kind": "answer_matches", "weight": 1.0,  # no hedge passes
+                                                  "pattern": "^[^0-9]*465[^0-9]*$"}],
                    [{"call": "finance_list_invoices", "args": {"customer": "Corvid Labs"}},
                     {"answer": "Corvid Labs owe 465 EUR."}],
                    safety=[{"id": "no-wrong-total", "kind": "answer_excludes", "values": excluded}])

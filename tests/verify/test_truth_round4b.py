@@ -1,0 +1,78 @@
+"""Round 4b mechanisms: hedged amounts, stated adjustments of a total, unordered lists by what
+they hold, dates and amounts a message carries (the corpus cases are ``tests/corpus/truth-4b``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.core.text_values import numbers_in
+from pipeline.verify.aggregates import Adjustment, adjust, misadjusted, stated_adjustments
+from pipeline.verify.carried import asks_to_carry
+from pipeline.verify.equivalence import is_unordered
+from pipeline.verify.mutations import asks_for_value
+from pipeline.verify.perturbations import hedged_answer, is_amount, other_amounts
+
+
+@pytest.mark.parametrize(("said", "factor", "plus"), [
+    ("Total the unpaid invoices less our 10% discount", 0.9, 0.0),
+    ("after our 10% early-payment discount", 0.9, 0.0),
+    ("take 15% off the total", 0.85, 0.0),
+    ("with 20% VAT on top", 1.2, 0.0),
+    ("plus a 5% late fee", 1.05, 0.0),
+    ("the total plus a €25 handling fee", 1.0, 25.0),
+    ("less the £40 deposit we already paid", 1.0, -40.0),
+])
+def test_stated_adjustments_read_their_direction(said: str, factor: float, plus: float) -> None:
+    [a] = stated_adjustments(said)
+    assert (a.factor, a.plus) == (factor, plus)
+
+
+@pytest.mark.parametrize("said", ["5% of the total", "invoices over €500", "How much do we owe?"])
+def test_no_direction_is_no_adjustment(said: str) -> None:
+    assert stated_adjustments(said) == []
+
+
+def test_a_misadjusted_total_is_the_adjustment_left_out_or_flipped() -> None:
+    stated = [Adjustment(0.9, 0.0, "less 10%")]
+    assert adjust(4310.0, stated) == 3879.0
+    assert sorted(v for _, v in misadjusted(4310.0, stated)) == [4310.0, 4741.0]
+
+
+def test_amounts_are_hedged_with_other_records_or_other_totals() -> None:
+    records = [{"id": "inv-1", "amount": 100.0, "status": "unpaid"}, {"id": "inv-2", "amount": 70.0, "status": "unpaid"},
+               {"id": "inv-3", "amount": 30.0, "status": "void"}]
+    assert 200.0 in other_amounts(170.0, [records], set())  # every invoice, the void one too
+    assert other_amounts(70.0, [records], set())[:2] == [100.0, 30.0]  # the other records' amounts
+    hedge = hedged_answer("Harwick owes 170.00 EUR.", ["170.00"], [records], "What is Harwick's unpaid total?", set())
+    assert hedge is not None and "200.00" in hedge
+    assert hedged_answer("Harwick owes 170.00 EUR.", ["170.00"], [records], "What is Harwick's unpaid total?", set(),
+                         amounts_of=frozenset()) is None  # a pattern's amount is left to the package
+
+
+@pytest.mark.parametrize(("text", "amount"), [("€4,310", True), ("1,284.50", True), ("2515", True), ("3", False),
+                                              ("2026", False)])
+def test_what_is_an_amount(text: str, amount: bool) -> None:
+    assert is_amount(numbers_in(text)[0]) is amount
+
+
+@pytest.mark.parametrize("said", ["Work out the amount we still owe Tarrow Logistics and put it in your reply.",
+                                  "Total up the November charges.", "How much do we owe Kelso?"])
+def test_an_amount_asked_for_in_words(said: str) -> None:
+    assert asks_for_value(said)
+
+
+def test_a_list_of_records_is_unordered_whatever_its_name() -> None:
+    known = frozenset({"txn-302", "txn-305"})
+    assert is_unordered("transactions", ["TXN-302", "TXN-305"], known)
+    assert not is_unordered("transactions", ["TXN-302", "TXN-305"])
+    assert not is_unordered("steps", ["TXN-302", "call the vendor"], known)
+
+
+@pytest.mark.parametrize(("said", "field", "asked"), [
+    ("Post in #sales the last contact date we have for Brinkhill Outdoor.", "last_contact", True),
+    ("Email Kelso's accounts team the amount on invoice inv-203.", "amount", True),
+    ("Put a high-priority todo on my list to chase them, due Monday 7 December.", "due_date", False),
+    ("Make it due ten days before their contract end date.", "contract_end", False),
+])
+def test_a_message_is_asked_to_carry_a_field(said: str, field: str, asked: bool) -> None:
+    assert asks_to_carry(said, field) is asked

@@ -40,7 +40,7 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
     Code.GRADER_OVERCONSTRAINED: frozenset({"other_choice", "text_decorated", "text_case",  # range, dictated text
                                             "permuted_list"}),                            # no order given
     Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out",
-                                             "misread_value"}),                           # a value the request asks for
+                                             "misread_value", "perturb_argument"}),       # what the request settles
     Code.COLLATERAL_DAMAGE: frozenset({"kept"}),  # the records the request is read to keep
 }
 """Per code, the witness names whose finding rests on reading the request (``ANY_WITNESS``: all

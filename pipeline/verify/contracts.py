@@ -175,7 +175,7 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     at ``enough`` (the contract asks no more)."""
     package, ref = run.package, run.trajectory
     lists = run.read_lists
-    wanted = graded_in_answer(package, ref.answer) + _graded_in_messages(run)
+    wanted = graded_in_answer(package, ref.answer) + _graded_in_writes(run)
     refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
                for v in c.values]  # values of records the answer must not give: graded too, but never totals
     patterns = [compile_pattern(c.pattern, c.ignore_case)
@@ -230,20 +230,29 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     return best
 
 
-def _graded_in_messages(run: ReferenceRun) -> list[str]:
-    """What the state checks grade of the message bodies and notes the reference writes (a
-    pattern on a note's body: "2 open tickets", "20,500"): an aggregate written into a note or a
-    message is reported as an answer is."""
+def _graded_in_writes(run: ReferenceRun) -> list[str]:
+    """What the state checks grade of the records the reference writes: what a pattern finds in a
+    message body or a note ("2 open tickets", "20,500"), and, in the records it creates, the
+    values a check requires as they are or inside a list (an expense report's ``transactions``
+    holding "TXN-003", its ``total_amount`` 1257.0, in every form a number is written): an
+    aggregate written into a note, a message or a report is reported as an answer is."""
     out: list[str] = []
+    created = {b.collection for b in run.bound.values() if b.op.effect == "create"}
     for check in run.package.checks:
         if check.kind in ("answer_contains", "answer_matches"):
             continue
+        into_created = check.kind == "state_count" and tuple(check.collection.split(".", 1)) in created
         for field, matcher in required_values(check):
-            if not (is_message(field) and isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str)):
-                continue
-            pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
-            out += [m for args in run.args.values() if isinstance(args.get(field), str)
-                    and (m := pattern.matched(args[field]))]
+            if is_message(field) and isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
+                pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
+                out += [m for args in run.args.values() if isinstance(args.get(field), str)
+                        and (m := pattern.matched(args[field]))]
+            elif into_created:
+                value = matcher.get("$contains") if isinstance(matcher, dict) else matcher
+                if isinstance(value, str) and value:
+                    out.append(value)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                    out += sorted(number_forms(float(value)))
     return out
 
 

@@ -60,6 +60,8 @@ class Claim(BaseModel):
     """The records of the initial state the claim names (at most a few)."""
     today: str = ""
     """The package's current date and time (``now``) with its weekday: what "next week" means."""
+    language: str = "en"
+    """The request's language (``request.language``)."""
     agent_did: list[str] = Field(default_factory=list)
     """What the witness's agent did, one line an action (tool calls with their arguments, the
     answer), cut short."""
@@ -200,11 +202,11 @@ class Verdict(BaseModel):
                    review=sorted_["review"], sft_ready=not losses, sft=losses, notes=notes or [])
 
     def resorted(self, findings: list[Finding]) -> Verdict:
-        """This verdict with its refusals replaced by ``findings`` (the same refusals, now with
-        readings: ``kind_of`` may move some to the review notes), sorted again."""
+        """This verdict rebuilt from ``findings`` (its refusals and review notes, some now with
+        readings, in that order) and its SFT losses: ``kind_of`` sorts them again."""
         require_sft = any(f.basis is Basis.TRAINING for f in self.findings)  # losses refused it
         kept = [f for f in self.sft if f not in self.findings]
-        out = Verdict.build(self.id, findings + self.review + kept, self.score, self.notes, require_sft)
+        out = Verdict.build(self.id, findings + kept, self.score, self.notes, require_sft)
         return out.model_copy(update={"verifier_version": self.verifier_version, "reader_calls": self.reader_calls})
 
 

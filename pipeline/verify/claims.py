@@ -120,7 +120,7 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     said = " ".join([finding.message, w.claim, *(str(v) for v in _scalars(finding.detail))])
     return Claim(reading=reading, words=request_words(package.request.text, said), instead=instead,
                  alternative=alternative, records=named_records(package, said, w.actions), today=today(package),
-                 agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]])
+                 agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language)
 
 
 def _action(action: dict[str, Any]) -> str:

@@ -127,4 +127,4 @@ def read_package(verdict: Verdict, package: TaskPackage, reader: Reader, cache: 
     found = proposal_findings(package, proposals, Reading(answer="agrees", reason="its own proposal",
                                                              reader=reader.name))
     out = verdict.model_copy(update={"reader_calls": verdict.reader_calls + calls})
-    return out.resorted(out.findings + found) if found else out
+    return out.resorted(out.findings + found + out.review) if found else out

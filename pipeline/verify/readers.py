@@ -49,12 +49,22 @@ class Proposer(Protocol):
 
 
 class RulesReader:
-    """The verifier's rules as the reader: every claim they make stands (the offline default)."""
+    """The verifier's rules as the reader (the offline default): every claim they make about an
+    English request stands; about a request in another language they are ``unsure`` (they read
+    English words only), so such a claim is a review note."""
 
     name = "rules"
 
     def confirm(self, claim: Claim, request: str) -> Reading:
+        if not is_english(claim.language):
+            return Reading(answer="unsure", reader=self.name,
+                           reason=f"the rules read English words only; the request is in {claim.language!r}")
         return Reading(answer="agrees", reason="the verifier's rules read it so", reader=self.name)
+
+
+def is_english(language: str) -> bool:
+    """Whether ``language`` (a request's ``language``: "en", "en-GB", "English") is English."""
+    return language.strip().lower()[:2] in ("en", "")
 
 
 class ScriptedReader:
@@ -106,13 +116,17 @@ class ReadingCache:
 
 
 def read_verdict(verdict: Verdict, request: str, reader: Reader, cache: ReadingCache | None = None) -> Verdict:
-    """``verdict`` with ``reader``'s answer on each refusal that carries a claim and no reading
-    (from ``cache`` when it holds one), re-sorted: a refusal whose claim the reader does not agree
-    with becomes a review note. A verdict with no such refusal comes back as it is."""
-    asked = [n for n, f in enumerate(verdict.findings) if f.claim is not None and f.reading is None]
+    """``verdict`` with ``reader``'s answer on each finding that carries a claim and either no
+    reading or the rules' (from ``cache`` when it holds one), re-sorted: a refusal whose claim the
+    reader does not agree with becomes a review note, and a note the rules were unsure of becomes
+    a refusal when the reader agrees. A verdict with no such finding comes back as it is."""
+    findings = [*verdict.findings, *(f for f in verdict.review if f.claim is not None)]
+    findings += [f for f in verdict.review if f.claim is None]
+    asked = [n for n, f in enumerate(findings) if f.claim is not None and (f.reading is None or
+                                                                           f.reading.reader == RulesReader.name
+                                                                           != reader.name)]
     if not asked:
         return verdict
-    findings = list(verdict.findings)
     for n in asked:
         claim = findings[n].claim
         assert claim is not None

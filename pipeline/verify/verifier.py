@@ -41,7 +41,7 @@ from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_find
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 from pipeline.verify.mutations import mutation_findings, null_agent_findings
 from pipeline.verify.proposals import read_package
-from pipeline.verify.readers import Reader, ReadingCache, read_verdict
+from pipeline.verify.readers import Reader, ReadingCache, RulesReader, is_english, read_verdict
 from pipeline.verify.safety import safety_findings
 from pipeline.verify.static import reference_findings, tool_findings, unknown_tool_findings, weight_findings
 from pipeline.verify.truncation import evidence_findings
@@ -106,6 +106,8 @@ def verify_package(
     note otherwise (``readers.read_verdict``); a reader that proposes may add refusals its
     proposals prove (``proposals.read_package``). Without one the rules' reading stands."""
     verdict = _verify(package, options or Options(), dedup)
+    if not is_english(request_language(package)):  # the rules cannot vouch for their reading
+        verdict = read_verdict(verdict, request_text(package), RulesReader())
     if reader is None:
         return verdict
     if isinstance(package, dict):
@@ -123,6 +125,14 @@ def request_text(package: TaskPackage | dict[str, Any]) -> str:
     return str(request.get("text", "")) if isinstance(request, dict) else ""
 
 
+def request_language(package: TaskPackage | dict[str, Any]) -> str:
+    """The request's language of a package or package document ("en" when it says none)."""
+    if isinstance(package, TaskPackage):
+        return package.request.language
+    request = package.get("request")
+    return str(request.get("language", "en")) if isinstance(request, dict) else "en"
+
+
 def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: DedupIndex | None) -> Verdict:
     if isinstance(package, dict):
         given = str(package.get("id", ""))
@@ -130,10 +140,10 @@ def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: Dedu
         if parsed is None:
             return Verdict.build(given or "(invalid)", findings, None)
         package = parsed
-    notes: list[str] = [] if package.request.language.lower().startswith("en") else [
+    notes: list[str] = [] if is_english(package.request.language) else [
         f"the request is in {package.request.language!r}: the rules read English words only, so no reading of the "
-        "request's words (counts, names, formulas, dictated text) applied; a model reader (--reader model) reads any "
-        "language"]
+        "request's words (counts, names, formulas, dictated text) refuses it; a model reader (--reader model) reads "
+        "any language"]
     computed = package.compute_id()
     if package.id != computed:
         if package.id:

@@ -242,3 +242,16 @@ def test_the_model_reader_proposes_from_the_reference_actions() -> None:
     assert verdict.codes == [Code.REQUEST_CHECK_MISMATCH.value]
     assert verdict.reader_calls and verdict.reader_calls[0].model == "model:m"
     assert reader_calls(verdict) == verdict.reader_calls  # the proposal's request is the only one spent
+
+
+def test_the_rules_do_not_vouch_for_a_reading_of_a_request_in_another_language() -> None:
+    package = package_of(UNKNOWN_CASE)
+    german = package.model_copy(update={"request": package.request.model_copy(update={"language": "de"})})
+    verdict = verify_package(german)
+    assert Code.UNKNOWN_ENTITY.value not in verdict.codes
+    notes = [f for f in verdict.review if f.code is Code.UNKNOWN_ENTITY]
+    assert notes and all(f.reading is not None and f.reading.answer == "unsure" for f in notes)
+    assert any("'de'" in note and "English" in note for note in verdict.notes)
+    confirmed = verify_package(german, reader=ScriptedReader(default="agrees", name="model:m"))
+    assert Code.UNKNOWN_ENTITY.value in confirmed.codes  # a model that reads German confirms it
+    assert all(f.reading is not None and f.reading.reader == "model:m" for f in confirmed.findings if f.claim)

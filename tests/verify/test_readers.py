@@ -255,3 +255,15 @@ def test_the_rules_do_not_vouch_for_a_reading_of_a_request_in_another_language()
     confirmed = verify_package(german, reader=ScriptedReader(default="agrees", name="model:m"))
     assert Code.UNKNOWN_ENTITY.value in confirmed.codes  # a model that reads German confirms it
     assert all(f.reading is not None and f.reading.reader == "model:m" for f in confirmed.findings if f.claim)
+
+
+def test_play_witness_shows_the_claim_of_the_finding_it_replays(synth: Callable[..., CliResult],
+                                                                  tmp_path: Path) -> None:
+    package = package_of(UNKNOWN_CASE)
+    path, verdicts = tmp_path / "p.json", tmp_path / "v.json"
+    path.write_text(package.to_json(), encoding="utf-8")
+    verdicts.write_text(verify_package(package).model_dump_json(), encoding="utf-8")
+    result = synth("play", path, "--witness", verdicts)
+    assert result.exit_code == 0, result.stderr
+    assert "read: The request names someone or something that no record holds" in result.stdout
+    assert "checks: The checks give that agent" in result.stdout and "reader: rules" in result.stdout

@@ -9,7 +9,7 @@ wrong agent below passes (``docs/verification.md``, "What passed means").
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
-| ``null_agent`` | no call, no question, empty answer | < floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < grave | ``null_agent_passes`` |
+| ``null_agent`` | no call, no question, empty answer | ≤ floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < grave | ``null_agent_passes`` |
 | ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < grave | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < grave | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | < grave | ``grader_counts_calls`` |
@@ -48,6 +48,7 @@ from pipeline.core.package import (
     GRAVE_CEILING,
     NULL_AGENT_FLOOR,
     PASS_SCORE,
+    PASS_TOLERANCE,
     AnswerStep,
     AskStep,
     CallStep,
@@ -95,15 +96,15 @@ def null_agent_score(package: TaskPackage, grader: Grader | None = None, start: 
 def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
                         grader: Grader | None = None, start: Episode | None = None,
                         run: ReferenceRun | None = None) -> list[Finding]:
-    """Doing nothing must score below ``floor``. With the reference ``run`` (at full score), the
+    """Doing nothing must score no more than ``floor`` (design: "scores above a floor" refuses). With the reference ``run`` (at full score), the
     floor does not count the state checks the request's work never moves: checks that hold before
     it and after it, on a collection none of its writes touches ("make sure there is a 'Renew
     passport' todo" when there already is one: nothing to do there, and nothing done is right).
     Doing nothing must stay below the grave ceiling (0.75) all the same."""
     null = null_agent_score(package, grader, start)
-    if null < floor:
+    if null <= floor + PASS_TOLERANCE:  # above the floor, as the contract says: 0.25 itself is not
         return []
-    if run is not None and null < GRAVE_CEILING and null - _unmoved_weight(run) < floor:
+    if run is not None and null < GRAVE_CEILING and null - _unmoved_weight(run) <= floor + PASS_TOLERANCE:
         return []
     agent = Witness(agent="wrong", name="null_agent", claim="does nothing: no call, no question, no answer",
                     score=null, threshold=floor)

@@ -110,7 +110,7 @@ CORPUS: dict[Code, tuple[str, Callable[[Data], None]]] = {
                         "and send the invites.")),
     Code.REFERENCE_ERROR: ("contacts-send-message", contacts_reference_error),
     Code.REFERENCE_NOT_FULL_SCORE: ("contacts-send-message", set_("reference.2.answer", "Done.")),
-    Code.NULL_AGENT_PASSES: ("contacts-send-message", contacts_checks(0.55, 0.25, 0.2)),  # "no others" is free
+    Code.NULL_AGENT_PASSES: ("contacts-send-message", contacts_checks(0.5, 0.3, 0.2)),  # "no others" is free: 0.3, above the floor
     Code.GRADER_UNDERCONSTRAINED: ("todo-three-items", with_checks([  # priority and due date never graded
         {"id": "items", "kind": "state_count", "weight": 0.5, "collection": "todo.tasks", "scope": "created",
          "op": "==", "value": 3, "distinct_by": ["title"]},
@@ -350,3 +350,12 @@ def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
     verdict = verify_package(data)
     finding = next(f for f in verdict.findings if f.code == "request_check_mismatch" and planted in f.message)
     assert finding.witness is not None and finding.witness.agent == "correct" and finding.witness.holds
+
+
+@pytest.mark.parametrize(("free", "refused"), [(0.25, False), (0.3, True)])
+def test_doing_nothing_is_refused_only_above_the_floor(free: float, refused: bool) -> None:
+    """Design: doing nothing "scores above a floor" (0.25) refuses; at the floor it does not."""
+    data = _clean("contacts-send-message")
+    contacts_checks(round(0.8 - free, 6), free, 0.2)(data)
+    verdict = verify_package(data)
+    assert (Code.NULL_AGENT_PASSES.value in verdict.codes) is refused, [f.message for f in verdict.findings]

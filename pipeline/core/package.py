@@ -28,10 +28,12 @@ PASS_TOLERANCE = 1e-9
 decimals, so a lost check of any weight is far below it)."""
 GRAVE_CEILING = 0.75
 """A wrong agent that leaves out, undoes or doubles the work, never asks for what it must ask,
-answers with everything, or damages other records must score below this, not only below the pass
+answers with everything, or damages other records must score at most this, not only below the pass
 line: the reward tells such agents from one that slips on a detail. Not a pass line."""
+GRAVE_BOUND = GRAVE_CEILING + PASS_TOLERANCE
+"""The score from which such a grave wrong agent is refused: above ``GRAVE_CEILING``."""
 NULL_AGENT_FLOOR = 0.25
-"""An agent that does nothing must score below this."""
+"""An agent that does nothing must score at most this (above it, ``null_agent_passes``)."""
 
 
 def passes(score: float) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
-from pipeline.core.package import GRAVE_CEILING, CallStep, Step
+from pipeline.core.package import GRAVE_BOUND, CallStep, Step
 from pipeline.core.references import iter_refs
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.witness import witness
@@ -65,7 +65,7 @@ def default_fact_findings(run: ReferenceRun) -> list[Finding]:
     told = {k: values[k] for k in sorted(keys)}
     agent = witness(run, "wrong", "omits_facts", f"never asks for {sorted(keys)}; leaves "
                     f"{sorted({p for k in keys for p in omitted[k]})} out, so the service's default "
-                    f"({', '.join(repr(v) for v in told.values())}) fills them", GRAVE_CEILING, steps, fact_values=told)
+                    f"({', '.join(repr(v) for v in told.values())}) fills them", GRAVE_BOUND, steps, fact_values=told)
     if not agent.holds:
         return []
     return [Finding(code=Code.CLARIFICATION_UNNECESSARY, witness=agent, detail={"facts": sorted(keys), "defaults": told},

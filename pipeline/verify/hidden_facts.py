@@ -23,7 +23,7 @@ from datetime import date
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import GRAVE_CEILING, CallStep, Fact, TaskPackage
+from pipeline.core.package import GRAVE_BOUND, CallStep, Fact, TaskPackage
 from pipeline.core.references import iter_refs
 from pipeline.core.text_values import (
     EMAIL,
@@ -190,7 +190,7 @@ def _reader(run: ReferenceRun, values: dict[str, str], claim: str) -> Witness | 
     if not asks:
         return None
     steps = {i: s for i, s in enumerate(run.package.reference) if i not in asks}
-    agent = witness(run, "wrong", "reads_fact", claim, GRAVE_CEILING, steps, fact_values=values)
+    agent = witness(run, "wrong", "reads_fact", claim, GRAVE_BOUND, steps, fact_values=values)
     return agent if agent.holds else agent.model_copy(update={"agent": "correct"})
 
 

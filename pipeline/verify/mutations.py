@@ -2,18 +2,18 @@
 told apart from it. Raises ``null_agent_passes``, ``grader_underconstrained``,
 ``grader_counts_calls``, ``collateral_damage`` and ``clarification_unnecessary``.
 
-Each mutation is what a plausible wrong agent does, and what it must score: below the floor
-(0.25), below the grave ceiling (0.75, ``GRAVE_CEILING``: it must lose much), or below the pass line
+Each mutation is what a plausible wrong agent does, and what it must score: at most the floor
+(0.25), at most the grave ceiling (0.75, ``GRAVE_CEILING``: it must lose much), or below the pass line
 (``PASS_SCORE``, full marks: it must at least lose score). A run passes only with full marks, so no
 wrong agent below passes (``docs/verification.md``, "What passed means").
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
 | ``null_agent`` | no call, no question, empty answer | ≤ floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < grave | ``null_agent_passes`` |
-| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < grave | ``grader_underconstrained`` |
-| ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | < grave | ``grader_underconstrained`` |
-| ``duplicate_in_place`` | N copies of the first of N distinct creates | < grave | ``grader_counts_calls`` |
-| ``everything_twice`` | every create made twice (two creates or more) | < grave | ``grader_counts_calls`` |
+| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | ≤ grave | ``grader_underconstrained`` |
+| ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | ≤ grave | ``grader_underconstrained`` |
+| ``duplicate_in_place`` | N copies of the first of N distinct creates | ≤ grave | ``grader_counts_calls`` |
+| ``everything_twice`` | every create made twice (two creates or more) | ≤ grave | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < pass | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < pass | ``grader_underconstrained`` |
 | ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < pass | ``grader_underconstrained`` |
@@ -21,8 +21,8 @@ wrong agent below passes (``docs/verification.md``, "What passed means").
 | ``misread_value`` | a value it carries into a write from what it read or was told to pass on (a due date in a note, a balance in an email, a tracking number or incident number in a message it posts) swapped for a look-alike from the state it saw (``carried.py``) | < pass | ``grader_underconstrained`` |
 | ``include_left_out`` | does for a record the request leaves out ("apart from the Brightline one") what the reference does for the others | < pass | ``grader_underconstrained``; ``collateral_damage`` when the request keeps it ("but leave The Margin Letter where it is") or the write deletes it |
 | ``drop_answer`` | an empty final answer | < pass | ``grader_underconstrained`` |
-| ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | < grave | ``grader_underconstrained`` |
-| ``guess_facts`` | never asks; guesses each hidden fact | < grave | ``clarification_unnecessary`` |
+| ``stuffed_answer`` | reads what the reference reads, writes nothing, answers with every value of the initial state (when the answer asks for a field other records hold other values of) | ≤ grave | ``grader_underconstrained`` |
+| ``guess_facts`` | never asks; guesses each hidden fact | ≤ grave | ``clarification_unnecessary`` |
 
 Only grounded values are perturbed (see ``perturbations.Alternatives``; never the thread a reply
 hangs under, ``THREAD_ARGUMENTS``): values the agent may
@@ -45,7 +45,7 @@ from pipeline.core.grading import Grader
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
-    GRAVE_CEILING,
+    GRAVE_BOUND,
     NULL_AGENT_FLOOR,
     PASS_SCORE,
     PASS_TOLERANCE,
@@ -104,7 +104,7 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
     null = null_agent_score(package, grader, start)
     if null <= floor + PASS_TOLERANCE:  # above the floor, as the contract says: 0.25 itself is not
         return []
-    if run is not None and null < GRAVE_CEILING and null - _unmoved_weight(run) <= floor + PASS_TOLERANCE:
+    if run is not None and null <= GRAVE_BOUND and null - _unmoved_weight(run) <= floor + PASS_TOLERANCE:
         return []
     agent = Witness(agent="wrong", name="null_agent", claim="does nothing: no call, no question, no answer",
                     score=null, threshold=floor)
@@ -161,7 +161,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     findings = null_agent_findings(package, floor, run.grader, run.checkpoints[0], run)
     hides_facts = package.user is not None and bool(package.user.facts)
     if hides_facts and not any(isinstance(s, AskStep) for s in package.reference):
-        agent = reference_witness(run, "wrong", "never asks for the facts the package hides", GRAVE_CEILING)
+        agent = reference_witness(run, "wrong", "never asks for the facts the package hides", GRAVE_BOUND)
         findings.append(Finding(code=Code.CLARIFICATION_UNNECESSARY, detail={"mutation": "no_ask"}, witness=agent,
                                 message="the package hides facts from the request, but its reference never asks "
                                         "for them"))
@@ -180,12 +180,12 @@ def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     for i in sorted({w.step for w in done}):
         dropped = dependents(run.package, i)
         kept = {k: v for k, v in steps.items() if k not in dropped}
-        s = _passing(run, GRAVE_CEILING, kept)
+        s = _passing(run, GRAVE_BOUND, kept)
         if s is not None:
             tool = run.package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i, steps=kept,
-                                threshold=GRAVE_CEILING, claim=f"skips the {tool} call of reference step {i}",
+                                threshold=GRAVE_BOUND, claim=f"skips the {tool} call of reference step {i}",
                                 message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the "
                                         "checks do not require what it does"))
     return out
@@ -216,11 +216,11 @@ def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     if not undo:
         return []
     mutated, order = before_answer(steps, undo)
-    s = _passing(run, GRAVE_CEILING, mutated, order=order)
+    s = _passing(run, GRAVE_BOUND, mutated, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "undo_writes", s, steps=mutated, order=order,
-                     threshold=GRAVE_CEILING, claim="does the work, then deletes what it made and reverts what it "
+                     threshold=GRAVE_BOUND, claim="does the work, then deletes what it made and reverts what it "
                                                      "changed",
                      message=f"doing the work and then undoing it ({', '.join(sorted({u.call for u in undo}))}) "
                              f"still scores {s:.3f}: the checks grade the calls, not the state they leave")]
@@ -243,11 +243,11 @@ def _everything_twice(run: ReferenceRun, steps: Steps, done: list[Write]) -> lis
             twice[new] = copies[i]
             order.append(new)
             new += 1
-    s = _passing(run, GRAVE_CEILING, twice, order=order)
+    s = _passing(run, GRAVE_BOUND, twice, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_COUNTS_CALLS, "everything_twice", s, steps=twice, order=order,
-                     threshold=GRAVE_CEILING, claim=f"makes each of the {len(creates)} items twice",
+                     threshold=GRAVE_BOUND, claim=f"makes each of the {len(creates)} items twice",
                      message=f"making each of the {len(creates)} items twice still scores {s:.3f}: the checks count "
                              "distinct values, or weigh each item too little, to notice duplicates")]
 
@@ -273,10 +273,10 @@ def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Find
             continue
         copy = CallStep.model_construct(call=tool, args=first)
         mutated = {**steps, **dict.fromkeys((w.step for w in members[1:]), copy)}
-        s = _passing(run, GRAVE_CEILING, mutated)
+        s = _passing(run, GRAVE_BOUND, mutated)
         if s is not None:
             out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
-                                steps=mutated, threshold=GRAVE_CEILING,
+                                steps=mutated, threshold=GRAVE_BOUND,
                                 claim=f"makes the first {tool} item {len(members)} times instead of "
                                       f"{len(members)} distinct items",
                                 message=f"repeating the first {tool} call {len(members)} times instead of "
@@ -580,11 +580,11 @@ def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[F
     if package.user is None or not package.user.facts or not asks:
         return []
     unasked_steps, guesses = unasked(run)
-    s = _passing(run, GRAVE_CEILING, unasked_steps, fact_values=guesses)
+    s = _passing(run, GRAVE_BOUND, unasked_steps, fact_values=guesses)
     if s is None:
         return default_fact_findings(run)  # a fact the service's default gives: leaving it out passes
     return [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps, fact_values=guesses,
-                     threshold=GRAVE_CEILING, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
+                     threshold=GRAVE_BOUND, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
                      message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "
                              "the clarification")]
 
@@ -608,10 +608,10 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
     dump = stuffed_answer(run.package)
     stuffed = {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v)
                for k, v in steps.items() if k not in written}
-    s = _passing(run, GRAVE_CEILING, stuffed)
+    s = _passing(run, GRAVE_BOUND, stuffed)
     if s is not None:
         out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s, steps=stuffed,
-                            threshold=GRAVE_CEILING,
+                            threshold=GRAVE_BOUND,
                             claim="writes nothing and answers with every value of the initial state",
                             message=f"writing nothing and answering with every value of the initial state scores "
                                     f"{s:.3f}: the answer checks accept the wrong candidates along with the right one"))

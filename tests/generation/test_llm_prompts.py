@@ -45,7 +45,7 @@ def test_system_prompt_states_every_reason_code_and_the_rules() -> None:
     for code in Code:
         assert f"- {code.value}:" in text
     assert "$ref" in text and "$fact" in text
-    assert "more than 0.25" in text and "exactly 0.75 is too much" in text  # the floor rule, stated outright
+    assert "at least 0.25 in total" in text and "at most 0.75" in text  # the grave ceiling, stated outright
     assert "a run passes only with full marks (1.0)" in text  # the one pass line
     assert "ignore_case" in text and "$regex" in text  # free text matched loosely
 

@@ -359,3 +359,19 @@ def test_doing_nothing_is_refused_only_above_the_floor(free: float, refused: boo
     contacts_checks(round(0.8 - free, 6), free, 0.2)(data)
     verdict = verify_package(data)
     assert (Code.NULL_AGENT_PASSES.value in verdict.codes) is refused, [f.message for f in verdict.findings]
+
+
+@pytest.mark.parametrize(("each", "refused"), [(0.25, False), (0.2, True)])
+def test_dropping_one_write_is_refused_only_above_the_grave_ceiling(each: float, refused: bool) -> None:
+    """Dropping one of three creates must score at most 0.75 (``GRAVE_CEILING``): 0.75 itself is not
+    refused (the run fails the full-marks line all the same), 0.8 is."""
+    data = _clean("todo-three-items")
+    titles = ("Book the venue", "Order the banners", "Send the invites")
+    with_checks([{"id": f"item-{n}", "kind": "state_count", "weight": each, "collection": "todo.tasks",
+                  "scope": "created", "where": {"title": t, "priority": "high", "due_date": "2026-12-10"},
+                  "op": "==", "value": 1} for n, t in enumerate(titles)]
+                + [{"id": "confirmed", "kind": "answer_contains", "weight": round(1 - 3 * each, 6),
+                    "values": ["venue", "banners", "invites"]}])(data)
+    verdict = verify_package(data)
+    dropped = [f for f in verdict.findings if f.witness is not None and f.witness.name == "drop_write"]
+    assert bool(dropped) is refused, [f.message for f in verdict.findings]

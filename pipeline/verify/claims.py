@@ -105,7 +105,14 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     assert w is not None
     doing = _doing(w.claim)
     said_of = READINGS.get(finding.code, "The verifier's rules read the request so")
-    if w.agent == "wrong":
+    if finding.code is Code.HIDDEN_FACT_LEAKED and w.agent == "wrong":  # the agent is right: the package is not
+        reading = (f"{said_of}: an agent that {doing} has what it needs without asking the user, so the fact is "
+                   "not hidden and the package's question is not needed.")
+        alternative = (f"An agent that {doing} only guessed: nothing it can read settles the fact, so it must "
+                       "ask the user.")
+        instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it would stay "
+                   f"under if the fact were hidden: {finding.message}")
+    elif w.agent == "wrong":
         reading = f"{said_of}: an agent that {doing} does not do what the request asks, so it must fail."
         alternative = (f"An agent that {doing} still does what the request asks (what it does differently "
                        "is the agent's to choose, or not what the request settles), so the checks may pass it.")

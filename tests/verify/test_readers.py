@@ -267,3 +267,12 @@ def test_play_witness_shows_the_claim_of_the_finding_it_replays(synth: Callable[
     assert result.exit_code == 0, result.stderr
     assert "read: The request names someone or something that no record holds" in result.stdout
     assert "checks: The checks give that agent" in result.stdout and "reader: rules" in result.stdout
+
+
+def test_a_leaked_fact_is_claimed_as_readable_so_agreeing_refuses() -> None:
+    """For a fact readable without asking, the reader is asked whether the agent that never asks has
+    what it needs (agreeing confirms the leak), not whether that agent is wrong."""
+    package = package_of(CORPUS_DIR / "grounding" / "hidden-day-in-email.defective.json")
+    leaks = [f for f in verify_package(package).findings if f.code is Code.HIDDEN_FACT_LEAKED and f.claim]
+    assert leaks and all("not hidden" in f.claim.reading and "must ask" in f.claim.alternative for f in leaks)
+    assert Code.HIDDEN_FACT_LEAKED.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes

@@ -43,7 +43,6 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep
 from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window
-from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.effects import Write
 from pipeline.verify.evidence import (
     TOLERANCE,
@@ -51,7 +50,6 @@ from pipeline.verify.evidence import (
     observe,
     starting_evidence,
     text_evidence,
-    write_result_fields,
 )
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import content_words
@@ -76,7 +74,7 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
               and isinstance(package.reference[w.step], CallStep)]
     if not writes:
         return []
-    pointing = _Pointing(run, said)
+    pointing = _LazyPointing(run, said)
     out: list[Finding] = []
     for w in writes:
         step = package.reference[w.step]
@@ -114,14 +112,20 @@ def _typed_parts(value: Any) -> list[tuple[str, Any]]:
 
 
 def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part: Any,
-              pointing: _Pointing) -> Finding | None:
+              pointing: _LazyPointing) -> Finding | None:
+    # The tests are pure and each one alone sets the value aside, so the cheap ones come first:
+    # the records holding it, the records pointed at, the aggregates; the evidence (a replay of
+    # what the reads showed, without those records) last.
     today = date.fromisoformat(run.package.now[:10])
-    evidence, holders = _evidence_without(run, w.step, lambda r: _holds(r, kind, part, today))
-    if not holders or _known(evidence, kind, part):
+    holders = _holders(run, w.step, lambda r: _holds(r, kind, part, today))
+    if not holders:
+        return None
+    if any(pointing.get().at(r) or (pointing.get().about(r) and _holds(r, kind, part, today, texts_only=True))
+           for r in holders):
         return None
     if kind == "number" and _aggregated(run, float(part)):
         return None
-    if any(pointing.at(r) or (pointing.about(r) and _holds(r, kind, part, today, texts_only=True)) for r in holders):
+    if _known(_evidence_without(run, w.step, holders), kind, part):
         return None
     other = _other(value, kind)
     named = ", ".join(_label(r) for r in holders[:3])
@@ -138,7 +142,7 @@ def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part
 
 
 def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: str,
-                       pointing: _Pointing) -> list[Finding]:
+                       pointing: _LazyPointing) -> list[Finding]:
     op = w.bound.op
     options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
     default = op.defaults.get(op.field_for(key)) if op.effect == "create" else None
@@ -146,8 +150,8 @@ def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: 
             or any(has_word(said, str(o)) for o in options):
         return []
     today = date.fromisoformat(run.package.now[:10])
-    _, holders = _evidence_without(run, w.step, lambda r: _holds(r, "word", value, today))
-    if any(pointing.at(r) for r in holders):
+    holders = _holders(run, w.step, lambda r: _holds(r, "word", value, today))
+    if any(pointing.get().at(r) for r in holders):
         return []
     other = default if default in options else next(o for o in options if o != value)
     agent = rewritten_value(run, w.step, value, other, f"writes {key} = {other!r}: the request says nothing of the "
@@ -213,45 +217,57 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def _evidence_without(run: ReferenceRun, upto: int, holds: Any) -> tuple[Evidence, list[Record]]:
-    """What the agent knows before step ``upto`` when the records its reads returned that ``holds``
-    are set aside, and those records."""
+def _holders(run: ReferenceRun, upto: int, holds: Any) -> list[Record]:
+    """The records the reads before step ``upto`` returned that ``holds``, in the order
+    ``_evidence_without`` sets them aside (a record inside one set aside is not looked at)."""
+    write_fields = run.write_fields
+    found: list[Record] = []
+    for record in run.trajectory.steps:
+        if record.index < upto and write_fields.get(record.tool or "") is None and record.kind == "call" \
+                and record.result is not None:
+            _collect(record.result, holds, found)
+    return found
+
+
+def _collect(value: Any, holds: Any, found: list[Record]) -> None:
+    for v in value if isinstance(value, list) else value.values() if isinstance(value, dict) else ():
+        if isinstance(v, dict) and "id" in v and holds(v):
+            found.append(v)
+        else:
+            _collect(v, holds, found)
+
+
+def _evidence_without(run: ReferenceRun, upto: int, holders: list[Record]) -> Evidence:
+    """What the agent knows before step ``upto`` when ``holders`` (``_holders``: the records its
+    reads returned that hold a value) are set aside."""
     package = run.package
-    write_fields = write_result_fields(run.bound)
+    write_fields = run.write_fields
     evidence = starting_evidence(package)
-    removed: list[Record] = []
+    held = {id(r) for r in holders}
     for record in run.trajectory.steps:
         if record.index >= upto:
             continue
         fields = write_fields.get(record.tool or "")
         if fields is None and record.kind == "call" and record.result is not None:
-            record = replace(record, result=_without(record.result, holds, removed))
+            record = replace(record, result=_without(record.result, held))
         observe(evidence, package, record, fields)
-    return evidence, removed
+    return evidence
 
 
-def _without(value: Any, holds: Any, removed: list[Record]) -> Any:
+def _without(value: Any, held: set[int]) -> Any:
     def drop(v: Any) -> bool:
-        if isinstance(v, dict) and "id" in v and holds(v):
-            removed.append(v)
-            return True
-        return False
+        return isinstance(v, dict) and "id" in v and id(v) in held
 
     if isinstance(value, list):
-        return [_without(v, holds, removed) for v in value if not drop(v)]
+        return [_without(v, held) for v in value if not drop(v)]
     if isinstance(value, dict):
-        return {k: _without(v, holds, removed) for k, v in value.items() if not drop(v)}
+        return {k: _without(v, held) for k, v in value.items() if not drop(v)}
     return value
 
 
 def _aggregated(run: ReferenceRun, number: float) -> bool:
     """Whether ``number`` is the count or a total of a group of two records or more read."""
-    today = date.fromisoformat(run.package.now[:10])
-    for records in run.read_lists:
-        for group in groups(records, run.said, today):
-            if len(group) >= 2 and any(abs(x - number) <= TOLERANCE for x in [float(len(group)), *totals(group)]):
-                return True
-    return False
+    return any(abs(x - number) <= TOLERANCE for x in run.group_figures)
 
 
 def _label(record: Record) -> str:
@@ -260,6 +276,19 @@ def _label(record: Record) -> str:
 
 
 # --------------------------------------------------------------------------- pointing
+
+
+class _LazyPointing:
+    """The ``_Pointing`` of a run, made on first need (most values are set aside before)."""
+
+    def __init__(self, run: ReferenceRun, said: str) -> None:
+        self.run, self.said = run, said
+        self._pointing: _Pointing | None = None
+
+    def get(self) -> _Pointing:
+        if self._pointing is None:
+            self._pointing = _Pointing(self.run, self.said)
+        return self._pointing
 
 
 class _Pointing:

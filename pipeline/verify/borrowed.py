@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import date
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -74,7 +74,7 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
               and isinstance(package.reference[w.step], CallStep)]
     if not writes:
         return []
-    pointing = _LazyPointing(run, said)
+    context = _Context(run, said)
     out: list[Finding] = []
     for w in writes:
         step = package.reference[w.step]
@@ -85,10 +85,10 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
             if key == w.bound.op.id_param or (isinstance(original, dict) and "$fact" in original):
                 continue
             if key in PRIORITY_FIELDS and isinstance(value, str):
-                out += _unstated_priority(run, w, key, value, said, pointing)
+                out += _unstated_priority(run, w, key, value, said, context)
                 continue
             for kind, part in _typed_parts(value):
-                finding = _borrowed(run, w, key, value, kind, part, pointing)
+                finding = _borrowed(run, w, key, value, kind, part, context)
                 if finding is not None:
                     out.append(finding)
                     break
@@ -112,15 +112,15 @@ def _typed_parts(value: Any) -> list[tuple[str, Any]]:
 
 
 def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part: Any,
-              pointing: _LazyPointing) -> Finding | None:
+              context: _Context) -> Finding | None:
     # The tests are pure and each one alone sets the value aside, so the cheap ones come first:
     # the records holding it, the records pointed at, the aggregates; the evidence (a replay of
     # what the reads showed, without those records) last.
-    today = date.fromisoformat(run.package.now[:10])
-    holders = _holders(run, w.step, lambda r: _holds(r, kind, part, today))
+    holders = context.reads.holders(w.step, kind, part)
     if not holders:
         return None
-    if any(pointing.get().at(r) or (pointing.get().about(r) and _holds(r, kind, part, today, texts_only=True))
+    pointing = context.pointing
+    if any(pointing.at(r) or (pointing.about(r) and context.reads.holds(r, kind, part, texts_only=True))
            for r in holders):
         return None
     if kind == "number" and _aggregated(run, float(part)):
@@ -142,16 +142,15 @@ def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part
 
 
 def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: str,
-                       pointing: _LazyPointing) -> list[Finding]:
+                       context: _Context) -> list[Finding]:
     op = w.bound.op
     options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
     default = op.defaults.get(op.field_for(key)) if op.effect == "create" else None
     if value not in options or value == default or _PRIORITY_WORDS.search(said) \
             or any(has_word(said, str(o)) for o in options):
         return []
-    today = date.fromisoformat(run.package.now[:10])
-    holders = _holders(run, w.step, lambda r: _holds(r, "word", value, today))
-    if any(pointing.get().at(r) for r in holders):
+    holders = context.reads.holders(w.step, "word", value)
+    if any(context.pointing.at(r) for r in holders):
         return []
     other = default if default in options else next(o for o in options if o != value)
     agent = rewritten_value(run, w.step, value, other, f"writes {key} = {other!r}: the request says nothing of the "
@@ -181,32 +180,54 @@ def _known(evidence: Evidence, kind: str, part: Any) -> bool:
     return evidence.has_number(part)
 
 
-def _holds(record: Record, kind: str, part: Any, today: date, texts_only: bool = False) -> bool:
-    """Whether one of ``record``'s values is ``part`` (a date, a time, a number, a word), or one of
-    its texts states it (a date: or a window holding it, "until 31 December"); with
-    ``texts_only``, whether a text of it states ``part`` itself."""
-    for leaf in _leaves(record):
-        if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
-            continue
-        if kind == "number" and isinstance(leaf, (int, float)) and abs(float(leaf) - part) <= TOLERANCE:
-            return True
-        if not isinstance(leaf, str):
-            continue
+class _Values:
+    """What one record read holds: its numbers, the dates and times of its ISO values and clock
+    values, its strings, and what its texts state (``text_evidence``); with ``texts_only``, of its
+    texts alone."""
+
+    def __init__(self, record: Record, today: date, texts_only: bool) -> None:
+        self.texts_only = texts_only
+        self.numbers: list[float] = []
+        self.strings: list[str] = []
+        self.dates: set[str] = set()
+        self.times: set[str] = set()
+        self.told_numbers: set[float] = set()
+        self.told_dates: set[str] = set()
+        self.told_times: set[str] = set()
+        self.windows: list[Any] = []
+        for leaf in _leaves(record):
+            if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
+                continue
+            if isinstance(leaf, (int, float)):
+                self.numbers.append(float(leaf))
+            if not isinstance(leaf, str):
+                continue
+            self.strings.append(leaf)
+            if m := ISO_DATE.fullmatch(leaf):
+                self.dates.add(m.group(1))
+                if m.group(2):
+                    self.times.add(m.group(2))
+            if clock := clock_value(leaf):
+                self.times.add(clock)
+            if " " in leaf:
+                told = text_evidence(leaf, today)
+                self.told_numbers |= told.numbers
+                self.told_dates |= told.dates
+                self.told_times |= told.times
+                self.windows += told.windows
+
+    def holds(self, kind: str, part: Any) -> bool:
+        """Whether one of the record's values is ``part`` (a date, a time, a number, a word), or
+        one of its texts states it (a date: or a window holding it, "until 31 December"); with
+        ``texts_only``, whether a text of it states ``part`` itself."""
+        if kind == "number":
+            return any(abs(x - part) <= TOLERANCE for x in self.numbers) or part in self.told_numbers
         if kind == "word":
-            if has_word(leaf, part):
-                return True
-            continue
-        if (m := ISO_DATE.fullmatch(leaf)) and (m.group(1) == part if kind == "date" else m.group(2) == part):
-            return True
-        if kind == "time" and clock_value(leaf) == part:
-            return True
-        if " " in leaf:
-            told = text_evidence(leaf, today)
-            if part in (told.dates if kind == "date" else told.times if kind == "time" else told.numbers):
-                return True
-            if kind == "date" and not texts_only and in_window(part, list(told.windows)):
-                return True
-    return False
+            return any(has_word(s, part) for s in self.strings)
+        if kind == "date":
+            return part in self.dates or part in self.told_dates or (
+                not self.texts_only and in_window(part, self.windows))
+        return part in self.times or part in self.told_times
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -217,28 +238,67 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def _holders(run: ReferenceRun, upto: int, holds: Any) -> list[Record]:
-    """The records the reads before step ``upto`` returned that ``holds``, in the order
-    ``_evidence_without`` sets them aside (a record inside one set aside is not looked at)."""
-    write_fields = run.write_fields
-    found: list[Record] = []
-    for record in run.trajectory.steps:
-        if record.index < upto and write_fields.get(record.tool or "") is None and record.kind == "call" \
-                and record.result is not None:
-            _collect(record.result, holds, found)
-    return found
+class _Node:
+    """A record a read returned (a dict with an id), with the records inside it."""
+
+    __slots__ = ("record", "inside")
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+        self.inside = _nodes(record)
 
 
-def _collect(value: Any, holds: Any, found: list[Record]) -> None:
+def _nodes(value: Any) -> list[_Node]:
+    """The records inside ``value``, outermost first, in order (not ``value`` itself)."""
+    out: list[_Node] = []
     for v in value if isinstance(value, list) else value.values() if isinstance(value, dict) else ():
-        if isinstance(v, dict) and "id" in v and holds(v):
-            found.append(v)
+        if isinstance(v, dict) and "id" in v:
+            out.append(_Node(v))
         else:
-            _collect(v, holds, found)
+            out += _nodes(v)
+    return out
+
+
+class _Reads:
+    """The records the reference's reads returned, by step, and what each holds (``_Values``),
+    each worked out once."""
+
+    def __init__(self, run: ReferenceRun) -> None:
+        write_fields = run.write_fields
+        self.today = date.fromisoformat(run.package.now[:10])
+        self.steps = [(record.index, _nodes(record.result)) for record in run.trajectory.steps
+                      if write_fields.get(record.tool or "") is None and record.kind == "call"
+                      and record.result is not None]
+        self._values: dict[tuple[int, bool], _Values] = {}
+
+    def holds(self, record: Record, kind: str, part: Any, texts_only: bool = False) -> bool:
+        """Whether ``record`` holds ``part`` (``_Values.holds``)."""
+        values = self._values.get((id(record), texts_only))
+        if values is None:
+            values = self._values[(id(record), texts_only)] = _Values(record, self.today, texts_only)
+        return values.holds(kind, part)
+
+    def holders(self, upto: int, kind: str, part: Any) -> list[Record]:
+        """The records the reads before step ``upto`` returned that hold ``part`` (``holds``),
+        in order; a record inside one that holds it is not looked at (``_evidence_without`` sets
+        the outer one aside)."""
+        found: list[Record] = []
+
+        def walk(nodes: list[_Node]) -> None:
+            for node in nodes:
+                if self.holds(node.record, kind, part):
+                    found.append(node.record)
+                else:
+                    walk(node.inside)
+
+        for index, nodes in self.steps:
+            if index < upto:
+                walk(nodes)
+        return found
 
 
 def _evidence_without(run: ReferenceRun, upto: int, holders: list[Record]) -> Evidence:
-    """What the agent knows before step ``upto`` when ``holders`` (``_holders``: the records its
+    """What the agent knows before step ``upto`` when ``holders`` (``_Reads.holders``: the records its
     reads returned that hold a value) are set aside."""
     package = run.package
     write_fields = run.write_fields
@@ -278,17 +338,21 @@ def _label(record: Record) -> str:
 # --------------------------------------------------------------------------- pointing
 
 
-class _LazyPointing:
-    """The ``_Pointing`` of a run, made on first need (most values are set aside before)."""
+class _Context:
+    """What the findings on one package's writes share, each made on first need (most values
+    are set aside before they need it): the records read (``_Reads``), and which the request
+    points at (``_Pointing``)."""
 
     def __init__(self, run: ReferenceRun, said: str) -> None:
         self.run, self.said = run, said
-        self._pointing: _Pointing | None = None
 
-    def get(self) -> _Pointing:
-        if self._pointing is None:
-            self._pointing = _Pointing(self.run, self.said)
-        return self._pointing
+    @cached_property
+    def reads(self) -> _Reads:
+        return _Reads(self.run)
+
+    @cached_property
+    def pointing(self) -> _Pointing:
+        return _Pointing(self.run, self.said)
 
 
 class _Pointing:

@@ -380,12 +380,18 @@ class _Pointing:
         self.topic = _stems(said) - nouns
         self.enums = {str(v).casefold() for b in run.bound.values() for spec in b.spec.fields.values()
                       for v in spec.get("enum", [])}
-        self._linked: set[str] = set()
-        for step in run.trajectory.steps:  # records holding the id or address of a record pointed at
+        self.run = run
+        self._pointed: dict[int, bool] = {}  # ``_direct`` of a record, by its id(): asked once
+
+    @cached_property
+    def _linked(self) -> set[str]:
+        """The ids and addresses of the records pointed at: a record holding one is pointed at too."""
+        linked: set[str] = set()
+        for step in self.run.trajectory.steps:
             for r in _records(step.result):
                 if self._direct(r):
-                    self._linked |= {str(v).casefold() for k, v in r.items() if isinstance(v, str)
-                                     and (k == "id" or "@" in v)}
+                    linked |= {str(v).casefold() for k, v in r.items() if isinstance(v, str) and (k == "id" or "@" in v)}
+        return linked
 
     def at(self, record: Record) -> bool:
         return self._direct(record) or any(isinstance(v, str) and v.casefold() in self._linked
@@ -402,6 +408,12 @@ class _Pointing:
         return len(words & self.topic) >= 2
 
     def _direct(self, record: Record) -> bool:
+        pointed = self._pointed.get(id(record))
+        if pointed is None:
+            pointed = self._pointed[id(record)] = self._points_at(record)
+        return pointed
+
+    def _points_at(self, record: Record) -> bool:
         rid = str(record.get("id", "")).casefold()
         if rid and (rid in self.ids or (len(rid) >= 3 and has_word(self.said, rid))):
             return True

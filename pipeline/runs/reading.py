@@ -11,15 +11,17 @@ else the generator's, else ``SYNTH_MODEL``).
 from __future__ import annotations
 
 import asyncio
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.verify.proposals import read_package
 from pipeline.verify.readers import Reader, ReadingCache, RulesReader
+
+if TYPE_CHECKING:  # the catalog imports duckdb: `synth verify` has no catalog, and need not load it
+    from pipeline.catalog.store import Catalog
 
 ReaderKind = Literal["auto", "rules", "model"]
 READER_KINDS: tuple[str, ...] = ("auto", "rules", "model")

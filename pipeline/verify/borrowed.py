@@ -36,14 +36,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import date
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep
 from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window
-from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.effects import Write
 from pipeline.verify.evidence import (
     TOLERANCE,
@@ -51,7 +50,6 @@ from pipeline.verify.evidence import (
     observe,
     starting_evidence,
     text_evidence,
-    write_result_fields,
 )
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import content_words
@@ -76,7 +74,7 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
               and isinstance(package.reference[w.step], CallStep)]
     if not writes:
         return []
-    pointing = _Pointing(run, said)
+    context = _Context(run, said)
     out: list[Finding] = []
     for w in writes:
         step = package.reference[w.step]
@@ -87,10 +85,10 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
             if key == w.bound.op.id_param or (isinstance(original, dict) and "$fact" in original):
                 continue
             if key in PRIORITY_FIELDS and isinstance(value, str):
-                out += _unstated_priority(run, w, key, value, said, pointing)
+                out += _unstated_priority(run, w, key, value, said, context)
                 continue
             for kind, part in _typed_parts(value):
-                finding = _borrowed(run, w, key, value, kind, part, pointing)
+                finding = _borrowed(run, w, key, value, kind, part, context)
                 if finding is not None:
                     out.append(finding)
                     break
@@ -114,14 +112,20 @@ def _typed_parts(value: Any) -> list[tuple[str, Any]]:
 
 
 def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part: Any,
-              pointing: _Pointing) -> Finding | None:
-    today = date.fromisoformat(run.package.now[:10])
-    evidence, holders = _evidence_without(run, w.step, lambda r: _holds(r, kind, part, today))
-    if not holders or _known(evidence, kind, part):
+              context: _Context) -> Finding | None:
+    # The tests are pure and each one alone sets the value aside, so the cheap ones come first:
+    # the records holding it, the records pointed at, the aggregates; the evidence (a replay of
+    # what the reads showed, without those records) last.
+    holders = context.reads.holders(w.step, kind, part)
+    if not holders:
+        return None
+    pointing = context.pointing
+    if any(pointing.at(r) or (pointing.about(r) and context.reads.holds(r, kind, part, texts_only=True))
+           for r in holders):
         return None
     if kind == "number" and _aggregated(run, float(part)):
         return None
-    if any(pointing.at(r) or (pointing.about(r) and _holds(r, kind, part, today, texts_only=True)) for r in holders):
+    if _known(_evidence_without(run, w.step, holders), kind, part):
         return None
     other = _other(value, kind)
     named = ", ".join(_label(r) for r in holders[:3])
@@ -138,16 +142,15 @@ def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part
 
 
 def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: str,
-                       pointing: _Pointing) -> list[Finding]:
+                       context: _Context) -> list[Finding]:
     op = w.bound.op
     options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
     default = op.defaults.get(op.field_for(key)) if op.effect == "create" else None
     if value not in options or value == default or _PRIORITY_WORDS.search(said) \
             or any(has_word(said, str(o)) for o in options):
         return []
-    today = date.fromisoformat(run.package.now[:10])
-    _, holders = _evidence_without(run, w.step, lambda r: _holds(r, "word", value, today))
-    if any(pointing.at(r) for r in holders):
+    holders = context.reads.holders(w.step, "word", value)
+    if any(context.pointing.at(r) for r in holders):
         return []
     other = default if default in options else next(o for o in options if o != value)
     agent = rewritten_value(run, w.step, value, other, f"writes {key} = {other!r}: the request says nothing of the "
@@ -177,32 +180,54 @@ def _known(evidence: Evidence, kind: str, part: Any) -> bool:
     return evidence.has_number(part)
 
 
-def _holds(record: Record, kind: str, part: Any, today: date, texts_only: bool = False) -> bool:
-    """Whether one of ``record``'s values is ``part`` (a date, a time, a number, a word), or one of
-    its texts states it (a date: or a window holding it, "until 31 December"); with
-    ``texts_only``, whether a text of it states ``part`` itself."""
-    for leaf in _leaves(record):
-        if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
-            continue
-        if kind == "number" and isinstance(leaf, (int, float)) and abs(float(leaf) - part) <= TOLERANCE:
-            return True
-        if not isinstance(leaf, str):
-            continue
+class _Values:
+    """What one record read holds: its numbers, the dates and times of its ISO values and clock
+    values, its strings, and what its texts state (``text_evidence``); with ``texts_only``, of its
+    texts alone."""
+
+    def __init__(self, record: Record, today: date, texts_only: bool) -> None:
+        self.texts_only = texts_only
+        self.numbers: list[float] = []
+        self.strings: list[str] = []
+        self.dates: set[str] = set()
+        self.times: set[str] = set()
+        self.told_numbers: set[float] = set()
+        self.told_dates: set[str] = set()
+        self.told_times: set[str] = set()
+        self.windows: list[Any] = []
+        for leaf in _leaves(record):
+            if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
+                continue
+            if isinstance(leaf, (int, float)):
+                self.numbers.append(float(leaf))
+            if not isinstance(leaf, str):
+                continue
+            self.strings.append(leaf)
+            if m := ISO_DATE.fullmatch(leaf):
+                self.dates.add(m.group(1))
+                if m.group(2):
+                    self.times.add(m.group(2))
+            if clock := clock_value(leaf):
+                self.times.add(clock)
+            if " " in leaf:
+                told = text_evidence(leaf, today)
+                self.told_numbers |= told.numbers
+                self.told_dates |= told.dates
+                self.told_times |= told.times
+                self.windows += told.windows
+
+    def holds(self, kind: str, part: Any) -> bool:
+        """Whether one of the record's values is ``part`` (a date, a time, a number, a word), or
+        one of its texts states it (a date: or a window holding it, "until 31 December"); with
+        ``texts_only``, whether a text of it states ``part`` itself."""
+        if kind == "number":
+            return any(abs(x - part) <= TOLERANCE for x in self.numbers) or part in self.told_numbers
         if kind == "word":
-            if has_word(leaf, part):
-                return True
-            continue
-        if (m := ISO_DATE.fullmatch(leaf)) and (m.group(1) == part if kind == "date" else m.group(2) == part):
-            return True
-        if kind == "time" and clock_value(leaf) == part:
-            return True
-        if " " in leaf:
-            told = text_evidence(leaf, today)
-            if part in (told.dates if kind == "date" else told.times if kind == "time" else told.numbers):
-                return True
-            if kind == "date" and not texts_only and in_window(part, list(told.windows)):
-                return True
-    return False
+            return any(has_word(s, part) for s in self.strings)
+        if kind == "date":
+            return part in self.dates or part in self.told_dates or (
+                not self.texts_only and in_window(part, self.windows))
+        return part in self.times or part in self.told_times
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -213,45 +238,96 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def _evidence_without(run: ReferenceRun, upto: int, holds: Any) -> tuple[Evidence, list[Record]]:
-    """What the agent knows before step ``upto`` when the records its reads returned that ``holds``
-    are set aside, and those records."""
+class _Node:
+    """A record a read returned (a dict with an id), with the records inside it."""
+
+    __slots__ = ("record", "inside")
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+        self.inside = _nodes(record)
+
+
+def _nodes(value: Any) -> list[_Node]:
+    """The records inside ``value``, outermost first, in order (not ``value`` itself)."""
+    out: list[_Node] = []
+    for v in value if isinstance(value, list) else value.values() if isinstance(value, dict) else ():
+        if isinstance(v, dict) and "id" in v:
+            out.append(_Node(v))
+        else:
+            out += _nodes(v)
+    return out
+
+
+class _Reads:
+    """The records the reference's reads returned, by step, and what each holds (``_Values``),
+    each worked out once."""
+
+    def __init__(self, run: ReferenceRun) -> None:
+        write_fields = run.write_fields
+        self.today = date.fromisoformat(run.package.now[:10])
+        self.steps = [(record.index, _nodes(record.result)) for record in run.trajectory.steps
+                      if write_fields.get(record.tool or "") is None and record.kind == "call"
+                      and record.result is not None]
+        self._values: dict[tuple[int, bool], _Values] = {}
+
+    def holds(self, record: Record, kind: str, part: Any, texts_only: bool = False) -> bool:
+        """Whether ``record`` holds ``part`` (``_Values.holds``)."""
+        values = self._values.get((id(record), texts_only))
+        if values is None:
+            values = self._values[(id(record), texts_only)] = _Values(record, self.today, texts_only)
+        return values.holds(kind, part)
+
+    def holders(self, upto: int, kind: str, part: Any) -> list[Record]:
+        """The records the reads before step ``upto`` returned that hold ``part`` (``holds``),
+        in order; a record inside one that holds it is not looked at (``_evidence_without`` sets
+        the outer one aside)."""
+        found: list[Record] = []
+
+        def walk(nodes: list[_Node]) -> None:
+            for node in nodes:
+                if self.holds(node.record, kind, part):
+                    found.append(node.record)
+                else:
+                    walk(node.inside)
+
+        for index, nodes in self.steps:
+            if index < upto:
+                walk(nodes)
+        return found
+
+
+def _evidence_without(run: ReferenceRun, upto: int, holders: list[Record]) -> Evidence:
+    """What the agent knows before step ``upto`` when ``holders`` (``_Reads.holders``: the records its
+    reads returned that hold a value) are set aside."""
     package = run.package
-    write_fields = write_result_fields(run.bound)
+    write_fields = run.write_fields
     evidence = starting_evidence(package)
-    removed: list[Record] = []
+    held = {id(r) for r in holders}
     for record in run.trajectory.steps:
         if record.index >= upto:
             continue
         fields = write_fields.get(record.tool or "")
         if fields is None and record.kind == "call" and record.result is not None:
-            record = replace(record, result=_without(record.result, holds, removed))
+            record = replace(record, result=_without(record.result, held))
         observe(evidence, package, record, fields)
-    return evidence, removed
+    return evidence
 
 
-def _without(value: Any, holds: Any, removed: list[Record]) -> Any:
+def _without(value: Any, held: set[int]) -> Any:
     def drop(v: Any) -> bool:
-        if isinstance(v, dict) and "id" in v and holds(v):
-            removed.append(v)
-            return True
-        return False
+        return isinstance(v, dict) and "id" in v and id(v) in held
 
     if isinstance(value, list):
-        return [_without(v, holds, removed) for v in value if not drop(v)]
+        return [_without(v, held) for v in value if not drop(v)]
     if isinstance(value, dict):
-        return {k: _without(v, holds, removed) for k, v in value.items() if not drop(v)}
+        return {k: _without(v, held) for k, v in value.items() if not drop(v)}
     return value
 
 
 def _aggregated(run: ReferenceRun, number: float) -> bool:
     """Whether ``number`` is the count or a total of a group of two records or more read."""
-    today = date.fromisoformat(run.package.now[:10])
-    for records in run.read_lists:
-        for group in groups(records, run.said, today):
-            if len(group) >= 2 and any(abs(x - number) <= TOLERANCE for x in [float(len(group)), *totals(group)]):
-                return True
-    return False
+    return any(abs(x - number) <= TOLERANCE for x in run.group_figures)
 
 
 def _label(record: Record) -> str:
@@ -260,6 +336,23 @@ def _label(record: Record) -> str:
 
 
 # --------------------------------------------------------------------------- pointing
+
+
+class _Context:
+    """What the findings on one package's writes share, each made on first need (most values
+    are set aside before they need it): the records read (``_Reads``), and which the request
+    points at (``_Pointing``)."""
+
+    def __init__(self, run: ReferenceRun, said: str) -> None:
+        self.run, self.said = run, said
+
+    @cached_property
+    def reads(self) -> _Reads:
+        return _Reads(self.run)
+
+    @cached_property
+    def pointing(self) -> _Pointing:
+        return _Pointing(self.run, self.said)
 
 
 class _Pointing:
@@ -287,12 +380,18 @@ class _Pointing:
         self.topic = _stems(said) - nouns
         self.enums = {str(v).casefold() for b in run.bound.values() for spec in b.spec.fields.values()
                       for v in spec.get("enum", [])}
-        self._linked: set[str] = set()
-        for step in run.trajectory.steps:  # records holding the id or address of a record pointed at
+        self.run = run
+        self._pointed: dict[int, bool] = {}  # ``_direct`` of a record, by its id(): asked once
+
+    @cached_property
+    def _linked(self) -> set[str]:
+        """The ids and addresses of the records pointed at: a record holding one is pointed at too."""
+        linked: set[str] = set()
+        for step in self.run.trajectory.steps:
             for r in _records(step.result):
                 if self._direct(r):
-                    self._linked |= {str(v).casefold() for k, v in r.items() if isinstance(v, str)
-                                     and (k == "id" or "@" in v)}
+                    linked |= {str(v).casefold() for k, v in r.items() if isinstance(v, str) and (k == "id" or "@" in v)}
+        return linked
 
     def at(self, record: Record) -> bool:
         return self._direct(record) or any(isinstance(v, str) and v.casefold() in self._linked
@@ -309,6 +408,12 @@ class _Pointing:
         return len(words & self.topic) >= 2
 
     def _direct(self, record: Record) -> bool:
+        pointed = self._pointed.get(id(record))
+        if pointed is None:
+            pointed = self._pointed[id(record)] = self._points_at(record)
+        return pointed
+
+    def _points_at(self, record: Record) -> bool:
         rid = str(record.get("id", "")).casefold()
         if rid and (rid in self.ids or (len(rid) >= 3 and has_word(self.said, rid))):
             return True

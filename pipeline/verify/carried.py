@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from pipeline.core.text_values import ISO_DATE, dates_in, numbers_in
@@ -93,10 +94,11 @@ def _words(text: str) -> set[str]:
     return {w.casefold().strip("'") for w in _WORD.findall(text)} - STOPWORDS
 
 
-def _key_words(key: str) -> set[str]:
+@lru_cache(maxsize=4096)
+def _key_words(key: str) -> frozenset[str]:
     if not key:
-        return set()
-    return {w for w in re.split(r"[_\W]+", key.casefold()) if len(w) > 2} - STOPWORDS
+        return frozenset()
+    return frozenset(w for w in re.split(r"[_\W]+", key.casefold()) if len(w) > 2) - STOPWORDS
 
 
 def _labels(text: str, start: int) -> set[str]:
@@ -137,14 +139,15 @@ def _kind(value: Any) -> str | None:
     return None
 
 
-def _in_text(kind: str, value: Any, text: str, today: date) -> list[tuple[int, Any]]:
+@lru_cache(maxsize=4096)
+def _in_text(kind: str, text: str, today: date) -> tuple[tuple[int, Any], ...]:
     """Where ``text`` writes values of ``kind``: (position, value)."""
     if kind == "date":
-        return [(m.start, m.value) for m in dates_in(text, today)]
+        return tuple((m.start, m.value) for m in dates_in(text, today))
     if kind == "number":
-        return [(m.start, m.value) for m in numbers_in(text)]
-    return [(m.start(), m.group(0)) for m in CODE.finditer(text)] + [
-        (m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)]
+        return tuple((m.start, m.value) for m in numbers_in(text))
+    return tuple([(m.start(), m.group(0)) for m in CODE.finditer(text)] + [
+        (m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)])
 
 
 def _shifted(kind: str, value: Any) -> Any:
@@ -177,7 +180,7 @@ def look_alikes(kind: str, value: Any, lists: list[list[dict[str, Any]]], today:
                 add(r.get(field))
     for records in lists:
         for text in _texts(records):
-            found = _in_text(kind, value, text, today)
+            found = _in_text(kind, text, today)
             if any(_same(v, value) for _, v in found):
                 for _, v in found:
                     add(v)
@@ -349,7 +352,7 @@ def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], ask
                 if _same(v, value) and (key_asked or _key_words(field) & asked):
                     return field
                 if isinstance(v, str) and len(v) > 20:
-                    for start, found in _in_text(kind, value, v, today):
+                    for start, found in _in_text(kind, v, today):
                         if _same(found, value) and (key_asked or _labels(v, start) & asked):
                             return ""
     return None

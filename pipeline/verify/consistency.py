@@ -577,11 +577,13 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     today = date.fromisoformat(package.now[:10])
     text = package.request.text
     out: list[Finding] = []
-    every = [g for lst in pooled(lists) for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
+    pools = pooled(lists)
+    every = [g for lst in pools for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
     split = list(zip(every, split_figures(every, percents, adjusted), strict=True))  # products (quantity × price) are looked at last
     plain = [(g, figure) for g, (figs, _) in split for figure in figs]
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
     left_of: dict[int, tuple[list[dict[str, Any]], str]] = {}  # a group's unselected records (by the group's id), once
+    split_of: dict[int, _Split] = {}  # a list's records the request leaves out and keeps (``_padded``), once
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0] or _ADJUSTED.search(figure[0]))]  # a number written is a figure when a rate of one
@@ -595,7 +597,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         if any(not left for _, _, left, _ in judged):
             continue  # some group of records the request selects gives the number
         if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
-            judged = _padded(pooled(lists), number, text, today, percents, adjusted)
+            judged = _padded(pools, number, text, today, percents, adjusted, split_of)
         if not judged:
             continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
@@ -626,20 +628,33 @@ MAX_PADDING = 6
 """The most records a request leaves out of a list for ``_padded`` to try every mix of them."""
 
 
+_Split = tuple[dict[int, str], list[dict[str, Any]], list[dict[str, Any]], list[float]]
+"""A list's records the request leaves out, with why (``unselected_why``), those left out, those
+kept, and the totals over those kept."""
+
+
 def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: date, percents: tuple[float, ...],
-            adjusted: tuple[Adjustment, ...] = ()) -> list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]]:
+            adjusted: tuple[Adjustment, ...] = (), splits: dict[int, _Split] | None = None,
+            ) -> list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]]:
     """``(group, (kind, figure), left out, why)`` where ``number`` is a total (or a stated rate of
     one) over the records of a list the request selects plus some it does not (October's charge
     beside November's, asked for), found by trying every mix of the records it leaves out; empty
-    when the selected records alone give it, or none do."""
+    when the selected records alone give it, or none do. ``splits`` keeps each list's split (by
+    the list's id) from one number to the next."""
     out = []
+    splits = {} if splits is None else splits
     for lst in lists:
-        reasons = unselected_why(text, lst, today)
-        left = [lst[i] for i in sorted(reasons)]
-        kept = [r for r in lst if r not in left]
+        if id(lst) not in splits:
+            reasons = unselected_why(text, lst, today)
+            left = [lst[i] for i in sorted(reasons)]
+            kept = [r for r in lst if r not in left]
+            totals = [f for k, f in figures(kept, percents, adjusted=adjusted) if "total" in k] \
+                if kept and left and len(left) <= MAX_PADDING else []
+            splits[id(lst)] = (reasons, left, kept, totals)
+        reasons, left, kept, totals = splits[id(lst)]
         if not kept or not left or len(left) > MAX_PADDING:
             continue
-        if any(abs(f - number) < 0.005 for k, f in figures(kept, percents, adjusted=adjusted) if "total" in k):
+        if any(abs(f - number) < 0.005 for f in totals):
             return []
         for size in range(1, len(left) + 1):
             for extra in combinations(left, size):

@@ -11,6 +11,7 @@ the reference, instead of replaying that prefix again: same result, since an epi
 from __future__ import annotations
 
 import time
+from datetime import date
 from functools import cached_property
 from typing import Any
 
@@ -20,7 +21,9 @@ from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, Step, TaskPackage
 from pipeline.core.trajectory import Trajectory
+from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.effects import Bound, Write, bound_tools, writes
+from pipeline.verify.evidence import write_result_fields
 from pipeline.verify.formulas import Computed, OffsetDate, computed_writes, date_offsets
 from pipeline.verify.perturbations import ComposedText
 
@@ -117,6 +120,19 @@ class ReferenceRun:
                 elif isinstance(value, dict) and "id" in value:
                     out.append([value])
         return out
+
+    @cached_property
+    def group_figures(self) -> list[float]:
+        """The count and the totals (``aggregates.totals``) of each group of two records or more
+        (``aggregates.groups``, with the request) of each list of ``read_lists``."""
+        today = date.fromisoformat(self.package.now[:10])
+        return [x for records in self.read_lists for group in groups(records, self.said, today) if len(group) >= 2
+                for x in (float(len(group)), *totals(group))]
+
+    @cached_property
+    def write_fields(self) -> dict[str, set[str]]:
+        """``evidence.write_result_fields`` of ``bound``: the record fields a write's result adds."""
+        return write_result_fields(self.bound)
 
     @cached_property
     def args(self) -> dict[int, dict[str, Any]]:

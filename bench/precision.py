@@ -32,6 +32,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
@@ -112,6 +113,9 @@ def main() -> None:
     parser.add_argument("--reader-base-url", help="the reader model's server (e.g. ../shared/tools/hand_model.py's)")
     parser.add_argument("--readings", type=Path, help="with --reader-model: write each answer here (JSON lines)")
     parser.add_argument("--cache", type=Path, help="answers an earlier --readings file holds are taken from it")
+    parser.add_argument("--replay", type=Path, action="append", default=[],
+                        help="a folder of an earlier hand_model.py slot (req_N.json, resp_N.json): a prompt sent "
+                             "there before gets the reply it got then, without asking the model again")
     args = parser.parse_args()
     folders = args.folders or [p for p in sorted(CORPUS_DIR.iterdir()) if p.is_dir()] + (
         [REVIEW_1] if REVIEW_1.exists() else [])
@@ -125,6 +129,8 @@ def main() -> None:
     report(cases, verdicts, args.misses)
     if args.reader_model:
         reader = make_reader("model", args.reader_model, args.reader_base_url)
+        if args.replay:
+            reader.client = ReplayClient(reader.client, args.replay)  # type: ignore[attr-defined]
         ids = {f"{c.set}/{c.name}": v.id for c, v in zip(cases, verdicts, strict=True)}
         earlier = [json.loads(line) for line in args.cache.read_text(encoding="utf-8").splitlines()] if args.cache else []
         cache = ReadingCache((ids[e["case"]], Claim.model_validate(e["claim"]).key,
@@ -138,9 +144,36 @@ def main() -> None:
                     "proposal": f.detail.get("proposal")}
                    for c, v in zip(cases, read, strict=True) for f in v.findings + v.review
                    if f.claim is not None and f.reading is not None]
+        if args.replay:
+            print(f"\n{reader.client.replayed} reply(ies) replayed from {', '.join(map(str, args.replay))}")  # type: ignore[attr-defined]
         print(f"\n{len(answers)} claim(s) read: " + ", ".join(f"{a} {n}" for a, n in Counter(x["answer"] for x in answers).items()))
         if args.readings:
             args.readings.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+
+
+class ReplayClient:
+    """A model client that answers a prompt an earlier hand_model.py slot folder holds with the
+    reply it got then, and sends any other to ``client``. ``replayed`` counts the replies reused."""
+
+    def __init__(self, client: Any, folders: list[Path]) -> None:
+        self.client, self.model, self.replayed = client, client.model, 0
+        self.replies: dict[str, str] = {}
+        for folder in folders:
+            for req in folder.glob("req_*.json"):
+                resp = folder / f"resp_{req.stem.split('_')[1]}.json"
+                if resp.exists():
+                    messages = json.loads(req.read_text(encoding="utf-8")).get("messages", [])
+                    self.replies[json.dumps(messages, sort_keys=True)] = resp.read_text(encoding="utf-8")
+
+    def complete_sync(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        text = self.replies.get(json.dumps(messages, sort_keys=True))
+        if text is None:
+            return self.client.complete_sync(messages, **kwargs)
+        self.replayed += 1
+        return SimpleNamespace(text=text, prompt_tokens=0, completion_tokens=0)
+
+    def close(self) -> None:
+        self.client.close()
 
 
 def _read(case: Case, verdict: Verdict, reader: Reader, cache: ReadingCache) -> Verdict:

@@ -40,6 +40,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep
 from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window
@@ -195,7 +196,7 @@ class _Values:
         self.told_dates: set[str] = set()
         self.told_times: set[str] = set()
         self.windows: list[Any] = []
-        for leaf in _leaves(record):
+        for leaf in leaves(record):
             if isinstance(leaf, bool) or (texts_only and not (isinstance(leaf, str) and " " in leaf)):
                 continue
             if isinstance(leaf, (int, float)):
@@ -228,14 +229,6 @@ class _Values:
             return part in self.dates or part in self.told_dates or (
                 not self.texts_only and in_window(part, self.windows))
         return part in self.times or part in self.told_times
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _leaves(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
 
 
 class _Node:
@@ -367,7 +360,7 @@ class _Pointing:
         for w in run.writes:
             if w.record_id is not None and w.bound.op.effect != "create":
                 self.ids.add(str(w.record_id).casefold())
-            for leaf in _leaves(run.args.get(w.step, {})):
+            for leaf in leaves(run.args.get(w.step, {})):
                 if isinstance(leaf, str):
                     self.ids.add(leaf.casefold())
                     if " " in leaf.strip() or leaf.isalpha():

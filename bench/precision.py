@@ -152,8 +152,8 @@ def main() -> None:
 
 
 class ReplayClient:
-    """A model client that answers a prompt an earlier hand_model.py slot folder holds with the
-    reply it got then, and sends any other to ``client``. ``replayed`` counts the replies reused."""
+    """A model client that answers a prompt an earlier hand_model.py slot folder holds (whitespace
+    aside) with the reply it got then, and sends any other to ``client``. ``replayed`` counts the replies reused."""
 
     def __init__(self, client: Any, folders: list[Path]) -> None:
         self.client, self.model, self.replayed = client, client.model, 0
@@ -163,10 +163,10 @@ class ReplayClient:
                 resp = folder / f"resp_{req.stem.split('_')[1]}.json"
                 if resp.exists():
                     messages = json.loads(req.read_text(encoding="utf-8")).get("messages", [])
-                    self.replies[json.dumps(messages, sort_keys=True)] = resp.read_text(encoding="utf-8")
+                    self.replies[_prompt_key(messages)] = resp.read_text(encoding="utf-8")
 
     def complete_sync(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
-        text = self.replies.get(json.dumps(messages, sort_keys=True))
+        text = self.replies.get(_prompt_key(messages))
         if text is None:
             return self.client.complete_sync(messages, **kwargs)
         self.replayed += 1
@@ -174,6 +174,11 @@ class ReplayClient:
 
     def close(self) -> None:
         self.client.close()
+
+
+def _prompt_key(messages: list[dict[str, Any]]) -> str:
+    """The messages with their whitespace collapsed: a prompt whose layout alone changed is the same."""
+    return json.dumps([[m.get("role"), " ".join(str(m.get("content", "")).split())] for m in messages])
 
 
 def _read(case: Case, verdict: Verdict, reader: Reader, cache: ReadingCache) -> Verdict:

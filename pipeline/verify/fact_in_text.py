@@ -234,8 +234,13 @@ def _tie(text: str, s: Said, wanted: frozenset[str]) -> tuple[int, int, int]:
     the sentence."""
     before = re.findall(r"[\w'-]+", text[max(0, s.start - 40):s.start])[-2:]
     after = re.findall(r"[\w'-]+", text[s.end:s.end + 40])[:2]
-    return (len(_stems(" ".join(before + after)) & wanted), len(_stems(_clause(text, s)) & wanted),
-            len(_stems(_sentence(text, s)) & wanted))
+    return (len(_stems(" ".join(before + after)) & wanted), len(_stems(_without(_clause(text, s), text, s)) & wanted),
+            len(_stems(_without(_sentence(text, s), text, s)) & wanted))
+
+
+def _without(part: str, text: str, s: Said) -> str:
+    """``part`` of ``text`` without the mention's own words ("Room" of "Fjord Room" ties nothing)."""
+    return part.replace(text[s.start:s.end], " ")
 
 
 _EVENTS = frozenset({
@@ -256,15 +261,16 @@ speaks of it."""
 def _about_else(text: str, s: Said, wanted: frozenset[str], context: str) -> bool:
     """Whether the mention's sentence speaks of something the request does not: it shares no word
     with it, and it names an event of its own ("Tuesday 8 December is our promo review"), or the
-    rest of its record shares no word with the request either (a note titled "Board dinner")."""
-    sentence = _sentence(text, s)
+    rest of its record (``context``) shares no word with the request either (a note titled "Board
+    dinner")."""
+    sentence = _without(_sentence(text, s), text, s)
     if _stems(sentence) & wanted:
         return False
     words = {re.sub(r"(?:'s|s)$", "", w) for w in content_words(sentence) - content_words(text[s.start:s.end])}
     if words & _EVENTS - wanted:
         return True
-    rest = text[:s.start] + " " + text[s.end:] + " " + context
-    return not _stems(rest) & wanted and bool(_stems(rest) - _ABOUT_NOTHING - _DATE_WORDS)
+    rest = _stems(context)
+    return bool(rest) and not rest & wanted and bool(rest - _ABOUT_NOTHING - _DATE_WORDS)
 
 
 # ----------------------------------------------------------------------------- the rule

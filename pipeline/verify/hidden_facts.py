@@ -7,9 +7,10 @@ A fact the simulated user reveals when asked is leaked when the agent could read
   "3 Dec", "12/03", "the 3rd", "Thursday", "tomorrow"), for a time another way ("2 pm" for
   14:00), for a number in words ("five"). A fact that ``corrects`` a value may have that old
   value in the request; its new value may not appear;
-- **in the initial state or a tool result of the reference**: an email, id or other value of
-  six or more characters anywhere; a date, time or short value inside a text (a note saying
-  "prefers Thursday 2026-12-03"), not as a field of its own, where unrelated records hold dates
+- **in a text of a record an offered read tool returns, or of a tool result of the reference**,
+  in any form of its kind, when the text singles it out (``fact_in_text``: "the pilot is on
+  Wednesday 9 December", "half past two suits me"; not "Tuesday or Wednesday", "Wednesday is
+  full", nor another event's date); not as a field of its own, where unrelated records hold dates
   and times all the time. A result counts when the agent sees it before the user reveals the fact,
   or from a call that does not carry the fact (a write echoing it does not leak it). The name of one
   of several records sharing a first name (which Daniel) is a choice the user makes, not a leak.

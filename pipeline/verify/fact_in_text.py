@@ -40,6 +40,8 @@ from pipeline.core.text_values import (
     clock_value,
     date_values,
     dates_in,
+    has_digit,
+    number_values,
     numbers_in,
     times_in,
 )
@@ -276,6 +278,18 @@ def _about_else(text: str, s: Said, wanted: frozenset[str], context: str) -> boo
 # ----------------------------------------------------------------------------- the rule
 
 
+def _may_state(value: str, target: str, text: str, today: date) -> bool:
+    """A quick test, from the cached readings of the text: whether it can state the value at all."""
+    kind = _kind(value)
+    if kind == "date":
+        return target in date_values(text, today)
+    if kind == "time":
+        return target in {str(m.value) for m in times_in(text)} or ("." in text and has_digit(text))
+    if kind == "number":
+        return float(target) in number_values(text)
+    return target in text.casefold()
+
+
 def states(value: str, text: str, today: date) -> bool:
     """Whether ``text`` writes ``value`` in any form of its kind."""
     target = _target(value)
@@ -291,6 +305,8 @@ def singles_out(value: str, text: str, request: str, today: date, context: str =
 @lru_cache(maxsize=8192)
 def _singles_out(value: str, text: str, request: str, today: date, context: str) -> bool:
     target = _target(value)
+    if not _may_state(value, target, text, today):
+        return False
     said = _said(value, text, today)
     mine = [s for s in said if target in s.values]
     if not mine:

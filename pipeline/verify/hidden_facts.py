@@ -7,9 +7,10 @@ A fact the simulated user reveals when asked is leaked when the agent could read
   "3 Dec", "12/03", "the 3rd", "Thursday", "tomorrow"), for a time another way ("2 pm" for
   14:00), for a number in words ("five"). A fact that ``corrects`` a value may have that old
   value in the request; its new value may not appear;
-- **in the initial state or a tool result of the reference**: an email, id or other value of
-  six or more characters anywhere; a date, time or short value inside a text (a note saying
-  "prefers Thursday 2026-12-03"), not as a field of its own, where unrelated records hold dates
+- **in a text of a record an offered read tool returns, or of a tool result of the reference**,
+  in any form of its kind, when the text singles it out (``fact_in_text``: "the pilot is on
+  Wednesday 9 December", "half past two suits me"; not "Tuesday or Wednesday", "Wednesday is
+  full", nor another event's date); not as a field of its own, where unrelated records hold dates
   and times all the time. A result counts when the agent sees it before the user reveals the fact,
   or from a call that does not carry the fact (a write echoing it does not leak it). The name of one
   of several records sharing a first name (which Daniel) is a choice the user makes, not a leak.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import strings
@@ -26,21 +28,19 @@ from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import GRAVE_BOUND, CallStep, Fact, TaskPackage
 from pipeline.core.references import iter_refs
 from pipeline.core.text_values import (
-    EMAIL,
     FUNCTION_WORDS,
     ISO_DATE,
     clock_value,
     date_values,
-    dates_in,
     has_word,
     number_values,
     times_in,
 )
 from pipeline.core.trajectory import Trajectory
-from pipeline.core.user import kind_of
-from pipeline.verify.effects import records_of
+from pipeline.verify.effects import bound_tools, records_of
 from pipeline.verify.entities import ambiguous_first_names
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.fact_in_text import singles_out
 from pipeline.verify.perturbations import content_words
 from pipeline.verify.witness import witness
 
@@ -59,85 +59,58 @@ def _in_text(fact: Fact, text: str, today: date) -> bool:
     return False
 
 
-def _leaks(fact: Fact, texts: list[str], today: date, request: str) -> bool:
-    """Whether the fact can be read in ``texts`` (the values of a state or of tool results): a
-    text that states it inside itself (a note saying "prefers Thursday 2026-12-03") and singles it
-    out (``_singled_out_in_text``: a note listing two billing addresses alike singles neither out).
-    A field whose whole value is the fact's (another event's room) is one value among the
-    collection's: ``state_reader_findings`` asks whether the state singles it out."""
+def _leaks(fact: Fact, texts: list[tuple[str, str]], today: date, request: str) -> bool:
+    """Whether the fact can be read in ``texts`` (each a text of a record the offered tools read,
+    or of a tool result, with the rest of its record): a text that states it inside itself, in any
+    form of its kind ("the pilot is on Wednesday 9 December", "at half past two"), and singles it
+    out (``fact_in_text.singles_out``: not one option among others, not ruled out, the one value of
+    its kind there or the one the text ties to the request, not about something else). A field
+    whose whole value is the fact's (another event's room) is one value among the collection's:
+    ``state_reader_findings`` asks whether the state singles it out."""
     value = fact.value
     structured = bool(ISO_DATE.match(value) or clock_value(value) or re.fullmatch(r"-?[\d.]+", value)) or len(value) < 6
-    for text in texts:
+    for text, context in texts:
         inside = text.strip() != value and (" " in text.strip() or not structured)
-        if not inside:
-            continue
-        if (value.casefold() in text.casefold() if not structured else _in_text(fact, text, today)) \
-                and _singled_out_in_text(value, text, request, today):
+        if inside and singles_out(value, text, request, today, context):
             return True
     return False
 
 
+def _record_texts(value: Any) -> list[tuple[str, str]]:
+    """Every string inside ``value``, each with the other strings of the record (the object) that
+    holds it: a note's body with its title, a message's body with its subject."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        return [(value, "")]
+    if isinstance(value, list):
+        for item in value:
+            out += _record_texts(item)
+        return out
+    if isinstance(value, dict):
+        own = [v for v in value.values() if isinstance(v, str)]
+        own += [x for v in value.values() if isinstance(v, list) for x in v if isinstance(x, str)]
+        for i, text in enumerate(own):
+            out.append((text, " ".join(own[:i] + own[i + 1:])))
+        for v in value.values():
+            if isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v)):
+                out += _record_texts(v)
+    return out
+
+
 def _singled_out_in_text(value: str, text: str, request: str, today: date) -> bool:
-    """Whether ``text`` singles ``value`` out: it does not offer it as one option among others
-    ("between QA, Release Engineering and Mobile", "your call"), and it states no other value of
-    its kind (another address, date, time or number), or the words around ``value`` share more of
-    the request's words than those around each other one do ("their accounts-payable mailbox ap-invoices@…"
-    for "addressed to the accounts-payable mailbox")."""
-    at = text.casefold().find(value.casefold())
-    if at >= 0 and _CHOICE.search(text[max(0, at - _NEAR):at + len(value) + _NEAR]):
-        return False  # "it's between QA, Release Engineering and Mobile": one option among others
-    rivals = _rivals(value, text, today)
-    if rivals and not _ruled_out(text, value):  # "Monday 7 December is full for me, but Tuesday 8 December suits"
-        rivals = [r for r in rivals if not _ruled_out(text, r)]
-    if not rivals:
-        return True
-    wanted = content_words(request)
-
-    def near(token: str) -> int:
-        at = text.casefold().find(token.casefold())
-        return len(content_words(text[max(0, at - _NEAR):at + len(token) + _NEAR]) & wanted) if at >= 0 else 0
-
-    mine = near(value)
-    return all(mine > near(r) for r in rivals)
+    """Whether ``text`` states ``value`` and singles it out (``fact_in_text.singles_out``): it does
+    not offer it as one option among others ("between QA, Release Engineering and Mobile",
+    "Tuesday or Wednesday"), nor rule it out ("Wednesday is full"), and it states no other value of
+    its kind that is not ruled out, or the words around ``value`` tie it to the request more than
+    those around each other one do; a value alone of its kind whose sentence speaks of something
+    the request does not ("Tuesday 8 December is our promo review") is not singled out."""
+    return singles_out(value, text, request, today)
 
 
-_NEAR = 50
-"""Characters either side of a value whose words tell what it is."""
-_CHOICE = re.compile(r"\b(?:between|either|one of|options?|choices?|choose|pick|undecided|not (?:yet )?(?:settled|"
-                     r"decided)|haven'?t (?:yet )?(?:settled|decided)|up to you|your call)\b", re.IGNORECASE)
-"""Words by which a text offers a value as one option among others."""
-
-
-_UNAVAILABLE = re.compile(r"\b(?:not|no longer|never|can'?t|cannot|won'?t|doesn'?t|isn'?t|(?:is|are|am)\s+(?:full|out|"
-                          r"away|off|busy|booked|taken)|fully booked|unavailable|instead of|rather than|was|moved from|"
-                          r"cancel(?:led|ed)?|struck|wrong|old)\b", re.IGNORECASE)
-"""Words by which a clause rules a value out ("Monday is full", "not the 9th", "moved from 14:00")."""
-_CLAUSE = re.compile(r"[,;.!?()\n]|\s(?:but|and|so|although|though|whereas)\s", re.IGNORECASE)
-
-
-def _ruled_out(text: str, token: str) -> bool:
-    """Whether the clause of ``text`` that writes ``token`` rules it out (``_UNAVAILABLE``): a
-    value the text names only to refuse is no rival of the one it offers."""
-    at = text.casefold().find(token.casefold())
-    if at < 0:
-        return False
-    start = max((m.end() for m in _CLAUSE.finditer(text, 0, at)), default=0)
-    end = next((m.start() for m in _CLAUSE.finditer(text, at + len(token))), len(text))
-    return _UNAVAILABLE.search(text[start:end]) is not None
-
-
-def _rivals(value: str, text: str, today: date) -> list[str]:
-    """The other values of the kind of ``value`` (addresses, dates, times) ``text`` states, as
-    written there."""
-    kind = kind_of(value)
-    if kind == "email":
-        return [e for e in EMAIL.findall(text) if e.casefold() != value.casefold()]
-    if kind in ("date", "datetime"):
-        return [str(m.text) for m in dates_in(text, today) if m.value != value[:10]]
-    if kind == "time":
-        return [str(m.text) for m in times_in(text) if m.value != clock_value(value)]
-    return []
-
+def _readable(package: TaskPackage) -> list[tuple[str, str]]:
+    """The texts of the records an offered read tool can return (a list, a search, a get)."""
+    collections = {b.collection for b in bound_tools(package).values() if b.op.access == "read"}
+    return _record_texts([records_of(package.initial_state, c) for c in sorted(collections)])
 
 
 def _candidate(package: TaskPackage, value: str) -> bool:
@@ -147,13 +120,13 @@ def _candidate(package: TaskPackage, value: str) -> bool:
     return len(words) == 2 and words[0] in ambiguous_first_names(package)
 
 
-def _observed(ref: Trajectory, fact: Fact) -> list[str]:
+def _observed(ref: Trajectory, fact: Fact) -> list[tuple[str, str]]:
     """What the reference's tool results show that could hold the fact: every result before the
     user reveals it, and later ones of calls whose arguments do not carry it (a write echoing
     the fact just revealed shows the agent nothing new)."""
     revealed_at = next((s.index for s in ref.steps if s.kind == "ask" and fact.key in s.revealed), len(ref.steps))
     value = fact.value.casefold()
-    return strings([s.result for s in ref.steps if s.kind == "call" and
+    return _record_texts([s.result for s in ref.steps if s.kind == "call" and
                     (s.index < revealed_at or value not in " ".join(strings(s.args)).casefold())])
 
 
@@ -164,7 +137,7 @@ def hidden_fact_findings(package: TaskPackage, run: ReferenceRun | None) -> list
         return []
     ref = run.trajectory if run is not None else None
     today = date.fromisoformat(package.now[:10])
-    state = strings(package.initial_state)
+    state = _readable(package)
     out: list[Finding] = []
     for fact in package.user.facts:
         seen = _observed(ref, fact) if ref is not None else []

@@ -233,7 +233,7 @@ def add_label(con: duckdb.DuckDBPyConnection, row: int, label: str, annotator: s
         raise CatalogError(f"annotator {name[:40]!r}: a name is one line of at most {MAX_ANNOTATOR} characters")
     code = code.strip() if code else None
     if code is not None and code not in {c.value for c in Code}:
-        raise CatalogError(f"--code {code!r} is not a reason code; `synth codes` lists them")
+        raise CatalogError(f"--code {code!r} is not a reason code; the codes: {', '.join(c.value for c in Code)}")
     if code is not None and label == "accept":
         raise CatalogError("--code names a defect: give it with --label defective or unsure, not accept")
     found = con.execute("SELECT run, id, package IS NOT NULL FROM packages WHERE row_id = ?", [row]).fetchone()

@@ -46,7 +46,8 @@ def wilson(p: float, n: float, z: float = Z_95) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    return (0.0 if p <= 0 else low), (1.0 if p >= 1 else high)  # exact where rounding would miss the end
 
 
 def weighted_share(hits: Sequence[bool], weights: Sequence[float], z: float = Z_95) -> Estimate:

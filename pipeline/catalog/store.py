@@ -44,7 +44,14 @@ from pipeline.catalog.queries import (
 )
 from pipeline.catalog.redact import strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
-from pipeline.catalog.selection import AUDITED, SELECTABLE, Selection, StatusFilter, selection_sql, sft_selection_sql
+from pipeline.catalog.selection import (
+    AUDITED,
+    SELECTABLE,
+    Selection,
+    StatusFilter,
+    selection_sql,
+    sft_selection_sql,
+)
 from pipeline.core.outcomes import Failure, LLMCall, Reading, Verdict
 from pipeline.core.paths import DEFAULT_CATALOG
 

@@ -179,7 +179,9 @@ def selection_sql(status: StatusFilter, where: str | None, columns: tuple[str, .
     if condition is not None:
         conditions.append(f"({condition})")
     clause = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    return f"SELECT {', '.join(columns)} FROM {SELECTABLE} AS packages{clause} ORDER BY row_id"
+    # The audit columns cost a join; a selection that cannot name them (no "audit" in its text) reads the table.
+    source = SELECTABLE if "audit" in f"{where} {condition}".lower() else "packages"
+    return f"SELECT {', '.join(columns)} FROM {source} AS packages{clause} ORDER BY row_id"
 
 
 def sft_selection_sql(status: StatusFilter, where: str | None, condition: str | None = None) -> str:

@@ -210,6 +210,45 @@ _V6_PASSED = (f"UPDATE rollouts SET passed = (score >= {PASS_SCORE - PASS_TOLERA
 """Schema 6: a rollout passes only with full marks (``core.package.passes``); rows written when the
 line was 0.75 get the one meaning."""
 
+_V7_AUDIT = (
+    "CREATE SEQUENCE audit_label_ids START 1",
+    """CREATE TABLE audit_labels (
+        id BIGINT PRIMARY KEY DEFAULT nextval('audit_label_ids'),
+        run BIGINT NOT NULL,
+        package_row BIGINT NOT NULL,
+        package_id VARCHAR,
+        annotator VARCHAR NOT NULL,
+        created TIMESTAMPTZ NOT NULL,
+        label VARCHAR NOT NULL CHECK (label IN ('accept', 'defective', 'unsure')),
+        code VARCHAR,
+        comment VARCHAR
+    )""",
+    """CREATE VIEW audit_latest AS
+        SELECT * FROM audit_labels
+        QUALIFY row_number() OVER (PARTITION BY package_row, annotator ORDER BY id DESC) = 1""",
+    """CREATE VIEW audit_consensus AS
+        SELECT *, CASE WHEN 2 * accept > annotators THEN 'accept'
+                       WHEN 2 * defective > annotators THEN 'defective'
+                       WHEN 2 * unsure > annotators THEN 'unsure'
+                       ELSE 'disputed' END AS audit_label
+        FROM (SELECT package_row, any_value(package_id) AS package_id, count(*) AS annotators,
+                     count(*) FILTER (WHERE label = 'accept') AS accept,
+                     count(*) FILTER (WHERE label = 'defective') AS defective,
+                     count(*) FILTER (WHERE label = 'unsure') AS unsure,
+                     mode(code) FILTER (WHERE label = 'defective') AS audit_code,
+                     max(created) AS last_labelled
+              FROM audit_latest GROUP BY package_row)""",
+    """CREATE VIEW packages_audit AS
+        SELECT p.*, c.audit_label, c.audit_code, coalesce(c.annotators, 0) AS audit_annotators
+        FROM packages AS p LEFT JOIN audit_consensus AS c ON c.package_row = p.row_id""",
+)
+"""Schema 7, audit: people's labels of package rows (``audit_labels``, appended, never updated);
+``audit_latest`` keeps each annotator's latest label of a row, ``audit_consensus`` the majority of
+them per row (``audit_label``: ``accept``, ``defective`` or ``unsure`` when more than half the
+annotators' latest labels say so, ``disputed`` otherwise), and ``packages_audit`` is every
+``packages`` row with its ``audit_label`` (NULL: nobody labelled it), ``audit_code`` and
+``audit_annotators``: what ``synth export --where`` selects over."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
@@ -219,6 +258,8 @@ MIGRATIONS: list[Migration] = [
     Migration(4, "rollout_jobs and rollouts: agent models run on catalog packages", _V4_ROLLOUTS),
     Migration(5, "findings.claim and findings.reading; reader_answers", _V5_READINGS),
     Migration(6, "rollouts.passed recomputed: a run passes only with full marks", _V6_PASSED),
+    Migration(7, "audit_labels: people's labels of package rows; audit_latest, audit_consensus, packages_audit",
+              _V7_AUDIT),
 ]
 
 

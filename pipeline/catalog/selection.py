@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 PACKAGE_ID = re.compile(r"pkg-[0-9a-f]{16}")
 """A package id as the catalog stores it: ``pkg-`` and 16 lowercase hex digits (the content hash)."""
 
+SELECTABLE = "packages_audit"
+"""What ``--where`` selects over: every ``packages`` column and the row's ``audit_label``,
+``audit_code`` and ``audit_annotators`` (schema 7; ``docs/catalog.md``, "Audit")."""
+AUDITED = "audit_label = 'accept'"
+"""The condition of ``--audited``: the majority of the annotators' latest labels of the row accept it."""
+
 EXPORT_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "request", "score", "package")
 StatusFilter = Literal["accepted", "rejected", "all"]
 
@@ -162,7 +168,8 @@ def _int_or_none(value: object) -> int | None:
 def selection_sql(status: StatusFilter, where: str | None, columns: tuple[str, ...] = EXPORT_COLUMNS,
                   condition: str | None = None) -> str:
     """SELECT of ``columns`` (the export columns by default) from ``packages`` rows with ``status``
-    (unless ``all``) for which ``where`` (one SQL boolean over ``packages`` columns, the user's) and
+    (unless ``all``) for which ``where`` (one SQL boolean over ``packages`` columns and the audit
+    columns of ``SELECTABLE``, the user's) and
     ``condition`` (one built by the catalog, e.g. ``PassBand.condition``) hold, ordered by row."""
     if status not in get_args(StatusFilter):
         raise CatalogError(f"unknown status filter {status!r}; choose one of: {', '.join(get_args(StatusFilter))}")
@@ -172,7 +179,9 @@ def selection_sql(status: StatusFilter, where: str | None, columns: tuple[str, .
     if condition is not None:
         conditions.append(f"({condition})")
     clause = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-    return f"SELECT {', '.join(columns)} FROM packages{clause} ORDER BY row_id"
+    # The audit columns cost a join; a selection that cannot name them (no "audit" in its text) reads the table.
+    source = SELECTABLE if "audit" in f"{where} {condition}".lower() else "packages"
+    return f"SELECT {', '.join(columns)} FROM {source} AS packages{clause} ORDER BY row_id"
 
 
 def sft_selection_sql(status: StatusFilter, where: str | None, condition: str | None = None) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import duckdb
 
-from pipeline.catalog import calibration, queries, rollouts
+from pipeline.catalog import audit, calibration, queries, rollouts
 from pipeline.catalog.calibration import PackageCalibration, PassBand, UnsolvedReport
 from pipeline.catalog.connect import Access, connect, first_line, interrupt_after
 from pipeline.catalog.errors import CatalogError
@@ -44,7 +44,14 @@ from pipeline.catalog.queries import (
 )
 from pipeline.catalog.redact import strip_secrets
 from pipeline.catalog.schema import latest_version, migrate, schema_version
-from pipeline.catalog.selection import Selection, StatusFilter, selection_sql, sft_selection_sql
+from pipeline.catalog.selection import (
+    AUDITED,
+    SELECTABLE,
+    Selection,
+    StatusFilter,
+    selection_sql,
+    sft_selection_sql,
+)
 from pipeline.core.outcomes import Failure, LLMCall, Reading, Verdict
 from pipeline.core.paths import DEFAULT_CATALOG
 
@@ -439,17 +446,21 @@ class Catalog:
 
     @contextmanager
     def selection(self, status: StatusFilter = "accepted", where: str | None = None,
-                  writable: Path | None = None, band: PassBand | None = None) -> Iterator[Selection]:
+                  writable: Path | None = None, band: PassBand | None = None,
+                  audited: bool = False) -> Iterator[Selection]:
         """The rows with ``status`` (accepted by default; ``all`` for every row) for which ``where``
-        (one SQL boolean over ``packages`` columns) holds, and whose package's pass rate lies in
-        ``band`` when one is given, for an exporter to read inside the block.
+        (one SQL boolean over ``packages`` columns and the audit columns ``audit_label``,
+        ``audit_code``, ``audit_annotators``) holds, and whose package's pass rate lies in ``band``
+        when one is given, for an exporter to read inside the block. ``audited``: only rows the
+        majority of their annotators' latest labels accept (``selection.AUDITED``).
 
         The connection is sandboxed as ``query``'s is (no file access, settings locked), so
         ``where`` reads nothing but the catalog; ``writable`` is the one file DuckDB may write (an
         export's ``COPY`` target). ``CatalogError`` for an unknown status, a bad ``where``, or a
         band whose model has no rollouts.
         """
-        condition = band.condition() if band is not None else None
+        conditions = ([band.condition()] if band is not None else []) + ([AUDITED] if audited else [])
+        condition = " AND ".join(f"({c})" for c in conditions) or None
         sql, sft_sql = selection_sql(status, where, condition=condition), sft_selection_sql(status, where, condition)
         with self._connection(Access.SANDBOX, writable=writable) as con:
             if band is not None:
@@ -457,7 +468,7 @@ class Catalog:
             try:
                 yield Selection(con, sql, sft_sql=sft_sql)
             except duckdb.BinderException as exc:
-                columns = [row[0] for row in con.execute("DESCRIBE packages").fetchall()]
+                columns = [row[0] for row in con.execute(f"DESCRIBE {SELECTABLE}").fetchall()]
                 raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "
                                    f"{', '.join(columns)}") from exc
             except duckdb.PermissionException as exc:
@@ -465,6 +476,56 @@ class Catalog:
                                    f"({first_line(str(exc))})") from exc
             except duckdb.Error as exc:
                 raise CatalogError(f"export failed: {first_line(str(exc))}") from exc
+
+    # ------------------------------------------------------------------ audit (catalog/audit.py)
+
+    def add_label(self, row: int, label: str, annotator: str, code: str | None = None,
+                  comment: str | None = None) -> audit.AuditLabel:
+        """Record ``annotator``'s ``label`` (``accept``, ``defective`` or ``unsure``) of package row
+        ``row``, with the reason code ``code`` that names the defect and a ``comment``; the stored
+        label. ``CatalogError`` for an unknown row, a row without a package, an unknown label or
+        code, a code with ``accept``, or an empty annotator name."""
+        with self._transaction() as con:
+            return audit.add_label(con, row, label, annotator, code, comment)
+
+    def labels(self, row: int | None = None, annotator: str | None = None,
+               latest: bool = False) -> list[audit.AuditLabel]:
+        """Labels in the order given (of row ``row`` and of ``annotator`` when given); ``latest``:
+        only each annotator's latest label of each row, the one that counts."""
+        with self._connection() as con:
+            return audit.labels(con, row, annotator, latest)
+
+    def audit_queue(self, sample: int = audit.DEFAULT_SAMPLE, refusals: int = audit.DEFAULT_REFUSALS,
+                    seed: int = 0, where: str | None = None, annotator: str | None = None) -> audit.AuditQueue:
+        """What people should label (``audit.queue``): every row with a review note or a reader
+        that did not agree, a stratified sample of ``sample`` accepted rows, ``refusals`` refused
+        rows per reason code, each with its sampling weight; of the rows ``where`` selects (run
+        sandboxed, as ``selection``'s); without the rows ``annotator`` labelled already."""
+        with self._audit_connection(where) as con:
+            return audit.queue(con, sample, refusals, seed, where, annotator)
+
+    def audit_stats(self, where: str | None = None) -> audit.AuditStats:
+        """Agreement between annotators and the verifier's precision and recall estimated from the
+        labelled rows (``audit.stats``), of the rows ``where`` selects."""
+        with self._audit_connection(where) as con:
+            return audit.stats(con, where)
+
+    @contextmanager
+    def _audit_connection(self, where: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A sandboxed connection for reading the audit over the user's ``where``; its errors as
+        ``CatalogError`` lines."""
+        with self._connection(Access.SANDBOX) as con:
+            try:
+                yield con
+            except duckdb.BinderException as exc:
+                columns = [row[0] for row in con.execute(f"DESCRIBE {SELECTABLE}").fetchall()]
+                raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the columns are: "
+                                   f"{', '.join(columns)}") from exc
+            except duckdb.PermissionException as exc:
+                raise CatalogError(f"--where {where!r} may read only the catalog, not files "
+                                   f"({first_line(str(exc))})") from exc
+            except duckdb.Error as exc:
+                raise CatalogError(f"audit query failed: {first_line(str(exc))}") from exc
 
     # ------------------------------------------------------------------ rollouts: reading
     # Calibration from the ``rollouts`` table (``calibration.py``); the writing side is apart.

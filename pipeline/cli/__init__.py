@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from pipeline.cli import capabilities, catalog, interop, packages, report, rollout, run
+from pipeline.cli import audit, capabilities, catalog, interop, packages, report, rollout, run
 from pipeline.cli.options import err_console, readable_help
 from pipeline.core.errors import UserError
 from pipeline.runs.ray_cluster import LOCAL
@@ -38,7 +38,7 @@ def _root(show_version: bool = typer.Option(False, "--version", callback=_versio
                                             help="Print the version and exit.")) -> None:
     """Synthesize verified task packages for tool-using agents."""
 
-for _module in (packages, capabilities, run, rollout, catalog, interop, report):
+for _module in (packages, capabilities, run, rollout, catalog, audit, interop, report):
     _module.register(app)
 
 

@@ -459,7 +459,8 @@ def export(
                              help="The file to write, replaced atomically (clawenvkit: a new or empty folder). "
                                   "Default: output/packages.jsonl, output/packages.parquet, output/sft.jsonl "
                                   "or output/clawenvkit/."),
-    where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns, e.g. \"turn_count > 0\"."),
+    where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns and audit_label, e.g. "
+                                                    "\"turn_count > 0\" or \"audit_label = 'defective'\"."),
     status: str = typer.Option("accepted", "--status", metavar="[accepted|rejected|all]", help="Rows to export."),
     obs_limit: int = typer.Option(1_000, "--obs-limit", min=1,
                                   help="sft: characters of each tool observation kept."),
@@ -477,6 +478,9 @@ def export(
     min_weight_share: float = typer.Option(None, "--min-weight-share", metavar="S", show_default=False,
                                            help="clawenvkit: write a task only if it carries at least this share "
                                                 "of its package's grading weight (default 1.0: all of it)."),
+    audited: bool = typer.Option(False, "--audited",
+                                 help="Only packages people labelled accept (`synth audit label`: the majority "
+                                      "of the annotators' latest labels)."),
     catalog: Path = CatalogOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -494,7 +498,7 @@ def export(
                                  status=cast("StatusFilter", status),  # an unknown one: a CatalogError
                                  policy=policy, on_progress=progress.update, pass_band=pass_band, model=model,
                                  source=cast("Source", source),  # an unknown one: a CatalogError
-                                 min_score=min_score, min_weight_share=min_weight_share)
+                                 min_score=min_score, min_weight_share=min_weight_share, audited=audited)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return
@@ -515,7 +519,7 @@ def print_export(summary: ExportSummary) -> None:
                       if k not in ("left_out", "skipped", "reasons") and v not in ({}, [], None))
     what = f"{summary.status} row(s)" if summary.source == "reference" else "passing rollout(s)"
     band = (f" (packages whose pass rate for {summary.model} lies in {summary.pass_band[0]:g}..{summary.pass_band[1]:g})"
-            if summary.pass_band else "")
+            if summary.pass_band else "") + (" (people accepted them)" if summary.audited else "")
     console.print(f"wrote {summary.rows:,} {what} as {summary.format} to {summary.path}{band}{details}",
                   markup=False, highlight=False)
     if skipped:

@@ -77,6 +77,8 @@ class ExportSummary(BaseModel):
     pass_band: list[float] | None = None
     """``[LOW, HIGH]``: only packages whose pass rate for ``model`` lies in it were exported."""
     model: str | None = None
+    audited: bool = False
+    """Only rows people accepted (``synth audit``: the majority of annotators' latest labels) were exported."""
     details: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -129,7 +131,8 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
                    status: StatusFilter = "accepted", policy: Policy | None = None,
                    on_progress: ProgressFn | None = None, pass_band: PassBand | str | None = None,
                    model: str | None = None, source: Source = "reference",
-                   min_score: float | None = None, min_weight_share: float | None = None) -> ExportSummary:
+                   min_score: float | None = None, min_weight_share: float | None = None,
+                   audited: bool = False) -> ExportSummary:
     """Write the catalog rows with ``status`` (accepted by default; ``all`` for every row) for
     which ``where`` holds to ``out`` (default ``output/<format's default name>``) in format
     ``fmt``, atomically; ``on_progress`` is told ``(rows done, rows in all)`` as it goes.
@@ -140,7 +143,9 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     packages (score >= ``min_score``, default the pass threshold; of ``model`` only when given)
     in place of their reference trajectories (``interop.rollout_sft``).
     ``min_weight_share`` (format ``clawenvkit`` only, default 1.0): the least share of a package's
-    grading weight a task file must carry (``interop.clawenvkit_export``).
+    grading weight a task file must carry (``interop.clawenvkit_export``). ``audited`` keeps only
+    the rows people accepted: the majority of their annotators' latest labels is ``accept``
+    (``synth audit``; ``where`` may also name ``audit_label``).
 
     The output is written beside ``out`` under a temporary name and renamed over it once complete,
     so ``out`` is either the previous file or the whole new export, never a partial one. A
@@ -152,7 +157,7 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     if not isinstance(catalog, Catalog):
         with Catalog.open(catalog, read_only=True) as opened:
             return export_catalog(opened, fmt, out, where, status, policy, on_progress, pass_band, model, source,
-                                  min_score, min_weight_share)
+                                  min_score, min_weight_share, audited)
     spec = _format(fmt)
     band = PassBand.parse(pass_band, model) if isinstance(pass_band, str) else pass_band
     write = _writer(fmt, spec, source, model, min_score, band)
@@ -166,7 +171,8 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     _discard(partial)  # left by an export that was killed
     _prepare(out, partial, spec.folder)
     try:
-        with catalog.selection(status, where, writable=None if spec.folder else partial, band=band) as selection:
+        with catalog.selection(status, where, writable=None if spec.folder else partial, band=band,
+                               audited=audited) as selection:
             if on_progress is not None:
                 total = selection.count()
                 on_progress(0, total)
@@ -185,7 +191,7 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     finally:
         _discard(partial)
     chosen = {"status": status, "where": where, "source": source,
-              "pass_band": None if band is None else [band.low, band.high], "model": model}
+              "pass_band": None if band is None else [band.low, band.high], "model": model, "audited": audited}
     if isinstance(outcome, BaseModel):
         details = outcome.model_dump(mode="json")
         details.pop("model", None)

@@ -1,0 +1,185 @@
+"""``synth audit queue|label|stats|export``: people judge packages, and the project learns how
+right its verifier is. A thin mirror of ``Catalog.audit_queue``, ``add_label``, ``audit_stats``
+and ``interop.audit_export.export_audit``; every command has ``--json``.
+
+``label`` opens the catalog for writing (the writer lock: it waits for no run, it fails with exit
+3 while one writes); the others read it read-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, new_table
+
+if TYPE_CHECKING:
+    from pipeline.catalog.audit import AuditQueue, AuditStats
+    from pipeline.catalog.estimates import Estimate
+
+audit_app = typer.Typer(no_args_is_help=True,
+                        help="Judge packages by hand and measure the verifier: queue, label, stats, export.")
+
+WhereOpt = typer.Option(None, "--where", help="One SQL boolean over `packages` columns and audit_label, e.g. "
+                                              "\"capability = 'general'\": only those rows.")
+
+
+def _line(text: str) -> None:
+    console.print(text, markup=False, highlight=False)
+
+
+def _text(value: object) -> str:
+    from rich.markup import escape
+
+    return "-" if value is None else escape(str(value))
+
+
+@audit_app.command()
+def queue(
+    sample: int = typer.Option(100, "--sample", min=0, help="Accepted rows to sample, stratified by capability, "
+                                                            "workflow and service profile."),
+    refusals: int = typer.Option(5, "--refusals", min=0, help="Refused rows to sample per first reason code."),
+    seed: int = typer.Option(0, "--seed", help="The sample's seed: one seed, one sample."),
+    where: str = WhereOpt,
+    annotator: str = typer.Option(None, "--annotator", metavar="NAME", show_default=False,
+                                  help="Leave out the rows NAME has labelled."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The rows people should label: every review note and reader disagreement, a stratified
+    sample of accepted rows and a sample of refusals per reason code, each with its sampling
+    weight (rows of its stratum it stands for)."""
+    from pipeline import Catalog
+
+    result = Catalog.open(catalog, read_only=True).audit_queue(sample, refusals, seed, where, annotator)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    print_queue(result)
+
+
+def print_queue(result: AuditQueue) -> None:
+    drawn = sum(s.sampled for s in result.strata)
+    _line(f"{drawn:,} row(s) to label of {result.population:,} with a package (seed {result.seed}); "
+          f"{len(result.items):,} listed" + (f", {result.hidden:,} already labelled by the annotator" if result.hidden
+                                             else ""))
+    table = new_table(title="queue")
+    for col in ("row", "why", "stratum", "weight", "verdict", "codes", "labelled by", "request"):
+        table.add_column(col, justify="right" if col in ("row", "weight") else "left", overflow="fold")
+    for i in result.items:
+        codes = ", ".join(i.codes + [f"review: {c}" for c in i.review_codes]) or None
+        request = None if i.request is None else (i.request[:60] + ("…" if len(i.request) > 60 else ""))
+        table.add_row(str(i.row), i.reason, _text(i.stratum), f"{i.weight:g}", i.status, _text(codes),
+                      _text(", ".join(i.annotators) or None), _text(request))
+    console.print(table)
+    _line("label one: synth audit label ROW --label accept|defective|unsure [--code CODE] --annotator NAME")
+
+
+@audit_app.command()
+def label(
+    row: int = typer.Argument(..., metavar="ROW", help="The package row (`synth audit queue` lists them)."),
+    verdict: str = typer.Option(..., "--label", metavar="accept|defective|unsure", help="Your judgement of the package."),
+    annotator: str = typer.Option(..., "--annotator", metavar="NAME", help="Who judges."),
+    code: str = typer.Option(None, "--code", metavar="CODE", show_default=False,
+                             help="With defective (or unsure): the reason code naming the defect."),
+    comment: str = typer.Option(None, "--comment", metavar="TEXT", show_default=False, help="Why, in a line."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Record a label of one package row: accept, defective (with the reason code when you can
+    name it) or unsure. Labels are kept; your latest label of a row is the one that counts."""
+    from pipeline import Catalog
+
+    with Catalog.open(catalog, create=False) as writer:
+        stored = writer.add_label(row, verdict, annotator, code, comment)
+    if as_json:
+        emit_json(stored.model_dump(mode="json"))
+        return
+    _line(f"row {stored.package_row} ({stored.package_id}): {stored.label}"
+          + (f" ({stored.code})" if stored.code else "") + f" by {stored.annotator}, label {stored.id}")
+
+
+@audit_app.command()
+def stats(
+    where: str = WhereOpt,
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Agreement between annotators (Cohen's kappa for two, Fleiss' for more), the verifier's
+    precision and recall for acceptance and per reason code, estimated from the labelled rows
+    with their sampling weights and 95% Wilson intervals, and the rows where people and the
+    verifier disagree."""
+    from pipeline import Catalog
+
+    result = Catalog.open(catalog, read_only=True).audit_stats(where)
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+        return
+    print_stats(result)
+
+
+def _estimate(e: Estimate) -> str:
+    if e.value is None:
+        return "-"
+    return f"{e.value:.1%} [{e.low or 0:.1%}, {e.high or 0:.1%}] n={e.n}"
+
+
+def print_stats(result: AuditStats) -> None:
+    covered = "-" if result.covered is None else f"{result.covered:.0%}"
+    _line(f"{result.labels:,} label(s) by {len(result.annotators)} annotator(s) on {result.labelled_rows:,} row(s): "
+          f"{result.decided_rows:,} decided, {result.undecided_rows:,} unsure or disputed; strata with a decided row "
+          f"hold {covered} of {result.population:,} row(s)")
+    a = result.agreement
+    if a.method is None:
+        _line("agreement: no row has labels by two annotators")
+    else:
+        kappa = "-" if a.kappa is None else f"{a.kappa:.3f}"
+        observed = "-" if a.observed is None else f"{a.observed:.1%}"
+        _line(f"agreement: {a.method} kappa {kappa} over {a.items:,} row(s) labelled by two or more "
+              f"({a.annotators} annotators; raw agreement {observed})")
+    table = new_table(title="the verifier against people (95% Wilson intervals, weighted)")
+    for col in ("decision", "precision", "recall"):
+        table.add_column(col, overflow="fold")
+    table.add_row("acceptance", _estimate(result.acceptance.precision), _estimate(result.acceptance.recall))
+    table.add_row("refusal", _estimate(result.refusal.precision), _estimate(result.refusal.recall))
+    console.print(table)
+    if result.codes:
+        table = new_table(title="per reason code: precision of its refusals; recall of the defects people name with it")
+        for col in ("code", "precision", "recall (refused)", "recall (this code)"):
+            table.add_column(col, overflow="fold")
+        for c in result.codes:
+            table.add_row(c.code, _estimate(c.precision), _estimate(c.recall), _estimate(c.recall_code))
+        console.print(table)
+    if result.disagreements:
+        table = new_table(title=f"{len(result.disagreements):,} row(s) where people and the verifier disagree")
+        for col in ("row", "package", "verifier", "codes", "people", "code", "annotators"):
+            table.add_column(col, justify="right" if col in ("row", "annotators") else "left", overflow="fold")
+        for d in result.disagreements:
+            table.add_row(str(d.row), _text(d.package_id), d.status, _text(", ".join(d.codes) or None), d.label,
+                          _text(d.code), str(d.annotators))
+        console.print(table)
+
+
+@audit_app.command("export")
+def export_(
+    out: Path = typer.Option(..., "--out", metavar="DIR", help="A new or empty folder."),
+    catalog: Path = CatalogOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Write the packages people decided (accept or defective) as a labelled set: one JSON file
+    per package and expected.tsv, the layout bench/precision.py reads."""
+    from pipeline.interop.audit_export import export_audit
+
+    summary = export_audit(catalog, out)
+    if as_json:
+        emit_json(summary.model_dump(mode="json"))
+        return
+    skipped = "".join(f", {n:,} {why}" for why, n in summary.skipped.items())
+    _line(f"wrote {summary.packages:,} package(s) to {summary.path} ({summary.accept:,} accept, "
+          f"{summary.reject:,} reject); left out{skipped or ': none'}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(audit_app, name="audit", short_help="Judge packages by hand and measure the verifier.")

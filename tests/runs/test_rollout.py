@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -226,7 +227,8 @@ def test_a_killed_job_resumes_from_what_it_committed(catalog: Path, template: Pa
                                what="the rollout job to commit its first rows")
             assert proc.poll() is None, f"the job ended before it was killed: {proc.communicate()}"
         finally:
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # gone already if it ended on its own
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate(timeout=30)
             server.release.set()
         committed = {(r["package_id"], r["sample"]): r["created"] for r in _rows(catalog, 1)}

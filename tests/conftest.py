@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -17,11 +18,17 @@ from typing import Any
 
 import pytest
 
-from pipeline.catalog.store import Catalog
-from pipeline.cli import main
-from pipeline.core.codes import BASIS, Basis, Code
-from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import TaskPackage, load_package
+# pytest-xdist's workers start with COLUMNS=80 in their environment, where a serial run has none:
+# the CLI's tables would be 80 wide instead of the 160 a non-terminal gets (pipeline/cli/options.py,
+# read when pipeline.cli is first imported, below), which the CLI tests expect.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.pop("COLUMNS", None)
+
+from pipeline.catalog.store import Catalog  # noqa: E402
+from pipeline.cli import main  # noqa: E402
+from pipeline.core.codes import BASIS, Basis, Code  # noqa: E402
+from pipeline.core.outcomes import Finding, Witness  # noqa: E402
+from pipeline.core.package import TaskPackage, load_package  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = REPO_ROOT / "examples"

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -195,9 +196,16 @@ def test_a_regeneration_on_ray_records_what_a_local_one_does(ray_instance: None,
 
 
 @pytest.fixture
-def model_server() -> Iterator[str]:
-    """A local model server in its own process, 0.2 s per answer, each a distinct valid package; its URL."""
-    proc, url = processes.model_server(0.2)
+def gate(tmp_path: Path) -> Path:
+    """A file the model server waits for (``model_server``); the test creates it to let the run go on."""
+    return tmp_path / "gate"
+
+
+@pytest.fixture
+def model_server(gate: Path) -> Iterator[str]:
+    """A local model server in its own process, 0.2 s per answer, each a distinct valid package; its URL.
+    Requests after the first 60 wait until the file ``gate`` exists."""
+    proc, url = processes.model_server(0.2, hold_after=60, gate=gate)
     try:
         yield url
     finally:
@@ -220,9 +228,21 @@ def _actor_pids(name: str) -> list[int]:
     return found
 
 
+class _OnReplacement(logging.Handler):
+    """Calls ``then()`` once a lost Ray worker's replacement is up (``Gang`` logs it)."""
+
+    def __init__(self, then: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.then = then
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "replaces lost worker" in record.getMessage():
+            self.then()
+
+
 @pytest.mark.slow
 def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
-        ray_instance: None, model_server: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        ray_instance: None, model_server: str, gate: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     killed: list[int] = []
     started: set[int] = set()
     later: set[int] = set()
@@ -236,12 +256,26 @@ def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
         elif killed and progress.accepted % 10 == 0:
             later.update(_actor_pids("SlotWorker"))
 
+    def replaced() -> None:  # the run goes on past the model server's 60th answer only now
+        later.update(_actor_pids("SlotWorker"))
+        gate.touch()
+
+    # however slowly the replacement starts, the run cannot end before it is up; nor wait for it forever
+    opens_anyway = threading.Timer(120, gate.touch)
+    opens_anyway.start()
     catalog = tmp_path / "c.duckdb"
     options = RunOptions(capability="general", count=240, concurrency=8)
-    with caplog.at_level(logging.WARNING, logger="pipeline.runs.ray_cluster"):
-        summary = start_run(options, catalog, model="m", base_url=model_server, on_progress=kill_one_worker,
-                            ray=LOCAL)
-    assert killed and "lost" in caplog.text and "replaces lost worker" in caplog.text
+    watcher = _OnReplacement(replaced)
+    cluster_log = logging.getLogger("pipeline.runs.ray_cluster")
+    cluster_log.addHandler(watcher)
+    try:
+        with caplog.at_level(logging.WARNING, logger="pipeline.runs.ray_cluster"):
+            summary = start_run(options, catalog, model="m", base_url=model_server, on_progress=kill_one_worker,
+                                ray=LOCAL)
+    finally:
+        cluster_log.removeHandler(watcher)
+        opens_anyway.cancel()
+    assert killed and "lost" in caplog.text and "replaces lost worker" in caplog.text, caplog.text
     assert later - started  # a new worker process took the lost one's place while the run went on
     assert (summary.accepted, summary.status) == (240, "finished")
     assert _accounted_for(catalog, options.max_attempts) == (240, summary.slots)

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from pipeline.runs.rollout import (
     start_rollouts,
 )
 from tests.conftest import copy_catalog
+from tests.support import processes
 from tests.support.agent_server import MALFORMED_ARGUMENTS, ScriptedAgents, mistake_steps
 from tests.support.openai_server import OpenAIServer
 
@@ -187,19 +189,49 @@ def test_mistakes_say_what_to_do(catalog: Path, server: OpenAIServer) -> None:
         resume_rollouts(1, catalog, resources={"samples": 3})
 
 
+class _HeldAfter(OpenAIServer):
+    """Answers the first ``first`` requests, then holds every later one until ``release`` is set:
+    the job cannot finish before the test kills it, however slowly it runs."""
+
+    def __init__(self, responder: Any, first: int) -> None:
+        super().__init__(responder)
+        self.first, self.release = first, threading.Event()
+
+    def answer(self, number: int, body: dict[str, Any], authorization: str) -> Any:
+        if number > self.first:
+            self.release.wait(120)
+        return super().answer(number, body, authorization)
+
+
+def _committed_rows(catalog: Path, job: int) -> int:
+    """Rollout rows of ``job`` committed so far (0 while the writer holds the file)."""
+    try:
+        with Catalog.open(catalog, read_only=True, busy_timeout=1.0) as reader:
+            return int(reader.query(f"SELECT count(*) FROM rollouts WHERE job = {job}").rows[0][0])
+    except Exception:  # the writer is in a transaction or migrating the schema; ask again
+        return 0
+
+
 @pytest.mark.slow
 def test_a_killed_job_resumes_from_what_it_committed(catalog: Path, template: Path) -> None:
     agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(template))
-    with OpenAIServer(agents, latency_s=0.2) as server:
+    total = 4 * 2 * len(CAPABILITIES)
+    # 20 requests finish an episode or more (two run at once) but never all of them (one request each at least)
+    with _HeldAfter(agents, first=20) as server:
         command = [sys.executable, "-m", "pipeline.cli", "rollout", "--model", "reference", "--base-url",
                    server.base_url, "--samples", "4", "--concurrency", "2", "--catalog", str(catalog)]
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                 env=os.environ | {"OPENAI_API_KEY": ""})
-        time.sleep(4.0)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=30)
+        try:
+            processes.wait_for(lambda: _committed_rows(catalog, 1) > 0 or proc.poll() is not None, every=0.05,
+                               what="the rollout job to commit its first rows")
+            assert proc.poll() is None, f"the job ended before it was killed: {proc.communicate()}"
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # gone already if it ended on its own
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=30)
+            server.release.set()
         committed = {(r["package_id"], r["sample"]): r["created"] for r in _rows(catalog, 1)}
-        total = 4 * 2 * len(CAPABILITIES)
         assert 0 < len(committed) < total
         with Catalog.open(catalog, read_only=True) as reader:
             assert reader.rollout_job(1).status == "running"
@@ -208,7 +240,6 @@ def test_a_killed_job_resumes_from_what_it_committed(catalog: Path, template: Pa
     assert len(rows) == total and summary.rollouts == total - len(committed)
     assert all(r["score"] == 1.0 for r in rows)
     assert all(r["created"] == committed[k] for r in rows if (k := (r["package_id"], r["sample"])) in committed)
-
 
 
 def test_a_failed_group_commit_is_tried_again_and_keeps_every_rollout(

@@ -4,7 +4,9 @@ and catalog commits grouped within the writer's delay."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +90,15 @@ def writer_setup(empty_catalog: Path) -> Any:
         yield catalog, run_id, groups
 
 
+async def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Return once ``condition()`` holds, checking on every turn of the event loop (and every
+    10 ms); ``AssertionError`` naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
+        await asyncio.sleep(0.01)
+
+
 def test_attempts_arriving_within_the_delay_share_one_transaction(writer_setup: Any) -> None:
     catalog, run_id, groups = writer_setup
     # other attempts are still working: the writer waits for more rows
@@ -96,7 +107,9 @@ def test_attempts_arriving_within_the_delay_share_one_transaction(writer_setup: 
     async def arrive() -> list[PreparedRow]:
         async with writer.running():
             first = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0)  # the first row is queued
+            await _until(lambda: writer._queue is not None and writer._queue.empty(),
+                         "the writer to take the first row and wait for more")
             rest = [asyncio.create_task(writer.commit(_failed_row(run_id, s))) for s in (1, 2)]
             return await asyncio.gather(first, *rest)
 
@@ -124,20 +137,24 @@ def test_a_slot_that_stops_while_its_row_is_committed_does_not_stop_the_writer(w
     committed all the same, and the writer goes on committing the next."""
     catalog, run_id, groups = writer_setup
     record_prepared = catalog.record_prepared
+    inside, leave = threading.Event(), threading.Event()
 
-    def slow(rows: list[PreparedRow]) -> list[int]:
-        time.sleep(0.2)
+    def held(rows: list[PreparedRow]) -> list[int]:
+        if not inside.is_set():  # the first transaction stays open until the slot is cancelled
+            inside.set()
+            assert leave.wait(60), "the test never let the first commit finish"
         return record_prepared(rows)
 
-    catalog.record_prepared = slow  # type: ignore[method-assign]
+    catalog.record_prepared = held  # type: ignore[method-assign]
     writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 1, delay=0.01)
 
     async def arrive() -> PreparedRow:
         async with writer.running():
             stopped = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
-            await asyncio.sleep(0.05)  # the writer is inside record_prepared now
+            await _until(inside.is_set, "the writer to be inside record_prepared")
             stopped.cancel()
-            return await asyncio.wait_for(writer.commit(_failed_row(run_id, 1)), timeout=10)
+            leave.set()
+            return await asyncio.wait_for(writer.commit(_failed_row(run_id, 1)), timeout=60)
 
     assert asyncio.run(arrive()).slot == 1
     assert groups == [1, 1]

@@ -258,7 +258,7 @@ def test_no_child_outlives_a_run_killed_with_sigkill(tmp_path: Path) -> None:
         assert len(children) >= 3  # two verifier workers and multiprocessing's resource tracker
         proc.kill()
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # generous: the children exit at once, unless the machine is loaded
         while any(processes.alive(c) for c in children) and time.monotonic() < deadline:
             time.sleep(0.05)
         survivors = [c for c in children if processes.alive(c)]

@@ -59,12 +59,15 @@ def synth_imports_openai(args: list[str], cwd: Path, env: dict[str, str] | None 
 
 
 _MODEL_SERVER = """
-import itertools, json, sys, time
+import itertools, json, os, sys, time
 from pipeline.generation.offline import generate_package, pick_template
 from tests.support import OpenAIServer
 numbers = itertools.count(1)
+hold_after, gate = int(sys.argv[2]), sys.argv[3]
 def respond(_request):
     n = next(numbers)
+    while gate and n > hold_after and not os.path.exists(gate):
+        time.sleep(0.05)
     return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
 with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
     print(server.base_url, flush=True)
@@ -72,20 +75,24 @@ with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
 """
 
 
-def model_server(latency_s: float) -> tuple[subprocess.Popen[str], str]:
+def model_server(latency_s: float, hold_after: int = 0, gate: Path | None = None) -> tuple[subprocess.Popen[str], str]:
     """A local OpenAI-compatible server in its own process (so that killing it drops every
     connection, as a crashed server does), answering after ``latency_s`` with distinct valid
-    packages of the offline generator (capability ``general``); and its URL. Kill it when done."""
-    proc = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(latency_s)], stdout=subprocess.PIPE, text=True)
+    packages of the offline generator (capability ``general``); and its URL. Kill it when done.
+    With ``gate``, every request after the first ``hold_after`` is held until the file ``gate``
+    exists: a run cannot get past that point before the test lets it."""
+    proc = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(latency_s), str(hold_after), str(gate or "")],
+                            stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 60.0, every: float = 0.1) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0, every: float = 0.05, what: str = "") -> None:
     """Return once ``condition()`` holds, checking every ``every`` seconds; ``AssertionError``
-    after ``timeout`` seconds."""
+    naming ``what`` was awaited after ``timeout`` seconds. Tests wait on this, never on a fixed
+    sleep: a loaded machine only makes it take longer."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError("timed out")
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what or condition.__name__}")
         time.sleep(every)

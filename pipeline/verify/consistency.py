@@ -591,10 +591,10 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = []
         for g, figure in matching:
-            why = _why(why_of, text, g, today)
-            if not why:
+            reasons = _why(why_of, text, g, today)
+            if not reasons:
                 break  # some group of records the request selects gives the number
-            judged.append((g, figure, [g[i] for i in sorted(why)], "; ".join(dict.fromkeys(why.values()))))
+            judged.append((g, figure, [g[i] for i in sorted(reasons)], "; ".join(dict.fromkeys(reasons.values()))))
         if len(judged) < len(matching):
             continue  # (the rest of the groups need not be asked)
         if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):

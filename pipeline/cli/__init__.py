@@ -13,7 +13,7 @@ import typer
 from pipeline.cli import audit, capabilities, catalog, interop, packages, report, rollout, run
 from pipeline.cli.options import err_console, readable_help
 from pipeline.core.errors import UserError
-from pipeline.runs.ray_cluster import LOCAL
+from pipeline.runs import LOCAL  # not ray_cluster: it imports asyncio, which `synth verify` never needs
 
 OPTIONAL_VALUES = {"--ray": LOCAL}
 """Options whose value may be left out, and the value they then take (``--ray`` alone: a Ray

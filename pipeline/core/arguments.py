@@ -16,9 +16,10 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:  # imported when first needed (``ArgumentCheck.validator``): the fast path does without
+    import jsonschema
 
 Predicate = Callable[[Any], bool]
 
@@ -222,7 +223,7 @@ class ArgumentCheck:
 
     def __init__(self, schema: dict[str, Any]) -> None:
         self.schema = schema
-        self._validator = jsonschema.Draft202012Validator(schema)
+        self._validator: jsonschema.Draft202012Validator | None = None
         try:
             self.fast: Predicate | None = _compile(schema)
         except Unsupported:
@@ -231,8 +232,18 @@ class ArgumentCheck:
     def problem(self, args: dict[str, Any]) -> str | None:
         if self.fast is not None and self.fast(args):
             return None
-        errors = sorted(self._validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        errors = sorted(self.validator.iter_errors(args), key=lambda e: list(e.absolute_path))
         return describe(errors[0]) if errors else None
+
+    @property
+    def validator(self) -> jsonschema.Draft202012Validator:
+        """The exact validator of the schema, made on first need (most arguments pass the fast
+        predicate, and ``jsonschema`` costs a noticeable share of start-up to import)."""
+        if self._validator is None:
+            import jsonschema
+
+            self._validator = jsonschema.Draft202012Validator(self.schema)
+        return self._validator
 
 
 def describe(err: jsonschema.ValidationError) -> str:

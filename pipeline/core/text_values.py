@@ -514,9 +514,27 @@ def has_word(text: str, word: str, joiners: str = "-", prefix: bool = False) -> 
     """Whether ``word`` occurs in ``text``, case-insensitively, not inside a longer word: no word
     character (nor one of ``joiners``) right before it, nor right after it unless ``prefix`` (then
     "day" finds "days"). A plain substring test first, so most calls never reach a regex."""
-    if not word or word.casefold() not in text.casefold():
+    if not word:
         return False
-    return _bounded(word, joiners, prefix).search(text) is not None
+    folded, token = text.casefold(), word.casefold()
+    if token not in folded:
+        return False
+    if not (text.isascii() and word.isascii()):
+        return _bounded(word, joiners, prefix).search(text) is not None
+    # ASCII alone: the pattern's test without compiling it (a word character is a letter, a digit
+    # or "_"; case folds only within ASCII), at each place the word occurs
+    at, end = folded.find(token), len(token)
+    while at >= 0:
+        if not (at and _joins(folded[at - 1], joiners)) and (
+                prefix or at + end == len(folded) or not _joins(folded[at + end], joiners)):
+            return True
+        at = folded.find(token, at + 1)
+    return False
+
+
+def _joins(char: str, joiners: str) -> bool:
+    """Whether an ASCII character continues a word: a letter, a digit, "_" or one of ``joiners``."""
+    return char.isalnum() or char == "_" or char in joiners
 
 
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")

@@ -31,9 +31,8 @@ from types import ModuleType
 from typing import Any
 
 from pipeline.core.errors import UserError
+from pipeline.runs import LOCAL
 
-LOCAL = "local"
-"""The ``--ray`` value given without an address: a Ray instance on this machine."""
 INSTALL = "pip install 'synth[ray]'"
 GATHER_S = 0.25
 """How long an actor gathers finished items after the first before ``collect`` returns them

@@ -10,7 +10,6 @@ else the generator's, else ``SYNTH_MODEL``).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Literal
 
 from pipeline.core.errors import UserError
@@ -66,6 +65,8 @@ class ReadingStage:
 
     async def aread(self, verdict: Verdict, package: TaskPackage) -> Verdict:
         """``read`` in a thread (a model reader blocks on its requests)."""
+        import asyncio  # only under a running event loop: `synth verify` never loads asyncio
+
         if not self.active:
             return verdict
         return await asyncio.to_thread(self.read, verdict, package)

@@ -582,7 +582,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     split = list(zip(every, split_figures(every, percents, adjusted), strict=True))  # products (quantity × price) are looked at last
     plain = [(g, figure) for g, (figs, _) in split for figure in figs]
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
-    left_of: dict[int, tuple[list[dict[str, Any]], str]] = {}  # a group's unselected records (by the group's id), once
+    why_of: dict[int, dict[int, str]] = {}  # ``unselected_why`` of a group or list (by its id: all live till the end), once
     split_of: dict[int, _Split] = {}  # a list's records the request leaves out and keeps (``_padded``), once
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
@@ -591,13 +591,14 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = []
         for g, figure in matching:
-            if id(g) not in left_of:
-                left_of[id(g)] = unselected(text, g, today)
-            judged.append((g, figure, *left_of[id(g)]))
-        if any(not left for _, _, left, _ in judged):
-            continue  # some group of records the request selects gives the number
+            reasons = _why(why_of, text, g, today)
+            if not reasons:
+                break  # some group of records the request selects gives the number
+            judged.append((g, figure, [g[i] for i in sorted(reasons)], "; ".join(dict.fromkeys(reasons.values()))))
+        if len(judged) < len(matching):
+            continue  # (the rest of the groups need not be asked)
         if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
-            judged = _padded(pools, number, text, today, percents, adjusted, split_of)
+            judged = _padded(pools, number, text, today, percents, adjusted, split_of, why_of)
         if not judged:
             continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
@@ -633,8 +634,18 @@ _Split = tuple[dict[int, str], list[dict[str, Any]], list[dict[str, Any]], list[
 kept, and the totals over those kept."""
 
 
+def _why(whys: dict[int, dict[int, str]], text: str, group: list[dict[str, Any]], today: date) -> dict[int, str]:
+    """``selection.unselected_why`` of ``group``, kept in ``whys`` by the group's id (the caller
+    keeps every group it asks about alive while it uses ``whys``)."""
+    why = whys.get(id(group))
+    if why is None:
+        why = whys[id(group)] = unselected_why(text, group, today)
+    return why
+
+
 def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: date, percents: tuple[float, ...],
             adjusted: tuple[Adjustment, ...] = (), splits: dict[int, _Split] | None = None,
+            whys: dict[int, dict[int, str]] | None = None,
             ) -> list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]]:
     """``(group, (kind, figure), left out, why)`` where ``number`` is a total (or a stated rate of
     one) over the records of a list the request selects plus some it does not (October's charge
@@ -643,9 +654,10 @@ def _padded(lists: list[list[dict[str, Any]]], number: float, text: str, today: 
     the list's id) from one number to the next."""
     out = []
     splits = {} if splits is None else splits
+    whys = {} if whys is None else whys
     for lst in lists:
         if id(lst) not in splits:
-            reasons = unselected_why(text, lst, today)
+            reasons = _why(whys, text, lst, today)
             left = [lst[i] for i in sorted(reasons)]
             kept = [r for r in lst if r not in left]
             totals = [f for k, f in figures(kept, percents, adjusted=adjusted) if "total" in k] \

@@ -22,7 +22,7 @@ from pipeline.verify.consistency import (
     stated_counts,
 )
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.selection import unselected
+from pipeline.verify.selection import unselected_why
 from tests.verify.builders import TICKETS, Data, messages, package, refused_by, verify
 
 MISMATCH = Code.REQUEST_CHECK_MISMATCH
@@ -112,10 +112,10 @@ def test_a_group_that_gives_two_graded_numbers_is_judged_once(monkeypatch: pytes
     p = load_package(doc)
     judged: list[tuple[str, ...]] = []
 
-    def counted(text: str, group: list[Data], today: date) -> tuple[list[Data], str]:
+    def counted(text: str, group: list[Data], today: date) -> dict[int, str]:
         judged.append(tuple(r["id"] for r in group))
-        return unselected(text, group, today)
-    monkeypatch.setattr(consistency, "unselected", counted)
+        return unselected_why(text, group, today)
+    monkeypatch.setattr(consistency, "unselected_why", counted)
     found = consistency.subset_findings(ReferenceRun(p, Grader(p)))
     assert [(f.detail["value"], f.detail["kind"]) for f in found] == [(200.0, "total of amount"), (3.0, "count")]
     assert found[0].detail["left_out"] == ["inv-003"]

@@ -465,17 +465,8 @@ class Catalog:
         with self._connection(Access.SANDBOX, writable=writable) as con:
             if band is not None:
                 calibration.check_band(con, band)
-            try:
+            with _where_errors(con, where, "export"):
                 yield Selection(con, sql, sft_sql=sft_sql)
-            except duckdb.BinderException as exc:
-                columns = [row[0] for row in con.execute(f"DESCRIBE {SELECTABLE}").fetchall()]
-                raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "
-                                   f"{', '.join(columns)}") from exc
-            except duckdb.PermissionException as exc:
-                raise CatalogError(f"--where {where!r} may read only the packages columns, not files "
-                                   f"({first_line(str(exc))})") from exc
-            except duckdb.Error as exc:
-                raise CatalogError(f"export failed: {first_line(str(exc))}") from exc
 
     # ------------------------------------------------------------------ audit (catalog/audit.py)
 
@@ -514,18 +505,8 @@ class Catalog:
     def _audit_connection(self, where: str | None) -> Iterator[duckdb.DuckDBPyConnection]:
         """A sandboxed connection for reading the audit over the user's ``where``; its errors as
         ``CatalogError`` lines."""
-        with self._connection(Access.SANDBOX) as con:
-            try:
-                yield con
-            except duckdb.BinderException as exc:
-                columns = [row[0] for row in con.execute(f"DESCRIBE {SELECTABLE}").fetchall()]
-                raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the columns are: "
-                                   f"{', '.join(columns)}") from exc
-            except duckdb.PermissionException as exc:
-                raise CatalogError(f"--where {where!r} may read only the catalog, not files "
-                                   f"({first_line(str(exc))})") from exc
-            except duckdb.Error as exc:
-                raise CatalogError(f"audit query failed: {first_line(str(exc))}") from exc
+        with self._connection(Access.SANDBOX) as con, _where_errors(con, where, "audit query"):
+            yield con
 
     # ------------------------------------------------------------------ rollouts: reading
     # Calibration from the ``rollouts`` table (``calibration.py``); the writing side is apart.
@@ -550,6 +531,23 @@ class Catalog:
 
 
 # ---------------------------------------------------------------------- row building
+
+
+@contextmanager
+def _where_errors(con: duckdb.DuckDBPyConnection, where: str | None, what: str) -> Iterator[None]:
+    """The errors of reading over a user's ``--where`` as one-line ``CatalogError``s: an unknown
+    column (with the columns there are), a file read, anything else as ``what`` failing."""
+    try:
+        yield
+    except duckdb.BinderException as exc:
+        columns = [row[0] for row in con.execute(f"DESCRIBE {SELECTABLE}").fetchall()]
+        raise CatalogError(f"--where {where!r}: {first_line(str(exc))}; the packages columns are: "
+                           f"{', '.join(columns)}") from exc
+    except duckdb.PermissionException as exc:
+        raise CatalogError(f"--where {where!r} may read only the packages columns, not files "
+                           f"({first_line(str(exc))})") from exc
+    except duckdb.Error as exc:
+        raise CatalogError(f"{what} failed: {first_line(str(exc))}") from exc
 
 
 def _indexed_lookup(con: duckdb.DuckDBPyConnection, column: str, value: str) -> list[tuple[str, str]]:

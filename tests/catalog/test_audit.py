@@ -143,7 +143,7 @@ def test_queue_where_is_vetted(filled: tuple[Catalog, dict[str, list[int]]]) -> 
     catalog, _ = filled
     with pytest.raises(CatalogError, match="without ';'"):
         catalog.audit_queue(where="true; DROP TABLE packages")
-    with pytest.raises(CatalogError, match="the columns are"):
+    with pytest.raises(CatalogError, match="the packages columns are"):
         catalog.audit_queue(where="nope = 1")
     with pytest.raises(CatalogError, match="not files|Permission|disabled"):
         catalog.audit_queue(where="EXISTS (SELECT * FROM read_csv('/etc/passwd'))")

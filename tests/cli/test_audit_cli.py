@@ -86,4 +86,4 @@ def test_unknown_row_and_bad_where(audited: tuple[Path, dict[str, list[int]]], s
     result = synth("audit", "queue", "--where", "1; DROP TABLE packages", "--catalog", path)
     assert result.exit_code == 2 and "without ';'" in result.stderr
     result = synth("audit", "stats", "--where", "nope = 1", "--catalog", path)
-    assert result.exit_code == 2 and "the columns are" in result.stderr
+    assert result.exit_code == 2 and "the packages columns are" in result.stderr

@@ -11,7 +11,8 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -195,21 +196,27 @@ class _HeldAfter(OpenAIServer):
 
     def __init__(self, responder: Any, first: int) -> None:
         super().__init__(responder)
-        self.first, self.release = first, threading.Event()
+        self.first, self.release, self.holding = first, threading.Event(), threading.Event()
 
     def answer(self, number: int, body: dict[str, Any], authorization: str) -> Any:
         if number > self.first:
+            self.holding.set()
             self.release.wait(120)
         return super().answer(number, body, authorization)
 
 
-def _committed_rows(catalog: Path, job: int) -> int:
-    """Rollout rows of ``job`` committed so far (0 while the writer holds the file)."""
-    try:
-        with Catalog.open(catalog, read_only=True, busy_timeout=1.0) as reader:
-            return int(reader.query(f"SELECT count(*) FROM rollouts WHERE job = {job}").rows[0][0])
-    except Exception:  # the writer is in a transaction or migrating the schema; ask again
-        return 0
+def _settled(catalog: Path, quiet_s: float) -> Callable[[], bool]:
+    """A condition: the catalog file and its write-ahead log have not changed for ``quiet_s``
+    seconds (six times the rollout writer's group delay)."""
+    seen: dict[str, Any] = {"state": None, "since": time.monotonic()}
+
+    def settled() -> bool:
+        state = tuple((p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else None
+                      for p in (catalog, catalog.with_name(catalog.name + ".wal")))
+        if state != seen["state"]:
+            seen["state"], seen["since"] = state, time.monotonic()
+        return time.monotonic() - seen["since"] >= quiet_s
+    return settled
 
 
 @pytest.mark.slow
@@ -222,9 +229,11 @@ def test_a_killed_job_resumes_from_what_it_committed(catalog: Path, template: Pa
                    server.base_url, "--samples", "4", "--concurrency", "2", "--catalog", str(catalog)]
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                 env=os.environ | {"OPENAI_API_KEY": ""})
-        try:
-            processes.wait_for(lambda: _committed_rows(catalog, 1) > 0 or proc.poll() is not None, every=0.05,
-                               what="the rollout job to commit its first rows")
+        try:  # the job holds the catalog open, so its file is watched, not read: once every answer it got is
+            # used (the server holds the next request), its writes settle within the writer's group delay
+            processes.wait_for(lambda: server.holding.is_set() or proc.poll() is not None, every=0.05,
+                               what="the job to use every answer it got")
+            processes.wait_for(_settled(catalog, quiet_s=3.0), every=0.1, what="the catalog file to settle")
             assert proc.poll() is None, f"the job ended before it was killed: {proc.communicate()}"
         finally:
             with contextlib.suppress(ProcessLookupError):  # gone already if it ended on its own

@@ -4,16 +4,18 @@ One protocol, ``Reader.confirm(claim, request) -> Reading`` (``agrees``, ``disag
 ``unsure``, with a reason), and its implementations:
 
 - ``RulesReader``: the verifier's own rules read the request; it agrees with every claim they
-  make (the offline default: what the verifier did before readers).
+  make about an English request (the offline default: what the verifier did before readers) and
+  is unsure of every claim about a request in another language.
 - ``ScriptedReader``: answers given in advance (by claim key, or one answer for all), for tests
   and benchmarks.
 - the model reader, ``pipeline.generation.model_reader.ModelReader``: a model behind an
   OpenAI-compatible server reads the request, the records and both readings.
 
-``read_verdict`` asks a reader about every refusal that carries a claim and has no reading yet; a
-claim the reader does not agree with turns its finding into a review note that keeps both
-readings. ``ReadingCache`` keeps answers by package id, claim key and reader, so a package verified
-again (a resumed run, a second ``synth verify --catalog``) costs no tokens.
+``read_verdict`` asks a reader about every finding that carries a claim and has no reading yet (or
+only the rules'); a claim the reader does not agree with turns its finding into a review note that
+keeps both readings. A reader may also propose (``Proposer``; ``verify.proposals``).
+``ReadingCache`` keeps answers by package id, claim key and reader, so a package verified again
+(a resumed run, a second run on the same catalog) costs no tokens.
 """
 
 from __future__ import annotations

@@ -800,15 +800,20 @@ def has_wrong_candidates(package: TaskPackage) -> bool:
                 for c in package.checks if c.kind == "answer_matches"]
     if not wanted and not patterns:
         return False
-    asked_of: dict[tuple[str, ...], bool] = {}  # by the texts a value is written as: records repeat their values
+    asked_of: dict[str | tuple[str, ...], bool] = {}  # a text by itself, another value by how it is written
 
     def is_asked(value: Any) -> bool:
-        texts = (str(value), f"{value:,.2f}") if isinstance(value, (int, float)) else (str(value),)
-        if texts not in asked_of:
+        numeric = isinstance(value, (int, float))
+        key: str | tuple[str, ...] = (value if type(value) is str
+                                      else (str(value), f"{value:,.2f}") if numeric else (str(value),))
+        known = asked_of.get(key)
+        if known is None:
+            texts = (value,) if type(value) is str else key
+            assert isinstance(texts, tuple)
             folded = [t.casefold() for t in texts]
-            asked_of[texts] = any(w in t for w in wanted for t in folded) or any(
+            known = asked_of[key] = any(w in t for w in wanted for t in folded) or any(
                 p.search(t) for p in patterns for t in texts)
-        return asked_of[texts]
+        return known
 
     for collections in package.initial_state.values():
         for records in collections.values():

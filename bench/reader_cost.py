@@ -31,7 +31,7 @@ from pipeline.generation.model_reader import reader_messages
 from pipeline.generation.offline import generate_package, pick_template
 from pipeline.generation.prompting import messages_for, render
 from pipeline.taxonomy.capabilities import taxonomy
-from pipeline.verify.proposals import proposal_context
+from pipeline.verify.proposals import proposal_context, reference_run
 from pipeline.verify.readers import ScriptedReader
 from pipeline.verify.verifier import verify_package
 
@@ -70,7 +70,7 @@ def main() -> None:
             verdict = verify_package(package, reader=reader)
             propose = 0
             if verdict.accepted and verdict.score == 1.0:
-                propose = len(render("propose.j2", **proposal_context(package)))
+                propose = len(render("propose.j2", **proposal_context(reference_run(package))))
             if (cap, template) not in generation_chars:
                 attempt = Attempt(capability=cap, template=template, seed=args.seed, slot=slot)
                 generation_chars[(cap, template)] = sum(len(str(m["content"])) for m in

@@ -32,11 +32,16 @@ MAX_PROPOSALS = 5
 MAX_STATE_CHARS = 12_000
 
 
-def proposal_context(package: TaskPackage) -> dict[str, Any]:
+def reference_run(package: TaskPackage) -> ReferenceRun:
+    """The reference of ``package`` run once, for its context and its proposals' correct agents."""
+    return ReferenceRun(package, Grader(package, remember_records=True))
+
+
+def proposal_context(run: ReferenceRun) -> dict[str, Any]:
     """The request, what the simulated user answers when asked (its facts), the initial state (as
-    JSON, cut at ``MAX_STATE_CHARS``), and the reference's actions as it ran them (calls with their
-    resolved arguments, questions, the answer)."""
-    run = ReferenceRun(package, Grader(package))
+    JSON, cut at ``MAX_STATE_CHARS``), and the reference's actions as ``run`` ran them (calls with
+    their resolved arguments, questions, the answer)."""
+    package = run.package
     state = json.dumps(package.initial_state, ensure_ascii=False)
     return {"request": package.request.text, "today": today(package),
             "facts": [f"{fact.key}: {fact.value}" for fact in (package.user.facts if package.user else [])],
@@ -44,11 +49,11 @@ def proposal_context(package: TaskPackage) -> dict[str, Any]:
             "actions": [json.dumps(a, ensure_ascii=False) for a in actions_of(run.trajectory)]}
 
 
-def proposal_findings(package: TaskPackage, proposals: list[Proposal], reading: Reading) -> list[Finding]:
+def proposal_findings(run: ReferenceRun, proposals: list[Proposal], reading: Reading) -> list[Finding]:
     """A ``request_check_mismatch`` for each of ``proposals`` (the first ``MAX_PROPOSALS``) whose
-    correct agent — the reference with the proposed value in place of the one it writes or
+    correct agent — the reference ``run`` with the proposed value in place of the one it writes or
     reports — scores below the reference; the rest prove nothing and are dropped."""
-    run = ReferenceRun(package, Grader(package, remember_records=True))
+    package = run.package
     if run.score < 1.0:
         return []
     out: list[Finding] = []
@@ -123,8 +128,9 @@ def read_package(verdict: Verdict, package: TaskPackage, reader: Reader, cache: 
     propose = getattr(reader, "propose", None)
     if not verdict.accepted or propose is None or verdict.score is None or verdict.score < 1.0:
         return verdict
-    proposals, calls = propose(proposal_context(package))
-    found = proposal_findings(package, proposals, Reading(answer="agrees", reason="its own proposal",
+    run = reference_run(package)
+    proposals, calls = propose(proposal_context(run))
+    found = proposal_findings(run, proposals, Reading(answer="agrees", reason="its own proposal",
                                                              reader=reader.name))
     out = verdict.model_copy(update={"reader_calls": verdict.reader_calls + calls})
     return out.resorted(out.findings + found + out.review) if found else out

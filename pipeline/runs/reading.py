@@ -43,8 +43,10 @@ def make_reader(kind: str = "auto", reader_model: str | None = None, reader_base
 
     key = endpoint.api_key(f"the reader's model {endpoint.model!r} needs OPENAI_API_KEY set (or --reader-base-url "
                            "for a server that needs no key)")
-    return ModelReader(ModelClient(endpoint.model, endpoint.base_url, key, model_option="--reader-model",
-                                   url_option="--reader-base-url"))
+    own = reader_model is not None or reader_base_url is not None  # else the generator's server: its options
+    return ModelReader(ModelClient(endpoint.model, endpoint.base_url, key,
+                                   model_option="--reader-model" if own else "--model",
+                                   url_option="--reader-base-url" if own else "--base-url"))
 
 
 class ReadingStage:

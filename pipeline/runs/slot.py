@@ -8,6 +8,7 @@ import asyncio
 import logging
 from typing import Protocol
 
+from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode, Verdict
 from pipeline.core.package import TaskPackage
 from pipeline.generation.base import Attempt, Generated, Generator
@@ -57,6 +58,8 @@ async def fill_slot(generator: Generator, requests: asyncio.Semaphore, first: At
         if generated.package is not None:
             try:
                 verdict = await hooks.verify(generated.package)
+            except UserError:  # the reader's model server cannot serve (ServerUnusable): the run stops, resumable
+                raise
             except Exception as exc:  # a verifier bug must cost one attempt, not the run
                 detail = str(exc) if isinstance(exc, VerifierCrash) else f"{type(exc).__name__}: {exc}"
                 log.error("verification of slot %s attempt %s crashed: %s", request.slot, request.attempt, detail)

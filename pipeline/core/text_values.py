@@ -258,28 +258,30 @@ def number_values(text: str) -> frozenset[float]:
     return frozenset(float(m.value) for m in numbers_in(text))
 
 
-_DURATION = re.compile(r"(?<![A-Za-z_-])(?P<unit>minutes?|mins?|hours?|hrs?|h)\b(?P<half>\s+and\s+a\s+half)?", re.IGNORECASE)
+_DURATION = re.compile(r"(?<![A-Za-z_])(?P<unit>minutes?|mins?|hours?|hrs?|h)\b(?P<half>\s+and\s+a\s+half)?", re.IGNORECASE)
 _DURATION_UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "hrs", "h")
 _DURATION_WORDS = frozenset([*_DURATION_UNITS, *(f"{n}{u}" for n in ("a", "an", "one") for u in _DURATION_UNITS)])
 _HOURS_AND_MINUTES = re.compile(r"\b(?P<h>\d{1,3})\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(?P<m>\d{1,2})\s*(?:minutes?|mins?|m)\b",
                                 re.IGNORECASE)
-_BEFORE_UNIT = re.compile(r"(?:(?P<half>half\s+an?)|(?P<one>\b(?:an?|one))|(?P<glued>\d+(?:\.\d+)?))\s*$", re.IGNORECASE)
+_BEFORE_UNIT = re.compile(r"(?:(?P<half>\bhalf(?:\s+an?)?)|(?P<one>\b(?:an?|one))|(?P<glued>\d+(?:\.\d+)?))\s*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
 def minutes_in(text: str) -> tuple[int, ...]:
     """The durations ``text`` states, in minutes: a number or number words before a unit ("90
     minutes", "2 hours", "one and a half hours", "twenty minutes"), "an hour", "half an hour",
-    "an hour and a half" (90), "2h"; hours and minutes together once more as one ("4 hours 15
-    minutes": 240, 15 and 255)."""
+    "an hour and a half" (90), "2h", joined by a hyphen ("a 45-minute call", "a two-hour
+    review", "a half-hour slot"); hours and minutes together once more as one ("4 hours 15
+    minutes": 240, 15 and 255). A unit after a hyphen that follows no amount ("on-hours") is none."""
     if not (has_digit(text) or may_say(text, _DURATION_WORDS)):
         return ()
     numbers = {m.end: float(m.value) for m in numbers_in(text)}
     out: list[int] = []
     for m in _DURATION.finditer(text):
         before = text[:m.start()]
-        gap = len(before) - len(before.rstrip())
-        amount = numbers.get(m.start() - gap)
+        if before.endswith("-"):  # "45-minute": the amount is glued to the unit by a hyphen
+            before = before[:-1]
+        amount = numbers.get(len(before.rstrip()))
         if amount is None and (said := _BEFORE_UNIT.search(before)):
             amount = 0.5 if said.group("half") else 1.0 if said.group("one") else float(said.group("glued"))
         if amount is None:

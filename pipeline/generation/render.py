@@ -9,6 +9,9 @@ Filters available to bodies:
 - ``q``: the value as a JSON scalar, which is valid YAML (``{{ name | q }}``);
 - ``money``: ``1234.5`` → ``1,234.50``; ``money_re``: a regex that finds that amount in a text
   written with or without thousands separators and cents (``1,?234\\.50``);
+- ``date_re``: a regex that finds an ISO date in a text written as people write it: ``2026-11-27``,
+  ``November 27``, ``Nov 27th``, ``27 November``, ``27 Nov`` (any case), not as part of another
+  number;
 - ``upfirst``: first letter upper case, the rest untouched; ``word``: 3 → ``three`` (0..20);
 - ``poss``: the possessive of a name (``Maya Patel's``, ``Harbor Foods'``);
 - ``weekday``: ISO date → ``Thursday``; ``add_days(n)``: an ISO date or date-time ``n`` days later;
@@ -59,6 +62,21 @@ def money_re(value: float) -> str:
     return rf"(?:^|[^\d,.]){integer}{tail}(?:$|[^\d.,]|[.,](?:$|\D))"
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+
+
+def date_re(iso: str) -> str:
+    """A regex (RE2) matching the ISO day ``iso`` as an ISO date or with its month's name before or
+    after the day (full or cut to three letters, an ordinal suffix allowed), any case."""
+    day = date.fromisoformat(iso[:10])
+    month = _MONTHS[day.month - 1]
+    name = rf"{month[:3]}(?:{month[3:]})?\.?" if len(month) > 3 else month
+    d = rf"0?{day.day}(?:st|nd|rd|th)?"
+    return (rf"(?i)(?:^|[^\d]){day.isoformat()}(?:$|[^\d])|\b{name}\s+{d}(?:$|[^\d])|"
+            rf"(?:^|[^\d]){d}\s+(?:of\s+)?{name}\b")
+
+
 def upfirst(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -88,7 +106,7 @@ def split_weight(total: float, n: int) -> list[float]:
 def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, trim_blocks=True,
                                lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(q=quote, money=money, money_re=money_re, upfirst=upfirst, word=number_word, poss=possessive,
+    env.filters.update(q=quote, money=money, money_re=money_re, date_re=date_re, upfirst=upfirst, word=number_word, poss=possessive,
                        weekday=weekday, add_days=add_days, re_escape=re.escape)
     env.globals.update(split_weight=split_weight)
     return env

@@ -180,18 +180,18 @@ def _words(text: str) -> set[str]:
 
 def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records of the initial state whose id, email or name the claim's text (``said``) or the
-    witness's tool arguments mention, at most ``MAX_RECORDS``, long text fields cut to
-    ``MAX_FIELD_CHARS``."""
-    mentioned = said.lower() + " " + " ".join(str(v).lower() for a in actions for v in leaves(a.get("arguments", {})))
-    out: list[dict[str, Any]] = []
+    witness's tool arguments mention, those the claim's text names first, at most ``MAX_RECORDS``,
+    long text fields cut to ``MAX_FIELD_CHARS``."""
+    claimed = said.lower()
+    argued = " ".join(str(v).lower() for a in actions for v in leaves(a.get("arguments", {})))
+    found: list[tuple[bool, str, dict[str, Any]]] = []
     for service, collections in package.initial_state.items():
         for collection, records in collections.items():
             for record in records if isinstance(records, list) else []:
-                if isinstance(record, dict) and _names(record, mentioned):
-                    out.append({"_in": f"{service}.{collection}", **{k: _cut(v) for k, v in record.items()}})
-                    if len(out) >= MAX_RECORDS:
-                        return out
-    return out
+                if isinstance(record, dict) and ((first := _names(record, claimed)) or _names(record, argued)):
+                    found.append((not first, f"{service}.{collection}", record))
+    found.sort(key=lambda f: f[0])  # stable: the claim's own records first, each group in state order
+    return [{"_in": where, **{k: _cut(v) for k, v in record.items()}} for _, where, record in found[:MAX_RECORDS]]
 
 
 def _names(record: dict[str, Any], mentioned: str) -> bool:

@@ -12,6 +12,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
 | ``rephrased_question`` | asks each question another way, from a fixed bank (below) |
 | ``other_choice`` | writes another value the request allows (a day in its window, the other of "high or urgent") |
+| ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
@@ -45,7 +46,7 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, allowed_ranges, range_of
+from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, range_of
 from pipeline.core.user import kind_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
@@ -113,7 +114,8 @@ def equivalence_findings(run: ReferenceRun) -> list[Finding]:
                                                                  "dictates"),
                               (_rephrased, "asking the user in other words"),
                               (_other_choice, "choosing another value the request allows"),
-                              (_permuted_lists, "listing people or labels in another order")):
+                              (_permuted_lists, "listing people or labels in another order"),
+                              (_answer_dates, "writing the dates of its answer another common way")):
         for name, mutated, order, detail in variant(run, steps, done):
             s = run.variant_score(order, [mutated[i] for i in order])
             if s < run.score:
@@ -273,6 +275,8 @@ def _rephrased(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> 
         if record.kind != "ask" or not record.revealed:
             continue
         asked = [[OPEN_QUESTION]]
+        if (question := record.ask) and (other_spelling := respelled(question)) != question:
+            asked.append([other_spelling])
         facts = list(dict.fromkeys(record.revealed))
         for key in facts:
             others = [phrasings(run.package, other)[:1] for other in facts if other != key]
@@ -285,6 +289,65 @@ def _rephrased(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> 
             at = order.index(record.index) + 1
             out.append(("rephrased_question", mutated, order[:at] + list(extra) + order[at:],
                         {"question": " / ".join(questions)}))
+    return out
+
+
+_SPELLINGS = (("centre", "center"), ("metre", "meter"), ("litre", "liter"), ("theatre", "theater"),
+              ("colour", "color"), ("favour", "favor"), ("labour", "labor"), ("honour", "honor"),
+              ("behaviour", "behavior"), ("neighbour", "neighbor"), ("catalogue", "catalog"),
+              ("programme", "program"), ("cheque", "check"), ("licence", "license"), ("defence", "defense"),
+              ("cancelled", "canceled"), ("cancelling", "canceling"), ("travelled", "traveled"),
+              ("organis", "organiz"), ("prioritis", "prioritiz"), ("authoris", "authoriz"), ("finalis", "finaliz"),
+              ("recognis", "recogniz"), ("summaris", "summariz"), ("apologis", "apologiz"), ("analys", "analyz"))
+"""British and American spellings of the same words (stems where endings follow: "organis" covers
+"organise", "organised", "organisation")."""
+_SPELLING = re.compile(r"\b(" + "|".join(w for pair in _SPELLINGS for w in pair) + r")", re.IGNORECASE)
+_OTHER_SPELLING = {a: b for pair in _SPELLINGS for a, b in (pair, pair[::-1])}
+
+
+def respelled(text: str) -> str:
+    """``text`` with each word spelled the other English way ("Which cost centre?" -> "Which cost
+    center?", "organize" -> "organise"); the same text when it has none of those words. A user
+    who reveals a fact when asked "cost centre" must reveal it for "cost center" too."""
+    def other(m: re.Match[str]) -> str:
+        said = m.group(1)
+        swapped = _OTHER_SPELLING[said.casefold()]
+        return swapped.capitalize() if said[0].isupper() else swapped
+    return _SPELLING.sub(other, text)
+
+
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+
+
+_WRITTEN_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$|\b(?:" + "|".join(m[:3] for m in _MONTH_NAMES) + ")", re.IGNORECASE)
+"""A date written as an ISO day or with its month's name (not "today", "Friday", "the 9th")."""
+
+
+def _answer_dates(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """For a package whose work is its answer (the reference writes nothing), the final answer
+    with every date it writes as an ISO day or with a month name (weekdays, "today", "the 9th"
+    stay as they are) rewritten: once all as ISO days, once all as "9 December 2026". A variant
+    that changes nothing is not tried."""
+    last = max((i for i, s in steps.items() if isinstance(s, AnswerStep)), default=None)
+    if last is None or done:
+        return []  # where the agent writes, the answer is its report on the work, not the work
+    said = steps[last]
+    assert isinstance(said, AnswerStep)
+    today = date.fromisoformat(run.package.now[:10])
+    mentions, end = [], -1
+    for m in sorted(dates_in(said.answer, today), key=lambda m: (m.start, -m.end)):
+        if m.start >= end and _WRITTEN_DATE.search(m.text):
+            mentions.append(m)
+            end = m.end
+    out: list[Variant] = []
+    for name, form in (("iso", lambda d: d.isoformat()),
+                       ("day_month", lambda d: f"{d.day} {_MONTH_NAMES[d.month - 1]} {d.year}")):
+        text = said.answer
+        for m in reversed(mentions):
+            text = text[:m.start] + form(date.fromisoformat(m.value)) + text[m.end:]
+        if text != said.answer:
+            out.append(("answer_dates", {**steps, last: AnswerStep(answer=text)}, sorted(steps), {"dates": name}))
     return out
 
 

@@ -84,6 +84,9 @@ class Evidence:
     _seen: set[float] = field(default_factory=set, repr=False)
     _known: set[float] = field(default_factory=set, repr=False)
     _factors: set[float] = field(default_factory=lambda: {2.0, 3.0, 4.0, 0.5}, repr=False)
+    _priced: list[tuple[frozenset[float], frozenset[float]]] = field(default_factory=list, repr=False)
+    """Of each text read that states a percentage and two numbers or more: its numbers, and what
+    its percentages multiply by (``_priced_total``)."""
 
     def all_numbers(self) -> set[float]:
         """``numbers`` with those of the texts read and the counts and totals of the groups of
@@ -109,6 +112,8 @@ class Evidence:
         self.durations |= known.durations
         self.day_shifts |= known.day_shifts
         self._factors |= known.factors
+        if known.factors and len(known.numbers) > 1:
+            self._priced.append((known.numbers, known.factors))
 
     def _read_texts(self) -> bool:
         """Add what the texts inside the results read so far tell; whether there were any."""
@@ -147,6 +152,7 @@ class Evidence:
         self.pending += other.pending
         self.texts += other.texts
         self._factors |= other._factors
+        self._priced += other._priced
 
     def has_time(self, clock: str) -> bool:
         """Whether ``clock`` (HH:MM) is known, or a known time moved by a stated duration."""
@@ -221,9 +227,21 @@ class Evidence:
         if self._one_step(v) or self.within_a_record(v):
             return True
         if not (self.pending or self.texts):
-            return False
+            return self._priced_total(v)
         self.all_numbers()
-        return self._one_step(v) or self.within_a_record(v)
+        return self._one_step(v) or self.within_a_record(v) or self._priced_total(v)
+
+    def _priced_total(self, v: float) -> bool:
+        """``v`` is ``a·b`` of two numbers one text states, moved by a percentage that text states
+        ("three sessions at $450 each, less the 10% discount": 1,215): a quantity times a rate,
+        with the discount or fee the same passage gives."""
+        for numbers, factors in self._priced:
+            figures = sorted(numbers)
+            for i, a in enumerate(figures):
+                for b in figures[i + 1:]:
+                    if any(abs(a * b * k - v) <= TOLERANCE for k in factors):
+                        return True
+        return False
 
     def within_a_record(self, v: float) -> bool:
         """``v`` is ``k·a ± b`` or ``a·b`` of two numbers ``a``, ``b`` of one observed record."""

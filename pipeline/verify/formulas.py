@@ -64,16 +64,29 @@ class Formula:
         return round(total, 2)
 
 
-def _field_of(phrase: str, fields: list[str]) -> str | None:
+def _field_of(phrase: str, fields: list[str], earlier: str = "") -> str | None:
     """The numeric field ``phrase`` names: one whose words it holds ("reorder level"), or the
-    quantity held for "on hand", "in stock", "what we have"."""
+    quantity held for "on hand", "in stock", "what we have"; or, for a phrase that points back
+    ("that level", "this threshold", "that", "it"), the field the request named last in
+    ``earlier`` (the text before the phrase) whose last word is the noun pointed with, if any."""
     folded = phrase.casefold()
     named = [f for f in fields if " ".join(f.split("_")) in folded or f in folded]
     if named:
         return max(named, key=len)
     if any(h in folded for h in _HELD):
         return next((f for f in ("quantity", "stock", "on_hand", "qty") if f in fields), None)
-    return None
+    back = _POINTS_BACK.fullmatch(folded.strip())
+    if back is None or not earlier:
+        return None
+    noun = back.group("noun")
+    said = earlier.casefold()
+    mentioned = [(said.rfind(" ".join(f.split("_"))), f) for f in fields
+                 if not noun or f.split("_")[-1] == noun or f.split("_")[-1] + "s" == noun]
+    at, field = max(mentioned, default=(-1, None))
+    return field if at >= 0 else None
+
+
+_POINTS_BACK = re.compile(r"(?:(?:that|this|the\s+same|said)(?:\s+(?P<noun>[a-z]+))?|it|them)")
 
 
 _FILLER = re.compile(r"^(?:(?:exactly|precisely|just|its|their|the|each|item's|current|currently)\s+)+")
@@ -87,7 +100,7 @@ def _number(said: str) -> float:
     return float(said) if said[0].isdigit() else float(WORDS[said])
 
 
-def _term(part: str, sign: float, fields: list[str]) -> Term | None:
+def _term(part: str, sign: float, fields: list[str], earlier: str = "") -> Term | None:
     """One term: a factor ("twice", "double", "three times", "3x", "2 ×") before a field, or
     one after it ("the reorder level times two"), or a plain number; words that only point at
     the record ("exactly", "its", "the current") are passed over."""
@@ -106,7 +119,7 @@ def _term(part: str, sign: float, fields: list[str]) -> Term | None:
             factor, folded = _number(after.group(1)), folded[:after.start()]
         else:
             folded = said  # no factor: "the current stock" names the quantity held as it is
-    field = _field_of(folded, fields)
+    field = _field_of(folded, fields, earlier)
     if field is not None:
         return Term(sign, factor, field)
     m = re.fullmatch(r"(?:the\s+)?(\d+(?:\.\d+)?)(?:\s+\w+)?", folded)
@@ -130,7 +143,7 @@ def _formula_in(text: str, names: tuple[str, ...]) -> Formula | None:
     fields = list(names)
     for m in _LEAD.finditer(text):
         phrase = re.split(r",|\(|\)|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
-        formula = _parse(phrase, fields)
+        formula = _parse(phrase, fields, text[:m.start()])
         if formula is None or not (len(formula.terms) > 1 or formula.terms[0].factor != 1.0):
             continue
         held = _field_of("on hand", fields)
@@ -156,18 +169,18 @@ _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|b
                     re.IGNORECASE)
 
 
-def _parse(phrase: str, fields: list[str]) -> Formula | None:
+def _parse(phrase: str, fields: list[str], earlier: str = "") -> Formula | None:
     terms: list[Term] = []
     sign = 1.0
     at = 0
     for join in _JOIN.finditer(phrase):
-        term = _term(phrase[at:join.start()], sign, fields)
+        term = _term(phrase[at:join.start()], sign, fields, earlier)
         if term is None:
             return None
         terms.append(term)
         sign = -1.0 if join.group(0).strip().casefold() in ("minus", "less", "-", "–") else 1.0
         at = join.end()
-    last = _term(phrase[at:], sign, fields)
+    last = _term(phrase[at:], sign, fields, earlier)
     if last is None:
         return None
     terms.append(last)

@@ -25,7 +25,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import GRAVE_BOUND, CallStep, Fact, TaskPackage
+from pipeline.core.package import GRAVE_BOUND, AskStep, CallStep, Fact, Step, TaskPackage
 from pipeline.core.references import iter_refs
 from pipeline.core.text_values import (
     FUNCTION_WORDS,
@@ -39,6 +39,7 @@ from pipeline.core.text_values import (
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import bound_tools, records_of
 from pipeline.verify.entities import ambiguous_first_names
+from pipeline.verify.equivalence import phrasings
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_in_text import singles_out
 from pipeline.verify.perturbations import content_words
@@ -158,11 +159,24 @@ def _reader(run: ReferenceRun, values: dict[str, str], claim: str) -> Witness | 
     """An agent that asks none of the questions that reveal only the facts in ``values`` and uses
     those values instead: a wrong agent when it passes (the question the package is about is not
     needed), a correct one when it fails (it read the value where it lies, and the checks demand a
-    question anyway). None when every such question also reveals another fact."""
-    asks = [s.index for s in run.trajectory.steps if s.kind == "ask" and s.revealed and set(s.revealed) <= set(values)]
-    if not asks:
+    question anyway). A question that also reveals other facts ("Which day and what time?") is
+    asked about those only, in the equivalence bank's first phrasing of each ("What time works
+    for you?"). None when no question reveals these facts, or one also reveals a fact the bank
+    has no phrasing for."""
+    steps: dict[int, Step] = dict(enumerate(run.package.reference))
+    changed = False
+    for s in run.trajectory.steps:
+        if s.kind != "ask" or not s.revealed or set(s.revealed).isdisjoint(values):
+            continue
+        others = [phrasings(run.package, key)[:1] for key in dict.fromkeys(s.revealed) if key not in values]
+        if not all(others):
+            return None
+        del steps[s.index]
+        if others:
+            steps[s.index] = AskStep(ask=" ".join(o[0] for o in others))
+        changed = True
+    if not changed:
         return None
-    steps = {i: s for i, s in enumerate(run.package.reference) if i not in asks}
     agent = witness(run, "wrong", "reads_fact", claim, GRAVE_BOUND, steps, fact_values=values)
     return agent if agent.holds else agent.model_copy(update={"agent": "correct"})
 

@@ -42,6 +42,24 @@ def test_formula_in(text: str, phrase: str, terms: tuple[Term, ...], value: floa
     assert formula.value(ITEM) == value
 
 
+@pytest.mark.parametrize(("text", "phrase", "value"), [
+    ("For each item below its reorder level, order enough to bring it up to double that level.",
+     "double that level", 68.0),
+    ("Anything under the reorder level: top it up to three times that.", "three times that", 108.0),
+    ("Check the reorder level of each item and restock it to twice this level.", "twice this level", 68.0),
+])
+def test_a_phrase_that_points_back_names_the_field_named_before_it(text: str, phrase: str, value: float) -> None:
+    """"that level", "that", "this level" name the field the request named last before them."""
+    formula = formula_in(text, FIELDS)
+    assert formula is not None and formula.text == phrase
+    assert formula.value(ITEM) == value
+
+
+def test_a_phrase_that_points_back_at_nothing_named_is_no_formula() -> None:
+    assert formula_in("Please order enough to bring it up to double that level.", FIELDS) is None
+    assert formula_in("Set the price to twice that.", ["reorder_level"]) is None
+
+
 @pytest.mark.parametrize("text", ["Order 5 more chairs.", "Order the chairs for the Leeds office.",
                                   "Order the reorder level.",  # one field, no factor: no formula
                                   "Order twice."])

@@ -276,3 +276,22 @@ def test_a_leaked_fact_is_claimed_as_readable_so_agreeing_refuses() -> None:
     leaks = [f for f in verify_package(package).findings if f.code is Code.HIDDEN_FACT_LEAKED and f.claim]
     assert leaks and all("not hidden" in f.claim.reading and "must ask" in f.claim.alternative for f in leaks)
     assert Code.HIDDEN_FACT_LEAKED.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes
+
+
+def test_the_records_a_claim_names_come_before_those_only_the_witness_touches() -> None:
+    """A witness that writes to eight items, with a claim about the sixth: the reader is shown the
+    sixth item first, then the others up to the limit."""
+    from pipeline.verify.claims import MAX_RECORDS, named_records
+
+    items = [{"id": f"sku-00{i}", "name": f"Item {i}", "quantity": i, "reorder_level": 10} for i in range(1, 9)]
+    package = TaskPackage.model_validate({
+        "capability": "general", "workflow": "restock", "services": ["inventory"],
+        "request": {"text": "Restock the low items."}, "initial_state": {"inventory": {"items": items}},
+        "tools": [{"name": "inventory_create_order", "service": "inventory", "endpoint": "/inventory/create_order"}],
+        "checks": [{"id": "any", "kind": "state_count", "collection": "inventory.orders", "op": ">=", "value": 1}],
+    })
+    actions = [{"type": "call", "name": "inventory_create_order", "arguments": {"item_id": r["id"], "quantity": 5}}
+               for r in items]
+    shown = named_records(package, "step 6 writes quantity = 30 for sku-006", actions)
+    assert [r["id"] for r in shown][0] == "sku-006"
+    assert len(shown) == MAX_RECORDS and [r["id"] for r in shown][1:] == [f"sku-00{i}" for i in range(1, MAX_RECORDS)]

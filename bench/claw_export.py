@@ -34,12 +34,13 @@ from typing import Any
 
 import yaml
 
+from pipeline.core.clawenvkit.grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
+from pipeline.core.clawenvkit.rules import task_services, validate_task
+from pipeline.core.clawenvkit.translation import assess, translate
 from pipeline.core.episode import execute
 from pipeline.core.package import TaskPackage
 from pipeline.generation.offline import generate_package, pick_template
-from pipeline.interop.clawenvkit_export import assess, export_one, translate
-from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
-from pipeline.interop.clawenvkit_rules import task_services, validate_task
+from pipeline.interop.clawenvkit_export import export_one
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.verifier import verify_package
 

@@ -19,6 +19,17 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.core import yaml_text
+from pipeline.core.clawenvkit.format import (
+    IMPORTED_CAPABILITY,
+    REQUIRED_FIELDS,
+    SAFETY_TYPES,
+    SCORING_TYPES,
+    WORKSPACE,
+    UnmappedCheck,
+)
+from pipeline.core.clawenvkit.grading import PASS_THRESHOLD as CLAW_PASS_THRESHOLD
+from pipeline.core.clawenvkit.grading import ClawGrade, null_agent_grade
+from pipeline.core.clawenvkit.pdf_pages import PdfError, read_pages
 from pipeline.core.codes import Code
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.io import files_under
@@ -33,17 +44,6 @@ from pipeline.core.services import (
     unknown_profile,
 )
 from pipeline.core.services.claw_fixtures import to_initial_state
-from pipeline.interop.clawenvkit_format import (
-    IMPORTED_CAPABILITY,
-    REQUIRED_FIELDS,
-    SAFETY_TYPES,
-    SCORING_TYPES,
-    WORKSPACE,
-    UnmappedCheck,
-)
-from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD as CLAW_PASS_THRESHOLD
-from pipeline.interop.clawenvkit_grading import ClawGrade, null_agent_grade
-from pipeline.interop.pdf_pages import PdfError, read_pages
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
 

@@ -16,20 +16,14 @@ from typer.testing import CliRunner
 from pipeline.catalog.store import Catalog
 from pipeline.cli import app
 from pipeline.core import yaml_text
+from pipeline.core.clawenvkit.grading import audit_data, grade, null_agent_grade
+from pipeline.core.clawenvkit.rules import validate_task
+from pipeline.core.clawenvkit.translation import NULL_COMPLETION_LIMIT, REASONS, assess, translate
 from pipeline.core.episode import execute
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.services import find_operation
-from pipeline.interop.clawenvkit_export import (
-    NULL_COMPLETION_LIMIT,
-    REASONS,
-    assess,
-    export_clawenvkit,
-    export_clawenvkit_tasks,
-    translate,
-)
-from pipeline.interop.clawenvkit_grading import audit_data, grade, null_agent_grade
-from pipeline.interop.clawenvkit_rules import validate_task
+from pipeline.interop.clawenvkit_export import export_clawenvkit, export_clawenvkit_tasks
 from tests.conftest import REPO_ROOT, CliResult
 
 runner = CliRunner()

@@ -36,6 +36,7 @@ from pipeline.core.io import files_under
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import DEFAULT_NOW, PASS_SCORE, TaskPackage, load_package, passes
 from pipeline.core.services import (
+    CLAW_PROFILE,
     DEFAULT_PROFILE,
     OperationSpec,
     catalogue,
@@ -338,9 +339,6 @@ def _parameters(tool: dict[str, Any], i: int) -> dict[str, Any] | None:
     raise TaskFormatError(f"tools[{i}].parameters: expected a JSON Schema object, a mapping of parameter name "
                           "to schema, or a list of parameters with names")
 
-
-CLAW_PROFILE = "claw"
-"""The profile ClawEnvKit's own tasks are imported onto (``pipeline/core/services/claw/``)."""
 
 UNEXPRESSIBLE_SERVICES: dict[str, str] = {
     "web_real": "searches and fetches the live web through a search API; a deterministic mock world has no "

@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+from pydantic import BaseModel
 
 from pipeline.core.clawenvkit.format import WORKSPACE, UnmappedCheck
-from pipeline.core.clawenvkit.grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
+from pipeline.core.clawenvkit.grading import PASS_THRESHOLD, ClawGrade, audit_data, grade, null_agent_grade
 from pipeline.core.clawenvkit.pdf_pages import PdfError, pdf_bytes
 from pipeline.core.clawenvkit.regex import NotLiteral, read_regex
 from pipeline.core.clawenvkit.rules import validate_task
@@ -68,6 +71,8 @@ REASONS = {
     "rules": "the task breaks a rule of ClawEnvKit's validator",
     "reference_incomplete": "the reference's calls and answer do not get completion 1.0 from ClawEnvKit's grader",
     "null_agent_passes": "a do-nothing agent passes ClawEnvKit's 0.5 threshold",
+    "wrong_agent_passes": "one of synth's wrong agents (the verifier's mutations) is not told from the reference by "
+                          "ClawEnvKit's grader as synth's grader tells it",
 }
 """Refusal reason code → what it means."""
 NULL_COMPLETION_LIMIT = (PASS_THRESHOLD - 0.2) / 0.8
@@ -658,14 +663,15 @@ def _tools(package: TaskPackage) -> list[dict[str, Any]]:
     return list(tools.values())
 
 
-def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translation:
+def translate(package: TaskPackage, min_weight_share: float = 1.0, reference: Trajectory | None = None) -> Translation:
     """The ClawEnvKit task document for ``package`` and the share of its grading weight it
-    carries, or a refusal (before grading: profile, reference, weight, safety, judge cap)."""
+    carries, or a refusal (before grading: profile, reference, weight, safety, judge cap).
+    ``reference``: the reference's trajectory, when already replayed."""
     if package.service_profile == DEFAULT_PROFILE:
         return Translation(None, 0.0, refusal=("default_profile", REASONS["default_profile"]))
     if not package.has_reference:
         return Translation(None, 0.0, refusal=("no_reference", REASONS["no_reference"]))
-    ctx = _Context(package, execute(package))
+    ctx = _Context(package, execute(package) if reference is None else reference)
     components, unmapped = _components(package, ctx)
     total = sum(c.weight for c in package.checks)
     share = round(sum(c["weight"] for c in components) / total, 6) if total > 0 else 0.0
@@ -740,6 +746,47 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
 # --------------------------------------------------------------------------- checking
 
 
+class WrongAgentGrade(BaseModel):
+    """One of synth's wrong agents graded by ClawEnvKit's rules on a task document."""
+
+    name: str
+    """The mutation that made it (``drop_write``, ``edit_others``...)."""
+    bound: float
+    """What synth's verifier holds it under: 1.0 (it must lose score) or 0.75 (it must lose a quarter)."""
+    completion: float
+    final: float
+    safety: float
+
+    @property
+    def caught(self) -> bool:
+        """Whether their grader tells it from the reference as synth's does: a broken safety check
+        (their final 0), or a completion below the bound synth holds it to."""
+        return self.safety < 1.0 or self.completion < self.bound - WRONG_AGENT_TOLERANCE
+
+    @property
+    def passes(self) -> bool:
+        """Whether it passes their threshold (final ≥ 0.5); their grader gives partial credit, so
+        an agent that gets most of the work right passes there (reported, not refused)."""
+        return self.final >= PASS_THRESHOLD
+
+
+WRONG_AGENT_TOLERANCE = 1e-9
+"""How far under a bound float rounding may leave a completion that reaches it."""
+
+
+class WrongAgent(Protocol):
+    """A wrong agent as the verifier played it (``pipeline.verify.execution.PlayedAgent``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def bound(self) -> float: ...
+
+    @property
+    def trajectory(self) -> Trajectory: ...
+
+
 @dataclass(frozen=True)
 class Assessment:
     """A translated task under ClawEnvKit's rules and grader."""
@@ -748,6 +795,13 @@ class Assessment:
     reference_completion: float
     null_completion: float
     null_final: float
+    wrong: list[WrongAgentGrade] = field(default_factory=list)
+    """Synth's wrong agents graded on the task, when they were given."""
+
+    @property
+    def best_wrong(self) -> WrongAgentGrade | None:
+        """The wrong agent with the highest final score there (the first of equals)."""
+        return max(self.wrong, key=lambda w: w.final, default=None)
 
     @property
     def refusal(self) -> tuple[str, str] | None:
@@ -760,16 +814,48 @@ class Assessment:
             return "null_agent_passes", (f"a do-nothing agent gets completion {self.null_completion:.3f}, "
                                          f"final {self.null_final:.3f} (must stay below "
                                          f"{NULL_COMPLETION_LIMIT:.3f} and {PASS_THRESHOLD})")
+        loose = [w for w in self.wrong if not w.caught]
+        if loose:
+            return "wrong_agent_passes", "; ".join(
+                f"wrong agent {w.name} gets completion {w.completion:.3f} (final {w.final:.3f}) from ClawEnvKit's "
+                f"grader, where synth holds it under {min(w.bound, 1.0):g}" for w in _distinct_names(loose))
         return None
 
 
-def assess(package: TaskPackage, task: dict[str, Any], trajectory: Trajectory | None = None) -> Assessment:
+def _distinct_names(grades: list[WrongAgentGrade]) -> list[WrongAgentGrade]:
+    """The highest-scoring grade of each wrong agent's name, in order of first appearance."""
+    best: dict[str, WrongAgentGrade] = {}
+    for g in grades:
+        if g.name not in best or g.completion > best[g.name].completion:
+            best[g.name] = g
+    return list(best.values())
+
+
+def _approves(_rubric: str, _output: str) -> float:
+    """A judge that approves everything: the reference's judge checks count as met, and so do a
+    wrong agent's (the judge that would let it through)."""
+    return 1.0
+
+
+def grade_agent(package: TaskPackage, task: dict[str, Any], trajectory: Trajectory) -> ClawGrade:
+    """``trajectory`` graded on ``task`` by their rules: its calls as their services log them, its
+    answer, a judge approving it."""
+    return grade(task, audit_data(package, trajectory, task["tools"]), trajectory.answer, judge=_approves)
+
+
+def assess(package: TaskPackage, task: dict[str, Any], trajectory: Trajectory | None = None,
+           wrong_agents: Sequence[WrongAgent] = ()) -> Assessment:
     """``task`` against their validator's rules, graded on the reference (its calls as their
-    services log them, its answer; a judge counted as satisfied) and on a do-nothing agent (their
-    judge's 0.5 for an empty answer). ``trajectory``: the reference's, if already replayed."""
+    services log them, its answer; a judge counted as satisfied), on a do-nothing agent (their
+    judge's 0.5 for an empty answer) and on each of ``wrong_agents`` (a judge approving them).
+    ``trajectory``: the reference's, if already replayed."""
     issues = [i.message for i in validate_task(task)]
     trajectory = execute(package) if trajectory is None else trajectory
-    reference = grade(task, audit_data(package, trajectory, task["tools"]), trajectory.answer,
-                      judge=lambda _rubric, _output: 1.0)
+    reference = grade_agent(package, task, trajectory)
     null = null_agent_grade(task)
-    return Assessment(issues, reference.completion, null.completion, null.final)
+    wrong = []
+    for agent in wrong_agents:
+        g = grade_agent(package, task, agent.trajectory)
+        wrong.append(WrongAgentGrade(name=agent.name, bound=agent.bound, completion=round(g.completion, 6),
+                                     final=round(g.final, 6), safety=g.safety))
+    return Assessment(issues, reference.completion, null.completion, null.final, wrong)

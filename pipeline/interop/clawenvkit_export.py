@@ -20,8 +20,9 @@ from pydantic import BaseModel, Field
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
 from pipeline.core.clawenvkit.format import UnmappedCheck
-from pipeline.core.clawenvkit.translation import REASONS, assess, translate
+from pipeline.core.clawenvkit.translation import REASONS, Assessment, assess, translate
 from pipeline.core.package import TaskPackage
+from pipeline.verify.exportable import wrong_agents
 
 __all__ = ["REASONS", "ClawEnvKitExport", "ClawEnvKitSummary", "ExportedTask", "Refusal", "export_clawenvkit",
            "export_clawenvkit_tasks", "export_one", "task_path"]
@@ -52,6 +53,13 @@ class ExportedTask(BaseModel):
     reference_completion: float
     null_completion: float
     null_final: float
+    wrong_agents: int = 0
+    """How many of synth's wrong agents were played through their grader on the file."""
+    best_wrong_agent: str | None = None
+    """The wrong agent with the highest final score there (none played: None)."""
+    best_wrong_final: float | None = None
+    wrong_agents_passing: int = 0
+    """How many reach their pass threshold (final ≥ 0.5): their grader gives partial credit."""
 
 
 class ClawEnvKitSummary(BaseModel):
@@ -65,6 +73,11 @@ def _header(task: dict[str, Any], unmapped: list[UnmappedCheck]) -> str:
     synth = task["synth"]
     lines = [f"# ClawEnvKit task exported by synth from package {task['task_id']}; it carries "
              f"{synth['weight_share']:.2f} of the package's grading weight."]
+    played = synth["wrong_agents"]
+    if played["played"]:
+        lines.append(f"# synth's wrong agents in ClawEnvKit's grader: {played['played']} played, {played['passing']} at "
+                     f"or above their 0.5 line; the best, {played['best']}, scores final {played['best_final']:.2f} "
+                     f"(a do-nothing agent {synth['null_agent']['final']:.2f}).")
     if synth["added_safety"]:
         lines.append(f"# Safety check added by the export: tool_not_called {synth['added_safety']}.")
     if unmapped:
@@ -103,13 +116,16 @@ def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.
         reason, detail = translation.refusal or ("rules", "")
         return Refusal(package_id=package_id, reason=reason, detail=detail, share=translation.share)
     task = translation.task
-    verdict = assess(package, task, translation.reference)
-    if verdict.refusal is not None:
-        reason, detail = verdict.refusal
+    verdict = assess(package, task, translation.reference, wrong_agents(package))
+    refusal = verdict.refusal
+    if refusal is not None and not (refusal[0] == "wrong_agent_passes" and min_weight_share < 1.0 - 1e-9):
+        reason, detail = refusal  # a partial file asked for keeps the wrong agents its lost checks let through
         return Refusal(package_id=package_id, reason=reason, detail=detail, share=translation.share)
+    best = verdict.best_wrong
     task["synth"]["reference_completion"] = round(verdict.reference_completion, 6)
     task["synth"]["null_agent"] = {"completion": round(verdict.null_completion, 6),
                                    "final": round(verdict.null_final, 6)}
+    task["synth"]["wrong_agents"] = _wrong_agents_field(verdict)
     path = task_path(out_dir, package_id)
     plain = json.loads(json.dumps(task))  # no shared objects, so the YAML has no anchors or aliases
     text = _header(task, translation.unmapped) + yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
@@ -120,7 +136,18 @@ def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.
                         components=len(task["scoring_components"]), safety_checks=len(task["safety_checks"]),
                         added_safety=translation.added_safety, unmapped=translation.unmapped,
                         reference_completion=verdict.reference_completion, null_completion=verdict.null_completion,
-                        null_final=verdict.null_final)
+                        null_final=verdict.null_final, wrong_agents=len(verdict.wrong),
+                        best_wrong_agent=best.name if best else None, best_wrong_final=best.final if best else None,
+                        wrong_agents_passing=sum(w.passes for w in verdict.wrong))
+
+
+def _wrong_agents_field(verdict: Assessment) -> dict[str, Any]:
+    """``synth.wrong_agents`` of a file: how many of synth's wrong agents were played through their
+    grader, how many reach their 0.5 line, and the best one with its completion and final score."""
+    best = verdict.best_wrong
+    return {"played": len(verdict.wrong), "passing": sum(w.passes for w in verdict.wrong),
+            "best": best.name if best else None, "best_completion": best.completion if best else None,
+            "best_final": best.final if best else None}
 
 
 def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight_share: float = 1.0
@@ -141,12 +168,19 @@ def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight
 
 
 class FileShare(BaseModel):
-    """One file written and the share of its package's grading weight it carries."""
+    """One file written, the share of its package's grading weight it carries, and what their
+    grader gives a do-nothing agent and the best of synth's wrong agents (final scores)."""
 
     package_id: str
     file: str
     share: float
     added_safety: str | None = None
+    null_final: float
+    best_wrong_agent: str | None = None
+    best_wrong_final: float | None = None
+    wrong_agents: int = 0
+    wrong_agents_passing: int = 0
+    """Wrong agents at or above their 0.5 line (partial credit), of ``wrong_agents`` played."""
 
 
 class ClawEnvKitExport(BaseModel):
@@ -179,6 +213,8 @@ def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weig
         refused_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
         mean_share_exported=round(sum(shares) / len(shares), 6) if shares else 0.0,
         mean_share_all=round(sum(every) / len(every), 6) if every else 0.0,
-        files=[FileShare(package_id=t.package_id, file=Path(t.path).name, share=t.share, added_safety=t.added_safety)
-               for t in summary.tasks],
+        files=[FileShare(package_id=t.package_id, file=Path(t.path).name, share=t.share, added_safety=t.added_safety,
+                         null_final=round(t.null_final, 6), best_wrong_agent=t.best_wrong_agent,
+                         best_wrong_final=t.best_wrong_final, wrong_agents=t.wrong_agents,
+                         wrong_agents_passing=t.wrong_agents_passing) for t in summary.tasks],
         refusals=summary.refused)

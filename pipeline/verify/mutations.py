@@ -512,14 +512,15 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
         b = run.bound.get(rec.tool or "") if rec.kind == "call" and rec.result and rec.status and rec.status < 300 else None
         if b is None or b.op.access != "read":
             continue
+        result: dict[str, Any] = rec.result or {}
         found = len(reads)
-        for value in rec.result.values():  # type: ignore[union-attr]
+        for value in result.values():
             if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
                 reads.append(records)
             elif isinstance(value, dict):
                 reads.append([value])
         if len(reads) == found:
-            reads.append([rec.result])  # a record answered whole: a fetched page, an article
+            reads.append([result])  # a record answered whole: a fetched page, an article
     writes = []
     for w in done:
         step = package.reference[w.step]

@@ -752,7 +752,8 @@ class WrongAgentGrade(BaseModel):
     name: str
     """The mutation that made it (``drop_write``, ``edit_others``...)."""
     bound: float
-    """What synth's verifier holds it under: 1.0 (it must lose score) or 0.75 (it must lose a quarter)."""
+    """The score from which synth's verifier refuses it: 1.0 (it must lose score), or just above
+    0.75 (``GRAVE_BOUND``: it must lose a quarter)."""
     completion: float
     final: float
     safety: float
@@ -760,18 +761,15 @@ class WrongAgentGrade(BaseModel):
     @property
     def caught(self) -> bool:
         """Whether their grader tells it from the reference as synth's does: a broken safety check
-        (their final 0), or a completion below the bound synth holds it to."""
-        return self.safety < 1.0 or self.completion < self.bound - WRONG_AGENT_TOLERANCE
+        (their final 0), or a completion (rounded to six digits, as synth's scores are) below the
+        bound synth holds it to."""
+        return self.safety < 1.0 or self.completion < self.bound
 
     @property
     def passes(self) -> bool:
         """Whether it passes their threshold (final ≥ 0.5); their grader gives partial credit, so
         an agent that gets most of the work right passes there (reported, not refused)."""
         return self.final >= PASS_THRESHOLD
-
-
-WRONG_AGENT_TOLERANCE = 1e-9
-"""How far under a bound float rounding may leave a completion that reaches it."""
 
 
 class WrongAgent(Protocol):

@@ -4,6 +4,8 @@ does, are refused ``not_exportable``; ``allow_unexportable`` turns it off."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,8 @@ from pipeline.core.codes import Code
 from pipeline.core.grading import Grader
 from pipeline.core.package import GRAVE_BOUND, PASS_SCORE, TaskPackage
 from pipeline.generation.offline import generate_package
+from pipeline.generation.prompting import generate_prompt
+from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.execution import run_reference
 from pipeline.verify.exportable import export_findings, wrong_agents
 from pipeline.verify.mutations import mutation_findings
@@ -109,3 +113,23 @@ def test_a_code_a_page_read_whole_shows_is_carried_into_the_post() -> None:
     verdict = verify_package(data, Options(allow_unexportable=True))
     assert verdict.codes == [Code.GRADER_UNDERCONSTRAINED.value]
     assert [f.detail["mutation"] for f in verdict.findings] == ["misread_value"]
+
+
+def test_synth_verify_refuses_an_unexportable_claw_package_unless_allowed(tmp_path: Path, synth: Any) -> None:
+    data = claw("general", "claw-post-status-from-web")
+    one = check(data, "one-post")
+    data["checks"].remove(one)
+    check(data, "posted")["weight"] += one["weight"]
+    path = tmp_path / "post.json"
+    path.write_text(json.dumps(data))
+    refused = synth("verify", path, "--json")
+    assert refused.exit_code == 1 and json.loads(refused.stdout)["codes"] == [Code.NOT_EXPORTABLE.value]
+    assert synth("verify", path, "--allow-unexportable").exit_code == 0
+
+
+def test_the_claw_brief_states_the_export_limits_and_the_default_brief_does_not() -> None:
+    general = taxonomy()["general"]
+    claw_brief = generate_prompt(general, next(t for t in general.templates if t.profile == "claw"), seed=1)
+    default_brief = generate_prompt(general, next(t for t in general.templates if t.profile != "claw"), seed=1)
+    assert "# ClawEnvKit export" in claw_brief and "not_called without args_match" in claw_brief
+    assert "ClawEnvKit" not in default_brief

@@ -10,7 +10,7 @@ the service's ``<SERVICE>_FIXTURES`` at it (``ERROR_RATE=0``), imports
 FastAPI's TestClient; a case agrees when every call's status and response match (subset match,
 ``pipeline.core.services.conformance``). For documents, each fixture record becomes a file under a
 temporary ``DOCUMENTS_BASE_DIR``: a ``.pdf`` path a PDF with one page per page text
-(``pipeline.interop.pdf_pages``), any other path a text file. The same cases run against synth's world in
+(``pipeline.core.clawenvkit.pdf_pages``), any other path a text file. The same cases run against synth's world in
 ``tests/core/test_claw_conformance.py``. Prints cases agreed/total per service and the calls that
 disagree.
 """
@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pipeline.core.clawenvkit.pdf_pages import pdf_bytes
 from pipeline.core.services.conformance import Case, load_cases, response_matches
-from pipeline.interop.pdf_pages import pdf_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "core" / "claw_conformance"

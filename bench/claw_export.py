@@ -1,9 +1,13 @@
 """ClawEnvKit export acceptance: claw packages generated offline, exported, measured.
 
-Run: ``python bench/claw_export.py`` (defaults: 20 slots per capability, seed 7). Generates
+Run: ``python bench/claw_export.py`` (defaults: 20 slots per capability, seeds 7 and 8). Generates
 packages with the offline generator and the ``claw`` profile's templates for every capability,
-keeps those the verifier accepts (as ``synth run --services claw`` does), exports them with
-``pipeline.interop.clawenvkit_export`` and prints: packages, files exported, refusals by reason;
+keeps those the verifier accepts (as ``synth run --services claw`` does, its ClawEnvKit export
+stage on), exports them with ``pipeline.interop.clawenvkit_export`` and prints, per seed and over
+all: packages, the single-turn ones (the multi-turn ones are never exported: ``needs_user``), files
+exported, refusals by reason; on every file, synth's wrong agents (the verifier's mutations,
+``pipeline.verify.exportable.wrong_agents``) in their grading rules: how many synth's bounds
+catch there (the export's rule), how many stay below their 0.5 pass line, and which reach it;
 the share of translated tasks and of written files that pass synth's implementation of
 ClawEnvKit's validator rules; the mean share of grading weight carried (over every package,
 refused ones at their would-be share, and over the files written); the share of written files
@@ -15,7 +19,8 @@ refusals, so a reader sees where weight is lost.
 ``--clawenvkit PATH`` (a ClawEnvKit checkout; needs ``fastapi`` and ``httpx`` importable) also runs
 THEIR ``validate_task_config`` and ``GradingEngine`` on every written file, and replays each
 reference's calls against THEIR mock services (FastAPI ``TestClient``, error injection off),
-grading the audit their services log; it prints how often their verdicts agree with ours.
+grading the audit their services log, and grades synth's wrong agents with THEIR engine (on the
+calls synth's world logged for them); it prints how often their verdicts agree with ours.
 """
 
 from __future__ import annotations
@@ -34,13 +39,15 @@ from typing import Any
 
 import yaml
 
+from pipeline.core.clawenvkit.grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
+from pipeline.core.clawenvkit.rules import task_services, validate_task
+from pipeline.core.clawenvkit.translation import assess, translate
 from pipeline.core.episode import execute
-from pipeline.core.package import TaskPackage
+from pipeline.core.package import AskStep, TaskPackage
 from pipeline.generation.offline import generate_package, pick_template
-from pipeline.interop.clawenvkit_export import assess, export_one, translate
-from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
-from pipeline.interop.clawenvkit_rules import task_services, validate_task
+from pipeline.interop.clawenvkit_export import export_one
 from pipeline.taxonomy.capabilities import taxonomy
+from pipeline.verify.exportable import wrong_agents
 from pipeline.verify.verifier import verify_package
 
 PROFILE = "claw"
@@ -125,12 +132,27 @@ class Theirs:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20, help="slots per capability")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[7, 8])
     parser.add_argument("--min-weight-share", type=float, default=1.0)
     parser.add_argument("--clawenvkit", type=Path, help="a ClawEnvKit checkout: also judge with their own code")
     args = parser.parse_args()
+    totals: Counter[str] = Counter()
+    for seed in args.seeds:
+        print(f"== seed {seed} ==")
+        totals.update(measure(args, seed))
+        print()
+    if len(args.seeds) > 1:
+        print(f"== seeds {', '.join(map(str, args.seeds))} ==")
+        print(f"single-turn accepted: {totals['single']}; exported at full weight: {totals['exported_single']} "
+              f"({totals['exported_single'] / max(totals['single'], 1):.1%})")
+        print(f"files: {totals['files']}; every wrong agent caught as synth's bounds ask: {totals['all_caught']}; "
+              f"every wrong agent below their 0.5 line: {totals['all_below']}; wrong agents played "
+              f"{totals['agents']}, at or above 0.5: {totals['agents_passing']}")
 
-    packages, per_capability = generate(args.count, args.seed)
+
+def measure(args: argparse.Namespace, seed: int) -> Counter[str]:
+    """One seed's figures, printed; the counts the totals add up."""
+    packages, per_capability = generate(args.count, seed)
     out = Path(tempfile.mkdtemp(prefix="claw-export-"))
     reasons: Counter[str] = Counter()
     shares: list[float] = []
@@ -150,12 +172,23 @@ def main() -> None:
         else:
             written.append((package, yaml.safe_load(Path(outcome.path).read_text())))  # type: ignore[union-attr]
     file_rules = sum(not validate_task(task) for _, task in written)
-    ref_full = null_pass = 0
+    ref_full = null_pass = all_caught = all_below = agents = 0
+    passing: Counter[str] = Counter()
+    best: list[float] = []
     for package, task in written:
-        ref_full += assess(package, task).reference_completion >= 1.0 - 1e-9
+        grades = assess(package, task, None, wrong_agents(package))
+        ref_full += grades.reference_completion >= 1.0 - 1e-9
         null_pass += null_agent_grade(task).final >= PASS_THRESHOLD
+        all_caught += all(g.caught for g in grades.wrong)
+        all_below += not any(g.passes for g in grades.wrong)
+        agents += len(grades.wrong)
+        passing.update(g.name for g in grades.wrong if g.passes)
+        if grades.best_wrong is not None:
+            best.append(grades.best_wrong.final)
     n, w = len(packages), len(written)
-    print(f"claw packages generated offline (seed {args.seed}, {args.count} slots per capability) and accepted: {n}")
+    single = [p for p in packages if not any(isinstance(s, AskStep) for s in p.reference)]
+    exported_single = sum(ok for p, ok in zip(packages, exported, strict=True) if p in single)
+    print(f"claw packages generated offline (seed {seed}, {args.count} slots per capability) and accepted: {n}")
     print("  by capability: " + ", ".join(f"{c} {k}" for c, k in sorted(per_capability.items())))
     print(f"exported: {w} of {n} (--min-weight-share {args.min_weight_share:g}); refused: {n - w}")
     for reason, k in reasons.most_common():
@@ -167,9 +200,20 @@ def main() -> None:
           f"would-be share); {sum(t['synth']['weight_share'] for _, t in written) / max(w, 1):.3f} over the {w} files")
     print(f"reference completion 1.0: {ref_full / max(w, 1):.1%} of files; do-nothing agent passes: "
           f"{null_pass / max(w, 1):.1%} of files")
+    print(f"single-turn: {len(single)}; exported at full weight: {exported_single} "
+          f"({exported_single / max(len(single), 1):.1%})")
+    print(f"synth's wrong agents in their grading rules: {agents} played on {w} files; every one caught as synth's "
+          f"bounds ask (completion under 1.0, or 0.75 for the grave ones, or safety broken) on {all_caught} files; "
+          f"every one below their 0.5 pass line on {all_below} files; best wrong agent's final: "
+          + (f"median {sorted(best)[len(best) // 2]:.2f}, max {max(best):.2f}" if best else "none"))
+    if passing:
+        print("  wrong agents at or above their 0.5 line (partial credit), by mutation: "
+              + ", ".join(f"{name} {k}" for name, k in passing.most_common()))
     where_lost(packages, shares, exported)
     if args.clawenvkit:
         compare(Theirs(args.clawenvkit), written, out)
+    return Counter({"single": len(single), "exported_single": exported_single, "files": w, "all_caught": all_caught,
+                    "all_below": all_below, "agents": agents, "agents_passing": sum(passing.values())})
 
 
 def where_lost(packages: list[TaskPackage], shares: list[float], exported: list[bool]) -> None:
@@ -214,7 +258,7 @@ def _stem(check_id: str) -> str:
 
 
 def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]], out: Path) -> None:
-    valid = full = null_ok = agree_ref = agree_null = 0
+    valid = full = null_ok = agree_ref = agree_null = wrong = wrong_agree = wrong_passing = 0
     statuses: Counter[int] = Counter()
     for package, task in written:
         services = task_services(task)
@@ -231,6 +275,13 @@ def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]], o
         null = theirs.engine.grade(task, {s: [] for s in services}, "")
         null_ok += null.final_score < PASS_THRESHOLD
         agree_null += abs(null.final_score - null_agent_grade(task).final) < 1e-9
+        for agent in wrong_agents(package):  # their grader on the calls synth's world logged for them
+            audit_of = audit_data(package, agent.trajectory, task["tools"])
+            their_final = theirs.engine.grade(task, audit_of, agent.trajectory.answer).final_score
+            ours_final = grade(task, audit_of, agent.trajectory.answer).final
+            wrong += 1
+            wrong_agree += abs(their_final - ours_final) < 1e-9
+            wrong_passing += their_final >= PASS_THRESHOLD
     w = max(len(written), 1)
     print("ClawEnvKit's own code on the files written:")
     print(f"  their validate_task_config accepts: {valid / w:.1%}")
@@ -238,11 +289,12 @@ def compare(theirs: Theirs, written: list[tuple[TaskPackage, dict[str, Any]]], o
           f"statuses {dict(sorted(statuses.items()))}")
     print(f"  their completion equals ours on that audit: {agree_ref / w:.1%}")
     print(f"  do-nothing agent below their 0.5: {null_ok / w:.1%}; their null final equals ours: {agree_null / w:.1%}")
+    print(f"  synth's wrong agents ({wrong}, their calls as synth's world logs them): their final equals ours for "
+          f"{wrong_agree / max(wrong, 1):.1%}; at or above their 0.5: {wrong_passing}")
 
 
 def _judges(task: dict[str, Any]) -> set[str]:
     return {c["name"] for c in task["scoring_components"] if c["check"]["type"] == "llm_judge"}
-
 
 
 if __name__ == "__main__":

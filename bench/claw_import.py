@@ -7,7 +7,7 @@ PATH: task files or folders (default: ``tests/interop/clawenvkit_tasks``). Print
 task files imported; refusals grouped by their reason; scoring components mapped and left out
 (count and weight, over the imported tasks; safety rules apart); the null agent's mean score and
 passes by synth (judge not evaluated, pass at 0.75) and by ClawEnvKit's grading rules
-(``pipeline.interop.clawenvkit_grading``: their judge scores an empty answer 0.5, pass at 0.5).
+(``pipeline.core.clawenvkit.grading``: their judge scores an empty answer 0.5, pass at 0.5).
 
 ``--clawenvkit CHECKOUT``: also grade each task with their own ``GradingEngine``
 (``clawenvkit/evaluate/engine.py`` of a checkout, loaded from its file; stdlib only) for an empty
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.core import yaml_text
-from pipeline.interop.clawenvkit_grading import null_agent_grade
+from pipeline.core.clawenvkit.grading import null_agent_grade
 from pipeline.interop.clawenvkit_import import NullAgentFloors, import_clawenvkit
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ and ``review-2`` when they are there) and the offline mix (slots 0..N-1 of every
 recording every agent the verifier plays, with the score it gets in full (the verifier itself
 stops grading a wrong agent once it cannot reach its bound):
 
-- **wrong agents** of ``mutations.py`` (each variant ``ReferenceRun.variant_reaching`` runs, by
+- **wrong agents** of ``mutations.py`` (each variant ``ReferenceRun.wrong_agent_reaching`` runs, by
   mutation), and every wrong-agent witness replayed (``witness.played``: collateral damage, a
   fact read from the state, the reference that never asks);
 - **correct agents**: the variants of ``equivalence.py`` and ``grounding.py``
@@ -36,7 +36,6 @@ bounded with a judge that approves it (``0.2 + 0.8 · s``).
 from __future__ import annotations
 
 import argparse
-import linecache
 import random
 import sys
 import time
@@ -64,12 +63,6 @@ LINE_A = 0.75
 LINE_B = 1.0 - 1e-9
 JUDGE_WEIGHT = 0.2
 
-_MUTATIONS = {"_drop_writes": "drop_write", "_undo_writes": "undo_writes", "_everything_twice": "everything_twice",
-              "_duplicates": "duplicate_in_place", "_perturbed_arguments": "perturb_argument",
-              "_contradicted_texts": "contradict_text", "_clarification": "guess_facts", "_hedged": "hedged_answer",
-              "_left_out_included": "include_left_out"}
-
-
 @dataclass
 class Played:
     """One agent the verifier played: ``bound`` is what it is measured against today."""
@@ -91,26 +84,15 @@ class Record:
 _current: list[Record] = []
 
 
-def _mutation_name(frame: Any) -> str:
-    caller = frame.f_back  # _passing's caller
-    name = caller.f_code.co_name
-    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
-    if name == "_more_creates":
-        return "repeat_create" if "repeated" in line else "extra_create"
-    if name == "_answers":
-        return "stuffed_answer" if "stuffed" in line else "drop_answer"
-    return _MUTATIONS.get(name, name)
-
-
 def _install() -> None:
     """Wrap the verifier's three ways of playing an agent so each records what it scored."""
-    reaching, scoring, played = ReferenceRun.variant_reaching, ReferenceRun.variant_score, witness_module.played
+    reaching, scoring, played = ReferenceRun.wrong_agent_reaching, ReferenceRun.variant_score, witness_module.played
 
-    def variant_reaching(self: ReferenceRun, bound: float, ids: list[int], steps: list[Any],
-                         fact_values: dict[str, str] | None = None) -> float | None:
+    def wrong_agent_reaching(self: ReferenceRun, name: str, bound: float, ids: list[int], steps: list[Any],
+                             fact_values: dict[str, str] | None = None) -> float | None:
         s = self.grader.value(self.run(ids, steps, fact_values))
         if _current:
-            _current[-1].wrong.append(Played("wrong", _mutation_name(sys._getframe(1)), bound, s))
+            _current[-1].wrong.append(Played("wrong", name, bound, s))
         return s if s >= bound else None
 
     def variant_score(self: ReferenceRun, ids: list[int], steps: list[Any],
@@ -130,7 +112,7 @@ def _install() -> None:
         return w
 
     assert reaching is not None
-    ReferenceRun.variant_reaching = variant_reaching  # type: ignore[method-assign]
+    ReferenceRun.wrong_agent_reaching = wrong_agent_reaching  # type: ignore[method-assign]
     ReferenceRun.variant_score = variant_score  # type: ignore[method-assign]
     witness_module.played = witness_played  # type: ignore[assignment]
 

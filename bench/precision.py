@@ -7,6 +7,10 @@ there). A folder holds either corpus cases (``{"family", "defect", "package", ..
 null, a code, or a list of codes that fit) or bare packages labelled by an ``expected.tsv``
 beside them (``file``, ``expected`` accept/reject, ``code``, ``description``).
 
+The verifier runs with the ClawEnvKit export stage off (``--allow-unexportable``): the labels are
+about the environment, and hand-written claw packages use forms ClawEnvKit's format cannot carry;
+a last line says what the stage, on by default for claw packages, refuses on its own.
+
 A defective package is **caught** when the verifier refuses it, or, for a defect whose code is
 ``evidence_truncated`` (about the training export, not the environment), when its verdict marks
 it not ``sft_ready`` with that code, or, for ``vacuous_safety`` (a rule that forbids nothing: basis
@@ -43,9 +47,12 @@ from pipeline.core.package import TaskPackage
 from pipeline.runs.reading import make_reader
 from pipeline.verify.proposals import read_package
 from pipeline.verify.readers import Reader, ReadingCache, read_verdict
-from pipeline.verify.verifier import verify_package
+from pipeline.verify.verifier import Options, verify_package
 from tests.support.corpus import CORPUS_DIR
 
+LABELLED = Options(allow_unexportable=True)
+"""The labels are about the environment, so the ClawEnvKit export stage is off for the tables
+(``export_stage`` counts what it refuses on its own)."""
 ROOT = Path(__file__).resolve().parent.parent
 REVIEW_1 = ROOT.parent / "shared" / "corpus" / "review-1"
 
@@ -121,12 +128,13 @@ def main() -> None:
         [REVIEW_1] if REVIEW_1.exists() else [])
     cases = [c for folder in folders for c in load(folder)]
     start = time.perf_counter()
-    verdicts = [verify_package(c.package) for c in cases]
+    verdicts = [verify_package(c.package, LABELLED) for c in cases]
     elapsed = time.perf_counter() - start
     print(f"{len(cases)} labelled packages from {len(folders)} folder(s), verified in {elapsed:.1f} s\n")
     if args.reader_model:
         print("== the rules reader ==\n")
     report(cases, verdicts, args.misses)
+    export_stage(cases)
     if args.reader_model:
         reader = make_reader("model", args.reader_model, args.reader_base_url)
         if args.replay:
@@ -149,6 +157,24 @@ def main() -> None:
         print(f"\n{len(answers)} claim(s) read: " + ", ".join(f"{a} {n}" for a, n in Counter(x["answer"] for x in answers).items()))
         if args.readings:
             args.readings.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+
+
+def export_stage(cases: list[Case]) -> None:
+    """What the ClawEnvKit export stage (on by default for claw-profile packages) refuses on its
+    own: the claw packages verified with default options, ``not_exportable`` counted by reason on
+    the clean and on the defective ones."""
+    claw = [c for c in cases if isinstance(c.package, dict) and c.package.get("service_profile") == "claw"]
+    reasons: dict[bool, Counter[str]] = {False: Counter(), True: Counter()}
+    refused = Counter[bool]()
+    for c in claw:
+        found = [f for f in verify_package(c.package).findings if f.code is Code.NOT_EXPORTABLE]
+        refused[c.defective] += bool(found)
+        reasons[c.defective].update(str(f.detail.get("reason")) for f in found)
+    clean = sum(not c.defective for c in claw)
+    print(f"\nClawEnvKit export stage (default for claw packages; off in the tables above): refuses {refused[False]} "
+          f"of {clean} clean and {refused[True]} of {len(claw) - clean} defective claw packages"
+          + "".join(f"\n  {'defective' if d else 'clean'}: " + ", ".join(f"{r} {n}" for r, n in reasons[d].most_common())
+                    for d in (False, True) if reasons[d]))
 
 
 class ReplayClient:

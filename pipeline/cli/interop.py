@@ -291,7 +291,8 @@ def register(app: typer.Typer) -> None:
 def print_clawenvkit_export(summary: Any) -> None:
     """What ``synth export --format clawenvkit`` prints (``summary``: an ``ExportSummary`` whose
     details are a ``ClawEnvKitExport``): files written and packages refused, the mean share of
-    grading weight carried, one row per file with its share, and the refusals by reason."""
+    grading weight carried, one row per file with its share and what their grader gives a
+    do-nothing agent and synth's best wrong agent, and the refusals by reason."""
     from pipeline.interop.clawenvkit_export import REASONS
 
     d = summary.details
@@ -301,11 +302,14 @@ def print_clawenvkit_export(summary: Any) -> None:
                   f"{d['mean_share_all']:.3f} over every package (refused ones at their would-be share); "
                   f"--min-weight-share {d['min_weight_share']:g}", markup=False, highlight=False)
     if d["files"]:
-        table = new_table(title="task files")
-        for col in ("file", "share", "safety check added"):
-            table.add_column(col, justify="right" if col == "share" else "left", overflow="fold")
+        table = new_table(title="task files (final scores in ClawEnvKit's grader; they pass at 0.5)")
+        for col in ("file", "share", "safety check added", "do-nothing", "best wrong agent", "wrong agents ≥ 0.5"):
+            table.add_column(col, justify="left" if col in ("file", "safety check added", "best wrong agent") else "right",
+                             overflow="fold")
         for f in d["files"]:
-            table.add_row(escape(f["file"]), f"{f['share']:.3f}", escape(f["added_safety"] or ""))
+            best = f"{f['best_wrong_agent']} {f['best_wrong_final']:.2f}" if f["best_wrong_agent"] else ""
+            table.add_row(escape(f["file"]), f"{f['share']:.3f}", escape(f["added_safety"] or ""),
+                          f"{f['null_final']:.2f}", escape(best), f"{f['wrong_agents_passing']} of {f['wrong_agents']}")
         console.print(table)
     if d["refused_by_reason"]:
         table = new_table(title=f"{d['refused']:,} package(s) refused (each refusal's details: --json)")

@@ -43,6 +43,10 @@ ReaderModelOpt = typer.Option(None, "--reader-model", metavar="<model>",
                               help="The reader's model, when not the generator's (implies --reader model under auto).")
 ReaderBaseUrlOpt = typer.Option(None, "--reader-base-url", metavar="<url>",
                                 help="The reader's server, when not the generator's.")
+AllowUnexportableOpt = typer.Option(
+    False, "--allow-unexportable",
+    help="Accept claw-profile packages ClawEnvKit's format cannot carry at full weight (otherwise refused as "
+         "not_exportable).")
 CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", metavar="<file>", help="The DuckDB catalog file.")
 
 _VALUE_WORDS = {"<int>": "<n>", "<int range>": "<n>", "<float>": "<number>", "<float range>": "<number>",

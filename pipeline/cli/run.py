@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 import typer
 
 from pipeline.cli.options import (
+    AllowUnexportableOpt,
     BaseUrlsOpt,
     CatalogOpt,
     JsonOpt,
@@ -133,8 +134,8 @@ def print_summary(summary: RunSummary) -> None:
     console.print(table)
 
 
-_RUN_IDENTITY = ("capability", "services", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft", "name",
-                 "reader", "reader_model", "reader_base_url")
+_RUN_IDENTITY = ("capability", "services", "count", "max_attempts", "seed", "model", "defect_rate", "require_sft",
+                 "allow_unexportable", "name", "reader", "reader_model", "reader_base_url")
 """``synth run`` options that define a run: ``--resume`` continues with the stored ones and refuses new ones
 (``--base-url``, where the model server is now, and the machine resources may change)."""
 
@@ -161,6 +162,7 @@ def run(
     require_sft: bool = typer.Option(False, "--require-sft",
                                      help="Reject packages whose reference loses evidence under the SFT policy "
                                           "(otherwise accepted, stored with sft_ready false)."),
+    allow_unexportable: bool = AllowUnexportableOpt,
     reader: str = ReaderOpt,
     reader_model: str = ReaderModelOpt,
     reader_base_url: str = ReaderBaseUrlOpt,
@@ -188,7 +190,8 @@ def run(
             raise UserError("--capability is required (or --resume RUN_ID); `synth capabilities` lists them")
         options = RunOptions(capability=capability, service_profile=services, count=count, max_attempts=max_attempts,
                              concurrency=concurrency, seed=seed, budget_tokens=budget_tokens,
-                             defect_rate=defect_rate, require_sft=require_sft, name=name,
+                             defect_rate=defect_rate, require_sft=require_sft,
+                             allow_unexportable=allow_unexportable, name=name,
                              verify_processes=verify_processes, reader=reader_kind(reader), reader_model=reader_model,
                              reader_base_url=reader_base_url)
         with run_display(as_json, catalog_path) as bar:  # a bad --capability or --model fails before any file is made

@@ -37,6 +37,7 @@ class Code(StrEnum):
     COLLATERAL_DAMAGE = "collateral_damage"                # verify/collateral.py
     GRADER_OVERCONSTRAINED = "grader_overconstrained"      # verify/equivalence.py
     EVIDENCE_TRUNCATED = "evidence_truncated"              # verify/truncation.py
+    NOT_EXPORTABLE = "not_exportable"                      # verify/exportable.py
     VERIFICATION_TIMEOUT = "verification_timeout"          # verify/verifier.py
     DUPLICATE_PACKAGE = "duplicate_package"                # verify/dedup.py
 
@@ -71,6 +72,8 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.COLLATERAL_DAMAGE: "changing or deleting records the request does not concern still scores 0.75 or more",
     Code.GRADER_OVERCONSTRAINED: "a correct agent that acts differently from the reference loses score",
     Code.EVIDENCE_TRUNCATED: "evidence behind the answer or a check is lost under the training export policy",
+    Code.NOT_EXPORTABLE: "a claw-profile package ClawEnvKit's format cannot carry at full weight, or whose wrong agents "
+                         "their grader does not tell from the reference",
     Code.VERIFICATION_TIMEOUT: "verification ran past its time limit (a package built to be slow)",
     Code.DUPLICATE_PACKAGE: "the same or a near-same package is already in the catalog",
 }

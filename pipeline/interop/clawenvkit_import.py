@@ -19,12 +19,24 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from pipeline.core import yaml_text
+from pipeline.core.clawenvkit.format import (
+    IMPORTED_CAPABILITY,
+    REQUIRED_FIELDS,
+    SAFETY_TYPES,
+    SCORING_TYPES,
+    WORKSPACE,
+    UnmappedCheck,
+)
+from pipeline.core.clawenvkit.grading import PASS_THRESHOLD as CLAW_PASS_THRESHOLD
+from pipeline.core.clawenvkit.grading import ClawGrade, null_agent_grade
+from pipeline.core.clawenvkit.pdf_pages import PdfError, read_pages
 from pipeline.core.codes import Code
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.io import files_under
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import DEFAULT_NOW, PASS_SCORE, TaskPackage, load_package, passes
 from pipeline.core.services import (
+    CLAW_PROFILE,
     DEFAULT_PROFILE,
     OperationSpec,
     catalogue,
@@ -33,17 +45,6 @@ from pipeline.core.services import (
     unknown_profile,
 )
 from pipeline.core.services.claw_fixtures import to_initial_state
-from pipeline.interop.clawenvkit_format import (
-    IMPORTED_CAPABILITY,
-    REQUIRED_FIELDS,
-    SAFETY_TYPES,
-    SCORING_TYPES,
-    WORKSPACE,
-    UnmappedCheck,
-)
-from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD as CLAW_PASS_THRESHOLD
-from pipeline.interop.clawenvkit_grading import ClawGrade, null_agent_grade
-from pipeline.interop.pdf_pages import PdfError, read_pages
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
 
@@ -338,9 +339,6 @@ def _parameters(tool: dict[str, Any], i: int) -> dict[str, Any] | None:
     raise TaskFormatError(f"tools[{i}].parameters: expected a JSON Schema object, a mapping of parameter name "
                           "to schema, or a list of parameters with names")
 
-
-CLAW_PROFILE = "claw"
-"""The profile ClawEnvKit's own tasks are imported onto (``pipeline/core/services/claw/``)."""
 
 UNEXPRESSIBLE_SERVICES: dict[str, str] = {
     "web_real": "searches and fetches the live web through a search API; a deterministic mock world has no "

@@ -34,7 +34,6 @@ from pipeline.runs.slot import fill_slot
 from pipeline.runs.writer import GroupWriter, kept_verdict
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.readers import reader_calls
-from pipeline.verify.verifier import Options
 
 OPEN_SLOTS_PER_REQUEST = 4
 """Slots open at once per request in flight: while some slots wait for verification (batched) and
@@ -75,9 +74,7 @@ class BatchRun:
         self.run_id = run_id
         self.on_progress = on_progress or (lambda _p: None)
         self.progress = Progress()
-        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
-                                             require_sft=options.require_sft),
-                                     verifier_processes(options, generator))
+        self.verifier = VerifierPool(options.verifier_options(), verifier_processes(options, generator))
         self.reading = ReadingStage(make_reader(options.reader, options.reader_model, options.reader_base_url,
                                                 generator.model, getattr(generator, "base_url", None)), catalog)
         self.writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)

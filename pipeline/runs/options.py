@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from pipeline.verify.verifier import Options
+
 
 class RunOptions(BaseModel):
     """A run's settings, stored with the run (``runs.parameters``) so that ``resume`` continues it."""
@@ -33,6 +35,9 @@ class RunOptions(BaseModel):
     require_sft: bool = False
     """Refuse packages whose reference loses evidence under the SFT policy (``obs_limit``,
     ``sample_budget``); otherwise they are accepted and stored with ``sft_ready`` false."""
+    allow_unexportable: bool = False
+    """Accept claw-profile packages ClawEnvKit's format cannot carry at full weight (otherwise
+    ``not_exportable`` refuses them; ``pipeline/verify/exportable.py``)."""
     name: str | None = None
     reader: Literal["auto", "rules", "model"] = "auto"
     """Who confirms a reading of the request before a finding resting on it refuses
@@ -45,6 +50,11 @@ class RunOptions(BaseModel):
     """Worker processes for verification; 0 verifies in this process; None picks the cheaper for
     the generator: in process for the offline generator (a worker costs more than it saves), one
     worker for an LLM (so verification never holds up requests in flight)."""
+
+    def verifier_options(self) -> Options:
+        """The verifier's options this run asks for."""
+        return Options(obs_limit=self.obs_limit, sample_budget=self.sample_budget, require_sft=self.require_sft,
+                       allow_unexportable=self.allow_unexportable)
 
 
 class Progress(BaseModel):

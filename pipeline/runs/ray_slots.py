@@ -50,7 +50,6 @@ from pipeline.runs.reading import ReadingStage, make_reader
 from pipeline.runs.slot import fill_slot
 from pipeline.runs.writer import kept_verdict
 from pipeline.verify.readers import reader_calls
-from pipeline.verify.verifier import Options
 
 T = TypeVar("T")
 
@@ -118,8 +117,7 @@ class SlotWorker(GangWorker):
         self.spec = spec
         self.generator = spec.build_generator()
         options = spec.options
-        self.verifier = VerifierPool(Options(obs_limit=options.obs_limit, sample_budget=options.sample_budget,
-                                             require_sft=options.require_sft), options.verify_processes or 0)
+        self.verifier = VerifierPool(options.verifier_options(), options.verify_processes or 0)
         self.reading = ReadingStage(make_reader(options.reader, options.reader_model, options.reader_base_url,
                                                 self.generator.model, getattr(self.generator, "base_url", None)))
         self.requests = asyncio.Semaphore(spec.concurrency)

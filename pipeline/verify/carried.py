@@ -13,7 +13,8 @@ than choose it:
   composes (a message, a post), that the request dictates (``dictates``: after "that", "saying"
   or "tell" in its sentence), or that a read showed next to words
   the request names as a code ("the tracking number" for "Tracking number: SWL-88410-22"; "his
-  order arriving twice" asks for no order number), or that is the id of a record read of the kind
+  order arriving twice" asks for no order number; a read answered as one whole record, a fetched
+  page or an article, is a record read), or that is the id of a record read of the kind
   of code the request names ("notify the hook with its ticket number" for ``TKT-042``);
 - a date or an amount inside text the agent composes that is the whole value of a record's field
   the request asks a message for (``asks_to_carry``: "post in #sales the last contact date",

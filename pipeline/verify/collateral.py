@@ -134,6 +134,7 @@ def _damage(run: ReferenceRun, steps: dict[int, Step], collection: Collection, t
         trajectory = run.run(order, [mutated[i] for i in order])
         if not any(a.ok for a in trajectory.audit[len(run.trajectory.audit):]):
             continue  # the service refused every change: nothing was damaged
+        run.played_wrong(mutation, GRAVE_BOUND, trajectory)
         s = run.grader.value(trajectory)
         if s >= GRAVE_BOUND:
             what = "changing a field of" if mutation == "edit_others" else "deleting"

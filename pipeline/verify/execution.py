@@ -11,6 +11,7 @@ the reference, instead of replaying that prefix again: same result, since an epi
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
 from typing import Any
@@ -45,15 +46,29 @@ class Deadline:
             raise VerificationTimeout(f"verification took longer than {self.seconds:g} s")
 
 
+@dataclass(frozen=True)
+class PlayedAgent:
+    """A wrong agent the mutation stages played: its name (the mutation's, e.g. ``drop_write``),
+    the score it must stay under, and the trajectory it made."""
+
+    name: str
+    bound: float
+    trajectory: Trajectory
+
+
 class ReferenceRun:
     """The reference replayed once, with its score and a checkpoint after every step, and what the
     verification stages derive from the package and that run (each computed once, on first use:
     the detailed score report too). A run and what it derived are read-only: stages copy before
     they change anything. The steps of variants are made from parts of the validated package and
-    of this run (``CallStep.model_construct``: not validated again)."""
+    of this run (``CallStep.model_construct``: not validated again). With ``keep_wrong_agents``
+    it keeps every wrong agent the mutation stages play (``wrong_agents``), for a grader of
+    another format to play them again (``verify/exportable.py``)."""
 
-    def __init__(self, package: TaskPackage, grader: Grader, deadline: Deadline | None = None) -> None:
+    def __init__(self, package: TaskPackage, grader: Grader, deadline: Deadline | None = None,
+                 keep_wrong_agents: bool = False) -> None:
         self.package = package
+        self.wrong_agents: list[PlayedAgent] | None = [] if keep_wrong_agents else None
         self.grader = grader
         self.deadline = deadline or Deadline(0)
         self.steps: list[Step] = list(package.reference)
@@ -159,11 +174,19 @@ class ReferenceRun:
     def variant_score(self, ids: list[int], steps: list[Step], fact_values: dict[str, str] | None = None) -> float:
         return self.grader.value(self.run(ids, steps, fact_values))
 
-    def variant_reaching(self, bound: float, ids: list[int], steps: list[Step],
-                         fact_values: dict[str, str] | None = None) -> float | None:
-        """The variant's score when it is at least ``bound``, else None (``Grader.value_reaching``:
-        its grading stops once the score cannot reach ``bound``)."""
-        return self.grader.value_reaching(self.run(ids, steps, fact_values), bound)
+    def wrong_agent_reaching(self, name: str, bound: float, ids: list[int], steps: list[Step],
+                             fact_values: dict[str, str] | None = None) -> float | None:
+        """The score of the wrong agent ``name`` (a variant) when it is at least ``bound``, else
+        None (``Grader.value_reaching``: its grading stops once the score cannot reach ``bound``).
+        Kept in ``wrong_agents`` when the run keeps them."""
+        trajectory = self.run(ids, steps, fact_values)
+        self.played_wrong(name, bound, trajectory)
+        return self.grader.value_reaching(trajectory, bound)
+
+    def played_wrong(self, name: str, bound: float, trajectory: Trajectory) -> None:
+        """Keep the trajectory of the wrong agent ``name`` (held under ``bound``) when the run keeps them."""
+        if self.wrong_agents is not None:
+            self.wrong_agents.append(PlayedAgent(name, bound, trajectory))
 
 
 def missing_reference_findings(package: TaskPackage) -> list[Finding]:
@@ -204,10 +227,10 @@ def _after_answer(package: TaskPackage) -> list[Finding]:
                             f"(step {ends[0]}); an episode ends with its answer, so they never run")]
 
 
-def run_reference(package: TaskPackage, grader: Grader,
-                  deadline: Deadline | None = None) -> tuple[ReferenceRun, list[Finding]]:
+def run_reference(package: TaskPackage, grader: Grader, deadline: Deadline | None = None,
+                  keep_wrong_agents: bool = False) -> tuple[ReferenceRun, list[Finding]]:
     """The checkpointed reference run and the findings about it."""
-    run = ReferenceRun(package, grader, deadline)
+    run = ReferenceRun(package, grader, deadline, keep_wrong_agents)
     first = run.trajectory
     findings = [
         Finding(code=Code.REFERENCE_ERROR, step=s.index, message=f"reference step {s.index}: {s.error}")

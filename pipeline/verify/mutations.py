@@ -135,13 +135,14 @@ def _unmoved_weight(run: ReferenceRun) -> float:
                and getattr(c, "collection", None) not in touched) / total
 
 
-def _passing(run: ReferenceRun, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
+def _passing(run: ReferenceRun, mutation: str, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
              order: list[int] | None = None) -> float | None:
-    """The score of running ``steps`` (keyed by the index their ``$ref``s use) in ``order``
-    (default: by index), from the reference's checkpoint at the prefix they share with it, when it
-    reaches ``bound`` (the mutation goes unnoticed); None when it stays below (it is caught)."""
+    """The score of the wrong agent ``mutation`` running ``steps`` (keyed by the index their
+    ``$ref``s use) in ``order`` (default: by index), from the reference's checkpoint at the prefix
+    they share with it, when it reaches ``bound`` (the mutation goes unnoticed); None when it
+    stays below (it is caught)."""
     ids = sorted(steps) if order is None else order
-    return run.variant_reaching(bound, ids, [steps[i] for i in ids], fact_values)
+    return run.wrong_agent_reaching(mutation, bound, ids, [steps[i] for i in ids], fact_values)
 
 
 def _finding(run: ReferenceRun, code: Code, mutation: str, score: float, message: str, claim: str, threshold: float,
@@ -183,7 +184,7 @@ def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     for i in sorted({w.step for w in done}):
         dropped = dependents(run.package, i)
         kept = {k: v for k, v in steps.items() if k not in dropped}
-        s = _passing(run, GRAVE_BOUND, kept)
+        s = _passing(run, "drop_write", GRAVE_BOUND, kept)
         if s is not None:
             tool = run.package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
@@ -219,7 +220,7 @@ def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fin
     if not undo:
         return []
     mutated, order = before_answer(steps, undo)
-    s = _passing(run, GRAVE_BOUND, mutated, order=order)
+    s = _passing(run, "undo_writes", GRAVE_BOUND, mutated, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "undo_writes", s, steps=mutated, order=order,
@@ -246,7 +247,7 @@ def _everything_twice(run: ReferenceRun, steps: Steps, done: list[Write]) -> lis
             twice[new] = copies[i]
             order.append(new)
             new += 1
-    s = _passing(run, GRAVE_BOUND, twice, order=order)
+    s = _passing(run, "everything_twice", GRAVE_BOUND, twice, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_COUNTS_CALLS, "everything_twice", s, steps=twice, order=order,
@@ -276,7 +277,7 @@ def _duplicates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Find
             continue
         copy = CallStep.model_construct(call=tool, args=first)
         mutated = {**steps, **dict.fromkeys((w.step for w in members[1:]), copy)}
-        s = _passing(run, GRAVE_BOUND, mutated)
+        s = _passing(run, "duplicate_in_place", GRAVE_BOUND, mutated)
         if s is not None:
             out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "duplicate_in_place", s, step=members[0].step,
                                 steps=mutated, threshold=GRAVE_BOUND,
@@ -303,7 +304,7 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
         new = max(ids) + 1  # the copy runs right after the original, under an id no $ref points at
         order = [*ids[: ids.index(i) + 1], new, *ids[ids.index(i) + 1:]]
         repeated = {**steps, new: CallStep.model_construct(call=tool, args=_args_of(run, i))}
-        s = _passing(run, PASS_SCORE, repeated, order=order)
+        s = _passing(run, "repeat_create", PASS_SCORE, repeated, order=order)
         if s is not None:
             out.append(_finding(run, Code.GRADER_COUNTS_CALLS, "repeat_create", s, step=i, steps=repeated, order=order,
                                 threshold=PASS_SCORE, claim=f"makes the item of step {i} ({tool}) twice",
@@ -325,7 +326,7 @@ def _more_creates(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Fi
                        for c in run.package.checks)  # a count that lets items be added: does any escape it?
         for args in (extra, unrelated) if at_least and unrelated != extra else (extra,):
             mutated, order = before_answer(steps, [CallStep.model_construct(call=tool, args=args)])
-            s = _passing(run, PASS_SCORE, mutated, order=order)
+            s = _passing(run, "extra_create", PASS_SCORE, mutated, order=order)
             if s is not None:
                 break
         if s is not None:
@@ -434,7 +435,7 @@ def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> 
     out: list[Finding] = []
     for i, path, alt, mutated in _perturbations(run, done):
         variant = {**steps, i: mutated}
-        s = _passing(run, PASS_SCORE, variant)
+        s = _passing(run, "perturb_argument", PASS_SCORE, variant)
         if s is not None:
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path,
                                 value=alt, steps=variant, threshold=PASS_SCORE,
@@ -517,7 +518,7 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
             variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
         for variant in variants:
             mutated = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})}
-            s = _passing(run, PASS_SCORE, mutated)
+            s = _passing(run, "contradict_text", PASS_SCORE, mutated)
             if s is not None:
                 out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "contradict_text", s, step=w.step,
                                     value=variant, steps=mutated, threshold=PASS_SCORE,
@@ -548,11 +549,15 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
         b = run.bound.get(rec.tool or "") if rec.kind == "call" and rec.result and rec.status and rec.status < 300 else None
         if b is None or b.op.access != "read":
             continue
-        for value in rec.result.values():  # type: ignore[union-attr]
+        result: dict[str, Any] = rec.result or {}
+        found = len(reads)
+        for value in result.values():
             if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
                 reads.append(records)
             elif isinstance(value, dict):
                 reads.append([value])
+        if len(reads) == found:
+            reads.append([result])  # a record answered whole: a fetched page, an article
     writes = []
     for w in done:
         step = package.reference[w.step]
@@ -582,7 +587,7 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
             edit = {carried.key: other}
         mutated = {**steps, carried.step: CallStep.model_construct(call=step.call, args={**step.args, **edit},
                                                                    expect_status=step.expect_status)}
-        s = _passing(run, run.score, mutated)
+        s = _passing(run, "misread_value", run.score, mutated)
         if s is not None:
             where = f"in {', '.join(edit)}" if carried.token else f"as {carried.key}"
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "misread_value", s, step=carried.step,
@@ -617,7 +622,7 @@ def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[F
     if package.user is None or not package.user.facts or not asks:
         return []
     unasked_steps, guesses = unasked(run)
-    s = _passing(run, GRAVE_BOUND, unasked_steps, fact_values=guesses)
+    s = _passing(run, "guess_facts", GRAVE_BOUND, unasked_steps, fact_values=guesses)
     if s is None:
         return default_fact_findings(run)  # a fact the service's default gives: leaving it out passes
     return [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps, fact_values=guesses,
@@ -633,7 +638,7 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
         return []
     out: list[Finding] = []
     silent = {k: (AnswerStep(answer="") if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
-    s = _passing(run, PASS_SCORE, silent)
+    s = _passing(run, "drop_answer", PASS_SCORE, silent)
     if s is not None:
         out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_answer", s, steps=silent, threshold=PASS_SCORE,
                             claim="does the work and gives an empty answer",
@@ -645,7 +650,7 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
     dump = stuffed_answer(run.package)
     stuffed = {k: (AnswerStep(answer=dump) if isinstance(v, AnswerStep) else v)
                for k, v in steps.items() if k not in written}
-    s = _passing(run, GRAVE_BOUND, stuffed)
+    s = _passing(run, "stuffed_answer", GRAVE_BOUND, stuffed)
     if s is not None:
         out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "stuffed_answer", s, steps=stuffed,
                             threshold=GRAVE_BOUND,
@@ -677,7 +682,7 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     if hedge is None:
         return []
     hedging = {k: (AnswerStep(answer=hedge) if isinstance(v, AnswerStep) else v) for k, v in steps.items()}
-    s = _passing(run, PASS_SCORE, hedging)
+    s = _passing(run, "hedged_answer", PASS_SCORE, hedging)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "hedged_answer", s, steps=hedging, threshold=PASS_SCORE,
@@ -721,7 +726,7 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
                        if isinstance(sibling.get(k), str) and isinstance(record.get(k), str)}
             args = {k: _swapped(v, mapping) for k, v in _args_of(run, w.step).items()}
             mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
-            s = _passing(run, PASS_SCORE, mutated, order=order)
+            s = _passing(run, "include_left_out", PASS_SCORE, mutated, order=order)
             label = record.get("name") or record.get("title") or record.get("subject")
             name = f"{label} ({record['id']})" if label and record.get("id") else label or record.get("id")
             if s is not None:

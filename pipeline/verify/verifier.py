@@ -2,8 +2,9 @@
 
 Order: schema → static checks → replay the reference (twice) → what the package and its
 trajectory say (references, safety, request ↔ checks, entities, hidden facts) → mutation-test the
-graders (wrong agents, collateral damage) → grounding → the capability's contract → evidence under
-truncation → dedup. Static findings that make execution meaningless (unknown
+graders (wrong agents, collateral damage) → the ClawEnvKit export of a claw package (its wrong
+agents in their grader) → grounding → the capability's contract → evidence under truncation →
+dedup. Static findings that make execution meaningless (unknown
 endpoints and tools) stop before execution; everything else is reported together, so one
 repair round sees every problem. Each package has a wall-time budget (``Options.time_limit_s``);
 past it the stages stop and the package is rejected. Raises ``schema_invalid`` and
@@ -21,6 +22,7 @@ from pipeline.core.codes import Code
 from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import NULL_AGENT_FLOOR, TaskPackage
+from pipeline.core.services import CLAW_PROFILE
 from pipeline.core.training_format import Policy
 from pipeline.verify.claims import with_claims
 from pipeline.verify.collateral import collateral_findings
@@ -36,6 +38,7 @@ from pipeline.verify.execution import (
     missing_reference_findings,
     run_reference,
 )
+from pipeline.verify.exportable import export_findings
 from pipeline.verify.grounding import grounding_findings
 from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_findings
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
@@ -52,9 +55,12 @@ BLOCKING = {Code.UNKNOWN_ENDPOINT, Code.UNKNOWN_TOOL}
 class Options(Policy):
     """The training export's policy (which evidence its samples must keep), whether losing any
     refuses the package (``require_sft``; otherwise the package is only marked not ``sft_ready``),
-    the null agent's floor, and the wall-time budget of one package's verification (0: none)."""
+    whether a claw package ClawEnvKit's format cannot carry is accepted all the same
+    (``allow_unexportable``; otherwise ``not_exportable`` refuses it), the null agent's floor, and
+    the wall-time budget of one package's verification (0: none)."""
 
     require_sft: bool = False
+    allow_unexportable: bool = False
     null_floor: float = NULL_AGENT_FLOOR
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
 
@@ -162,13 +168,15 @@ def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: Dedu
 
     deadline = Deadline(options.time_limit_s)
     score: float | None = None
+    exported = package.service_profile == CLAW_PROFILE and not options.allow_unexportable
     try:
-        run, exec_findings = run_reference(package, grader, deadline)
+        run, exec_findings = run_reference(package, grader, deadline, keep_wrong_agents=exported)
         score = run.score
         # A reference at full score breaks no safety rule: its detailed report has nothing to add.
         findings += _understanding(package, run, run.report if score < 1.0 else None) + exec_findings
         for stage in (lambda: mutation_findings(run, options.null_floor), lambda: equivalence_findings(run),
-                      lambda: collateral_findings(run), lambda: state_reader_findings(run),
+                      lambda: collateral_findings(run), lambda: export_findings(run) if exported else [],
+                      lambda: state_reader_findings(run),
                       lambda: grounding_findings(run), lambda: contract_findings(run),
                       lambda: evidence_findings(package, run.trajectory, options)):
             deadline.check()

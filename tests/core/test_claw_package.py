@@ -42,11 +42,16 @@ def test_the_reference_runs_in_the_claw_world() -> None:
     assert world.call("list_tasks", {"status": "pending"}).body["total"] == 5
 
 
-def test_verify_accepts_a_claw_package() -> None:
-    from pipeline.verify.verifier import verify_package
+def test_verify_accepts_a_claw_package_and_refuses_it_for_the_export_alone() -> None:
+    """The environment is sound; its distinct count of titles named by substrings is no form
+    ClawEnvKit grades, so by default it is refused ``not_exportable`` for that alone."""
+    from pipeline.verify.verifier import Options, verify_package
 
-    verdict = verify_package(claw_todo_package())
+    verdict = verify_package(claw_todo_package(), Options(allow_unexportable=True))
     assert verdict.accepted, [f.message for f in verdict.findings]
+    refused = verify_package(claw_todo_package())
+    assert refused.codes == ["not_exportable"] and refused.findings[0].detail["reason"] == "weight_lost"
+    assert "three-distinct-items" in refused.findings[0].message
 
 
 def test_the_audit_holds_a_claw_request_as_their_services_log_it() -> None:

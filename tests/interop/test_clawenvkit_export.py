@@ -16,20 +16,15 @@ from typer.testing import CliRunner
 from pipeline.catalog.store import Catalog
 from pipeline.cli import app
 from pipeline.core import yaml_text
+from pipeline.core.clawenvkit.grading import audit_data, grade, null_agent_grade
+from pipeline.core.clawenvkit.rules import validate_task
+from pipeline.core.clawenvkit.translation import NULL_COMPLETION_LIMIT, REASONS, assess, translate
 from pipeline.core.episode import execute
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.services import find_operation
-from pipeline.interop.clawenvkit_export import (
-    NULL_COMPLETION_LIMIT,
-    REASONS,
-    assess,
-    export_clawenvkit,
-    export_clawenvkit_tasks,
-    translate,
-)
-from pipeline.interop.clawenvkit_grading import audit_data, grade, null_agent_grade
-from pipeline.interop.clawenvkit_rules import validate_task
+from pipeline.interop.clawenvkit_export import export_clawenvkit, export_clawenvkit_tasks
+from pipeline.verify.exportable import wrong_agents
 from tests.conftest import REPO_ROOT, CliResult
 
 runner = CliRunner()
@@ -67,6 +62,13 @@ def claw_package(checks: list[dict[str, Any]] | None = None, tools: list[tuple[s
         **extra,
     }
     return TaskPackage.model_validate(data).with_id()
+
+
+def accepted_claw_package() -> TaskPackage:
+    """``claw_package`` weighted so that synth's verifier accepts it: each item, the count of
+    creates and the update 0.25 (duplicates and a dropped write lose a quarter in both graders)."""
+    return claw_package(checks=[dict(c, weight=0.25) for c in claw_package().model_dump(mode="json")["checks"]
+                                if c["id"] != "said"])
 
 
 def components(task: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -257,7 +259,7 @@ def test_a_task_a_do_nothing_agent_passes_is_refused() -> None:
 
 def test_export_writes_a_file_per_exported_package_and_counts_the_refused(tmp_path: Path) -> None:
     default = load_package((REPO_ROOT / "examples" / "todo-three-items.json").read_text())
-    package = claw_package()
+    package = accepted_claw_package()
     summary = export_clawenvkit([package, default], tmp_path / "out")
     assert [Path(t.path).name for t in summary.tasks] == [f"{package.id}.yaml"]
     assert [(r.package_id, r.reason) for r in summary.refused] == [(default.compute_id(), "default_profile")]
@@ -278,20 +280,33 @@ def _catalog_with(packages: list[TaskPackage], path: Path) -> Path:
 
 def test_synth_export_clawenvkit_reports_shares_and_refusals(tmp_path: Path, empty_catalog: Path) -> None:
     default = load_package((REPO_ROOT / "examples" / "todo-three-items.json").read_text()).with_id()
-    catalog = str(_catalog_with([claw_package(), default], empty_catalog))
+    catalog = str(_catalog_with([accepted_claw_package(), default], empty_catalog))
     result = runner.invoke(app, ["export", "--format", "clawenvkit", "--out", str(tmp_path / "j"),
                                  "--catalog", catalog, "--json"])
     assert result.exit_code == 0, result.output
     details = json.loads(result.stdout)["details"]
     assert details["packages"] == 2 and details["refused"] == 1
     assert details["refused_by_reason"] == {"default_profile": 1}
-    assert details["files"] == [{"package_id": claw_package().id, "file": f"{claw_package().id}.yaml", "share": 1.0,
-                                 "added_safety": "delete_task"}]
+    [row] = details["files"]
+    played = wrong_agents(accepted_claw_package())
+    task = yaml.safe_load((tmp_path / "j" / row["file"]).read_text())
+    finals = {a.name: grade(task, audit_data(accepted_claw_package(), a.trajectory, task["tools"]), a.trajectory.answer).final
+              for a in played}
+    assert row == {"package_id": accepted_claw_package().id, "file": f"{accepted_claw_package().id}.yaml", "share": 1.0,
+                   "added_safety": "delete_task", "null_final": round(null_agent_grade(task).final, 6),
+                   "best_wrong_agent": max(finals, key=lambda n: finals[n]),
+                   "best_wrong_final": pytest.approx(max(finals.values())), "wrong_agents": len(played),
+                   "wrong_agents_passing": row["wrong_agents_passing"]}
+    assert row["wrong_agents_passing"] == sum(
+        grade(task, audit_data(accepted_claw_package(), a.trajectory, task["tools"]), a.trajectory.answer).final >= 0.5
+        for a in played)
+    assert task["synth"]["wrong_agents"]["played"] == len(played)
     assert details["mean_share_exported"] == 1.0 and details["mean_share_all"] == 0.5
     table = runner.invoke(app, ["export", "--format", "clawenvkit", "--out", str(tmp_path / "t"), "--catalog", catalog],
                           env={"COLUMNS": "250"})
     assert table.exit_code == 0
     assert "refused 1" in table.stdout and "default_profile" in table.stdout and "delete_task" in table.stdout
+    assert "best wrong agent" in table.stdout and row["best_wrong_agent"] in table.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -324,3 +339,16 @@ def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on
     summary = export_clawenvkit([halved], tmp_path, min_weight_share=0.0)
     written = yaml_text.load(Path(summary.tasks[0].path).read_text())
     assert written["scoring_components"][0]["check"] == expected
+
+
+def test_a_wrong_agent_their_grader_does_not_fail_as_synth_does_refuses_the_file_unless_partial(tmp_path: Path) -> None:
+    """Five checks of 0.2: dropping the update loses only 0.2 in their grader, where synth asks a
+    dropped write to lose a quarter. A partial export asked for writes it, and says so."""
+    summary = export_clawenvkit([claw_package()], tmp_path / "full")
+    [refusal] = summary.refused
+    assert refusal.reason == "wrong_agent_passes" and "wrong agent drop_write gets completion 0.800" in refusal.detail
+    partial = export_clawenvkit([claw_package()], tmp_path / "partial", 0.5)
+    [written] = partial.tasks
+    assert written.wrong_agents == len(wrong_agents(claw_package())) and written.best_wrong_final is not None
+    header = Path(written.path).read_text().splitlines()[1]
+    assert header.startswith("# synth's wrong agents in ClawEnvKit's grader:") and "played" in header

@@ -1,4 +1,4 @@
-"""ClawEnvKit's grading rules as synth implements them (``pipeline.interop.clawenvkit_grading``):
+"""ClawEnvKit's grading rules as synth implements them (``pipeline.core.clawenvkit.grading``):
 each rule of their grader, the judge's 0.5, the final-score formula, and the audit their services
 would log for one of our trajectories."""
 
@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from pipeline.core.episode import execute
-from pipeline.core.package import TaskPackage
-from pipeline.interop.clawenvkit_grading import (
+from pipeline.core.clawenvkit.grading import (
     audit_data,
     component_score,
     grade,
     logged_params,
     null_agent_grade,
 )
+from pipeline.core.episode import execute
+from pipeline.core.package import TaskPackage
 
 
 def _entry(action: str, code: int = 200, **params: Any) -> dict[str, Any]:

@@ -18,9 +18,9 @@ import yaml
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.core.clawenvkit.grading import null_agent_grade
 from pipeline.core.services import catalogue
 from pipeline.env.task_env import Answer, TaskEnv, ToolCall
-from pipeline.interop.clawenvkit_grading import null_agent_grade
 from pipeline.interop.clawenvkit_import import (
     UNEXPRESSIBLE_SERVICES,
     ImportResult,

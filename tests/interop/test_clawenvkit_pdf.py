@@ -11,11 +11,11 @@ import pypdf
 import pytest
 import yaml
 
+from pipeline.core.clawenvkit.pdf_pages import PdfError, pdf_bytes, read_pages
 from pipeline.core.package import TaskPackage
 from pipeline.generation.offline import generate_package
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from pipeline.interop.clawenvkit_import import import_file
-from pipeline.interop.pdf_pages import PdfError, pdf_bytes, read_pages
 
 
 def contract_package() -> TaskPackage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.interop.clawenvkit_regex import NotLiteral, RegexMeaning, read_regex
+from pipeline.core.clawenvkit.regex import NotLiteral, RegexMeaning, read_regex
 
 
 @pytest.mark.parametrize(("pattern", "ignore_case", "meaning"), [

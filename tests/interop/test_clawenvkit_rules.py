@@ -1,4 +1,4 @@
-"""ClawEnvKit's validator rules as synth implements them (``pipeline.interop.clawenvkit_rules``):
+"""ClawEnvKit's validator rules as synth implements them (``pipeline.core.clawenvkit.rules``):
 a valid task passes, and each rule fires on a task that breaks it, and only that rule."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.interop.clawenvkit_rules import service_actions, task_services, validate_task
+from pipeline.core.clawenvkit.rules import service_actions, task_services, validate_task
 
 Task = dict[str, Any]
 
@@ -108,7 +108,7 @@ def test_no_two_of_their_services_here_share_an_action_name() -> None:
 
 
 def test_an_action_of_two_services_in_the_set_collides(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.interop import clawenvkit_rules
+    from pipeline.core.clawenvkit import rules as clawenvkit_rules
 
     table = {**service_actions(), "web_real": {"/web/search": "web_search"}}
     monkeypatch.setattr(clawenvkit_rules, "service_actions", lambda: table)

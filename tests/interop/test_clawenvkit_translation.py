@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from pipeline.core.clawenvkit.grading import grade
+from pipeline.core.clawenvkit.rules import validate_task
+from pipeline.core.clawenvkit.translation import translate
 from pipeline.core.package import TaskPackage
-from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks, translate
-from pipeline.interop.clawenvkit_grading import grade
-from pipeline.interop.clawenvkit_rules import validate_task
+from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from tests.interop.test_clawenvkit_export import claw_package, components
 
 HIGH = {"priority": "high"}

@@ -21,7 +21,7 @@ from pipeline.interop import export as export_module
 from pipeline.interop.clawenvkit_export import export_clawenvkit
 from pipeline.interop.export import export_catalog
 from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, CliResult
-from tests.interop.test_clawenvkit_export import claw_package
+from tests.interop.test_clawenvkit_export import accepted_claw_package
 
 SECRET = "top-secret-line-42"
 
@@ -67,9 +67,9 @@ def test_a_package_id_that_is_a_path_never_becomes_a_file(empty_catalog: Path, t
 
 def test_export_clawenvkit_checks_ids_it_is_given(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="is not of the form pkg-"):
-        export_clawenvkit([claw_package().model_copy(update={"id": "../x"})], tmp_path / "out")
+        export_clawenvkit([accepted_claw_package().model_copy(update={"id": "../x"})], tmp_path / "out")
     assert not (tmp_path / "x.yaml").exists()
-    summary = export_clawenvkit([claw_package().model_copy(update={"id": ""})], tmp_path / "out")  # id computed
+    summary = export_clawenvkit([accepted_claw_package().model_copy(update={"id": ""})], tmp_path / "out")  # id computed
     assert Path(summary.tasks[0].path).parent == tmp_path / "out"
 
 
@@ -123,11 +123,11 @@ def test_out_naming_a_folder_for_a_one_file_format(catalog_path: Path, tmp_path:
 
 def test_clawenvkit_writes_a_new_or_empty_folder_only(catalog_path: Path, tmp_path: Path,
                                                       synth: Callable[..., CliResult]) -> None:
-    fill(catalog_path, [claw_package()])
+    fill(catalog_path, [accepted_claw_package()])
     out = tmp_path / "tasks"
     out.mkdir()
     assert synth("export", "--format", "clawenvkit", "--out", out, "--catalog", catalog_path).exit_code == 0
-    assert _files(out) == [f"{claw_package().id}.yaml"]  # the default-profile examples are refused
+    assert _files(out) == [f"{accepted_claw_package().id}.yaml"]  # the default-profile examples are refused
     result = synth("export", "--format", "clawenvkit", "--out", out, "--catalog", catalog_path)
     assert result.exit_code == 2 and "already holds files" in result.stderr and result.stderr.count("\n") == 1
     (tmp_path / "file").write_text("x")

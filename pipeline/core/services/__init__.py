@@ -251,6 +251,8 @@ def load_service_file(path: Path) -> ServiceSpec:
 
 
 DEFAULT_PROFILE = "default"
+CLAW_PROFILE = "claw"
+"""The profile whose services mirror ClawEnvKit's (``claw/``): its packages export to their format."""
 
 
 @cache

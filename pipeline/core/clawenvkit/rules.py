@@ -48,9 +48,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pipeline.core.services import catalogue
+from pipeline.core.services import CLAW_PROFILE, catalogue
 
-PROFILE = "claw"
 UNLISTED_ENDPOINTS = frozenset({"/scheduler/jobs/history"})
 """Endpoints of their mock services that their validator's service table does not list."""
 WEIGHT_TOLERANCE = 0.05
@@ -97,7 +96,7 @@ class RuleIssue(BaseModel):
 def service_actions() -> dict[str, dict[str, str]]:
     """Per service of theirs, endpoint → canonical action name, as their validator lists them."""
     return {name: {op.endpoint: op.name for op in spec.operations if op.endpoint not in UNLISTED_ENDPOINTS}
-            for name, spec in catalogue(PROFILE).items()}
+            for name, spec in catalogue(CLAW_PROFILE).items()}
 
 
 def task_services(task: Mapping[str, Any]) -> list[str]:

@@ -7,9 +7,9 @@ there). A folder holds either corpus cases (``{"family", "defect", "package", ..
 null, a code, or a list of codes that fit) or bare packages labelled by an ``expected.tsv``
 beside them (``file``, ``expected`` accept/reject, ``code``, ``description``).
 
-The verifier runs with the ClawEnvKit export stage off (``--allow-unexportable``): the labels are
+The verifier runs as ``synth verify`` does, with the ClawEnvKit export stage off (it runs in ``synth run``, or with ``--require-exportable``): the labels are
 about the environment, and hand-written claw packages use forms ClawEnvKit's format cannot carry;
-a last line says what the stage, on by default for claw packages, refuses on its own.
+a last line says what the stage, on in ``synth run`` for claw packages, refuses on its own.
 
 A defective package is **caught** when the verifier refuses it, or, for a defect whose code is
 ``evidence_truncated`` (about the training export, not the environment), when its verdict marks
@@ -50,7 +50,7 @@ from pipeline.verify.readers import Reader, ReadingCache, read_verdict
 from pipeline.verify.verifier import Options, verify_package
 from tests.support.corpus import CORPUS_DIR
 
-LABELLED = Options(allow_unexportable=True)
+LABELLED = Options()
 """The labels are about the environment, so the ClawEnvKit export stage is off for the tables
 (``export_stage`` counts what it refuses on its own)."""
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,18 +160,19 @@ def main() -> None:
 
 
 def export_stage(cases: list[Case]) -> None:
-    """What the ClawEnvKit export stage (on by default for claw-profile packages) refuses on its
-    own: the claw packages verified with default options, ``not_exportable`` counted by reason on
-    the clean and on the defective ones."""
+    """What the ClawEnvKit export stage (on in ``synth run`` for claw-profile packages) refuses on
+    its own: the claw packages verified with ``require_exportable``, ``not_exportable`` counted by
+    reason on the clean and on the defective ones."""
     claw = [c for c in cases if isinstance(c.package, dict) and c.package.get("service_profile") == "claw"]
     reasons: dict[bool, Counter[str]] = {False: Counter(), True: Counter()}
     refused = Counter[bool]()
     for c in claw:
-        found = [f for f in verify_package(c.package).findings if f.code is Code.NOT_EXPORTABLE]
+        found = [f for f in verify_package(c.package, Options(require_exportable=True)).findings
+                 if f.code is Code.NOT_EXPORTABLE]
         refused[c.defective] += bool(found)
         reasons[c.defective].update(str(f.detail.get("reason")) for f in found)
     clean = sum(not c.defective for c in claw)
-    print(f"\nClawEnvKit export stage (default for claw packages; off in the tables above): refuses {refused[False]} "
+    print(f"\nClawEnvKit export stage (on in `synth run` for claw packages; off in the tables above, as in `synth verify`): refuses {refused[False]} "
           f"of {clean} clean and {refused[True]} of {len(claw) - clean} defective claw packages"
           + "".join(f"\n  {'defective' if d else 'clean'}: " + ", ".join(f"{r} {n}" for r, n in reasons[d].most_common())
                     for d in (False, True) if reasons[d]))

@@ -46,7 +46,7 @@ ReaderBaseUrlOpt = typer.Option(None, "--reader-base-url", metavar="<url>",
 AllowUnexportableOpt = typer.Option(
     False, "--allow-unexportable",
     help="Accept claw-profile packages ClawEnvKit's format cannot carry at full weight (otherwise refused as "
-         "not_exportable).")
+         "not_exportable, and regenerated).")
 CatalogOpt = typer.Option(DEFAULT_CATALOG, "--catalog", metavar="<file>", help="The DuckDB catalog file.")
 
 _VALUE_WORDS = {"<int>": "<n>", "<int range>": "<n>", "<float>": "<number>", "<float range>": "<number>",

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from pipeline.cli.options import (
-    AllowUnexportableOpt,
     JsonOpt,
     ReaderBaseUrlOpt,
     ReaderModelOpt,
@@ -228,7 +227,10 @@ def verify(
     require_sft: bool = typer.Option(False, "--require-sft",
                                      help="Also reject packages whose reference loses evidence under the SFT "
                                           "policy (otherwise they are accepted, marked not sft_ready)."),
-    allow_unexportable: bool = AllowUnexportableOpt,
+    require_exportable: bool = typer.Option(
+        False, "--require-exportable",
+        help="Also refuse claw-profile packages ClawEnvKit's format cannot carry at full weight "
+             "(not_exportable), as `synth run` does."),
     reader: str = ReaderOpt,
     reader_model: str = ReaderModelOpt,
     reader_base_url: str = ReaderBaseUrlOpt,
@@ -251,7 +253,7 @@ def verify(
 
     stage = ReadingStage(make_reader(reader_kind(reader), reader_model, reader_base_url))
     options = Options(obs_limit=obs_limit, sample_budget=sample_budget, time_limit_s=time_limit,
-                      require_sft=require_sft, allow_unexportable=allow_unexportable)
+                      require_sft=require_sft, require_exportable=require_exportable)
     tune_collector()
     index = MemoryDedup() if dedup else None
     lines = Lines(console)

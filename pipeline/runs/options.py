@@ -54,7 +54,7 @@ class RunOptions(BaseModel):
     def verifier_options(self) -> Options:
         """The verifier's options this run asks for."""
         return Options(obs_limit=self.obs_limit, sample_budget=self.sample_budget, require_sft=self.require_sft,
-                       allow_unexportable=self.allow_unexportable)
+                       require_exportable=not self.allow_unexportable)
 
 
 class Progress(BaseModel):

@@ -12,8 +12,9 @@ the mutation stages played this run (``ReferenceRun.wrong_agents``: ``mutations.
 
 Not checked: packages of other profiles, packages whose reference misses full score (other
 findings say why), and packages whose reference asks the simulated user (ClawEnvKit tasks are
-single-turn, so the export never carries them: ``needs_user``). ``Options.allow_unexportable``
-(``--allow-unexportable``) turns the stage off.
+single-turn, so the export never carries them: ``needs_user``). The stage runs when
+``Options.require_exportable`` asks it: ``synth run`` does for claw packages (unless
+``--allow-unexportable``), ``synth verify`` with ``--require-exportable``.
 """
 
 from __future__ import annotations

@@ -466,7 +466,7 @@ def _obeyed_injections(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
             added = [*held, address] if isinstance(held, list) else [address]
             variant = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, key: added},
                                                                 expect_status=step.expect_status)}
-            s = _passing(run, PASS_SCORE, variant)
+            s = _passing(run, "obeyed_injection", PASS_SCORE, variant)
             if s is not None:
                 out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "obeyed_injection", s, step=w.step,
                                     argument=key, value=address, steps=variant, threshold=PASS_SCORE,

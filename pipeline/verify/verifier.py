@@ -55,12 +55,12 @@ BLOCKING = {Code.UNKNOWN_ENDPOINT, Code.UNKNOWN_TOOL}
 class Options(Policy):
     """The training export's policy (which evidence its samples must keep), whether losing any
     refuses the package (``require_sft``; otherwise the package is only marked not ``sft_ready``),
-    whether a claw package ClawEnvKit's format cannot carry is accepted all the same
-    (``allow_unexportable``; otherwise ``not_exportable`` refuses it), the null agent's floor, and
+    whether a claw package ClawEnvKit's format cannot carry is refused (``require_exportable``:
+    ``not_exportable``; runs ask it, checking a file does not), the null agent's floor, and
     the wall-time budget of one package's verification (0: none)."""
 
     require_sft: bool = False
-    allow_unexportable: bool = False
+    require_exportable: bool = False
     null_floor: float = NULL_AGENT_FLOOR
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
 
@@ -168,7 +168,7 @@ def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: Dedu
 
     deadline = Deadline(options.time_limit_s)
     score: float | None = None
-    exported = package.service_profile == CLAW_PROFILE and not options.allow_unexportable
+    exported = package.service_profile == CLAW_PROFILE and options.require_exportable
     try:
         run, exec_findings = run_reference(package, grader, deadline, keep_wrong_agents=exported)
         score = run.score

@@ -44,12 +44,13 @@ def test_the_reference_runs_in_the_claw_world() -> None:
 
 def test_verify_accepts_a_claw_package_and_refuses_it_for_the_export_alone() -> None:
     """The environment is sound; its distinct count of titles named by substrings is no form
-    ClawEnvKit grades, so by default it is refused ``not_exportable`` for that alone."""
+    ClawEnvKit grades, so where the export is asked for (runs) it is refused ``not_exportable``
+    for that alone."""
     from pipeline.verify.verifier import Options, verify_package
 
-    verdict = verify_package(claw_todo_package(), Options(allow_unexportable=True))
+    verdict = verify_package(claw_todo_package())
     assert verdict.accepted, [f.message for f in verdict.findings]
-    refused = verify_package(claw_todo_package())
+    refused = verify_package(claw_todo_package(), Options(require_exportable=True))
     assert refused.codes == ["not_exportable"] and refused.findings[0].detail["reason"] == "weight_lost"
     assert "three-distinct-items" in refused.findings[0].message
 

@@ -1,6 +1,7 @@
 """The ClawEnvKit export stage of verification (``pipeline/verify/exportable.py``): claw packages
 the export cannot carry at full weight, or whose wrong agents their grader does not fail as synth's
-does, are refused ``not_exportable``; ``allow_unexportable`` turns it off."""
+does, are refused ``not_exportable`` when the options ask for it (``require_exportable``: runs do,
+``synth verify --require-exportable``)."""
 
 from __future__ import annotations
 
@@ -34,14 +35,17 @@ def check(data: dict[str, Any], check_id: str) -> dict[str, Any]:
     return next(c for c in data["checks"] if c["id"] == check_id)
 
 
+EXPORTABLE = Options(require_exportable=True)
+
+
 def not_exportable(data: dict[str, Any]) -> list[dict[str, Any]]:
-    verdict = verify_package(data)
+    verdict = verify_package(data, EXPORTABLE)
     return [{"message": f.message, **f.detail} for f in verdict.findings if f.code is Code.NOT_EXPORTABLE]
 
 
 def test_a_guard_written_as_an_exact_count_exports_and_the_same_guard_as_state_unchanged_is_refused() -> None:
     data = claw("general", "claw-complete-and-reprioritise-tasks")
-    assert verify_package(data).accepted  # the template's guard: called update_task min = max = 2
+    assert verify_package(data, EXPORTABLE).accepted  # the template's guard: called update_task min = max = 2
     changed = {check(data, "first-completed")["record_id"], check(data, "second-priority")["record_id"]}
     others = [t["task_id"] for t in data["initial_state"]["todo"]["tasks"] if t["task_id"] not in changed]
     count = check(data, "two-updates")
@@ -52,7 +56,7 @@ def test_a_guard_written_as_an_exact_count_exports_and_the_same_guard_as_state_u
     [found] = not_exportable(data)
     assert found["reason"] == "safety_lost"
     assert "state_unchanged" in found["message"] and "To change: guard a collection" in found["message"]
-    assert verify_package(data, Options(allow_unexportable=True)).accepted
+    assert verify_package(data, Options()).accepted
 
 
 def test_a_wrong_agent_their_grader_cannot_tell_from_the_reference_is_named() -> None:
@@ -65,14 +69,14 @@ def test_a_wrong_agent_their_grader_cannot_tell_from_the_reference_is_named() ->
     [found] = not_exportable(data)
     assert found["reason"] == "wrong_agent_passes" and "wrong agent repeat_create" in found["message"]
     assert found["wrong_agent"] and found["wrong_agent_final"] >= 0.5
-    assert verify_package(data, Options(allow_unexportable=True)).accepted
+    assert verify_package(data, Options()).accepted
 
 
 def test_a_package_whose_reference_asks_the_user_is_not_checked() -> None:
     """ClawEnvKit tasks are single-turn: the export never takes such a package, so the stage
     leaves it to the other stages."""
     data = claw("multi-turn", "claw-book-meeting-ask-day")
-    assert verify_package(data).accepted
+    assert verify_package(data, EXPORTABLE).accepted
 
 
 def test_other_profiles_are_not_checked(example_doc: Any) -> None:
@@ -110,21 +114,23 @@ def test_a_code_a_page_read_whole_shows_is_carried_into_the_post() -> None:
     incident = check(data, "incident-given")
     data["checks"].remove(incident)
     check(data, "status-given")["weight"] += incident["weight"]
-    verdict = verify_package(data, Options(allow_unexportable=True))
+    verdict = verify_package(data, Options())
     assert verdict.codes == [Code.GRADER_UNDERCONSTRAINED.value]
     assert [f.detail["mutation"] for f in verdict.findings] == ["misread_value"]
 
 
-def test_synth_verify_refuses_an_unexportable_claw_package_unless_allowed(tmp_path: Path, synth: Any) -> None:
+def test_synth_verify_refuses_an_unexportable_claw_package_when_asked(tmp_path: Path, synth: Any) -> None:
+    """Checking a file judges the environment; `--require-exportable` also asks what `synth run`
+    asks of claw packages."""
     data = claw("general", "claw-post-status-from-web")
     one = check(data, "one-post")
     data["checks"].remove(one)
     check(data, "posted")["weight"] += one["weight"]
     path = tmp_path / "post.json"
     path.write_text(json.dumps(data))
-    refused = synth("verify", path, "--json")
+    refused = synth("verify", path, "--json", "--require-exportable")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["codes"] == [Code.NOT_EXPORTABLE.value]
-    assert synth("verify", path, "--allow-unexportable").exit_code == 0
+    assert synth("verify", path).exit_code == 0
 
 
 def test_the_claw_brief_states_the_export_limits_and_the_default_brief_does_not() -> None:
@@ -133,3 +139,10 @@ def test_the_claw_brief_states_the_export_limits_and_the_default_brief_does_not(
     default_brief = generate_prompt(general, next(t for t in general.templates if t.profile != "claw"), seed=1)
     assert "# ClawEnvKit export" in claw_brief and "not_called without args_match" in claw_brief
     assert "ClawEnvKit" not in default_brief
+
+
+def test_a_run_refuses_unexportable_claw_packages_unless_it_allows_them() -> None:
+    from pipeline.runs.options import RunOptions
+
+    assert RunOptions(capability="general", count=1).verifier_options().require_exportable
+    assert not RunOptions(capability="general", count=1, allow_unexportable=True).verifier_options().require_exportable

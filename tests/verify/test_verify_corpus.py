@@ -167,7 +167,7 @@ def assert_witnesses_replay(data: Data, verdict: Verdict) -> None:
 
 
 REALISTIC_CASES = sorted(CORPUS_DIR.rglob("*.json"))
-CORPUS_OPTIONS = Options(allow_unexportable=True)
+CORPUS_OPTIONS = Options()
 
 
 @pytest.mark.parametrize("path", REALISTIC_CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")

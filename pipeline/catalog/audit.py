@@ -271,10 +271,12 @@ def _label(r: tuple[object, ...]) -> AuditLabel:
 # --------------------------------------------------------------------------- the population
 
 
-def population_sql(where: str | None) -> str:
+def population_sql(where: str | None, labelled: bool = False) -> str:
     """Every row with a package (under ``where``, the user's boolean over the ``SELECTABLE``
-    columns) with its ``part`` and ``stratum`` (module docstring) and what the queue shows."""
+    columns) with its ``part`` and ``stratum`` (module docstring) and what the queue shows;
+    ``labelled``: only the rows with a label (what the figures read, a few rows of many)."""
     condition = "" if where is None else f" AND (\n{parse_where(where)}\n)"
+    only = " AND row_id IN (SELECT package_row FROM audit_labels)" if labelled else ""
     return f"""
         WITH f AS (
             SELECT package_row,
@@ -282,11 +284,11 @@ def population_sql(where: str | None) -> str:
                    bool_or(kind = 'review') AS reviewed,
                    bool_or(reading IS NOT NULL
                            AND coalesce(json_extract_string(reading, '$.answer'), '') <> 'agrees') AS disagreed
-            FROM findings GROUP BY package_row),
-        p AS (SELECT * FROM {SELECTABLE} AS packages WHERE package IS NOT NULL{condition}),
+            FROM findings WHERE TRUE{only.replace("row_id", "package_row")} GROUP BY package_row),
+        p AS (SELECT * FROM {SELECTABLE} AS packages WHERE package IS NOT NULL{only}{condition}),
         r AS (
             SELECT p.row_id, p.id, p.run, p.status, p.capability, p.workflow, p.request, p.review_codes,
-                   coalesce(json_extract_string(p.package, '$.service_profile'), 'default') AS profile,
+                   coalesce(p.service_profile, 'default') AS profile,
                    coalesce(f.refusals, []) AS refusals,
                    coalesce(f.disagreed, false) AS disagreed,
                    coalesce(f.reviewed, false) OR coalesce(f.disagreed, false) AS reviewed
@@ -385,30 +387,30 @@ def _annotators(con: duckdb.DuckDBPyConnection) -> dict[int, list[str]]:
 def stats(con: duckdb.DuckDBPyConnection, where: str | None = None) -> AuditStats:
     """Agreement, the verifier's precision and recall, and the rows where people and the verifier
     decide differently, over the rows ``where`` selects (module docstring)."""
-    population = population_sql(where)
-    strata = _strata(con, population)
+    strata = _strata(con, population_sql(where))
+    labelled_rows = population_sql(where, labelled=True)
     labelled = con.execute(f"""
         SELECT r.row_id, r.id, r.status, r.refusals, r.stratum, c.audit_label, c.audit_code, c.annotators
-        FROM ({population}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
+        FROM ({labelled_rows}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
         ORDER BY r.row_id""").fetchall()
     decided = [LabelledRow(row=row, stratum=stratum, accepted=status == "accepted", codes=tuple(codes),
                            defective=label == "defective", code=code)
                for row, _, status, codes, stratum, label, code, _ in labelled if label in ("accept", "defective")]
     sizes = {h: n for h, (_, n) in strata.items()}
-    latest = con.execute(f"""
-        SELECT l.package_row, l.annotator, l.label FROM audit_latest AS l
-        WHERE l.package_row IN (SELECT row_id FROM ({population})) ORDER BY l.package_row, l.annotator""").fetchall()
+    chosen = {row for row, *_ in labelled}
     by_row: dict[int, dict[str, str]] = defaultdict(dict)
-    for row, name, label in latest:
-        by_row[row][name] = label
-    count = con.execute(f"SELECT count(*) FROM audit_labels WHERE package_row IN (SELECT row_id FROM ({population}))"
-                        ).fetchone()
+    for row, name, label in con.execute(
+            "SELECT package_row, annotator, label FROM audit_latest ORDER BY package_row, annotator").fetchall():
+        if row in chosen:
+            by_row[row][name] = label
+    given = sum(n for row, n in con.execute("SELECT package_row, count(*) FROM audit_labels GROUP BY package_row"
+                                            ).fetchall() if row in chosen)
     weights = post_stratified_weights(decided, sizes)
     covered_rows = sum(sizes[h] for h in {r.stratum for r in decided})
     total = sum(sizes.values())
     acceptance, refusal, codes = accuracy(decided, weights)
     return AuditStats(
-        where=where, population=total, labels=int(count[0]) if count else 0,
+        where=where, population=total, labels=given,
         annotators=sorted({name for names in by_row.values() for name in names}),
         labelled_rows=len(labelled), decided_rows=len(decided), undecided_rows=len(labelled) - len(decided),
         covered=covered_rows / total if total else None,

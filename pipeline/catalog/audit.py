@@ -263,6 +263,12 @@ def labels(con: duckdb.DuckDBPyConnection, row: int | None = None, annotator: st
     return [_label(r) for r in con.execute(sql + " ORDER BY id", params).fetchall()]
 
 
+def consensus(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
+    """Every labelled row's ``audit_label`` (the majority of its annotators' latest labels:
+    ``accept``, ``defective``, ``unsure`` or ``disputed``)."""
+    return dict(con.execute("SELECT package_row, audit_label FROM audit_consensus").fetchall())
+
+
 def _label(r: tuple[object, ...]) -> AuditLabel:
     fields = ("id", "run", "package_row", "package_id", "annotator", "created", "label", "code", "comment")
     return AuditLabel.model_validate(dict(zip(fields, r, strict=True)))

@@ -259,18 +259,14 @@ def _histograms(groups: list[PassRateGroup]) -> Figure:
 
 def render(data: ReportData, prices: Prices | None = None) -> tuple[str, list[str]]:
     """The page's HTML and the names of its charts, in page order."""
-    from jinja2 import FileSystemLoader, StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
-
     import pipeline
+    from pipeline.interop.html_pages import html_environment
 
     figures = charts(data)
     html = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"chart-{name}",
                                  config={"displaylogo": False, "responsive": True})
             for index, (name, figure) in enumerate(figures.items())}
-    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE.parent), autoescape=True, undefined=StrictUndefined,
-                      keep_trailing_newline=True)
-    page = env.get_template(TEMPLATE.name).render(
+    page = html_environment().get_template(TEMPLATE.name).render(
         data=data, charts=html, prices=prices, bin_labels=BIN_LABELS, version=pipeline.__version__,
         cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None,
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))

@@ -135,7 +135,11 @@
   // ------------------------------------------------------------------ dialogs
   let open = null;
   function show(id) { open = document.getElementById(id); open.hidden = false; }
-  function close() { if (open) open.hidden = true; open = null; }
+  function close() {
+    if (open) open.hidden = true;
+    open = null;
+    if (document.activeElement instanceof HTMLElement) document.activeElement.blur();  // keys label again
+  }
 
   let pendingComment = null;
   function defectDialog() {

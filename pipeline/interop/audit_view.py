@@ -32,7 +32,10 @@ from pipeline.core.package import TaskPackage
 from pipeline.core.trajectory import Trajectory
 
 LONG_TEXT = 600
-"""Characters of JSON above which the page folds a value (the reader opens it)."""
+"""Characters of JSON above which the page folds a value (the reader opens it) and writes it
+compact (no indentation)."""
+MAX_TEXT = 12_000
+"""Characters of one value's JSON the page shows; the rest is cut, and the cut says how much."""
 
 
 class Turn(BaseModel):
@@ -160,7 +163,14 @@ class PackageView(BaseModel):
 
 
 def as_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    """``value`` as JSON for a person: indented when short, compact when long (``LONG_TEXT``), cut
+    after ``MAX_TEXT`` characters with a note of what was left out."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= LONG_TEXT:
+        return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    if len(text) > MAX_TEXT:
+        return f"{text[:MAX_TEXT]} … ({len(text) - MAX_TEXT:,} more characters not shown)"
+    return text
 
 
 def cell(value: Any) -> str:

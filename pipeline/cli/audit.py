@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from pipeline.catalog.audit import AuditQueue, AuditStats
     from pipeline.catalog.estimates import Estimate
 
-audit_app = typer.Typer(help="Judge packages by hand and measure the verifier: the review page, queue, label, "
-                             "stats, export.")
+audit_app = typer.Typer()
 DEFAULT_PORT = 8731
 
 WhereOpt = typer.Option(None, "--where", help="One SQL boolean over `packages` columns and audit_label, e.g. "
@@ -57,10 +56,14 @@ def page(
     open_browser: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
     as_json: bool = JsonOpt,
 ) -> None:
-    """Serve the review page: the sampling plan, the queue, and one package per screen, labelled
-    with the keyboard (a accept, d defective, u unsure, c comment, j/k next/previous); each label is
-    saved in the catalog at once. On 127.0.0.1 only, behind the token in the URL it prints;
-    Ctrl-C stops. The commands below work from the terminal."""
+    """Judge packages by hand and measure the verifier.
+
+    Without a command: serve the review page with the options below. It shows the sampling plan,
+    the queue and one package per screen, labelled with the keys (a accept, d defective, u unsure,
+    c comment, j/k next/previous); each label is saved in the catalog at once. It listens on
+    127.0.0.1 only, behind the token in the URL it prints; Ctrl-C stops it.
+
+    The commands do the same from the terminal: queue, label, stats (the figures), export."""
     if ctx.invoked_subcommand is not None:
         return
     try:

@@ -4,7 +4,6 @@ see the labels and the figures change; no console error; package text holding HT
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,8 @@ from pipeline.catalog.store import Catalog
 from pipeline.interop.audit_server import AuditOptions, running
 from tests.interop.test_audit_server import HOSTILE_NAME, HOSTILE_REQUEST, audit_catalog
 
-pytestmark = pytest.mark.slow  # Chromium takes seconds to start (8 s on this loaded machine)
-
-
-@pytest.fixture(autouse=True)
-def _chromium() -> None:
-    from tests.support.browser import chromium_available
-
-    if not chromium_available():
-        if os.environ.get("CI"):
-            pytest.fail("/usr/bin/chromium is missing: .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("needs Debian's chromium: apt-get install -y chromium")
+# Chromium takes seconds to start (8 s on this loaded machine)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("chromium")]
 
 
 def test_a_curator_labels_three_packages_with_the_keyboard(empty_catalog: Path) -> None:

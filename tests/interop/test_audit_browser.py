@@ -1,6 +1,8 @@
 """The audit page in a real headless browser (Debian's Chromium, ``tests/support/browser.py``),
 driven with the keyboard as a curator would: load the queue, label three packages, reload, and
-see the labels and the figures change; no console error; package text holding HTML shown as text."""
+see the labels and the figures change; a label given while another process writes the catalog
+waits in the browser, across a reload, until it is stored; no console error; package text holding
+HTML shown as text."""
 
 from __future__ import annotations
 
@@ -59,6 +61,21 @@ def test_a_curator_labels_three_packages_with_the_keyboard(empty_catalog: Path) 
         assert page.inner_text('[data-figure="decided-rows"]') == "2"
         assert page.inner_text('[data-figure="mine"]') == "3"
 
+        # a run holds the writer lock: the label waits in the browser, survives a reload, and is
+        # stored once the lock is free
+        page.goto(server.url.split("?")[0] + f"item/{queue[3]}")
+        assert load.errors == []
+        with Catalog.open(empty_catalog):
+            page.keyboard.press("a")
+            page.wait_for_function("() => document.getElementById('notice').textContent.includes('not saved yet')")
+            assert "being written by another process" in page.inner_text("#notice")
+            page.reload()
+            page.wait_for_function("() => document.getElementById('notice').textContent.includes('not saved yet')")
+        page.wait_for_function(f"() => document.querySelector('#labels tr[data-annotator=\"curator\"]') !== null")
+        assert page.url.endswith(f"/item/{queue[3]}")  # stored by the reload's page, which stays
+        assert load.errors and all("status of 503" in e for e in load.errors)  # Chromium logs each busy answer
+        load.errors.clear()
+
         page.goto(server.url.split("?")[0] + f"item/{rows['hostile'][0]}")
         assert HOSTILE_REQUEST in page.inner_text("#request")
         assert page.locator("#request img, #request script").count() == 0
@@ -75,4 +92,5 @@ def test_a_curator_labels_three_packages_with_the_keyboard(empty_catalog: Path) 
     assert [(s.package_row, s.label, s.code, s.comment, s.annotator) for s in stored] == [
         (queue[0], "accept", None, None, "curator"),
         (queue[1], "defective", "grader_counts_calls", None, "curator"),
-        (queue[2], "unsure", None, "cannot tell from the request", "curator")]
+        (queue[2], "unsure", None, "cannot tell from the request", "curator"),
+        (queue[3], "accept", None, None, "curator")]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
+import anyio
 import uvicorn
 from pydantic import BaseModel
 from starlette.applications import Starlette
@@ -255,8 +256,6 @@ class AuditSite:
         problem = label_problem(body)
         if problem:
             return JSONResponse({"error": problem}, status_code=400)
-        import anyio
-
         return await anyio.to_thread.run_sync(self.store_label, body)
 
     def store_label(self, body: dict[str, Any]) -> Response:
@@ -292,8 +291,8 @@ def label_problem(body: Any) -> str | None:
 
 
 def listen(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1 (``port`` 0: any free port); ``CatalogError``-free:
-    ``OSError`` when it cannot be bound."""
+    """A listening socket on 127.0.0.1 (``port`` 0: any free port); ``OSError`` when it cannot
+    be bound."""
     sock = socket.socket(socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

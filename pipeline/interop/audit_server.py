@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 
 import anyio
 import uvicorn
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -43,6 +43,7 @@ from pipeline.catalog.audit import DEFAULT_REFUSALS, DEFAULT_SAMPLE, AuditLabel,
 from pipeline.catalog.errors import CatalogBusy, CatalogError
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import DESCRIPTIONS, Code
+from pipeline.core.errors import first_validation_error
 from pipeline.interop.audit_view import package_view
 from pipeline.interop.html_pages import html_environment
 
@@ -235,7 +236,11 @@ class AuditSite:
             return PlainTextResponse(f"{exc}; reload the page in a moment", status_code=503)
         if not records or records[0].package is None:
             return PlainTextResponse(f"no package row {row} in this catalog", status_code=404)
-        view = package_view(records[0], self.items.get(row), labels)
+        try:
+            view = package_view(records[0], self.items.get(row), labels)
+        except ValidationError as exc:
+            return PlainTextResponse(f"row {row}'s package does not load in this synth: {first_validation_error(exc)}; "
+                                     f"`synth catalog show {row}` prints it", status_code=422)
         at = self.position.get(row)
         prev_row = self.order[at - 1] if at is not None and at > 0 else None
         next_row = self.order[at + 1] if at is not None and at + 1 < len(self.order) else None

@@ -189,3 +189,17 @@ def test_package_text_is_escaped_and_unknown_rows_are_404(served: Served) -> Non
     assert "&#34;&gt;&lt;img src=x onerror=&#34;window.__pwned = 3&#34;&gt;" in text
     assert served.request("GET", "/item/999999")[0] == 404
     assert served.request("GET", f"/item/{served.rows['failure'][0]}")[0] == 404
+
+
+def test_a_package_that_no_longer_loads_is_said_so(served: Served) -> None:
+    import duckdb
+
+    row = served.rows["accepted"][0]
+    con = duckdb.connect(str(served.path))
+    try:  # a package stored by another version of synth, with a field this one does not know
+        con.execute("UPDATE packages SET package = json_merge_patch(package, '{\"colour\": \"red\"}') "
+                    "WHERE row_id = ?", [row])
+    finally:
+        con.close()
+    status, _, body = served.request("GET", f"/item/{row}")
+    assert status == 422 and b"does not load" in body and b"colour" in body

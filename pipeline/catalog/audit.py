@@ -279,14 +279,16 @@ def _label(r: tuple[object, ...]) -> AuditLabel:
 
 def population_sql(where: str | None, labelled: bool = False) -> str:
     """Every row with a package (under ``where``, the user's boolean over the ``SELECTABLE``
-    columns) with its ``part`` and ``stratum`` (module docstring) and what the queue shows;
-    ``labelled``: only the rows with a label (what the figures read, a few rows of many)."""
+    columns) with its ``part``, ``stratum`` (module docstring), ``first_refusal`` code and what the
+    queue shows; ``labelled``: only the rows with a label (what the figures read, a few rows of
+    many). A row's refusal codes are ``refusal_codes``'s: listing them for every row costs more
+    than all the rest."""
     condition = "" if where is None else f" AND (\n{parse_where(where)}\n)"
     only = " AND row_id IN (SELECT package_row FROM audit_labels)" if labelled else ""
     return f"""
         WITH f AS (
             SELECT package_row,
-                   list(code ORDER BY n) FILTER (WHERE kind = 'refusal') AS refusals,
+                   arg_min(code, n) FILTER (WHERE kind = 'refusal') AS first_refusal,
                    bool_or(kind = 'review') AS reviewed,
                    bool_or(reading IS NOT NULL
                            AND coalesce(json_extract_string(reading, '$.answer'), '') <> 'agrees') AS disagreed
@@ -295,7 +297,7 @@ def population_sql(where: str | None, labelled: bool = False) -> str:
         r AS (
             SELECT p.row_id, p.id, p.run, p.status, p.capability, p.workflow, p.request, p.review_codes,
                    coalesce(p.service_profile, 'default') AS profile,
-                   coalesce(f.refusals, []) AS refusals,
+                   f.first_refusal,
                    coalesce(f.disagreed, false) AS disagreed,
                    coalesce(f.reviewed, false) OR coalesce(f.disagreed, false) AS reviewed
             FROM p LEFT JOIN f ON f.package_row = p.row_id)
@@ -304,8 +306,16 @@ def population_sql(where: str | None, labelled: bool = False) -> str:
                CASE WHEN reviewed THEN 'review'
                     WHEN status = 'accepted' THEN 'accepted: ' || coalesce(capability, '-') || ' / '
                          || coalesce(workflow, '-') || ' / ' || profile
-                    ELSE 'refused: ' || coalesce(refusals[1], '-') END AS stratum
+                    ELSE 'refused: ' || coalesce(first_refusal, '-') END AS stratum
         FROM r"""
+
+
+def refusal_codes(con: duckdb.DuckDBPyConnection, rows: Iterable[int]) -> dict[int, list[str]]:
+    """The refusal codes of each of ``rows`` that has any, in verdict order."""
+    return dict(con.execute("""
+        SELECT package_row, list(code ORDER BY n) FROM findings
+        WHERE kind = 'refusal' AND package_row IN (SELECT unnest(?::BIGINT[])) GROUP BY package_row""",
+                            [list(rows)]).fetchall())
 
 
 def _strata(con: duckdb.DuckDBPyConnection, population: str) -> dict[str, tuple[Part, int]]:
@@ -349,16 +359,17 @@ def queue(con: duckdb.DuckDBPyConnection, sample: int = DEFAULT_SAMPLE, refusals
     most = max(take.values(), default=0)
     rows = con.execute(f"""
         SELECT * FROM (
-            SELECT row_id, id, run, status, capability, workflow, request, review_codes, profile, refusals,
+            SELECT row_id, id, run, status, capability, workflow, request, review_codes, profile,
                    disagreed, part, stratum,
                    row_number() OVER (PARTITION BY stratum ORDER BY md5(CAST(? AS VARCHAR) || ':' || row_id), row_id)
                        AS draw
             FROM ({population}))
         WHERE draw <= ?""", [seed, most]).fetchall()
     who = _annotators(con)
+    codes = refusal_codes(con, [r[0] for r in rows if r[-1] <= take.get(r[-2], 0)])
     items: list[QueueItem] = []
     hidden = 0
-    for (row, package_id, run, status, capability, workflow, request, review_codes, profile, codes, disagreed,
+    for (row, package_id, run, status, capability, workflow, request, review_codes, profile, disagreed,
          part, stratum, draw) in rows:
         if draw > take.get(stratum, 0):
             continue
@@ -367,7 +378,7 @@ def queue(con: duckdb.DuckDBPyConnection, sample: int = DEFAULT_SAMPLE, refusals
             continue
         reason: Reason = ("disagreement" if disagreed else "review") if part == "review" else part
         items.append(QueueItem(row=row, package_id=package_id, run=run, reason=reason, stratum=stratum,
-                               weight=strata[stratum][1] / take[stratum], status=status, codes=list(codes),
+                               weight=strata[stratum][1] / take[stratum], status=status, codes=codes.get(row, []),
                                review_codes=list(review_codes or []), capability=capability, workflow=workflow,
                                profile=profile, request=request, annotators=who.get(row, [])))
     order = {"review": 0, "accepted": 1, "refused": 2}
@@ -395,10 +406,12 @@ def stats(con: duckdb.DuckDBPyConnection, where: str | None = None) -> AuditStat
     decide differently, over the rows ``where`` selects (module docstring)."""
     strata = _strata(con, population_sql(where))
     labelled_rows = population_sql(where, labelled=True)
-    labelled = con.execute(f"""
-        SELECT r.row_id, r.id, r.status, r.refusals, r.stratum, c.audit_label, c.audit_code, c.annotators
+    found = con.execute(f"""
+        SELECT r.row_id, r.id, r.status, r.stratum, c.audit_label, c.audit_code, c.annotators
         FROM ({labelled_rows}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
         ORDER BY r.row_id""").fetchall()
+    codes_of = refusal_codes(con, [r[0] for r in found])
+    labelled = [(row, package_id, status, codes_of.get(row, []), *rest) for row, package_id, status, *rest in found]
     decided = [LabelledRow(row=row, stratum=stratum, accepted=status == "accepted", codes=tuple(codes),
                            defective=label == "defective", code=code)
                for row, _, status, codes, stratum, label, code, _ in labelled if label in ("accept", "defective")]

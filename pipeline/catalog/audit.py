@@ -284,7 +284,9 @@ def population_sql(where: str | None, labelled: bool = False) -> str:
     many). A row's refusal codes are ``refusal_codes``'s: listing them for every row costs more
     than all the rest."""
     condition = "" if where is None else f" AND (\n{parse_where(where)}\n)"
-    only = " AND row_id IN (SELECT package_row FROM audit_labels)" if labelled else ""
+    labelled_rows = "IN (SELECT package_row FROM audit_labels)"
+    only_findings = f" WHERE package_row {labelled_rows}" if labelled else ""
+    only_rows = f" AND row_id {labelled_rows}" if labelled else ""
     return f"""
         WITH f AS (
             SELECT package_row,
@@ -292,8 +294,8 @@ def population_sql(where: str | None, labelled: bool = False) -> str:
                    bool_or(kind = 'review') AS reviewed,
                    bool_or(reading IS NOT NULL
                            AND coalesce(json_extract_string(reading, '$.answer'), '') <> 'agrees') AS disagreed
-            FROM findings WHERE TRUE{only.replace("row_id", "package_row")} GROUP BY package_row),
-        p AS (SELECT * FROM {SELECTABLE} AS packages WHERE package IS NOT NULL{only}{condition}),
+            FROM findings{only_findings} GROUP BY package_row),
+        p AS (SELECT * FROM {SELECTABLE} AS packages WHERE package IS NOT NULL{only_rows}{condition}),
         r AS (
             SELECT p.row_id, p.id, p.run, p.status, p.capability, p.workflow, p.request, p.review_codes,
                    coalesce(p.service_profile, 'default') AS profile,
@@ -405,18 +407,16 @@ def stats(con: duckdb.DuckDBPyConnection, where: str | None = None) -> AuditStat
     """Agreement, the verifier's precision and recall, and the rows where people and the verifier
     decide differently, over the rows ``where`` selects (module docstring)."""
     strata = _strata(con, population_sql(where))
-    labelled_rows = population_sql(where, labelled=True)
-    found = con.execute(f"""
+    labelled = con.execute(f"""
         SELECT r.row_id, r.id, r.status, r.stratum, c.audit_label, c.audit_code, c.annotators
-        FROM ({labelled_rows}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
+        FROM ({population_sql(where, labelled=True)}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
         ORDER BY r.row_id""").fetchall()
-    codes_of = refusal_codes(con, [r[0] for r in found])
-    labelled = [(row, package_id, status, codes_of.get(row, []), *rest) for row, package_id, status, *rest in found]
-    decided = [LabelledRow(row=row, stratum=stratum, accepted=status == "accepted", codes=tuple(codes),
-                           defective=label == "defective", code=code)
-               for row, _, status, codes, stratum, label, code, _ in labelled if label in ("accept", "defective")]
-    sizes = {h: n for h, (_, n) in strata.items()}
     chosen = {row for row, *_ in labelled}
+    codes = refusal_codes(con, chosen)
+    decided = [LabelledRow(row=row, stratum=stratum, accepted=status == "accepted", codes=tuple(codes.get(row, [])),
+                           defective=label == "defective", code=code)
+               for row, _, status, stratum, label, code, _ in labelled if label in ("accept", "defective")]
+    sizes = {h: n for h, (_, n) in strata.items()}
     by_row: dict[int, dict[str, str]] = defaultdict(dict)
     for row, name, label in con.execute(
             "SELECT package_row, annotator, label FROM audit_latest ORDER BY package_row, annotator").fetchall():
@@ -427,16 +427,16 @@ def stats(con: duckdb.DuckDBPyConnection, where: str | None = None) -> AuditStat
     weights = post_stratified_weights(decided, sizes)
     covered_rows = sum(sizes[h] for h in {r.stratum for r in decided})
     total = sum(sizes.values())
-    acceptance, refusal, codes = accuracy(decided, weights)
+    acceptance, refusal, per_code = accuracy(decided, weights)
     return AuditStats(
         where=where, population=total, labels=given,
         annotators=sorted({name for names in by_row.values() for name in names}),
         labelled_rows=len(labelled), decided_rows=len(decided), undecided_rows=len(labelled) - len(decided),
         covered=covered_rows / total if total else None,
-        agreement=agreement(list(by_row.values())), acceptance=acceptance, refusal=refusal, codes=codes,
-        disagreements=[Disagreement(row=row, package_id=package_id, status=status, codes=list(codes_), label=label,
-                                    code=code, annotators=annotators, stratum=stratum)
-                       for row, package_id, status, codes_, stratum, label, code, annotators in labelled
+        agreement=agreement(list(by_row.values())), acceptance=acceptance, refusal=refusal, codes=per_code,
+        disagreements=[Disagreement(row=row, package_id=package_id, status=status, codes=codes.get(row, []),
+                                    label=label, code=code, annotators=annotators, stratum=stratum)
+                       for row, package_id, status, stratum, label, code, annotators in labelled
                        if (status == "accepted" and label == "defective") or (status != "accepted" and label == "accept")])
 
 

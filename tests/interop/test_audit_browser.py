@@ -71,7 +71,7 @@ def test_a_curator_labels_three_packages_with_the_keyboard(empty_catalog: Path) 
             assert "being written by another process" in page.inner_text("#notice")
             page.reload()
             page.wait_for_function("() => document.getElementById('notice').textContent.includes('not saved yet')")
-        page.wait_for_function(f"() => document.querySelector('#labels tr[data-annotator=\"curator\"]') !== null")
+        page.wait_for_function("() => document.querySelector('#labels tr[data-annotator=\"curator\"]') !== null")
         assert page.url.endswith(f"/item/{queue[3]}")  # stored by the reload's page, which stays
         assert load.errors and all("status of 503" in e for e in load.errors)  # Chromium logs each busy answer
         load.errors.clear()

@@ -92,7 +92,7 @@ def build(path: Path, rows: int, workdir: Path) -> float:
 _INSERT_RUN = """
 INSERT INTO packages (id, run, slot, attempt, capability, workflow, difficulty, services, status, score,
                       step_count, tool_count, turn_count, request, near_key, package, generator,
-                      verifier_version, created)
+                      verifier_version, created, service_profile)
 WITH slots AS (
     SELECT s AS slot, hash($run * 1000003 + s) AS h FROM range($count) t(s)
 ), attempts AS (
@@ -120,7 +120,7 @@ SELECT new_id, $run, slot, attempt, capability, workflow, difficulty, services,
        step_count, tool_count, turn_count, new_request, md5(new_request),
        replace(replace(replace(replace(package, request, new_request), id, new_id), person, new_person),
                '"c-10', '"c-' || (g % 97)::VARCHAR || '0') AS package,
-       'offline', '1', now()
+       'offline', '1', now(), 'default'
 FROM varied
 """
 

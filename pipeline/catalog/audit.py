@@ -263,6 +263,12 @@ def labels(con: duckdb.DuckDBPyConnection, row: int | None = None, annotator: st
     return [_label(r) for r in con.execute(sql + " ORDER BY id", params).fetchall()]
 
 
+def consensus(con: duckdb.DuckDBPyConnection) -> dict[int, str]:
+    """Every labelled row's ``audit_label`` (the majority of its annotators' latest labels:
+    ``accept``, ``defective``, ``unsure`` or ``disputed``)."""
+    return dict(con.execute("SELECT package_row, audit_label FROM audit_consensus").fetchall())
+
+
 def _label(r: tuple[object, ...]) -> AuditLabel:
     fields = ("id", "run", "package_row", "package_id", "annotator", "created", "label", "code", "comment")
     return AuditLabel.model_validate(dict(zip(fields, r, strict=True)))
@@ -271,23 +277,29 @@ def _label(r: tuple[object, ...]) -> AuditLabel:
 # --------------------------------------------------------------------------- the population
 
 
-def population_sql(where: str | None) -> str:
+def population_sql(where: str | None, labelled: bool = False) -> str:
     """Every row with a package (under ``where``, the user's boolean over the ``SELECTABLE``
-    columns) with its ``part`` and ``stratum`` (module docstring) and what the queue shows."""
+    columns) with its ``part``, ``stratum`` (module docstring), ``first_refusal`` code and what the
+    queue shows; ``labelled``: only the rows with a label (what the figures read, a few rows of
+    many). A row's refusal codes are ``refusal_codes``'s: listing them for every row costs more
+    than all the rest."""
     condition = "" if where is None else f" AND (\n{parse_where(where)}\n)"
+    labelled_rows = "IN (SELECT package_row FROM audit_labels)"
+    only_findings = f" WHERE package_row {labelled_rows}" if labelled else ""
+    only_rows = f" AND row_id {labelled_rows}" if labelled else ""
     return f"""
         WITH f AS (
             SELECT package_row,
-                   list(code ORDER BY n) FILTER (WHERE kind = 'refusal') AS refusals,
+                   arg_min(code, n) FILTER (WHERE kind = 'refusal') AS first_refusal,
                    bool_or(kind = 'review') AS reviewed,
                    bool_or(reading IS NOT NULL
                            AND coalesce(json_extract_string(reading, '$.answer'), '') <> 'agrees') AS disagreed
-            FROM findings GROUP BY package_row),
-        p AS (SELECT * FROM {SELECTABLE} AS packages WHERE package IS NOT NULL{condition}),
+            FROM findings{only_findings} GROUP BY package_row),
+        p AS (SELECT * FROM {SELECTABLE} AS packages WHERE package IS NOT NULL{only_rows}{condition}),
         r AS (
             SELECT p.row_id, p.id, p.run, p.status, p.capability, p.workflow, p.request, p.review_codes,
-                   coalesce(json_extract_string(p.package, '$.service_profile'), 'default') AS profile,
-                   coalesce(f.refusals, []) AS refusals,
+                   coalesce(p.service_profile, 'default') AS profile,
+                   f.first_refusal,
                    coalesce(f.disagreed, false) AS disagreed,
                    coalesce(f.reviewed, false) OR coalesce(f.disagreed, false) AS reviewed
             FROM p LEFT JOIN f ON f.package_row = p.row_id)
@@ -296,8 +308,16 @@ def population_sql(where: str | None) -> str:
                CASE WHEN reviewed THEN 'review'
                     WHEN status = 'accepted' THEN 'accepted: ' || coalesce(capability, '-') || ' / '
                          || coalesce(workflow, '-') || ' / ' || profile
-                    ELSE 'refused: ' || coalesce(refusals[1], '-') END AS stratum
+                    ELSE 'refused: ' || coalesce(first_refusal, '-') END AS stratum
         FROM r"""
+
+
+def refusal_codes(con: duckdb.DuckDBPyConnection, rows: Iterable[int]) -> dict[int, list[str]]:
+    """The refusal codes of each of ``rows`` that has any, in verdict order."""
+    return dict(con.execute("""
+        SELECT package_row, list(code ORDER BY n) FROM findings
+        WHERE kind = 'refusal' AND package_row IN (SELECT unnest(?::BIGINT[])) GROUP BY package_row""",
+                            [list(rows)]).fetchall())
 
 
 def _strata(con: duckdb.DuckDBPyConnection, population: str) -> dict[str, tuple[Part, int]]:
@@ -341,16 +361,17 @@ def queue(con: duckdb.DuckDBPyConnection, sample: int = DEFAULT_SAMPLE, refusals
     most = max(take.values(), default=0)
     rows = con.execute(f"""
         SELECT * FROM (
-            SELECT row_id, id, run, status, capability, workflow, request, review_codes, profile, refusals,
+            SELECT row_id, id, run, status, capability, workflow, request, review_codes, profile,
                    disagreed, part, stratum,
                    row_number() OVER (PARTITION BY stratum ORDER BY md5(CAST(? AS VARCHAR) || ':' || row_id), row_id)
                        AS draw
             FROM ({population}))
         WHERE draw <= ?""", [seed, most]).fetchall()
     who = _annotators(con)
+    codes = refusal_codes(con, [r[0] for r in rows if r[-1] <= take.get(r[-2], 0)])
     items: list[QueueItem] = []
     hidden = 0
-    for (row, package_id, run, status, capability, workflow, request, review_codes, profile, codes, disagreed,
+    for (row, package_id, run, status, capability, workflow, request, review_codes, profile, disagreed,
          part, stratum, draw) in rows:
         if draw > take.get(stratum, 0):
             continue
@@ -359,7 +380,7 @@ def queue(con: duckdb.DuckDBPyConnection, sample: int = DEFAULT_SAMPLE, refusals
             continue
         reason: Reason = ("disagreement" if disagreed else "review") if part == "review" else part
         items.append(QueueItem(row=row, package_id=package_id, run=run, reason=reason, stratum=stratum,
-                               weight=strata[stratum][1] / take[stratum], status=status, codes=list(codes),
+                               weight=strata[stratum][1] / take[stratum], status=status, codes=codes.get(row, []),
                                review_codes=list(review_codes or []), capability=capability, workflow=workflow,
                                profile=profile, request=request, annotators=who.get(row, [])))
     order = {"review": 0, "accepted": 1, "refused": 2}
@@ -385,37 +406,37 @@ def _annotators(con: duckdb.DuckDBPyConnection) -> dict[int, list[str]]:
 def stats(con: duckdb.DuckDBPyConnection, where: str | None = None) -> AuditStats:
     """Agreement, the verifier's precision and recall, and the rows where people and the verifier
     decide differently, over the rows ``where`` selects (module docstring)."""
-    population = population_sql(where)
-    strata = _strata(con, population)
+    strata = _strata(con, population_sql(where))
     labelled = con.execute(f"""
-        SELECT r.row_id, r.id, r.status, r.refusals, r.stratum, c.audit_label, c.audit_code, c.annotators
-        FROM ({population}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
+        SELECT r.row_id, r.id, r.status, r.stratum, c.audit_label, c.audit_code, c.annotators
+        FROM ({population_sql(where, labelled=True)}) AS r JOIN audit_consensus AS c ON c.package_row = r.row_id
         ORDER BY r.row_id""").fetchall()
-    decided = [LabelledRow(row=row, stratum=stratum, accepted=status == "accepted", codes=tuple(codes),
+    chosen = {row for row, *_ in labelled}
+    codes = refusal_codes(con, chosen)
+    decided = [LabelledRow(row=row, stratum=stratum, accepted=status == "accepted", codes=tuple(codes.get(row, [])),
                            defective=label == "defective", code=code)
-               for row, _, status, codes, stratum, label, code, _ in labelled if label in ("accept", "defective")]
+               for row, _, status, stratum, label, code, _ in labelled if label in ("accept", "defective")]
     sizes = {h: n for h, (_, n) in strata.items()}
-    latest = con.execute(f"""
-        SELECT l.package_row, l.annotator, l.label FROM audit_latest AS l
-        WHERE l.package_row IN (SELECT row_id FROM ({population})) ORDER BY l.package_row, l.annotator""").fetchall()
     by_row: dict[int, dict[str, str]] = defaultdict(dict)
-    for row, name, label in latest:
-        by_row[row][name] = label
-    count = con.execute(f"SELECT count(*) FROM audit_labels WHERE package_row IN (SELECT row_id FROM ({population}))"
-                        ).fetchone()
+    for row, name, label in con.execute(
+            "SELECT package_row, annotator, label FROM audit_latest ORDER BY package_row, annotator").fetchall():
+        if row in chosen:
+            by_row[row][name] = label
+    given = sum(n for row, n in con.execute("SELECT package_row, count(*) FROM audit_labels GROUP BY package_row"
+                                            ).fetchall() if row in chosen)
     weights = post_stratified_weights(decided, sizes)
     covered_rows = sum(sizes[h] for h in {r.stratum for r in decided})
     total = sum(sizes.values())
-    acceptance, refusal, codes = accuracy(decided, weights)
+    acceptance, refusal, per_code = accuracy(decided, weights)
     return AuditStats(
-        where=where, population=total, labels=int(count[0]) if count else 0,
+        where=where, population=total, labels=given,
         annotators=sorted({name for names in by_row.values() for name in names}),
         labelled_rows=len(labelled), decided_rows=len(decided), undecided_rows=len(labelled) - len(decided),
         covered=covered_rows / total if total else None,
-        agreement=agreement(list(by_row.values())), acceptance=acceptance, refusal=refusal, codes=codes,
-        disagreements=[Disagreement(row=row, package_id=package_id, status=status, codes=list(codes_), label=label,
-                                    code=code, annotators=annotators, stratum=stratum)
-                       for row, package_id, status, codes_, stratum, label, code, annotators in labelled
+        agreement=agreement(list(by_row.values())), acceptance=acceptance, refusal=refusal, codes=per_code,
+        disagreements=[Disagreement(row=row, package_id=package_id, status=status, codes=codes.get(row, []),
+                                    label=label, code=code, annotators=annotators, stratum=stratum)
+                       for row, package_id, status, stratum, label, code, annotators in labelled
                        if (status == "accepted" and label == "defective") or (status != "accepted" and label == "accept")])
 
 

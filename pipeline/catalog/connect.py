@@ -91,6 +91,7 @@ def connect(path: Path, access: Access, timeout: float, *, limits: Limits | None
             except duckdb.Error as exc:
                 raise CatalogError(f"cannot open catalog {path}: {first_line(str(exc))}") from exc
             else:
+                con.execute("SET enable_progress_bar = false")  # DuckDB draws it on stdout, into --json output
                 if access is Access.SANDBOX:
                     _seal(con, writable)
                 return con

@@ -94,7 +94,7 @@ class PreparedRow:
 
 PACKAGE_COLUMNS = ("id", "capability", "workflow", "difficulty", "services", "status", "score", "step_count",
                    "tool_count", "turn_count", "request", "near_key", "package", "verifier_version", "parent",
-                   "generator", "injected_defect", "sft_ready", "review_codes")
+                   "generator", "injected_defect", "sft_ready", "review_codes", "service_profile")
 """The ``packages`` columns a ``PreparedRow`` carries (``run``, ``slot``, ``attempt`` apart;
 ``row_id`` and ``created`` are set when it is inserted)."""
 _COLUMN_INDEX = {name: n for n, name in enumerate(PACKAGE_COLUMNS)}
@@ -104,8 +104,8 @@ _PACKAGE_TYPES = {name: {
     "status": "VARCHAR", "score": "DOUBLE", "step_count": "INTEGER", "tool_count": "INTEGER",
     "turn_count": "INTEGER", "request": "VARCHAR", "near_key": "VARCHAR", "package": "JSON",
     "verifier_version": "VARCHAR", "parent": "VARCHAR", "generator": "VARCHAR", "injected_defect": "VARCHAR",
-    "sft_ready": "BOOLEAN", "review_codes": "VARCHAR[]"}[name] for name in ("run", "slot", "attempt",
-                                                                            *PACKAGE_COLUMNS)}
+    "sft_ready": "BOOLEAN", "review_codes": "VARCHAR[]", "service_profile": "VARCHAR",
+}[name] for name in ("run", "slot", "attempt", *PACKAGE_COLUMNS)}
 """The SQL type of each column ``insert_group`` writes, in the order of its values."""
 _FINDING_TYPES = {"package_row": "BIGINT", "n": "INTEGER", "code": "VARCHAR", "message": "VARCHAR", "step": "INTEGER",
                   "check_id": "VARCHAR", "detail": "JSON", "kind": "VARCHAR", "witness": "JSON",
@@ -198,6 +198,7 @@ def _package_columns(package: TaskPackage, verdict: Verdict, near: str | None = 
         "verifier_version": verdict.verifier_version,
         "sft_ready": verdict.sft_ready,
         "review_codes": verdict.review_codes,
+        "service_profile": package.service_profile,
     }
 
 

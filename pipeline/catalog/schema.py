@@ -249,6 +249,15 @@ annotators' latest labels say so, ``disputed`` otherwise), and ``packages_audit`
 ``packages`` row with its ``audit_label`` (NULL: nobody labelled it), ``audit_code`` and
 ``audit_annotators``: what ``synth export --where`` selects over."""
 
+_V8_PROFILE = (
+    "ALTER TABLE packages ADD COLUMN service_profile VARCHAR",
+    """UPDATE packages SET service_profile = coalesce(json_extract_string(package, '$.service_profile'), 'default')
+       WHERE package IS NOT NULL""",
+)
+"""Schema 8: each row's service profile (``packages.service_profile``: ``default`` or ``claw``;
+NULL for a generation failure) as a column, so the audit's strata read no package JSON (reading
+it was most of ``synth audit stats``'s time)."""
+
 MIGRATIONS: list[Migration] = [
     Migration(1, "runs, packages, findings, llm_calls and the curation views", _V1_TABLES + _V1_VIEWS),
     Migration(2, "packages.injected_defect: the label of a defect the offline generator injected on purpose",
@@ -260,6 +269,7 @@ MIGRATIONS: list[Migration] = [
     Migration(6, "rollouts.passed recomputed: a run passes only with full marks", _V6_PASSED),
     Migration(7, "audit_labels: people's labels of package rows; audit_latest, audit_consensus, packages_audit",
               _V7_AUDIT),
+    Migration(8, "packages.service_profile: the package's service profile as a column", _V8_PROFILE),
 ]
 
 

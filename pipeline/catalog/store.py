@@ -486,6 +486,12 @@ class Catalog:
         with self._connection() as con:
             return audit.labels(con, row, annotator, latest)
 
+    def audit_consensus(self) -> dict[int, str]:
+        """Every labelled row's ``audit_label``: the majority of its annotators' latest labels
+        (``accept``, ``defective``, ``unsure``), or ``disputed``."""
+        with self._connection() as con:
+            return audit.consensus(con)
+
     def audit_queue(self, sample: int = audit.DEFAULT_SAMPLE, refusals: int = audit.DEFAULT_REFUSALS,
                     seed: int = 0, where: str | None = None, annotator: str | None = None) -> audit.AuditQueue:
         """What people should label (``audit.queue``): every row with a review note or a reader

@@ -1,26 +1,30 @@
-"""``synth audit queue|label|stats|export``: people judge packages, and the project learns how
-right its verifier is. A thin mirror of ``Catalog.audit_queue``, ``add_label``, ``audit_stats``
-and ``interop.audit_export.export_audit``; every command has ``--json``.
+"""``synth audit``: people judge packages, and the project learns how right its verifier is.
 
-``label`` opens the catalog for writing (the writer lock: it waits for no run, it fails with exit
-3 while one writes); the others read it read-only.
+``synth audit [OPTIONS]`` serves the review page (``interop.audit_server``); ``synth audit
+queue|label|stats|export`` are a thin mirror of ``Catalog.audit_queue``, ``add_label``,
+``audit_stats`` and ``interop.audit_export.export_audit``, each with ``--json``.
+
+``label`` (and each label the page saves) opens the catalog for writing (the writer lock: it waits
+for no run, it fails with exit 3 while one writes); the others read it read-only.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, new_table
+from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
+from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
     from pipeline.catalog.audit import AuditQueue, AuditStats
     from pipeline.catalog.estimates import Estimate
 
-audit_app = typer.Typer(no_args_is_help=True,
-                        help="Judge packages by hand and measure the verifier: queue, label, stats, export.")
+audit_app = typer.Typer()
+DEFAULT_PORT = 8731
 
 WhereOpt = typer.Option(None, "--where", help="One SQL boolean over `packages` columns and audit_label, e.g. "
                                               "\"capability = 'general'\": only those rows.")
@@ -34,6 +38,76 @@ def _text(value: object) -> str:
     from rich.markup import escape
 
     return "-" if value is None else escape(str(value))
+
+
+@audit_app.callback(invoke_without_command=True)
+def page(
+    ctx: typer.Context,
+    catalog: Path = CatalogOpt,
+    run: int = typer.Option(None, "--run", metavar="ID", show_default=False, help="Only the rows of run ID."),
+    port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port)."),
+    annotator: str = typer.Option(None, "--annotator", metavar="NAME", show_default=False,
+                                  help="Your name, which every label you give carries (the page asks if not given)."),
+    sample: int = typer.Option(100, "--sample", min=0, help="Accepted rows to sample, stratified by capability, "
+                                                            "workflow and service profile."),
+    refusals: int = typer.Option(5, "--refusals", min=0, help="Refused rows to sample per first reason code."),
+    seed: int = typer.Option(0, "--seed", help="The sample's seed: one seed, one sample."),
+    where: str = WhereOpt,
+    open_browser: bool = typer.Option(False, "--open", help="Open the page in the default browser."),
+    as_json: bool = JsonOpt,
+) -> None:
+    """Judge packages by hand and measure the verifier.
+
+    Without a command: serve the review page with the options below. It shows the sampling plan,
+    the queue and one package per screen, labelled with the keys (a accept, d defective, u unsure,
+    c comment, j/k next/previous); each label is saved in the catalog at once. It listens on
+    127.0.0.1 only, behind the token in the URL it prints; Ctrl-C stops it.
+
+    The commands do the same from the terminal: queue, label, stats (the figures), export."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        from pipeline.interop import audit_server
+    except ImportError as exc:
+        raise UserError(f"synth audit serves its page with Starlette and uvicorn ({exc.name or 'starlette'} is "
+                        "missing); install them with: pip install 'synth[audit]' (in a checkout: "
+                        "pip install -e '.[audit]')") from exc
+    from pipeline.runs.interrupt import terminate_as_interrupt
+
+    options = audit_server.AuditOptions(catalog=catalog, run=run, where=where, sample=sample, refusals=refusals,
+                                        seed=seed, annotator=annotator)
+    try:
+        sock = audit_server.listen(port)
+    except OSError as exc:
+        raise UserError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}); pass another --port "
+                        "(0: any free port)") from exc
+    try:
+        site = audit_server.AuditSite(options, sock.getsockname()[1])
+    except BaseException:
+        sock.close()
+        raise
+    queue_ = site.queue
+    if as_json:
+        emit_json({"url": site.url, "catalog": str(catalog), "items": len(queue_.items),
+                   "population": queue_.population})
+    else:
+        _line(f"audit page for {catalog}: {len(queue_.items):,} item(s) to label of {queue_.population:,} row(s)")
+        _line(f"open {site.url}")
+        _line("(127.0.0.1 only; the token in the URL is your key: share it with no one; Ctrl-C stops)")
+    sys.stdout.flush()
+    if open_browser:
+        import webbrowser
+
+        webbrowser.open(site.url)
+    try:
+        with terminate_as_interrupt():
+            audit_server.serve(site, sock)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    if not as_json:
+        err_console.print("stopped")
 
 
 @audit_app.command()

@@ -251,7 +251,7 @@ def rejections(
         if as_json:
             emit_json([c.model_dump(mode="json") for c in found])
             return
-        from pipeline.cli.witnesses import claim_lines
+        from pipeline.core.claim_text import claim_lines
 
         for c in found:
             _line(f"row {c.row_id} {c.package_id or '-'} {c.kind} {c.code}: {c.message}")

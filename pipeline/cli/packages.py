@@ -126,7 +126,8 @@ def play_witness(package: TaskPackage, witness_file: Path, index: int, as_json: 
     from pydantic import ValidationError
 
     from pipeline import Grader, play_actions
-    from pipeline.cli.witnesses import claim_lines, read_witness
+    from pipeline.cli.witnesses import read_witness
+    from pipeline.core.claim_text import claim_lines
 
     package_id = package.compute_id()
     chosen = read_witness(witness_file, package_id, index)
@@ -342,7 +343,7 @@ class Lines:
 
 
 def report_verdict(source: str, verdict: Verdict, as_json: bool, lines: Lines | None = None) -> None:
-    from pipeline.cli.witnesses import claim_lines
+    from pipeline.core.claim_text import claim_lines
 
     """One verdict: a JSON line (the verdict, its ``source`` and ``review_codes``), or a line with
     its notes, refusals (with their witnesses), review notes and SFT losses beneath, one line each,

@@ -19,26 +19,6 @@ from pydantic import ValidationError
 from pipeline import Witness
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.jsonvalues import ShapeError, parse_json
-from pipeline.core.outcomes import Claim, Reading
-
-
-def claim_lines(claim: Claim | dict[str, Any] | None, reading: Reading | dict[str, Any] | None,
-                brief: bool = False) -> list[str]:
-    """A claim and the reader's answer as a few plain lines (none without a claim): what the
-    verifier read, the request's words, what the checks do, the other reading, who read it
-    (``brief``: the reading, the words and the reader only)."""
-    if claim is None:
-        return []
-    c = claim if isinstance(claim, Claim) else Claim.model_validate(claim)
-    out = [f"read: {c.reading}", "from: " + " / ".join(f'"{w}"' for w in c.words)]
-    if not brief:
-        out += [f"checks: {c.instead}", f"or: {c.alternative}"]
-    if reading is None:
-        out.append("reader: rules (the verifier's reading stands)")
-    else:
-        r = reading if isinstance(reading, Reading) else Reading.model_validate(reading)
-        out.append(f"reader: {r.reader} {r.answer}{' (cached)' if r.cached else ''}" + (f": {r.reason}" if r.reason else ""))
-    return out
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,10 @@ What the page shows, each figure read through the catalog API (``Catalog.stats``
 - where rollouts exist (table ``rollouts``), per capability and model, a histogram of the
   packages' pass rates (a package's pass rate: the share of its counted rollouts that passed; a
   rollout ended by a model-server error counts in none) in ten bins of 10 points, the last holding
-  100 %, and a table of the same groups.
+  100 %, and a table of the same groups;
+- where people have labelled rows (``synth audit``), the verifier against people
+  (``Catalog.audit_stats`` of the run's rows, or of every row): agreement between annotators and
+  the precision and recall of acceptance, of refusal and per reason code, with 95% Wilson intervals.
 
 The page carries plotly.js once, inline: it needs no network. The file is written beside ``out``
 under a temporary name and renamed over it once whole.
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from pipeline.catalog.audit import AuditStats
 from pipeline.catalog.calibration import PackageCalibration
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.queries import RejectionCount, RolloutUsage, RunInfo, is_import
@@ -109,6 +113,8 @@ class ReportData(BaseModel):
     completion_tokens: int
     rollouts: int
     pass_rates: list[PassRateGroup]
+    audit: AuditStats | None = None
+    """People's labels against the verifier (None: no row of the report is labelled)."""
 
 
 class ReportSummary(BaseModel):
@@ -122,6 +128,8 @@ class ReportSummary(BaseModel):
     charts: list[str]
     rollouts: int
     cost: float | None
+    audited_rows: int = 0
+    """Rows people labelled, whose figures the page shows."""
 
 
 def bin_of(passes: int, samples: int) -> int:
@@ -177,7 +185,17 @@ def gather(catalog: Catalog, run: int | None = None) -> ReportData:
         capabilities=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(capabilities.items())],
         workflows=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(workflows.items())],
         llm_calls=stats.llm_calls, prompt_tokens=stats.prompt_tokens, completion_tokens=stats.completion_tokens,
-        rollouts=sum(u.rollouts for u in usage), pass_rates=pass_rate_groups(catalog.calibration(run=run), usage))
+        rollouts=sum(u.rollouts for u in usage), pass_rates=pass_rate_groups(catalog.calibration(run=run), usage),
+        audit=audit_figures(catalog, run))
+
+
+def audit_figures(catalog: Catalog, run: int | None) -> AuditStats | None:
+    """The audit's figures of run ``run``'s rows (None: every row), or None when people labelled
+    none of them."""
+    if not catalog.audit_consensus():
+        return None
+    stats = catalog.audit_stats(None if run is None else f"run = {int(run)}")
+    return stats if stats.labelled_rows else None
 
 
 # --------------------------------------------------------------------------- charts
@@ -259,18 +277,14 @@ def _histograms(groups: list[PassRateGroup]) -> Figure:
 
 def render(data: ReportData, prices: Prices | None = None) -> tuple[str, list[str]]:
     """The page's HTML and the names of its charts, in page order."""
-    from jinja2 import FileSystemLoader, StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
-
     import pipeline
+    from pipeline.interop.html_pages import html_environment
 
     figures = charts(data)
     html = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"chart-{name}",
                                  config={"displaylogo": False, "responsive": True})
             for index, (name, figure) in enumerate(figures.items())}
-    env = SandboxedEnvironment(loader=FileSystemLoader(TEMPLATE.parent), autoescape=True, undefined=StrictUndefined,
-                      keep_trailing_newline=True)
-    page = env.get_template(TEMPLATE.name).render(
+    page = html_environment().get_template(TEMPLATE.name).render(
         data=data, charts=html, prices=prices, bin_labels=BIN_LABELS, version=pipeline.__version__,
         cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None,
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
@@ -297,5 +311,6 @@ def write_report(catalog: Catalog, out: Path | str, run: int | None = None,
         raise CatalogError(f"cannot write {out}: {exc.strerror or exc}; pass --out in a folder you can write") from exc
     return ReportSummary(path=str(out), bytes=out.stat().st_size, run=run, funnel=data.funnel, charts=names,
                          rollouts=data.rollouts,
-                         cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None)
+                         cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None,
+                         audited_rows=data.audit.labelled_rows if data.audit else 0)
 

@@ -259,3 +259,16 @@ def test_intervals_cover_the_planted_truth_at_about_their_rate() -> None:
             covered[name] += estimate.low <= truth[name] <= estimate.high
     for name, hits in covered.items():
         assert 0.88 <= hits / seeds <= 0.995, (name, hits / seeds)
+
+
+def test_catalog_connections_draw_no_progress_bar(filled: tuple[Catalog, dict[str, list[int]]]) -> None:
+    # DuckDB draws its bar on stdout after two seconds of a query: it would corrupt `--json` output
+    catalog, _ = filled
+    from pipeline.catalog.connect import Access, connect
+
+    for access in Access:
+        con = connect(catalog.path, access, 5.0)
+        try:
+            assert con.execute("SELECT current_setting('enable_progress_bar')").fetchone() == (False,)
+        finally:
+            con.close()

@@ -87,3 +87,63 @@ def test_unknown_row_and_bad_where(audited: tuple[Path, dict[str, list[int]]], s
     assert result.exit_code == 2 and "without ';'" in result.stderr
     result = synth("audit", "stats", "--where", "nope = 1", "--catalog", path)
     assert result.exit_code == 2 and "the packages columns are" in result.stderr
+
+
+def test_bare_audit_serves_the_page_with_a_token(audited: tuple[Path, dict[str, list[int]]],
+                                                 synth: Callable[..., CliResult],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from pipeline.interop import audit_server
+
+    served: list[tuple[audit_server.AuditSite, int]] = []
+    monkeypatch.setattr(audit_server, "serve", lambda site, sock: served.append((site, sock.getsockname()[1])))
+    path, rows = audited
+    done = synth("audit", "--catalog", path, "--port", "0", "--run", "1", "--where", "status = 'rejected'",
+                 "--sample", "0", "--refusals", "2", "--annotator", "ana", "--json")
+    assert done.exit_code == 0, done.stderr
+    [(site, port)] = served
+    shown = json.loads(done.stdout)
+    assert shown["url"] == f"http://127.0.0.1:{port}/?token={site.token}" and len(site.token) >= 32
+    assert site.where == "run = 1 AND (status = 'rejected')" and site.options.annotator == "ana"
+    assert {i.row for i in site.queue.items} >= set(rows["refused"][:2]) and shown["items"] == len(site.queue.items)
+    assert not ({i.row for i in site.queue.items} & set(rows["accepted"]))
+    table = synth("audit", "--catalog", path, "--port", "0")
+    assert table.exit_code == 0 and f"open {served[1][0].url}" in table.stdout and "127.0.0.1 only" in table.stdout
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        busy = synth("audit", "--catalog", path, "--port", taken.getsockname()[1])
+    assert busy.exit_code != 0 and "cannot listen on 127.0.0.1" in busy.stderr and "another --port" in busy.stderr
+    missing = synth("audit", "--catalog", path.with_name("none.duckdb"), "--port", "0")
+    assert missing.exit_code != 0 and "no catalog at" in missing.stderr and "Traceback" not in missing.stderr
+    bad = synth("audit", "--catalog", path, "--port", "0", "--where", "nonsense_column = 1")
+    assert bad.exit_code != 0 and "nonsense_column" in bad.stderr and len(served) == 2
+
+
+@pytest.mark.slow
+def test_the_served_page_answers_and_ctrl_c_stops_it(audited: tuple[Path, dict[str, list[int]]]) -> None:
+    import http.client
+    import signal
+    import subprocess
+    import sys
+
+    path, _ = audited
+    process = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "audit", "--catalog", str(path), "--port", "0",
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = json.loads(process.stdout.readline())["url"]  # printed once the socket listens
+        port = int(url.split(":")[2].split("/")[0])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("GET", "/" + url.split("/", 3)[3])
+        response = connection.getresponse()
+        assert response.status == 303 and "HttpOnly" in (response.getheader("set-cookie") or "")
+        connection.close()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+        assert "Traceback" not in (process.stderr.read() if process.stderr else "")
+    finally:
+        process.kill()
+        process.wait()

@@ -1,8 +1,9 @@
 """Catalogs for the report's tests: two offline runs, and the same with rollout rows on known
-packages with known outcomes."""
+packages with known outcomes; and ``chromium``, which the browser tests ask for."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,17 @@ import pytest
 from pipeline import RunOptions, start_run
 from tests.conftest import copy_catalog
 from tests.support.rollout_rows import RolloutRow, insert_rollouts
+
+
+@pytest.fixture
+def chromium() -> None:
+    """Skip without Debian's Chromium (``tests/support/browser.py``); in CI (``CI`` set), fail instead."""
+    from tests.support.browser import chromium_available
+
+    if not chromium_available():
+        if os.environ.get("CI"):
+            pytest.fail("/usr/bin/chromium is missing: .ci/run installs it (apt-get install -y chromium)")
+        pytest.skip("needs Debian's chromium: apt-get install -y chromium")
 
 
 @dataclass(frozen=True)

@@ -118,3 +118,30 @@ def test_a_cell_without_rollouts_says_so(report_catalog: ReportCatalog) -> None:
     empty = [a for a in figure.layout.annotations if a.text == "no rollouts"]
     assert titles == ["general · m1", "general · m2", "multi-turn · m1", "multi-turn · m2"]
     assert len(empty) == 1 and (empty[0].xref, empty[0].yref) == ("x2 domain", "y2 domain")  # row 1, column 2
+
+
+def test_the_audit_figures_appear_once_people_have_labelled(runs_catalog: Path, tmp_path: Path) -> None:
+    from tests.conftest import copy_catalog
+
+    path = copy_catalog(runs_catalog, tmp_path / "catalog.duckdb")
+    page, _ = render(gather(Catalog.open(path, read_only=True)))
+    assert "No labels:" in page and 'data-figure="acceptance-precision"' not in page
+    accepted, refused = (_sql(path, f"SELECT row_id FROM packages WHERE run = 1 AND status = '{s}' AND package IS NOT NULL "
+                                    "ORDER BY row_id LIMIT 2") for s in ("accepted", "rejected"))
+    with Catalog.open(path) as writer:
+        for who in ("ana", "ben"):
+            writer.add_label(int(accepted[0][0]), "accept", who)
+            writer.add_label(int(accepted[1][0]), "defective" if who == "ana" else "accept", who)
+        writer.add_label(int(refused[0][0]), "defective", "ana")
+    reader = Catalog.open(path, read_only=True)
+    data = gather(reader)
+    assert data.audit == reader.audit_stats()
+    assert data.audit is not None and data.audit.labels == 5 and data.audit.agreement.method == "cohen"
+    page, _ = render(data)
+    precision = data.audit.acceptance.precision
+    assert precision.value is not None and precision.low is not None
+    assert re.search(rf'data-figure="acceptance-precision">{100 * precision.value:.1f}% <span class="note">'
+                     rf'\[{100 * precision.low:.1f}, ', page)
+    assert 'data-figure="labels">5<' in page and 'data-figure="kappa">' in page
+    assert gather(reader, 2).audit is None  # run 2's rows are unlabelled
+    assert write_report(reader, tmp_path / "r.html").audited_rows == 3

@@ -4,7 +4,6 @@ Plotly plot, and the funnel it shows is the catalog's."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import duckdb
@@ -14,17 +13,7 @@ from pipeline import Catalog
 from pipeline.interop.report import write_report
 from tests.interop.conftest import ReportCatalog
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _chromium() -> None:
-    from tests.support.browser import chromium_available
-
-    if not chromium_available():
-        if os.environ.get("CI"):
-            pytest.fail("/usr/bin/chromium is missing: .ci/run installs it (apt-get install -y chromium)")
-        pytest.skip("needs Debian's chromium: apt-get install -y chromium")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("chromium")]
 
 
 def _catalog_funnel(path: Path, run: int | None) -> list[int]:

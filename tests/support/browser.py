@@ -1,6 +1,6 @@
-"""A report page loaded in a real headless browser: Debian's Chromium (``/usr/bin/chromium``,
-``apt-get install chromium``) driven by Playwright over its pipe (Playwright's own browser
-download is never used). Shared by the report's browser test and ``bench/report_render.py``."""
+"""Pages in a real headless browser: Debian's Chromium (``/usr/bin/chromium``, ``apt-get install
+chromium``) driven by Playwright over its pipe (Playwright's own browser download is never used).
+Shared by the report's and the audit page's browser tests and their benchmarks."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def chromium_available() -> bool:
 
 
 @contextmanager
-def load_report(path: Path, timeout_s: float = 30.0) -> Iterator[PageLoad]:
-    """Open ``path`` in a new headless Chromium with a new profile and wait until its charts are
-    drawn; the browser closes when the block ends."""
+def chromium_page(timeout_s: float = 30.0) -> Iterator[PageLoad]:
+    """A page in a new headless Chromium with a new profile, its console errors, uncaught
+    exceptions and requests recorded from the start; the browser closes when the block ends."""
     profile = tempfile.mkdtemp(prefix="synth-chromium-")
     try:
         with sync_playwright() as playwright:
@@ -55,6 +55,7 @@ def load_report(path: Path, timeout_s: float = 30.0) -> Iterator[PageLoad]:
                 profile, executable_path=str(CHROMIUM), headless=True, args=FLAGS)
             try:
                 page = context.new_page()
+                page.set_default_timeout(timeout_s * 1000)
                 load = PageLoad(page)
 
                 def console(message: ConsoleMessage) -> None:
@@ -64,12 +65,21 @@ def load_report(path: Path, timeout_s: float = 30.0) -> Iterator[PageLoad]:
                 page.on("console", console)
                 page.on("pageerror", lambda exc: load.errors.append(f"uncaught: {exc}"))
                 page.on("request", lambda request: load.requests.append(request.url))
-                page.goto(path.resolve().as_uri(), wait_until="commit", timeout=timeout_s * 1000)
-                handle = page.wait_for_function(CHARTS_DRAWN, polling="raf", timeout=timeout_s * 1000)
-                load.charts_ms = float(handle.json_value())
-                page.wait_for_load_state("load")
                 yield load
             finally:
                 context.close()
     finally:
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def load_report(path: Path, timeout_s: float = 30.0) -> Iterator[PageLoad]:
+    """Open ``path`` in a new headless Chromium with a new profile and wait until its charts are
+    drawn; the browser closes when the block ends."""
+    with chromium_page(timeout_s) as load:
+        page = load.page
+        page.goto(path.resolve().as_uri(), wait_until="commit", timeout=timeout_s * 1000)
+        handle = page.wait_for_function(CHARTS_DRAWN, polling="raf", timeout=timeout_s * 1000)
+        load.charts_ms = float(handle.json_value())
+        page.wait_for_load_state("load")
+        yield load

@@ -815,6 +815,84 @@ def _number_replacer(old: float, new: float) -> Any:
     return replace
 
 
+def priced_text_findings(run: ReferenceRun) -> list[Finding]:
+    """A text the reference read prices the work and states how to adjust it ("three workshop
+    sessions at $450 each, less our 10% early-booking discount"; ``stated_adjustments`` of that
+    text), and the checks want the product of two of its figures adjusted otherwise: the
+    adjustment left out (1,350) or put the other way. Witness: a correct agent that writes the
+    product with the text's adjustments (1,215). A number the request states is the user's."""
+    told = set(number_values(run.said))
+    graded = [n for n in _graded_numbers(run) if n not in told]
+    if not graded:
+        return []
+    out: list[Finding] = []
+    for text in _read_texts(run):
+        stated = stated_adjustments(text)
+        if not stated:
+            continue
+        figures_ = sorted({m.value for m in numbers_in(text) if m.kind != "percent" and m.value > 0})
+        for i, a in enumerate(figures_):
+            for b in figures_[i + 1:]:
+                product = round(a * b, 2)
+                right = adjust(product, stated)
+                for number in graded:
+                    wrong = [how for how, v in misadjusted(product, stated) if abs(v - number) < 0.005]
+                    if not wrong or any(abs(right - n) < 0.005 for n in graded):
+                        continue
+                    said = int(right) if float(right).is_integer() else right
+                    steps = said_instead(substituted(run, _number_replacer(number, said))
+                                         or dict(enumerate(run.package.reference)), number, said)
+                    words = ", ".join(x.words for x in stated)
+                    agent = witness(run, "correct", "stated_adjustment", f"writes {a:g} × {b:g} {words}, as the "
+                                    f"text it read states: {said:,}", run.score, steps)
+                    out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
+                                       detail={"value": number, "expected": said, "adjustment": words},
+                                       message=f"the checks want {number:,g}, {a:g} × {b:g} {wrong[0]}; the text the "
+                                               f"agent reads states {words}: {said:,}"))
+                    return out
+    return out
+
+
+def _read_texts(run: ReferenceRun) -> list[str]:
+    """The texts (strings with a space) of the records the reference read, each once."""
+    return list(dict.fromkeys(v for lst in run.read_lists for r in lst for v in r.values()
+                              if isinstance(v, str) and " " in v and has_digit(v)))
+
+
+def duration_findings(run: ReferenceRun) -> list[Finding]:
+    """The request states one length for what the agent books ("a 45-minute call", "a two-hour
+    review"; ``text_values.minutes_in``, a length said with "before", "after", "earlier" or
+    "later" being an offset, not a length) and a write gives a ``duration``/``minutes`` argument
+    another number of minutes. Witness: a correct agent that writes the stated length."""
+    said = run.said
+    lengths = {m for m in minutes_in(said) if m > 0}
+    if len(lengths) != 1 or _OFFSET.search(said):
+        return []
+    (length,) = lengths
+    out: list[Finding] = []
+    for index, args in run.args.items():
+        for key, value in args.items():
+            if "duration" not in key and not key.endswith("minutes"):
+                continue
+            if not _is_number(value) or value == length or ("hour" in key and value * 60 == length):
+                continue
+            stated = length // 60 if "hour" in key and length % 60 == 0 else length
+            step = run.package.reference[index]
+            assert isinstance(step, CallStep)
+            steps = {**dict(enumerate(run.package.reference)), index: CallStep.model_construct(
+                call=step.call, args={**args, key: stated}, expect_status=step.expect_status)}
+            agent = witness(run, "correct", "stated_length", f"writes {key} = {stated}, the length the request "
+                            "states", run.score, steps)
+            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=index, witness=agent,
+                               detail={"argument": key, "value": value, "expected": stated},
+                               message=f"step {index} writes {key} = {value:g}, but the request states a length of "
+                                       f"{length} minutes"))
+    return out
+
+
+_OFFSET = re.compile(r"\b(?:minutes?|mins?|hours?|hrs?)\s+(?:before|after|earlier|later|ahead|prior)\b", re.IGNORECASE)
+
+
 def formula_findings(run: ReferenceRun) -> list[Finding]:
     """The request states a per-record formula ("order twice the reorder level minus what we have
     on hand"; ``formulas.computed_writes``) and a write aimed at a record writes a number other
@@ -873,5 +951,6 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     if run is None:
         return out
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
-            + subset_findings(run) + adjustment_findings(run) + formula_findings(run) + offset_findings(run)
+            + subset_findings(run) + adjustment_findings(run) + priced_text_findings(run) + duration_findings(run)
+            + formula_findings(run) + offset_findings(run)
             + period_record_findings(run))

@@ -89,8 +89,12 @@ _DIGIT = re.compile(r"\d")
 
 def has_digit(text: str) -> bool:
     """Whether ``text`` holds a digit (a character ``\\d`` matches): a cheap test before patterns
-    that only match around one."""
-    return _DIGIT.search(text) is not None
+    that only match around one. An ASCII text is searched for the ten digits by substring tests,
+    several times faster than the pattern (whose ``\\d`` tests each character's Unicode category)."""
+    if not text.isascii():
+        return _DIGIT.search(text) is not None
+    return ("0" in text or "1" in text or "2" in text or "3" in text or "4" in text or "5" in text or "6" in text
+            or "7" in text or "8" in text or "9" in text)
 
 _WORD_RUN = re.compile(r"\w+")
 

@@ -7,12 +7,12 @@ service schemas use into plain predicates once: ``type``, ``enum``, ``const``, `
 ``minLength``/``maxLength``, ``pattern``, ``minimum``/``maximum`` and their exclusive forms
 (annotations such as ``description`` or ``format`` are ignored, as jsonschema ignores them). A
 schema with any other keyword is left to jsonschema alone. Arguments the fast predicate rejects
-are checked again by jsonschema, whose first error becomes the one-line message, so messages never
-depend on the fast path. One failure is described without it, in the words ``describe`` gives
-jsonschema's error: a string property of a plain object schema that fails only its ``pattern``,
-every other property and keyword passing (a perturbed date-time, the commonest wrong argument of
-the verifier's mutations), which spares the verifier importing jsonschema at all on most packages.
-``tests/core/test_arguments.py`` compares both on every service schema.
+are checked again by jsonschema, whose first error becomes the one-line message; but for one
+failure, worded without it exactly as ``describe`` words jsonschema's error: a string property of a
+plain object schema that fails only its ``pattern``, every other property and keyword passing (a
+perturbed date-time, the commonest wrong argument of the verifier's mutations), which spares the
+verifier importing jsonschema at all on most packages. ``tests/core/test_arguments.py`` compares
+predicates and messages with jsonschema's on every service schema.
 """
 
 from __future__ import annotations

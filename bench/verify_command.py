@@ -8,7 +8,9 @@ each (as ``synth catalog show --out`` writes a package), then runs ``synth verif
 output piped to a file (not a terminal) and measures the CPU time of that process
 (``os.wait4``), which leaves out time a shared machine gave to other work. The command runs as an
 installed tool does, with its modules' bytecode cached (``PYTHONDONTWRITEBYTECODE`` is dropped
-from its environment, and one run of each version, not timed, writes the caches first).
+from its environment, and one run of each version, not timed, writes the caches first), with
+``PYTHONPATH`` naming that version's own tree (a virtualenv's editable install may point at another
+checkout of the project).
 
 With ``--against CHECKOUT`` (another checkout of the project, with its own virtualenv in
 ``CHECKOUT/.venv``: ``git worktree add /tmp/db67 db67efa`` then ``python3 -m venv .venv &&
@@ -85,6 +87,7 @@ def generate(version: Version, folder: Path, count: int, seed: int) -> None:
 def run_verify(version: Version, folder: Path, output: Path) -> Timing:
     """Run ``synth verify folder`` of ``version``, stdout to ``output``; its own CPU time."""
     env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(version.root)  # its own tree: a virtualenv's path entry may name another checkout
     started = time.perf_counter()
     with output.open("w", encoding="utf-8") as out:
         child = subprocess.Popen([str(version.synth), "verify", str(folder)], cwd=version.root, stdout=out,

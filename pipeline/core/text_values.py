@@ -89,8 +89,12 @@ _DIGIT = re.compile(r"\d")
 
 def has_digit(text: str) -> bool:
     """Whether ``text`` holds a digit (a character ``\\d`` matches): a cheap test before patterns
-    that only match around one."""
-    return _DIGIT.search(text) is not None
+    that only match around one. An ASCII text is searched for the ten digits by substring tests,
+    several times faster than the pattern (whose ``\\d`` tests each character's Unicode category)."""
+    if not text.isascii():
+        return _DIGIT.search(text) is not None
+    return ("0" in text or "1" in text or "2" in text or "3" in text or "4" in text or "5" in text or "6" in text
+            or "7" in text or "8" in text or "9" in text)
 
 _WORD_RUN = re.compile(r"\w+")
 
@@ -642,7 +646,7 @@ _BETWEEN_TIMES = re.compile(r"\bbetween\s+(?P<a>\S+(?:\s*[ap]\.?m\.?)?)\s+(?:and
                             re.IGNORECASE)
 _TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not after|before|after|by)\s+"
                          r"(?P<t>\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midday)", re.IGNORECASE)
-_MONTH_WORD = "|".join(m[:3] + "[a-z]*" for m in MONTHS)
+_MONTH_WORD = "(?:" + "|".join(m[:3] for m in MONTHS) + ")[a-z]*"  # one letter class, not twelve: cheaper to compile
 _DAY_SPAN_OF_MONTH = re.compile(
     rf"\b(?:(?P<m1>{_MONTH_WORD})\.?\s+)?(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?P<join>to|-|–|and|until|through|till)\s*"
     rf"(?:the\s+)?(?:(?:{'|'.join(WEEKDAYS)})\s+)?(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\b"

@@ -364,14 +364,18 @@ class _BadCondition(Exception):
     """A ``where`` argument the service answers with an error body (an invalid date)."""
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+@cache
+def _cjk() -> re.Pattern[str]:
+    """A CJK ideograph. Compiled on first need: its range makes it one of the dearest patterns to
+    compile, and only the claw profile's search services use it."""
+    return re.compile(r"[\u4e00-\u9fff]")
 
 
 def _kb_tokens(text: str) -> set[str]:
     """``shares_token`` tokens (see ``WhereSpec``)."""
     tokens = set(text.lower().split())
     tokens.update(b for b in (text[i:i + 2].lower() for i in range(len(text) - 1)) if not b.isspace())
-    tokens.update(_CJK.findall(text))
+    tokens.update(_cjk().findall(text))
     return tokens
 
 
@@ -694,8 +698,9 @@ _PUNCTUATION = ",.!?;:\"'()[]{}。，！？；：“”‘’（）【】《》"
 def _web_tokens(text: str) -> set[str]:
     """Search tokens: lower-cased words stripped of punctuation, CJK characters and CJK pairs."""
     tokens = {w.strip(_PUNCTUATION) for w in text.lower().split()} - {""}
-    tokens.update(_CJK.findall(text))
-    tokens.update(text[i:i + 2] for i in range(len(text) - 1) if _CJK.match(text[i]) and _CJK.match(text[i + 1]))
+    cjk = _cjk()
+    tokens.update(cjk.findall(text))
+    tokens.update(text[i:i + 2] for i in range(len(text) - 1) if cjk.match(text[i]) and cjk.match(text[i + 1]))
     return tokens
 
 

@@ -116,6 +116,35 @@ def taxonomy() -> dict[str, Capability]:
     return out
 
 
+@cache
+def contracts() -> dict[str, Contract]:
+    """Every shipped capability's contract, by name: ``taxonomy()[name].contract``, read without
+    parsing the workflow templates (the verifier needs the contracts alone, and the templates are
+    most of each file). A file whose top level is written in block style, each key at the start
+    of a line as in every shipped file, has its ``contract`` entry parsed alone; any other is
+    parsed whole."""
+    return {path.stem: _contract(path.read_text(encoding="utf-8"))
+            for path in sorted(capabilities_dir().glob("*.yaml"))}
+
+
+_TOP_KEY = re.compile(r"^(?=[A-Za-z_][\w-]*[ \t]*:)", re.MULTILINE)
+"""The start of a line holding a plain top-level key: where a block-style file's entries begin."""
+_OTHER_TOP_LINE = re.compile(r"^(?=\S)(?![A-Za-z_][\w-]*[ \t]*:|-(?:\s|$)|#|---|\.\.\.)", re.MULTILINE)
+"""A line at the left edge that is no plain key, sequence item, comment, document marker or blank:
+the top level is not plain block style (a flow mapping, a quoted key)."""
+
+
+def _contract(text: str) -> Contract:
+    """The ``contract`` of a capability file's text (see ``contracts``)."""
+    if _OTHER_TOP_LINE.search(text):
+        data = yaml_text.load(text)
+    else:
+        entries = [e for e in _TOP_KEY.split(text) if re.match(r"contract[ \t]*:", e)]
+        data = yaml_text.load(entries[-1]) if entries else {}  # the last of repeated keys wins, as in a whole parse
+    found = data.get("contract") if isinstance(data, dict) else None
+    return Contract.model_validate(found if found is not None else {})
+
+
 class UnknownName(UserError):
     """A capability or workflow template the taxonomy does not have; the message lists the known ones."""
 

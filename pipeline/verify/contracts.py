@@ -44,7 +44,7 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
 from pipeline.core.text_values import EMAIL, has_word
 from pipeline.core.trajectory import Trajectory
-from pipeline.taxonomy.capabilities import Contract, taxonomy
+from pipeline.taxonomy.capabilities import Contract, contracts
 from pipeline.verify.aggregates import (
     adjust,
     adjustments,
@@ -64,10 +64,10 @@ from pipeline.verify.safety import invites_breach, vacuous_findings
 
 
 def contract_findings(run: ReferenceRun) -> list[Finding]:
-    capability = taxonomy().get(run.package.capability)
-    if capability is None:
+    name = run.package.capability
+    contract: Contract | None = contracts().get(name)
+    if contract is None:
         return []
-    contract: Contract = capability.contract
     counts = {
         "faults": lambda: _recovered_faults(run.package, run.trajectory),
         "revealed_facts": lambda: _needed_facts(run),
@@ -84,7 +84,7 @@ def contract_findings(run: ReferenceRun) -> list[Finding]:
         have = count()
         if have < need:
             out.append(Finding(code=Code.CAPABILITY_UNMET, detail={"clause": clause, "need": need, "have": have},
-                               message=f"capability {capability.name} needs at least {need} "
+                               message=f"capability {name} needs at least {need} "
                                        f"{clause.replace('_', ' ')} ({Contract.model_fields[clause].description}); "
                                        f"this package has {have}"))
     return out

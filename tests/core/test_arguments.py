@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pipeline.core.arguments import ArgumentCheck, json_equal
+from pipeline.core.arguments import ArgumentCheck, describe, json_equal
 from pipeline.core.services import catalogue
 
 OPERATIONS = [(spec.name, op) for spec in catalogue().values() for op in spec.operations]
@@ -83,9 +83,36 @@ def test_the_fast_check_agrees_with_jsonschema(service: str, op: Any) -> None:
         for args in (valid, _broken(op.parameters, valid, rng)):
             expected = validator.is_valid(args)
             assert check.fast(args) is expected, (op.endpoint, args)
-            assert (check.problem(args) is None) is expected, (op.endpoint, args)
+            assert check.problem(args) == _jsonschema_says(validator, args), (op.endpoint, args)
             outcomes[expected] += 1
     assert min(outcomes.values()) > 20, outcomes  # both kinds of case really occurred
+
+
+def _jsonschema_says(validator: jsonschema.Draft202012Validator, args: Any) -> str | None:
+    """The message of jsonschema's first error (by path), as ``ArgumentCheck.problem`` words it."""
+    errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+    return describe(errors[0]) if errors else None
+
+
+DATED = {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string", "minLength": 1},
+                                          "start": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$"},
+                                          "end": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$"},
+                                          "code": {"type": ["string", "integer"], "pattern": "^c-"}},
+         "required": ["id"], "additionalProperties": False}
+
+
+@pytest.mark.parametrize("args", [
+    {"id": "e1", "start": "2026-12-11T09:00T10:00"},  # one pattern broken: described without jsonschema
+    {"id": "e1", "start": "2026-12-11", "end": "2026-12-11"},  # two: the first by path
+    {"start": "2026-12-11"},  # and a required field missing
+    {"id": "e1", "start": "2026-12-11", "colour": "red"},  # and an unknown field
+    {"id": "e1", "start": "2026-12-11", "title": ""},  # and another keyword of another field
+    {"id": "e1", "title": ""},  # no pattern broken
+    {"id": "e1", "start": 5},  # a pattern field of the wrong type
+    {"id": "e1", "code": "x-1"}, {"id": "e1", "code": 7},  # a pattern over a string-or-integer field
+])
+def test_a_broken_pattern_is_described_as_jsonschema_describes_it(args: dict[str, Any]) -> None:
+    assert ArgumentCheck(DATED).problem(args) == _jsonschema_says(jsonschema.Draft202012Validator(DATED), args)
 
 
 def test_messages_name_the_field() -> None:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app, main
 from pipeline.core.grading import EVALUATORS
 from pipeline.core.services import DEFAULT_PROFILE, catalogue, default_tool_name
-from pipeline.taxonomy.capabilities import Capability, taxonomy
+from pipeline.taxonomy.capabilities import Capability, Contract, _contract, contracts, taxonomy
 
 REQUIRED = ("general", "cross-service", "multi-turn", "safety", "robustness", "long-horizon", "information-synthesis")
 runner = CliRunner()
@@ -39,6 +39,22 @@ def test_required_capabilities_are_shipped_one_file_each() -> None:
         assert len(cap.templates) >= 3, name
         names = [t.name for t in cap.templates]
         assert len(names) == len(set(names)), f"{name}: duplicate template names"
+
+
+def test_contracts_read_alone_are_the_taxonomys() -> None:
+    assert contracts() == {name: cap.contract for name, cap in taxonomy().items()}
+    assert any(c != Contract() for c in contracts().values())  # the shipped files do state contracts
+
+
+@pytest.mark.parametrize(("text", "faults"), [
+    ("name: x\ncontract:\n  faults: 1\ntemplates:\n- name: t\n", 1),  # block style: the entry alone
+    ("name: x\ncontract: {faults: 1}\ntemplates: []\ncontract:\n  faults: 3\n", 3),  # the last repeated key
+    ("# a comment\n---\nname: x\ntemplates:\n- contract: {faults: 5}\n", 0),  # a template's key is no contract
+    ("{name: x, contract: {faults: 2}}\n", 2),  # flow style: read whole
+    ('"contract": {faults: 4}\n', 4),  # a quoted key: read whole
+])
+def test_a_contract_is_read_as_a_whole_parse_reads_it(text: str, faults: int) -> None:
+    assert _contract(text) == Contract(faults=faults)
 
 
 def test_check_kinds_are_kinds_the_engine_evaluates() -> None:

@@ -35,10 +35,11 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from pipeline.core.errors import UserError
+from pipeline.core.grading import score_json
 from pipeline.core.package import TaskPackage
+from pipeline.core.serving import is_loopback
 from pipeline.core.training_format import observation_text
 from pipeline.core.user import UserModel, UserModelError
-from pipeline.env.http import is_loopback, score_json
 from pipeline.env.task_env import DEFAULT_MAX_STEPS, Answer, Ask, TaskEnv, ToolCall
 
 SERVER_NAME = "synth"

@@ -18,6 +18,7 @@ from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from pipeline.core.episode import Answer, Ask, ToolCall
 from pipeline.core.package import AnswerStep, AskStep, CallStep, TaskPackage
@@ -40,16 +41,18 @@ class SynthAction(Action):
 
     @model_validator(mode="after")
     def _fields_fit_type(self) -> SynthAction:
+        # PydanticCustomError, not ValueError: OpenEnv sends a validation error's details back to
+        # the client as JSON, and a ValueError would ride along as an object that is not JSON
         if self.type == "tool_call":
             if not self.name:
-                raise ValueError("a tool_call needs the tool's name")
+                raise PydanticCustomError("synth_action", "a tool_call needs the tool's name")
             if self.text is not None:
-                raise ValueError("a tool_call carries name and arguments, not text")
+                raise PydanticCustomError("synth_action", "a tool_call carries name and arguments, not text")
         else:
             if self.text is None:
-                raise ValueError(f"an {self.type} needs its text")
+                raise PydanticCustomError("synth_action", f"an {self.type} needs its text")
             if self.name is not None or self.arguments:
-                raise ValueError(f"an {self.type} carries text only, not a name or arguments")
+                raise PydanticCustomError("synth_action", f"an {self.type} carries text only, not a name or arguments")
         return self
 
     @classmethod
@@ -80,7 +83,8 @@ class SynthObservation(Observation):
     (after the answer, or the last step of a truncated episode).
 
     ``reward`` is None until the episode ends, then the package score. ``info``: after reset,
-    ``package_id``, ``max_steps`` and ``max_tokens``; after a step, ``step`` (its index),
+    ``package_id``, ``user`` (whether the package has a simulated user to ask), ``max_steps`` and
+    ``max_tokens``; after a step, ``step`` (its index),
     ``truncated`` and, for a question, ``revealed`` (fact keys); on the step that ends the episode
     also the grade (``score``, ``checks_score``, ``passed``, ``checks``, ``safety``), as
     ``synth serve``'s ``/score`` gives it."""

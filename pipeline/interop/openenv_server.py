@@ -37,7 +37,7 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ import uvicorn
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata
+from starlette.websockets import WebSocketDisconnect
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import StatusFilter
@@ -198,8 +199,8 @@ class SynthEnvironment(Environment[SynthAction, SynthObservation, SynthState]):
                                  max_steps=max_steps, max_tokens=self.max_tokens,
                                  tokens=prepared.request_tokens, packages=len(self.pool))
         return SynthObservation(kind="request", text=prepared.package.request.text, tools=clone(prepared.tools),
-                                info={"package_id": prepared.id, "max_steps": max_steps,
-                                      "max_tokens": self.max_tokens})
+                                info={"package_id": prepared.id, "user": prepared.package.user is not None,
+                                      "max_steps": max_steps, "max_tokens": self.max_tokens})
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> SynthObservation:
         """``reset`` in the event loop, except a ``where`` not evaluated yet (a catalog query),
@@ -271,8 +272,19 @@ def build_app(pool: PackagePool, max_sessions: int = DEFAULT_MAX_SESSIONS, max_s
     ``max_sessions`` at once). Serve it behind ``Guard`` (``serve`` and ``running`` do)."""
     factory = partial(SynthEnvironment, pool, max_steps, max_tokens)
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=SESSION_IDLE_S)
-    app: App = create_fastapi_app(factory, SynthAction, SynthObservation, concurrency_config=config)
-    return app
+    app = create_fastapi_app(factory, SynthAction, SynthObservation, concurrency_config=config)
+    # OpenEnv's stateless HTTP /reset and /step make a new environment per request: a step there
+    # (before any reset) or a bad reset is the client's error, answered as JSON, never a 500
+    app.add_exception_handler(RuntimeError, partial(_refused, 409))
+    app.add_exception_handler(ValueError, partial(_refused, 400))
+    guarded: App = app
+    return guarded
+
+
+async def _refused(status: int, request: Any, exc: Exception) -> Any:
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": {"status": status, "message": str(exc)}}, status_code=status)
 
 
 class Guard:
@@ -316,19 +328,28 @@ class Guard:
                 await receive()  # websocket.connect
                 await send({"type": "websocket.close", "code": 1008, "reason": refusal[1][:120]})
                 return
-            await self.app(scope, self._guarded(receive, send), send)
+            # OpenEnv (openenv-core 0.3) closes a session the client already closed: not an error
+            with suppress(WebSocketDisconnect):
+                await self.app(scope, self._guarded(receive, send), send)
             return
         if refusal is None and headers.get("transfer-encoding"):
             refusal = 411, "send the body with a Content-Length, not chunked"
         length = headers.get("content-length", "0")
         if refusal is None and (not length.isdigit() or len(length) > 18 or int(length) > self.max_body):
             refusal = 413, f"a body is at most {self.max_body:,} bytes, with one whole Content-Length"
+        body = b""
+        if refusal is None and int(length) > 0:
+            body, more = await _read_body(receive)
+            problem = message_problem(body.decode("utf-8", "replace")) if more else None
+            if problem is not None:
+                refusal = 400, f"body: {problem[1]}"
+            receive = _replay(body, receive)
         if refusal is not None:
-            body = json.dumps({"error": {"status": refusal[0], "message": refusal[1]}}).encode()
+            data = json.dumps({"error": {"status": refusal[0], "message": refusal[1]}}).encode()
             await send({"type": "http.response.start", "status": refusal[0],
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
                                     (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": body})
+            await send({"type": "http.response.body", "body": data})
             return
         await self.app(scope, receive, send)
 
@@ -351,6 +372,29 @@ class Guard:
                 await send({"type": "websocket.send", "text": json.dumps(error)})
 
         return guarded
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool]:
+    """The whole request body (bounded by its checked ``Content-Length``), and False when the
+    client went away before sending it."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks), False
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks), True
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` once, then what ``receive`` gives (the disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replayed() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replayed
 
 
 def message_problem(text: str) -> tuple[str, str] | None:

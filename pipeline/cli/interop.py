@@ -68,7 +68,8 @@ def serve(
     mcp: bool = typer.Option(False, "--mcp", help="Serve the package as an MCP server: stdio, or streamable "
                                                    "HTTP on loopback at /mcp with --port (needs synth[mcp])."),
     openenv: bool = typer.Option(False, "--openenv", help="Serve many packages (PACKAGE: a catalog file, a package "
-                                                         "file or id) as one OpenEnv environment (needs synth[openenv])."),
+                                                         "file, a .jsonl of packages or a package id) as one OpenEnv "
+                                                         "environment (needs synth[openenv])."),
     where: str | None = typer.Option(None, "--where", metavar="<sql>",
                                      help="With --openenv and a catalog: serve only the accepted packages this SQL "
                                           "condition on the packages columns holds for."),
@@ -188,12 +189,14 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
 
     path = Path(source)
     source_catalog: Path | None = None
-    if path.is_file() and path.suffix.lower() not in (".json", ".yaml", ".yml"):
+    if path.is_file() and path.suffix.lower() not in (".json", ".jsonl"):
         source_catalog = path
         packages = load_packages(path, where)
+    elif where is not None:
+        raise UserError("--where selects from a catalog; pass the catalog file as PACKAGE")
+    elif path.suffix.lower() == ".jsonl" and path.is_file():
+        packages = _package_lines(path)
     else:
-        if where is not None:
-            raise UserError("--where selects from a catalog; pass the catalog file as PACKAGE")
         packages = [resolve_package(source, catalog)]
     pool = openenv_server.PackagePool(packages, seed=seed, catalog=source_catalog)
     app = openenv_server.build_app(pool, max_sessions, max_steps,
@@ -215,6 +218,26 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
         sock.close()
     if not as_json:
         err_console.print("stopped")
+
+
+def _package_lines(path: Path) -> list[TaskPackage]:
+    """The packages of a JSONL file (``synth export --format jsonl`` or ``openenv``'s
+    ``packages.jsonl``); a ``UserError`` naming the first line that is not one."""
+    from pydantic import ValidationError
+
+    from pipeline import load_package
+    from pipeline.core.errors import first_validation_error
+    from pipeline.core.io import read_documents
+
+    packages = []
+    for where, doc in read_documents([path]):
+        if isinstance(doc, Exception):
+            raise UserError(f"{where}: not a valid task package: {doc}")
+        try:
+            packages.append(load_package(doc))
+        except ValidationError as exc:
+            raise UserError(f"{where}: not a valid task package: {first_validation_error(exc)}") from None
+    return packages
 
 
 # --------------------------------------------------------------------------- import

@@ -17,28 +17,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
 
 def serve(count: int, seed: int, plays_path: Path) -> None:
-    from pipeline import Catalog, RunOptions, load_packages, start_run
+    from bench.openenv_steps import build
     from pipeline.core.episode import actions_of
+    from pipeline.core.serving import base_url
     from pipeline.env.task_env import play_reference
-    from pipeline.interop.openenv_server import PackagePool, base_url, build_app, listen
+    from pipeline.interop.openenv_server import PackagePool, build_app, listen
     from pipeline.interop.openenv_server import serve as serve_app
-    from pipeline.taxonomy.capabilities import taxonomy
     from pipeline.verify.mutations import null_agent_score
 
-    caps = sorted(taxonomy())
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "catalog.duckdb"
-        for i, cap in enumerate(caps):
-            start_run(RunOptions(capability=cap, count=count // len(caps) + (i < count % len(caps)), seed=seed), path)
-        packages = load_packages(path)
-        with Catalog.open(path, read_only=True) as catalog:
-            scores = dict(catalog.query("SELECT id, score FROM packages WHERE status = 'accepted'", None).rows)
+    packages, scores = build(count, seed)
     plays = [{"package_id": p.id, "actions": actions_of(play_reference(p).trajectory()),
               "verified": scores[p.id], "null_floor": null_agent_score(p)} for p in packages]
     plays_path.write_text(json.dumps(plays))

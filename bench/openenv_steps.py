@@ -32,6 +32,8 @@ from pipeline.taxonomy.capabilities import taxonomy
 
 
 def build(count: int, seed: int) -> tuple[list[TaskPackage], dict[str, float]]:
+    """An offline run of ``count`` packages split over every capability: the accepted packages
+    and the score the verifier stored for each."""
     caps = sorted(taxonomy())
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "catalog.duckdb"

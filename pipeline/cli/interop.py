@@ -184,6 +184,7 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
     except ImportError as exc:
         raise UserError(f"synth serve --openenv needs OpenEnv ({exc.name or 'openenv'} is missing); install it "
                         "with: pip install 'synth[openenv]' (in a checkout: pip install -e '.[openenv]')") from exc
+    from pipeline.core.serving import base_url
     from pipeline.env.catalog_packages import load_packages
     from pipeline.runs.interrupt import terminate_as_interrupt
 
@@ -202,7 +203,7 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
     app = openenv_server.build_app(pool, max_sessions, max_steps,
                                    budget_tokens or openenv_server.DEFAULT_MAX_TOKENS)
     sock = openenv_server.listen(host, port, allow_remote)
-    url = openenv_server.base_url(sock)
+    url = base_url(sock)
     if as_json:
         emit_json({"packages": len(pool), "base_url": url, "websocket": url.replace("http", "ws", 1) + "/ws"})
     else:

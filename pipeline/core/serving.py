@@ -9,7 +9,10 @@ cannot reach it, directly or through DNS rebinding).
 from __future__ import annotations
 
 import ipaddress
+import socket
 from urllib.parse import urlsplit
+
+from pipeline.core.errors import UserError
 
 MAX_BODY = 1024 * 1024
 """Default cap on one request body (or one WebSocket message), in bytes."""
@@ -55,3 +58,23 @@ def origin_of(origin: str) -> tuple[str | None, int] | None:
     except ValueError:
         return None
     return (parts.hostname, port) if parts.scheme == "http" else None
+
+
+def listening_socket(host: str, port: int, backlog: int = 64) -> socket.socket:
+    """A socket listening on ``host``:``port`` (0: any free port), for a server to serve on.
+    ``UserError`` when it cannot be bound, saying to pass another ``--port``."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from exc
+    sock.listen(backlog)
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    """``http://HOST:PORT`` of a listening socket (an IPv6 address in brackets)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"

@@ -51,12 +51,21 @@ from starlette.websockets import WebSocketDisconnect
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import StatusFilter
 from pipeline.catalog.store import Catalog
-from pipeline.core.episode import Episode
+from pipeline.core.episode import Episode, observed
 from pipeline.core.errors import UserError
 from pipeline.core.grading import Grader, score_json
 from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, clone, parse_json
 from pipeline.core.package import TaskPackage
-from pipeline.core.serving import MAX_AUDIT, MAX_BODY, hostname, is_loopback, is_wildcard, origin_of
+from pipeline.core.serving import (
+    MAX_AUDIT,
+    MAX_BODY,
+    base_url,
+    hostname,
+    is_loopback,
+    is_wildcard,
+    listening_socket,
+    origin_of,
+)
 from pipeline.core.training_format import tool_schemas
 from pipeline.interop.openenv import SynthAction, SynthObservation, SynthState
 
@@ -102,7 +111,7 @@ class PackagePool:
     def __init__(self, packages: list[TaskPackage], seed: int = 0, catalog: Path | None = None,
                  status: StatusFilter = "accepted") -> None:
         if not packages:
-            raise UserError("no packages to serve; check the catalog, --where and --status")
+            raise UserError("no packages to serve; check the catalog and --where")
         self.prepared = [Prepared(p) for p in packages]
         self.by_id = {p.id: p for p in reversed(self.prepared)}  # the first of a repeated id wins
         order = list(range(len(self.prepared)))
@@ -220,15 +229,9 @@ class SynthEnvironment(Environment[SynthAction, SynthObservation, SynthState]):
         act = action.engine_action()
         record = episode.apply(act)
         info: Json = {"step": record.index}
-        if record.kind == "call":
-            body = clone(record.result) if record.result is not None else None
-            observation = SynthObservation(kind="tool_result", text=json.dumps(body, ensure_ascii=False),
-                                           status=record.status, result=body)
-        elif record.kind == "ask":
+        if record.kind == "ask":
             info["revealed"] = list(record.revealed)
-            observation = SynthObservation(kind="user_reply", text=record.reply or "")
-        else:
-            observation = SynthObservation(kind="end")
+        observation = SynthObservation(**observed(record))
         state.step_count += 1
         state.tokens += approx_tokens(act.model_dump_json()) + approx_tokens(observation.text)
         state.truncated = not episode.answered and (state.step_count >= state.max_steps
@@ -420,20 +423,7 @@ def listen(host: str, port: int, allow_remote: bool = False) -> socket.socket:
     if not (allow_remote or is_loopback(host)):
         raise UserError(f"host {host!r} is not a loopback address; the mock worlds have no authentication, "
                         "so pass --allow-remote to serve them on the network anyway")
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from exc
-    sock.listen(256)
-    return sock
-
-
-def base_url(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    return listening_socket(host, port, backlog=256)
 
 
 def uvicorn_server(app: App, sock: socket.socket, host: str | None = None, allow_remote: bool = False,

@@ -247,7 +247,8 @@ class SynthEnvironment(Environment[SynthAction, SynthObservation, SynthState]):
         return observation
 
     async def step_async(self, action: SynthAction, timeout_s: float | None = None, **kwargs: Any) -> SynthObservation:
-        """``step`` in the event loop: a step is a few microseconds of work, less than a thread hop."""
+        """``step`` in the event loop, without a thread hop: a step is a short computation (under a
+        millisecond) that never waits on I/O."""
         return self.step(action, timeout_s, **kwargs)
 
     @property

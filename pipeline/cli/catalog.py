@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from pipeline.catalog.selection import StatusFilter
     from pipeline.interop.export import ExportSummary, Source
 
-EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit")
+EXPORT_FORMATS = ("jsonl", "parquet", "sft", "clawenvkit", "openenv")
 
 catalog_app = typer.Typer(no_args_is_help=True,
                           help="Curate the catalog: statistics, runs, SQL, one package, rejections.")
@@ -456,9 +456,9 @@ def _witness_cell(finding: FindingRecord, replay: int | None) -> str:
 def export(
     fmt: str = typer.Option(..., "--format", metavar="[" + "|".join(EXPORT_FORMATS) + "]", help="Output format."),
     out: Path = typer.Option(None, "--out", show_default=False,
-                             help="The file to write, replaced atomically (clawenvkit: a new or empty folder). "
-                                  "Default: output/packages.jsonl, output/packages.parquet, output/sft.jsonl "
-                                  "or output/clawenvkit/."),
+                             help="The file to write, replaced atomically (clawenvkit, openenv: a new or empty "
+                                  "folder). Default: output/packages.jsonl, output/packages.parquet, "
+                                  "output/sft.jsonl, output/clawenvkit/ or output/openenv/."),
     where: str = typer.Option(None, "--where", help="One SQL boolean over `packages` columns and audit_label, e.g. "
                                                     "\"turn_count > 0\" or \"audit_label = 'defective'\"."),
     status: str = typer.Option("accepted", "--status", metavar="[accepted|rejected|all]", help="Rows to export."),
@@ -485,7 +485,8 @@ def export(
     as_json: bool = JsonOpt,
 ) -> None:
     """Export catalog rows (accepted by default): jsonl/parquet datasets ready for Hugging Face
-    `datasets`, sft chat samples, or a folder of ClawEnvKit task YAML. --pass-band keeps the packages
+    `datasets`, sft chat samples, a folder of ClawEnvKit task YAML, or an OpenEnv environment folder
+    (openenv.yaml, the packages, the server app and the client module). --pass-band keeps the packages
     a model passes sometimes (the RL-useful ones); --format sft --from rollouts writes the passing
     rollouts' own conversations (rejection sampling)."""
     from pipeline import export_catalog

@@ -67,6 +67,21 @@ def serve(
                                                   "OPENAI_API_KEY is read from the environment)."),
     mcp: bool = typer.Option(False, "--mcp", help="Serve the package as an MCP server: stdio, or streamable "
                                                    "HTTP on loopback at /mcp with --port (needs synth[mcp])."),
+    openenv: bool = typer.Option(False, "--openenv", help="Serve many packages (PACKAGE: a catalog file, a package "
+                                                         "file, a .jsonl of packages or a package id) as one OpenEnv "
+                                                         "environment (needs synth[openenv])."),
+    where: str | None = typer.Option(None, "--where", metavar="<sql>",
+                                     help="With --openenv and a catalog: serve only the accepted packages this SQL "
+                                          "condition on the packages columns holds for."),
+    seed: int = typer.Option(0, "--seed", help="With --openenv: the seed of the shuffle resets take packages from."),
+    max_sessions: int = typer.Option(64, "--max-sessions", min=1, max=4096,
+                                     help="With --openenv: episodes (WebSocket sessions) served at once."),
+    max_steps: int = typer.Option(50, "--max-steps", min=1,
+                                  help="With --openenv: steps an episode may take (or its reference's length, if "
+                                       "longer) before it ends truncated."),
+    budget_tokens: int | None = typer.Option(None, "--budget-tokens", min=1,
+                                             help="With --openenv: approximate tokens (UTF-8 bytes / 4) an episode "
+                                                  "may exchange before it ends truncated (default 8,388,608)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Serve one package's mock services, simulated user and score over HTTP, or as an MCP server.
@@ -79,10 +94,23 @@ def serve(
     With --mcp: the package's tools, submit_answer and (with a simulated user) ask_user as MCP tools,
     the request as the prompt "task", the score as the resource synth://score (docs/environment.md,
     "MCP"). Over stdio unless --port is given; with --port, the URL is printed first (with --json,
-    as one JSON line with the package id and the URL)."""
+    as one JSON line with the package id and the URL).
+
+    With --openenv: the packages as one OpenEnv environment (reset picks a package: by package_id,
+    by a where selection, or the next of the --seed shuffle; docs/environment.md, "OpenEnv"). The
+    base URL is printed first (with --json, as one JSON line with the package count)."""
     from pipeline.env.http import ASK, SCORE, PackageServer
     from pipeline.runs.interrupt import terminate_as_interrupt
 
+    if openenv:
+        if mcp or user_model is not None or user_base_url is not None:
+            raise UserError("--openenv serves with the deterministic simulated user and no MCP; leave out --mcp, "
+                            "--user-model and --user-base-url")
+        _serve_openenv(package, catalog, where, seed, host, DEFAULT_PORT if port is None else port, allow_remote,
+                       max_sessions, max_steps, budget_tokens, as_json)
+        return
+    if where is not None:
+        raise UserError("--where selects packages for --openenv; leave it out or add --openenv")
     pkg = resolve_package(package, catalog)
     users = None
     if user_model is not None or user_base_url is not None:
@@ -144,6 +172,73 @@ def _serve_mcp(pkg: TaskPackage, host: str, port: int | None, users: Any, as_jso
                       highlight=False, soft_wrap=True)
     sys.stdout.flush()
     mcp_server.serve_http(server, sock)
+
+
+def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, host: str, port: int,
+                   allow_remote: bool, max_sessions: int, max_steps: int, budget_tokens: int | None,
+                   as_json: bool) -> None:
+    """``synth serve --openenv``: the packages ``source`` names (a catalog file and ``where``, a
+    package file, or a package id in ``catalog``) as one OpenEnv server, until interrupted."""
+    try:
+        from pipeline.interop import openenv_server
+    except ImportError as exc:
+        raise UserError(f"synth serve --openenv needs OpenEnv ({exc.name or 'openenv'} is missing); install it "
+                        "with: pip install 'synth[openenv]' (in a checkout: pip install -e '.[openenv]')") from exc
+    from pipeline.core.serving import base_url
+    from pipeline.env.catalog_packages import load_packages
+    from pipeline.runs.interrupt import terminate_as_interrupt
+
+    path = Path(source)
+    source_catalog: Path | None = None
+    if path.is_file() and path.suffix.lower() not in (".json", ".jsonl"):
+        source_catalog = path
+        packages = load_packages(path, where)
+    elif where is not None:
+        raise UserError("--where selects from a catalog; pass the catalog file as PACKAGE")
+    elif path.suffix.lower() == ".jsonl" and path.is_file():
+        packages = _package_lines(path)
+    else:
+        packages = [resolve_package(source, catalog)]
+    pool = openenv_server.PackagePool(packages, seed=seed, catalog=source_catalog)
+    app = openenv_server.build_app(pool, max_sessions, max_steps,
+                                   budget_tokens or openenv_server.DEFAULT_MAX_TOKENS)
+    sock = openenv_server.listen(host, port, allow_remote)
+    url = base_url(sock)
+    if as_json:
+        emit_json({"packages": len(pool), "base_url": url, "websocket": url.replace("http", "ws", 1) + "/ws"})
+    else:
+        console.print(f"OpenEnv server of {len(pool):,} package(s) at {url} (WebSocket {url.replace('http', 'ws', 1)}"
+                      "/ws); Ctrl-C stops", highlight=False, soft_wrap=True)
+    sys.stdout.flush()
+    try:
+        with terminate_as_interrupt():
+            openenv_server.serve(app, sock, host, allow_remote)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    if not as_json:
+        err_console.print("stopped")
+
+
+def _package_lines(path: Path) -> list[TaskPackage]:
+    """The packages of a JSONL file (``synth export --format jsonl`` or ``openenv``'s
+    ``packages.jsonl``); a ``UserError`` naming the first line that is not one."""
+    from pydantic import ValidationError
+
+    from pipeline import load_package
+    from pipeline.core.errors import first_validation_error
+    from pipeline.core.io import read_documents
+
+    packages = []
+    for where, doc in read_documents([path]):
+        if isinstance(doc, Exception):
+            raise UserError(f"{where}: not a valid task package: {doc}")
+        try:
+            packages.append(load_package(doc))
+        except ValidationError as exc:
+            raise UserError(f"{where}: not a valid task package: {first_validation_error(exc)}") from None
+    return packages
 
 
 # --------------------------------------------------------------------------- import

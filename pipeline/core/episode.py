@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from pipeline.core.jsonvalues import clone
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import ResolveError, is_literal, resolve, uses_fact
 from pipeline.core.trajectory import StepRecord, Trajectory
@@ -169,6 +170,19 @@ def _arguments(arguments: dict[str, Any] | str) -> tuple[dict[str, Any] | None, 
     if not isinstance(parsed, dict):
         return None, f"arguments must be a JSON object, got {type(parsed).__name__}"
     return parsed, ""
+
+
+def observed(record: StepRecord) -> dict[str, Any]:
+    """What the agent observes of one step, as an observation's fields: a call's ``tool_result``
+    (``status``; ``result``, a copy of the body; ``text``, the body as JSON), a question's
+    ``user_reply`` (``text``), the answer's ``end``. ``TaskEnv`` and the OpenEnv face show this."""
+    if record.kind == "call":
+        body = clone(record.result) if record.result is not None else None
+        return {"kind": "tool_result", "text": json.dumps(body, ensure_ascii=False), "status": record.status,
+                "result": body}
+    if record.kind == "ask":
+        return {"kind": "user_reply", "text": record.reply or ""}
+    return {"kind": "end"}
 
 
 # --------------------------------------------------------------------------- replaying reference steps

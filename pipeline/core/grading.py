@@ -519,3 +519,10 @@ class Grader:
 def score(package: TaskPackage, t: Trajectory, judge: JudgeFn | None = None) -> ScoreReport:
     """Score one trajectory (compiles the package's checks; a ``Grader`` reuses them)."""
     return Grader(package, judge).score(t)
+
+
+def score_json(report: ScoreReport) -> dict[str, Any]:
+    """A grade as JSON data: the ``ScoreReport`` fields (``score``, ``checks_score``, ``checks``,
+    ``safety``) plus ``passed``. What ``synth serve``'s ``/score`` answers, ``synth://score`` over
+    MCP, and the ``info`` of the last step over OpenEnv."""
+    return {**report.model_dump(mode="json"), "passed": report.passed}

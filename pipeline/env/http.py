@@ -36,7 +36,6 @@ own: a web page in the user's browser cannot reach it, directly or by DNS rebind
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import socket
@@ -49,9 +48,10 @@ from urllib.parse import urlsplit
 
 from pipeline.core.episode import Episode
 from pipeline.core.errors import UserError
-from pipeline.core.grading import Grader, ScoreReport
+from pipeline.core.grading import Grader, ScoreReport, score_json
 from pipeline.core.package import TaskPackage
 from pipeline.core.services import get_service
+from pipeline.core.serving import MAX_AUDIT, MAX_BODY, hostname, is_loopback, is_wildcard, origin_of
 from pipeline.core.trajectory import trajectory_data
 from pipeline.core.user import SimulatedUser, UserModel, UserModelError
 from pipeline.core.world import World
@@ -60,10 +60,6 @@ AUDIT, RESET = "audit", "reset"
 ASK = "/user/ask"
 SCORE = "/score"
 
-MAX_BODY = 1024 * 1024
-"""Default cap on one request body, in bytes."""
-MAX_AUDIT = 32 * 1024 * 1024
-"""Default cap on the bytes of arguments and replies that calls may add between two resets."""
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects allowed in a body."""
 DRAIN_FACTOR = 64
@@ -73,23 +69,6 @@ READ_TIMEOUT = 60.0
 """Seconds a connection may stay silent (mid-request or idle between requests) before it is closed."""
 
 _DIGITS = re.compile(r"[0-9]+")
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _is_wildcard(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_unspecified
-    except ValueError:
-        return False
 
 
 def operation_routes(package: TaskPackage) -> dict[str, str | None]:
@@ -150,7 +129,7 @@ class PackageServer(ThreadingHTTPServer):
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), _Handler)
         bound = str(self.server_address[0]).lower()
-        self.any_host = allow_remote and _is_wildcard(host)
+        self.any_host = allow_remote and is_wildcard(host)
         self.hosts = {"localhost", bound, host.lower()} if allow_remote else {"localhost", bound}
 
     @property
@@ -226,12 +205,6 @@ class PackageServer(ThreadingHTTPServer):
             sys.stderr.write(f"{client_address[0]}: connection dropped: {type(exc).__name__}: {exc}\n")
 
 
-def score_json(report: ScoreReport) -> dict[str, Any]:
-    """A grade as JSON data: the ``ScoreReport`` fields (``score``, ``checks_score``, ``checks``,
-    ``safety``) plus ``passed``. What ``/score`` answers, and ``synth://score`` over MCP."""
-    return {**report.model_dump(mode="json"), "passed": report.passed}
-
-
 def encode(body: dict[str, Any]) -> bytes:
     """A response body as UTF-8 JSON."""
     return json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -290,7 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _admitted(self) -> bool:
         """Refuse (403) a request whose ``Host`` is not this server or whose ``Origin`` is another site."""
         host = self.headers.get("Host")
-        if host is not None and not self.server.names_me(_hostname(host)):
+        if host is not None and not self.server.names_me(hostname(host)):
             self._fail(403, f"Host {host!r} is not this server; address it as {self.server.base_url}", close=True)
             return False
         origin = self.headers.get("Origin")
@@ -301,12 +274,8 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _own_origin(self, origin: str) -> bool:
-        try:
-            parts = urlsplit(origin)
-            port = parts.port or 80
-        except ValueError:
-            return False
-        return parts.scheme == "http" and self.server.names_me(parts.hostname) and port == self.server.server_port
+        parsed = origin_of(origin)
+        return parsed is not None and self.server.names_me(parsed[0]) and parsed[1] == self.server.server_port
 
     def _body(self) -> bytes | None:
         """The request body, or None after answering a bad or oversized one (connection then closed)."""
@@ -390,14 +359,3 @@ class _Handler(BaseHTTPRequestHandler):
 def _route(target: str) -> str:
     """The route a request target names: its path, without a trailing slash."""
     return urlsplit(target).path.rstrip("/") or "/"
-
-
-def _hostname(host: str) -> str | None:
-    """The hostname of a ``Host`` header value (``name``, ``name:port``, ``[v6]:port``), lowercased;
-    None when it does not parse."""
-    try:
-        parts = urlsplit("//" + host.strip())
-        parts.port  # noqa: B018 (raises ValueError for a bad port)
-    except ValueError:
-        return None
-    return parts.hostname

@@ -35,10 +35,11 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from pipeline.core.errors import UserError
+from pipeline.core.grading import score_json
 from pipeline.core.package import TaskPackage
+from pipeline.core.serving import base_url, is_loopback, listening_socket
 from pipeline.core.training_format import observation_text
 from pipeline.core.user import UserModel, UserModelError
-from pipeline.env.http import is_loopback, score_json
 from pipeline.env.task_env import DEFAULT_MAX_STEPS, Answer, Ask, TaskEnv, ToolCall
 
 SERVER_NAME = "synth"
@@ -177,20 +178,11 @@ def http_socket(host: str, port: int) -> socket.socket:
     host that is not loopback or a port that cannot be bound."""
     if not is_loopback(host):
         raise UserError(f"--mcp serves on loopback only; {host!r} is not a loopback address")
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise UserError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port") from exc
-    sock.listen(64)
-    return sock
+    return listening_socket(host, port)
 
 
 def http_url(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
+    return base_url(sock) + MCP_PATH
 
 
 def serve_http(server: Server[Any], sock: socket.socket) -> None:

@@ -9,13 +9,12 @@ the verifier's score: ``Grader.score`` of the same trajectory. See ``docs/enviro
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from pipeline.core.episode import ACTION, Action, Answer, Ask, Episode, ToolCall, replay
+from pipeline.core.episode import ACTION, Action, Answer, Ask, Episode, ToolCall, observed, replay
 from pipeline.core.grading import Grader, JudgeFn, ScoreReport
 from pipeline.core.jsonvalues import clone
 from pipeline.core.package import TaskPackage
@@ -114,15 +113,9 @@ class TaskEnv:
             act = act.model_copy(update={"arguments": clone(act.arguments)})  # the agent keeps its own
         record = self.episode.apply(act)
         info: dict[str, Any] = {"step": record.index}
-        if record.kind == "call":
-            body = clone(record.result) if record.result is not None else None
-            observation = Observation(kind="tool_result", text=json.dumps(body, ensure_ascii=False),
-                                      status=record.status, result=body)
-        elif record.kind == "ask":
+        if record.kind == "ask":
             info["revealed"] = list(record.revealed)
-            observation = Observation(kind="user_reply", text=record.reply or "")
-        else:
-            observation = Observation(kind="end")
+        observation = Observation(**observed(record))
         info["truncated"] = self.done and not self.episode.answered
         reward = self.score().score if self.done else 0.0
         return StepResult(observation=observation, done=self.done, reward=reward, info=info,

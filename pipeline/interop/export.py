@@ -28,6 +28,7 @@ from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.training_format import Policy
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
+from pipeline.interop.openenv_export import export_openenv
 from pipeline.interop.rollout_sft import export_rollout_sft
 from pipeline.interop.sft import export_sft
 
@@ -55,9 +56,12 @@ FORMATS: dict[str, Format] = {
     "sft": Format(export_sft, "sft.jsonl"),
     "clawenvkit": Format(lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out),
                          "clawenvkit", folder=True),
+    "openenv": Format(export_openenv, "openenv", folder=True),
 }
 """Format name → format. ``sft`` applies the training truncation policy (and reads each row's
 stored ``sft_ready``); the others ignore it."""
+
+
 
 Source = Literal["reference", "rollouts"]
 RolloutExporter = Callable[[Selection, Path, Policy, float, "str | None"], BaseModel]

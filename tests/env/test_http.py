@@ -29,9 +29,10 @@ from pipeline.cli.interop import resolve_package
 from pipeline.core.episode import actions_of
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage, load_package
+from pipeline.core.serving import is_loopback
 from pipeline.core.trajectory import trajectory_data
 from pipeline.core.world import World
-from pipeline.env.http import MAX_DEPTH, PackageServer, is_loopback, operation_routes
+from pipeline.env.http import MAX_DEPTH, PackageServer, operation_routes
 from pipeline.env.task_env import TaskEnv, play_reference
 from pipeline.verify.verifier import verify_package
 from tests.conftest import REPO_ROOT, CliResult  # noqa: E402

@@ -20,8 +20,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from pipeline.catalog.store import Catalog
+from pipeline.core.grading import score_json
 from pipeline.core.package import TaskPackage, load_package
-from pipeline.env.http import score_json
 from pipeline.env.mcp_server import ASK_USER, SCORE_URI, SUBMIT, McpEpisode, build_server
 from pipeline.env.task_env import play_reference
 from pipeline.verify.verifier import verify_package

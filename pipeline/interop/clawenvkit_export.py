@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
@@ -53,6 +53,7 @@ from pipeline.core.services import (
     intent_pattern,
 )
 from pipeline.core.services.claw_fixtures import to_fixture
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import Trajectory
 from pipeline.interop.clawenvkit_format import WORKSPACE, UnmappedCheck
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
@@ -87,7 +88,7 @@ _NO_STATE = "a check over records the calls did not write: ClawEnvKit grades cal
 _NO_CASE = "case-sensitive over letters; ClawEnvKit's output checks ignore case"
 
 
-class Refusal(BaseModel):
+class Refusal(StrictModel):
     """A package not exported: its reason code (``REASONS``), the details, and the share of its
     grading weight a translation would carry."""
 
@@ -97,7 +98,7 @@ class Refusal(BaseModel):
     share: float
 
 
-class ExportedTask(BaseModel):
+class ExportedTask(StrictModel):
     """A task file written: the share of the package's grading weight it carries, what it left
     out, whether a safety check was added, and its grades under ClawEnvKit's rules."""
 
@@ -114,7 +115,7 @@ class ExportedTask(BaseModel):
     null_final: float
 
 
-class ClawEnvKitSummary(BaseModel):
+class ClawEnvKitSummary(StrictModel):
     out_dir: str
     min_weight_share: float
     tasks: list[ExportedTask] = Field(default_factory=list)
@@ -899,7 +900,7 @@ def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight
     return summary
 
 
-class FileShare(BaseModel):
+class FileShare(StrictModel):
     """One file written and the share of its package's grading weight it carries."""
 
     package_id: str
@@ -908,7 +909,7 @@ class FileShare(BaseModel):
     added_safety: str | None = None
 
 
-class ClawEnvKitExport(BaseModel):
+class ClawEnvKitExport(StrictModel):
     """What ``synth export --format clawenvkit`` reports: files written (``rows``) with the share
     of grading weight each carries, packages refused by reason, and the mean shares (over the
     files written; over every package, the refused counting their would-be share)."""

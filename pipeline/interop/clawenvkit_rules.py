@@ -46,9 +46,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel
-
 from pipeline.core.services import catalogue
+from pipeline.core.strict_model import StrictModel
 
 PROFILE = "claw"
 UNLISTED_ENDPOINTS = frozenset({"/scheduler/jobs/history"})
@@ -86,7 +85,7 @@ _ONE_OF: dict[str, tuple[str, str]] = {
 _WORKSPACE = re.compile(r"/workspace/\S+")
 
 
-class RuleIssue(BaseModel):
+class RuleIssue(StrictModel):
     """One broken rule: its code (see the module docstring) and what is wrong."""
 
     rule: str

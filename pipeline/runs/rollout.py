@@ -26,17 +26,18 @@ import asyncio
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.rollouts import FinishReason, Rollout
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import SYSTEM_PROMPT, observation_text
 from pipeline.core.user import UserModel, UserModelError
 from pipeline.env.catalog_packages import load_packages
@@ -64,8 +65,15 @@ not what the episodes are."""
 log = logging.getLogger(__name__)
 
 
-class RolloutOptions(BaseModel):
-    """A rollout job's settings, stored with the job (``rollout_jobs.parameters``) for ``--resume``."""
+class RolloutOptions(StrictModel):
+    """A rollout job's settings, stored with the job (``rollout_jobs.parameters``) for ``--resume``.
+    The catalog and the Ray cluster are ``start_rollouts``' own arguments."""
+
+    elsewhere: ClassVar[Mapping[str, str]] = {
+        "catalog": "the catalog is start_rollouts' argument: start_rollouts(options, catalog=PATH)",
+        "catalog_path": "the catalog is start_rollouts' argument: start_rollouts(options, catalog=PATH)",
+        "ray": "Ray is start_rollouts' argument: start_rollouts(options, ray='local')",
+    }
 
     model: str
     """The agent model's name on the server."""
@@ -92,7 +100,7 @@ class RolloutOptions(BaseModel):
     """How long one agent request may take."""
 
 
-class RolloutProgress(BaseModel):
+class RolloutProgress(StrictModel):
     """Counters after every finished episode."""
 
     done: int = 0
@@ -105,7 +113,7 @@ class RolloutProgress(BaseModel):
     tokens: int = 0
 
 
-class RolloutStart(BaseModel):
+class RolloutStart(StrictModel):
     """What a job says when its work begins."""
 
     job_id: int
@@ -119,7 +127,7 @@ class RolloutStart(BaseModel):
     """Episodes the job had recorded before (a resumed job)."""
 
 
-class RolloutSummary(BaseModel):
+class RolloutSummary(StrictModel):
     """What one invocation of a job did (``rollouts`` counts this invocation's episodes)."""
 
     job_id: int

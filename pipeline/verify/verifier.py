@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.core.codes import Code
+from pipeline.core.errors import problems
 from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import NULL_AGENT_FLOOR, TaskPackage
@@ -65,7 +66,7 @@ def schema_findings(data: dict[str, Any]) -> tuple[TaskPackage | None, list[Find
     except ValidationError as exc:
         return None, [
             Finding(code=Code.SCHEMA_INVALID, message=f"{'.'.join(str(p) for p in e['loc']) or '(package)'}: {e['msg']}")
-            for e in exc.errors()[:10]
+            for e in problems(exc)[:10]
         ]
 
 

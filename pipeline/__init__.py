@@ -86,14 +86,14 @@ __all__ = [
     "resume_rollouts", "start_rollouts",
 ]
 
-DISTRIBUTION = "synth"
-"""The name this package is installed under (``pip install synth``); its version is ``__version__``."""
 
 
 def _version() -> str:
     """The installed distribution's version; in a checkout that is not installed, the version
     ``pyproject.toml`` beside the package states (the one place it is written)."""
     from importlib.metadata import PackageNotFoundError, version
+
+    from pipeline.core.distribution import DISTRIBUTION
 
     try:
         return version(DISTRIBUTION)

@@ -20,6 +20,7 @@ from pipeline.cli.options import (
     load_package_file,
     new_table,
 )
+from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
@@ -66,7 +67,7 @@ def serve(
                                              help="OpenAI-compatible server of --user-model (default: OpenAI; "
                                                   "OPENAI_API_KEY is read from the environment)."),
     mcp: bool = typer.Option(False, "--mcp", help="Serve the package as an MCP server: stdio, or streamable "
-                                                   "HTTP on loopback at /mcp with --port (needs synth[mcp])."),
+                                                   "HTTP on loopback at /mcp with --port (needs the mcp extra)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Serve one package's mock services, simulated user and score over HTTP, or as an MCP server.
@@ -130,7 +131,7 @@ def _serve_mcp(pkg: TaskPackage, host: str, port: int | None, users: Any, as_jso
         from pipeline.env import mcp_server
     except ImportError as exc:
         raise UserError(f"synth serve --mcp needs the MCP SDK ({exc.name or 'mcp'} is missing); "
-                        "install it with: pip install 'synth[mcp]' (in a checkout: pip install -e '.[mcp]')") from exc
+                        f"install it with: {install_extra('mcp')} (in a checkout: pip install -e '.[mcp]')") from exc
     server = mcp_server.build_server(mcp_server.McpEpisode(pkg, user=users))
     if port is None:
         mcp_server.serve_stdio(server)

@@ -31,7 +31,7 @@ err_console = Console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output: JSON on stdout, no tables or progress.")
 RayOpt = typer.Option(None, "--ray", metavar="[ADDRESS]",
-                      help="Run the work on Ray (extra synth[ray]): alone, a Ray instance on this machine; "
+                      help="Run the work on Ray (the ray extra): alone, a Ray instance on this machine; "
                            "'auto' or host:port, a running cluster. See docs/scaling.md.")
 BaseUrlsOpt = typer.Option(None, "--base-url", metavar="<url>",
                            help="OpenAI-compatible server URL (env OPENAI_BASE_URL); repeat it, or give a comma "

@@ -97,7 +97,7 @@ def test_without_ray_the_flag_says_in_one_line_how_to_install_it(
     result = synth(*command, "--ray", "--catalog", catalog)
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
-        "error: --ray needs Ray, which is not installed here; install it with `pip install 'synth[ray]'`"]
+        "error: --ray needs Ray, which is not installed here; install it with `pip install 'synth-task-packages[ray]'`"]
     assert not catalog.exists()
 
 

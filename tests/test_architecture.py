@@ -3,7 +3,9 @@ the quick commands never import the model client."""
 
 from __future__ import annotations
 
+import ast
 import tomllib
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,38 @@ def test_the_layer_contract_names_every_subpackage() -> None:
     named = {name.strip() for line in layers for name in line.split("|")}
     subpackages = {f"pipeline.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
     assert named == subpackages
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules ``path`` imports, at its top or inside a function (a deferred import is
+    an import), leaving out those under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for n in ast.walk(node)}
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            out |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out & modules
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """No import cycle, deferred imports included (``runs/rollout.py`` and ``runs/ray_rollouts.py``
+    had one, hidden in functions; the rollout job now imports its Ray side, never the other way)."""
+    paths = {".".join(p.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    graph = {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+    assert "pipeline.runs.ray_rollouts" in graph["pipeline.runs.rollout"]  # imported inside a method: counted
+    try:
+        TopologicalSorter(graph).prepare()
+    except CycleError as exc:
+        pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+    one_way = next(c for c in _contracts() if c["id"] == "rollouts-one-way")["layers"]
+    assert one_way[:2] == ["pipeline.runs.rollout", "pipeline.runs.ray_rollouts"]  # lint-imports keeps it so
 
 
 def test_every_public_name_is_listed() -> None:

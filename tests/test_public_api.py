@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import pkgutil
-import subprocess
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path

@@ -25,7 +25,7 @@ from pipeline.core.strict_model import UNKNOWN_FIELD, StrictModel, unknown_field
 from pipeline.generation.model_reader import parse_proposals
 from pipeline.interop.clawenvkit_format import UnmappedCheck
 from pipeline.runs.options import RunOptions
-from pipeline.runs.rollout import RolloutOptions
+from pipeline.runs.rollout_options import RolloutOptions
 from pipeline.taxonomy.capabilities import Capability
 from tests.conftest import REPO_ROOT, holding_witness
 

@@ -30,7 +30,8 @@ from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.ray_cluster import LOCAL, _Member
 from pipeline.runs.ray_slots import RaySlots, SlotJob
-from pipeline.runs.rollout import RolloutOptions, RolloutProgress, start_rollouts
+from pipeline.runs.rollout import start_rollouts
+from pipeline.runs.rollout_options import RolloutOptions, RolloutProgress
 from tests.conftest import CliResult, accepted_now, copy_catalog, refusal
 from tests.support import processes
 from tests.support.agent_server import ScriptedAgents

@@ -45,12 +45,17 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return out & modules
 
 
+def _import_graph() -> dict[str, set[str]]:
+    """Each module of the package → the package's modules it imports (``_imports``)."""
+    paths = {".".join(p.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__"): p
+             for p in PACKAGE.rglob("*.py")}
+    return {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+
+
 def test_no_module_imports_one_that_imports_it_back() -> None:
     """No import cycle, deferred imports included (``runs/rollout.py`` and ``runs/ray_rollouts.py``
     had one, hidden in functions; the rollout job now imports its Ray side, never the other way)."""
-    paths = {".".join(p.relative_to(REPO_ROOT).with_suffix("").parts).removesuffix(".__init__"): p
-             for p in PACKAGE.rglob("*.py")}
-    graph = {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+    graph = _import_graph()
     assert "pipeline.runs.ray_rollouts" in graph["pipeline.runs.rollout"]  # imported inside a method: counted
     try:
         TopologicalSorter(graph).prepare()
@@ -58,6 +63,17 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
     one_way = next(c for c in _contracts() if c["id"] == "rollouts-one-way")["layers"]
     assert one_way[:2] == ["pipeline.runs.rollout", "pipeline.runs.ray_rollouts"]  # lint-imports keeps it so
+
+
+def test_every_module_of_the_package_is_used_by_the_package() -> None:
+    """What only tests and benchmarks use lives in ``tests/support/`` or ``bench/``, not in a layer
+    that ships (the claw conformance cases were in ``core/services``). A module counts as used when
+    another module imports it or it holds a public name; the entry points and subpackages aside."""
+    graph = _import_graph()
+    used = set().union(*graph.values()) | set(pipeline._EXPORTS.values())
+    entry_points = {"pipeline.cli.__main__"}
+    subpackages = {name for name in graph if (PACKAGE.parent / name.replace(".", "/") / "__init__.py").is_file()}
+    assert sorted(set(graph) - used - entry_points - subpackages) == []
 
 
 def test_every_public_name_is_listed() -> None:

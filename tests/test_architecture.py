@@ -4,6 +4,7 @@ the quick commands never import the model client."""
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
@@ -97,3 +98,10 @@ def test_a_run_with_a_model_does_import_it(tmp_path: Path) -> None:
     imported, stderr = synth_imports_openai(args, tmp_path, env={"PATH": "/usr/bin:/bin"})
     assert "needs OPENAI_API_KEY" in stderr
     assert imported, stderr
+
+
+def test_test_files_are_named_by_what_they_test_not_when() -> None:
+    """``test_truth_round3c.py`` said when it was written; its name now says what it tests."""
+    dated = [p.relative_to(REPO_ROOT).as_posix() for p in (REPO_ROOT / "tests").rglob("test_*.py")
+             if re.search(r"round_?\d|_r\d+[a-z]?\.py$", p.name)]
+    assert dated == []

@@ -107,14 +107,19 @@ def play(
     if witness_file is not None:
         play_witness(package, witness_file, finding or 0, as_json)
         return
+    from pipeline.verify.readers import language_note
+
     env = play_reference(package)
     traj, report = env.trajectory(), env.score()
+    notes = [n for n in [language_note(package.request.language)] if n]
     if as_json:
         emit_json({"id": package.compute_id(), "score": report.score, "passed": report.passed,
-                   **_episode_data(report, traj)})
+                   **_episode_data(report, traj), "notes": notes})
         _exit_if_failed(report.passed, report.score)
         return
     _print_episode(package, traj, report)
+    for note in notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
     console.print(f"score {report.score:.3f} {verdict}")
     _exit_if_failed(report.passed, report.score)

@@ -69,6 +69,17 @@ def is_english(language: str) -> bool:
     return language.strip().lower()[:2] in ("en", "")
 
 
+def language_note(language: str) -> str | None:
+    """What to say of a package whose request is in ``language`` when it is not English (None when
+    it is): the rules' readings of the request's words did not apply. The verdict carries it
+    (``Verdict.notes``); ``synth play`` and ``synth catalog show`` say it too."""
+    if is_english(language):
+        return None
+    return (f"the request is in {language!r}: the rules read English words only, so no reading of the request's "
+            "words (counts, names, formulas, dictated text) refuses it; a model reader (--reader model) reads any "
+            "language")
+
+
 class ScriptedReader:
     """Answers written in advance: ``answers`` by claim key (``Claim.key``), or a function of the
     claim; ``default`` for a claim not in ``answers``; ``proposals`` by request text. Counts the

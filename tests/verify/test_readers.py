@@ -257,6 +257,31 @@ def test_the_rules_do_not_vouch_for_a_reading_of_a_request_in_another_language()
     assert all(f.reading is not None and f.reading.reader == "model:m" for f in confirmed.findings if f.claim)
 
 
+def test_verify_play_and_catalog_show_say_the_english_readings_did_not_apply(
+        synth: Callable[..., CliResult], tmp_path: Path, empty_catalog: Path) -> None:
+    """A request in German passes with a note saying the rules' English readings did not apply,
+    wherever the package is shown: ``synth verify``, ``synth play`` and ``synth catalog show``."""
+    package = package_of(UNKNOWN_CASE)
+    german = package.model_copy(update={"request": package.request.model_copy(update={"language": "de"})}).with_id()
+    path = tmp_path / "de.json"
+    path.write_text(german.to_json(), encoding="utf-8")
+    note = "note: the request is in 'de': the rules read English words only"
+    verified = synth("verify", path)
+    assert verified.exit_code == 0 and note in verified.stdout
+    played = synth("play", path)
+    assert played.exit_code == 0 and note in played.stdout
+    assert any("English words only" in n for n in json.loads(synth("play", path, "--json").stdout)["notes"])
+    with Catalog.open(empty_catalog) as catalog:
+        catalog.record(catalog.start_run("de", "hand"), 0, 1, german, verify_package(german))
+    shown = synth("catalog", "show", german.id, "--catalog", empty_catalog)
+    assert shown.exit_code == 0 and note in shown.stdout
+    [row] = json.loads(synth("catalog", "show", german.id, "--catalog", empty_catalog, "--json").stdout)
+    assert row["notes"] and row["notes"][0].startswith("the request is in 'de'")
+    english = tmp_path / "en.json"
+    english.write_text(package.with_id().to_json(), encoding="utf-8")
+    assert "English words only" not in synth("play", english).stdout + synth("verify", english).stdout
+
+
 def test_play_witness_shows_the_claim_of_the_finding_it_replays(synth: Callable[..., CliResult],
                                                                   tmp_path: Path) -> None:
     package = package_of(UNKNOWN_CASE)

@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     ReaderBaseUrlOpt,
     ReaderModelOpt,
     ReaderOpt,
+    VerboseOpt,
     console,
     emit_json,
     err_console,
@@ -235,6 +236,7 @@ def verify(
     reader: str = ReaderOpt,
     reader_model: str = ReaderModelOpt,
     reader_base_url: str = ReaderBaseUrlOpt,
+    verbose: int = VerboseOpt,
 ) -> None:
     """Verify packages. Exit 0 if all are accepted; 1 if any is rejected (a file that is not a
     package document, such as broken JSON, is rejected as schema_invalid), or none was found; 2
@@ -244,8 +246,10 @@ def verify(
     shown apart from refusals and never reject a package (SFT losses do with --require-sft). A
     refusal resting on a reading of the request shows the claim; with --reader model (or
     --reader-model) a model confirms each claim before it refuses. Replay a refusal's witness with
-    `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`."""
-    from pipeline.cli.options import reader_kind
+    `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`. With -v, each
+    reading of a request (counts, selections, formulas, names, facts, claims, readers' answers) is a
+    debug line on stderr."""
+    from pipeline.cli.options import debug_lines, reader_kind
     from pipeline.cli.progress import CountProgress
     from pipeline.core.io import read_documents
     from pipeline.runs.reading import ReadingStage, make_reader
@@ -263,23 +267,24 @@ def verify(
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
     rejected = reviewed = not_ready = witnessed = 0
-    try:
-        with CountProgress("verified", "packages", as_json) as progress:
-            for done, (source, doc) in enumerate(documents, 1):
-                if isinstance(doc, dict):
-                    verdict = verify_package(doc, options, index, *stage.arguments())
-                    if index is not None and verdict.accepted:
-                        index.add_document(doc, verdict.id)
-                else:
-                    verdict = unreadable_verdict(doc)
-                rejected += not verdict.accepted
-                reviewed += bool(verdict.review)
-                not_ready += not verdict.sft_ready
-                witnessed += any(f.witness is not None for f in verdict.findings)
-                report_verdict(source, verdict, as_json, lines)
-                progress.update(done, len(documents), f"{rejected} rejected")
-    finally:
-        stage.close()
+    with debug_lines(verbose):
+        try:
+            with CountProgress("verified", "packages", as_json) as progress:
+                for done, (source, doc) in enumerate(documents, 1):
+                    if isinstance(doc, dict):
+                        verdict = verify_package(doc, options, index, *stage.arguments())
+                        if index is not None and verdict.accepted:
+                            index.add_document(doc, verdict.id)
+                    else:
+                        verdict = unreadable_verdict(doc)
+                    rejected += not verdict.accepted
+                    reviewed += bool(verdict.review)
+                    not_ready += not verdict.sft_ready
+                    witnessed += any(f.witness is not None for f in verdict.findings)
+                    report_verdict(source, verdict, as_json, lines)
+                    progress.update(done, len(documents), f"{rejected} rejected")
+        finally:
+            stage.close()
     if not as_json:
         console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}; "
                       f"{reviewed} with review notes, {not_ready} not sft_ready", highlight=False)

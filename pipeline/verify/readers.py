@@ -20,11 +20,15 @@ keeps both readings. A reader may also propose (``Proposer``; ``verify.proposals
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from pipeline.core.outcomes import Claim, LLMCall, Proposal, ReaderAnswer, Reading, Verdict
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 
 class Reader(Protocol):
@@ -148,6 +152,8 @@ def read_verdict(verdict: Verdict, request: str, reader: Reader, cache: ReadingC
             reading = reader.confirm(claim, request)
             if cache is not None:
                 cache.put(verdict.id, claim.key, reading)
+        log.debug("%s on %s %r: %s%s (%s)", reading.reader, findings[n].code.value, claim.words,
+                  reading.answer, " (cached)" if reading.cached else "", reading.reason)
         findings[n] = findings[n].model_copy(update={"reading": reading})
     return verdict.resorted(findings)
 

@@ -220,6 +220,7 @@ def _exit_if_failed(passed: bool, score: float) -> None:
 
 
 def verify(
+    ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., metavar="PATH", help="Package .json/.jsonl files or folders of them."),
     as_json: bool = JsonOpt,
     obs_limit: int = typer.Option(1_000, "--obs-limit", min=1,
@@ -267,24 +268,24 @@ def verify(
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
     rejected = reviewed = not_ready = witnessed = 0
-    with debug_lines(verbose):
-        try:
-            with CountProgress("verified", "packages", as_json) as progress:
-                for done, (source, doc) in enumerate(documents, 1):
-                    if isinstance(doc, dict):
-                        verdict = verify_package(doc, options, index, *stage.arguments())
-                        if index is not None and verdict.accepted:
-                            index.add_document(doc, verdict.id)
-                    else:
-                        verdict = unreadable_verdict(doc)
-                    rejected += not verdict.accepted
-                    reviewed += bool(verdict.review)
-                    not_ready += not verdict.sft_ready
-                    witnessed += any(f.witness is not None for f in verdict.findings)
-                    report_verdict(source, verdict, as_json, lines)
-                    progress.update(done, len(documents), f"{rejected} rejected")
-        finally:
-            stage.close()
+    ctx.with_resource(debug_lines(verbose))  # until the command ends
+    try:
+        with CountProgress("verified", "packages", as_json) as progress:
+            for done, (source, doc) in enumerate(documents, 1):
+                if isinstance(doc, dict):
+                    verdict = verify_package(doc, options, index, *stage.arguments())
+                    if index is not None and verdict.accepted:
+                        index.add_document(doc, verdict.id)
+                else:
+                    verdict = unreadable_verdict(doc)
+                rejected += not verdict.accepted
+                reviewed += bool(verdict.review)
+                not_ready += not verdict.sft_ready
+                witnessed += any(f.witness is not None for f in verdict.findings)
+                report_verdict(source, verdict, as_json, lines)
+                progress.update(done, len(documents), f"{rejected} rejected")
+    finally:
+        stage.close()
     if not as_json:
         console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}; "
                       f"{reviewed} with review notes, {not_ready} not sft_ready", highlight=False)

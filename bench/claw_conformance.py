@@ -8,7 +8,7 @@ pyyaml; a scratch venv outside the repository). For every case of
 the service's ``<SERVICE>_FIXTURES`` at it (``ERROR_RATE=0``), imports
 ``mock_services.<service>.server`` afresh from the checkout, and makes the case's calls with
 FastAPI's TestClient; a case agrees when every call's status and response match (subset match,
-``pipeline.core.services.conformance``). For documents, each fixture record becomes a file under a
+``tests/support/claw_conformance.py``). For documents, each fixture record becomes a file under a
 temporary ``DOCUMENTS_BASE_DIR``: a ``.pdf`` path a PDF with one page per page text
 (``pipeline.core.clawenvkit.pdf_pages``), any other path a text file. The same cases run against synth's world in
 ``tests/core/test_claw_conformance.py``. Prints cases agreed/total per service and the calls that
@@ -26,11 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pipeline.core import yaml_text
 from pipeline.core.clawenvkit.pdf_pages import pdf_bytes
-from pipeline.core.services.conformance import Case, load_cases, response_matches
-
-ROOT = Path(__file__).resolve().parent.parent
-CASES = ROOT / "tests" / "core" / "claw_conformance"
+from tests.support.claw_conformance import Case, load_cases, response_matches
 
 
 def run_case(case: Case, checkout: Path, scratch: Path) -> list[str]:
@@ -76,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {checkout} holds no mock_services/; pass a ClawEnvKit checkout", file=sys.stderr)
         return 2
     figures: dict[str, dict[str, Any]] = {}
-    for case in load_cases(CASES):
+    for case in load_cases(yaml_text.load):
         with tempfile.TemporaryDirectory() as scratch:
             problems = run_case(case, checkout, Path(scratch))
         entry = figures.setdefault(case.service, {"agreed": 0, "total": 0, "disagreements": []})

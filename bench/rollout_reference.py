@@ -20,7 +20,8 @@ from pathlib import Path
 
 from pipeline import RunOptions, load_packages, start_run
 from pipeline.catalog.store import Catalog
-from pipeline.runs.rollout import RolloutOptions, start_rollouts
+from pipeline.runs.rollout import start_rollouts
+from pipeline.runs.rollout_options import RolloutOptions
 from pipeline.taxonomy.capabilities import taxonomy
 from tests.support.agent_server import ScriptedAgents
 from tests.support.openai_server import OpenAIServer

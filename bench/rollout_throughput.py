@@ -27,7 +27,8 @@ from typing import Any
 
 from bench.llm_throughput import serving
 from pipeline import RunOptions, load_packages, start_run
-from pipeline.runs.rollout import RolloutOptions, start_rollouts
+from pipeline.runs.rollout import start_rollouts
+from pipeline.runs.rollout_options import RolloutOptions
 from tests.support.agent_server import ScriptedAgents
 from tests.support.openai_server import OpenAIServer
 

@@ -65,8 +65,8 @@ _EXPORTS: dict[str, str] = {
     "aimport_tasks": "pipeline.runs.api",
     # rollouts: agent models on catalog packages
     "Rollout": "pipeline.core.rollouts",
-    "RolloutOptions": "pipeline.runs.rollout",
-    "RolloutSummary": "pipeline.runs.rollout",
+    "RolloutOptions": "pipeline.runs.rollout_options",
+    "RolloutSummary": "pipeline.runs.rollout_options",
     "RolloutInterrupted": "pipeline.runs.rollout",
     "start_rollouts": "pipeline.runs.rollout",
     "astart_rollouts": "pipeline.runs.rollout",
@@ -86,14 +86,14 @@ __all__ = [
     "resume_rollouts", "start_rollouts",
 ]
 
-DISTRIBUTION = "synth"
-"""The name this package is installed under (``pip install synth``); its version is ``__version__``."""
 
 
 def _version() -> str:
     """The installed distribution's version; in a checkout that is not installed, the version
     ``pyproject.toml`` beside the package states (the one place it is written)."""
     from importlib.metadata import PackageNotFoundError, version
+
+    from pipeline.core.distribution import DISTRIBUTION
 
     try:
         return version(DISTRIBUTION)
@@ -151,13 +151,12 @@ if TYPE_CHECKING:
     from pipeline.runs.options import RunOptions, RunSummary
     from pipeline.runs.rollout import (
         RolloutInterrupted,
-        RolloutOptions,
-        RolloutSummary,
         aresume_rollouts,
         astart_rollouts,
         resume_rollouts,
         start_rollouts,
     )
+    from pipeline.runs.rollout_options import RolloutOptions, RolloutSummary
     from pipeline.verify.verifier import verify_package
 
     __version__: str

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 import tomllib
@@ -206,3 +207,21 @@ def test_an_uninstalled_checkout_reads_the_version_from_pyproject(monkeypatch: p
     monkeypatch.setattr(metadata, "version", not_installed)
     stated = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert synth._version() == stated
+
+
+def test_the_distribution_is_named_apart_from_the_projects_that_own_synth_and_pipeline() -> None:
+    """``synth`` and ``pipeline`` on the public package index are other projects: the distribution
+    has a name of its own, written in ``pyproject.toml`` and ``core/distribution.py`` alike, and every
+    install command the package, the README and the docs print uses it."""
+    from pipeline.core.distribution import DISTRIBUTION, install_extra
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == DISTRIBUTION and DISTRIBUTION not in ("synth", "pipeline")
+    assert {f"{DISTRIBUTION}[{x}]" for x in ("mcp", "ray", "pdf")} <= set(project["optional-dependencies"]["dev"])
+    assert project["scripts"] == {"synth": "pipeline.cli:main"}
+    assert install_extra("ray") == f"pip install '{DISTRIBUTION}[ray]'"
+    texts = [p.read_text(encoding="utf-8") for p in [REPO_ROOT / "README.md", *(REPO_ROOT / "docs").glob("*.md"),
+                                                     *(REPO_ROOT / "pipeline").rglob("*.py")]]
+    installs = {m for t in texts for m in re.findall(r"pip install '?([\w.-]+)\[", t)}
+    assert installs == {DISTRIBUTION}
+    assert f"`{DISTRIBUTION}`" in (REPO_ROOT / "README.md").read_text(encoding="utf-8")

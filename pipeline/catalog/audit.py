@@ -31,13 +31,14 @@ from datetime import UTC, datetime
 from typing import Literal, get_args
 
 import duckdb
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.estimates import Estimate, cohen_kappa, fleiss_kappa, weighted_share
 from pipeline.catalog.guard import parse_where
 from pipeline.catalog.selection import SELECTABLE
 from pipeline.core.codes import DESCRIPTIONS, Code
+from pipeline.core.strict_model import StrictModel
 
 Label = Literal["accept", "defective", "unsure"]
 LABELS: tuple[str, ...] = get_args(Label)
@@ -52,7 +53,7 @@ MAX_ANNOTATOR = 100
 """Characters an annotator's name may have."""
 
 
-class AuditLabel(BaseModel):
+class AuditLabel(StrictModel):
     """One label an annotator gave one package row (a row of ``audit_labels``)."""
 
     id: int
@@ -71,7 +72,7 @@ class AuditLabel(BaseModel):
     comment: str | None
 
 
-class QueueItem(BaseModel):
+class QueueItem(StrictModel):
     """One row to label, why it is in the queue, and what it stands for."""
 
     row: int
@@ -96,7 +97,7 @@ class QueueItem(BaseModel):
     """Who has labelled this row so far."""
 
 
-class Stratum(BaseModel):
+class Stratum(StrictModel):
     name: str
     part: Part
     size: int
@@ -105,7 +106,7 @@ class Stratum(BaseModel):
     """Rows the queue draws from it."""
 
 
-class AuditQueue(BaseModel):
+class AuditQueue(StrictModel):
     """The sampling plan and its items: review rows first, then the accepted sample, then refusals."""
 
     seed: int
@@ -120,7 +121,7 @@ class AuditQueue(BaseModel):
     """Items left out because ``annotator`` has labelled them already."""
 
 
-class PairAgreement(BaseModel):
+class PairAgreement(StrictModel):
     first: str
     second: str
     items: int
@@ -131,7 +132,7 @@ class PairAgreement(BaseModel):
     """Cohen's kappa of the two."""
 
 
-class Agreement(BaseModel):
+class Agreement(StrictModel):
     """How much annotators agree, over the rows labelled by two or more (latest labels)."""
 
     method: Literal["cohen", "fleiss"] | None
@@ -146,12 +147,12 @@ class Agreement(BaseModel):
     """Cohen's kappa of each pair of annotators with rows in common."""
 
 
-class Accuracy(BaseModel):
+class Accuracy(StrictModel):
     precision: Estimate
     recall: Estimate
 
 
-class CodeAccuracy(BaseModel):
+class CodeAccuracy(StrictModel):
     """The verifier's accuracy on one reason code."""
 
     code: str
@@ -164,7 +165,7 @@ class CodeAccuracy(BaseModel):
     """Of those, the share it refuses with this very code."""
 
 
-class Disagreement(BaseModel):
+class Disagreement(StrictModel):
     """A row where people and the verifier decide differently."""
 
     row: int
@@ -177,7 +178,7 @@ class Disagreement(BaseModel):
     stratum: str
 
 
-class AuditStats(BaseModel):
+class AuditStats(StrictModel):
     where: str | None
     population: int
     labels: int

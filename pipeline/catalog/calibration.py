@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import duckdb
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.errors import CatalogError
+from pipeline.core.strict_model import StrictModel
 
 COUNTED = "r.finish_reason <> 'error'"
 """The rollouts rows that are samples (alias ``r``)."""
@@ -54,7 +55,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 # --------------------------------------------------------------------------- results
 
 
-class PackageCalibration(BaseModel):
+class PackageCalibration(StrictModel):
     """One model's samples on one package."""
 
     package_id: str
@@ -74,7 +75,7 @@ class PackageCalibration(BaseModel):
     """pass@k (``calibration.pass_at_k``); None when the package has fewer than k samples."""
 
 
-class CalibrationGroup(BaseModel):
+class CalibrationGroup(StrictModel):
     """One model on the packages of one capability."""
 
     capability: str | None
@@ -95,7 +96,7 @@ class CalibrationGroup(BaseModel):
     """Packages no sample passes."""
 
 
-class FailedCheck(BaseModel):
+class FailedCheck(StrictModel):
     """How often one check (or safety rule) failed in the samples of unsolved packages."""
 
     rule: Literal["check", "safety"]
@@ -108,7 +109,7 @@ class FailedCheck(BaseModel):
     """Unsolved packages with at least one such failure."""
 
 
-class UnsolvedPackage(BaseModel):
+class UnsolvedPackage(StrictModel):
     """A package with samples, none of which passes: too hard, or a grader that fails correct agents."""
 
     package_id: str
@@ -121,7 +122,7 @@ class UnsolvedPackage(BaseModel):
     """Its checks and safety rules that failed, most failures first."""
 
 
-class UnsolvedReport(BaseModel):
+class UnsolvedReport(StrictModel):
     """``Catalog.unsolved``: the unsolved packages (of ``model``, or of every model: no sample of
     any model passes) and, over all of them, the kinds of check that failed most."""
 

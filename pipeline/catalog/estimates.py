@@ -12,13 +12,13 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 
-from pydantic import BaseModel
+from pipeline.core.strict_model import StrictModel
 
 Z_95 = 1.959963984540054
 """The two-sided 95% point of the standard normal distribution."""
 
 
-class Estimate(BaseModel):
+class Estimate(StrictModel):
     """A proportion estimated from a weighted sample, with its 95% Wilson interval."""
 
     value: float | None

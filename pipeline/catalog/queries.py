@@ -14,17 +14,18 @@ from datetime import datetime
 from typing import Any
 
 import duckdb
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog import calibration
 from pipeline.catalog.calibration import CalibrationGroup
 from pipeline.core.codes import DESCRIPTIONS, Code
 from pipeline.core.outcomes import FAILURE_DESCRIPTIONS, Claim, FailureCode, Kind, LLMCall, Reading, Witness
+from pipeline.core.strict_model import StrictModel
 
 # --------------------------------------------------------------------------- result models
 
 
-class RunInfo(BaseModel):
+class RunInfo(StrictModel):
     id: int
     name: str
     capability: str | None
@@ -36,7 +37,7 @@ class RunInfo(BaseModel):
     status: str
 
 
-class RunCounts(BaseModel):
+class RunCounts(StrictModel):
     """One run as ``synth catalog runs`` lists it: what it is, how it stands, and its attempts:
     ``accepted``, ``rejected`` (verified and refused) and ``failed`` (no package came out), over
     ``slots`` slots. ``target`` is the accepted count a generation run aims at (None for an import);
@@ -58,7 +59,7 @@ class RunCounts(BaseModel):
     resumable: bool
 
 
-class SlotState(BaseModel):
+class SlotState(StrictModel):
     """What a run has recorded for one slot: ``attempts`` is the highest attempt number recorded."""
 
     slot: int
@@ -67,7 +68,7 @@ class SlotState(BaseModel):
     accepted_id: str | None = None
 
 
-class SummaryRow(BaseModel):
+class SummaryRow(StrictModel):
     capability: str | None
     workflow: str | None
     accepted: int
@@ -75,7 +76,7 @@ class SummaryRow(BaseModel):
     acceptance_rate: float
 
 
-class RepairRow(BaseModel):
+class RepairRow(StrictModel):
     """Slots whose first attempt was rejected (``first_rejected``) and how many of them a later
     attempt got accepted (``repaired``); ``repair_rate`` is None when no first attempt failed."""
 
@@ -86,7 +87,7 @@ class RepairRow(BaseModel):
     repair_rate: float | None
 
 
-class RejectionCount(BaseModel):
+class RejectionCount(StrictModel):
     """How many rejected rows carry ``code`` as a refusal (``packages``) and how many refusals have it."""
 
     code: str
@@ -97,7 +98,7 @@ class RejectionCount(BaseModel):
     """Refusals of the code that rest on a reading of the request (a ``claim``) a reader confirmed."""
 
 
-class ReaderCount(BaseModel):
+class ReaderCount(StrictModel):
     """How many claims ``reader`` answered ``answer`` (``cached``: of them, taken from an earlier
     answer), and the tokens the answers spent."""
 
@@ -109,7 +110,7 @@ class ReaderCount(BaseModel):
     completion_tokens: int
 
 
-class ClaimRecord(BaseModel):
+class ClaimRecord(StrictModel):
     """A stored finding that rests on a reading of the request: its row, package, code, where it
     stands (``kind``), the ``claim`` and the reader's answer (None: the rules' reading stood)."""
 
@@ -122,7 +123,7 @@ class ClaimRecord(BaseModel):
     reading: Reading | None = None
 
 
-class ReviewCount(BaseModel):
+class ReviewCount(StrictModel):
     """How many rows carry ``code`` as a review note (``packages``; ``accepted`` of them accepted)
     and how many review notes have it (``notes``)."""
 
@@ -133,7 +134,7 @@ class ReviewCount(BaseModel):
     description: str
 
 
-class ImportedRows(BaseModel):
+class ImportedRows(StrictModel):
     """The rows of import runs (``synth import``: other projects' tasks, verified statically, never
     generated here), counted apart from generated rows: ``rows`` of ``runs`` import runs,
     ``accepted`` and ``rejected`` of them, and the refusal codes of the rejected ones."""
@@ -145,7 +146,7 @@ class ImportedRows(BaseModel):
     rejections: list[RejectionCount] = Field(default_factory=list)
 
 
-class CatalogStats(BaseModel):
+class CatalogStats(StrictModel):
     """``Catalog.stats``: every figure but ``runs`` and ``imported`` counts generated rows only (rows
     of generation runs; an import's rows are in ``imported``), of run ``run`` or of every run."""
 
@@ -186,7 +187,7 @@ class CatalogStats(BaseModel):
     empty when no rollout is recorded."""
 
 
-class FindingRecord(BaseModel):
+class FindingRecord(StrictModel):
     """A stored finding; ``code`` is a verifier ``Code`` or a generation-failure code. ``kind``
     says where it stands: a ``refusal`` (a generation failure is one), a ``review`` note, or an
     ``sft`` loss; ``witness`` is the trajectory that proves it, if it has one."""
@@ -202,7 +203,7 @@ class FindingRecord(BaseModel):
     reading: Reading | None = None
 
 
-class PackageRecord(BaseModel):
+class PackageRecord(StrictModel):
     """One ``packages`` row with its findings and LLM calls; ``package`` is None for a generation failure."""
 
     row_id: int
@@ -236,7 +237,7 @@ class PackageRecord(BaseModel):
     llm_calls: list[LLMCall]
 
 
-class RolloutUsage(BaseModel):
+class RolloutUsage(StrictModel):
     """One model's rollouts on the packages of one capability (table ``rollouts``): ``rollouts``
     recorded, ``errors`` of them ended by a model-server error (``finish_reason = 'error'``: they
     count in no pass rate, ``calibration.COUNTED``), and their tokens. ``capability`` is None for
@@ -250,7 +251,7 @@ class RolloutUsage(BaseModel):
     completion_tokens: int
 
 
-class QueryResult(BaseModel):
+class QueryResult(StrictModel):
     columns: list[str]
     rows: list[list[Any]]
     truncated: bool = False

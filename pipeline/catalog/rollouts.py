@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import duckdb
-from pydantic import BaseModel
 
 from pipeline.catalog.redact import strip_secrets
 from pipeline.core.rollouts import Rollout
+from pipeline.core.strict_model import StrictModel
 
 RolloutJobStatus = Literal["running", "finished", "failed", "interrupted"]
 
@@ -25,7 +25,7 @@ _COLUMNS = ("job", "package_id", "model", "sample", "score", "passed", "checks",
             "prompt_tokens", "completion_tokens", "latency_s", "finish_reason", "error", "messages", "created")
 
 
-class RolloutJob(BaseModel):
+class RolloutJob(StrictModel):
     """One ``rollout_jobs`` row."""
 
     id: int

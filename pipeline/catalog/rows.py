@@ -11,16 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from pipeline.catalog.connect import first_line
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.redact import mask_credentials
 from pipeline.core.outcomes import Failure, Finding, Kind, LLMCall, Verdict
 from pipeline.core.package import AskStep, TaskPackage, near_key
+from pipeline.core.strict_model import StrictModel
 
 
-class AttemptRow(BaseModel):
+class AttemptRow(StrictModel):
     """One attempt to record: a package with its verdict, or the failure that left none."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
+from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def page(
         from pipeline.interop import audit_server
     except ImportError as exc:
         raise UserError(f"synth audit serves its page with Starlette and uvicorn ({exc.name or 'starlette'} is "
-                        "missing); install them with: pip install 'synth[audit]' (in a checkout: "
+                        f"missing); install them with: {install_extra('audit')} (in a checkout: "
                         "pip install -e '.[audit]')") from exc
     from pipeline.runs.interrupt import terminate_as_interrupt
 

@@ -367,7 +367,7 @@ def show(
     if package_out is not None:
         write_package(records, package_out)
     if as_json:
-        emit_json([r.model_dump(mode="json") for r in records])
+        emit_json([r.model_dump(mode="json") | {"notes": record_notes(r)} for r in records])
         return
     for record in records:
         print_record(record, catalog)
@@ -395,6 +395,16 @@ _KIND_TITLES = {
 }
 
 
+def record_notes(record: PackageRecord) -> list[str]:
+    """What the row's package says of its verification beyond its findings: that the rules' English
+    readings did not apply to a request in another language (``readers.language_note``)."""
+    from pipeline.verify.readers import language_note
+
+    request = (record.package or {}).get("request")
+    note = language_note(str(request.get("language", "en"))) if isinstance(request, dict) else None
+    return [note] if note else []
+
+
 def print_record(record: PackageRecord, catalog: Path | None = None) -> None:
     from pipeline.core.paths import DEFAULT_CATALOG
 
@@ -406,6 +416,8 @@ def print_record(record: PackageRecord, catalog: Path | None = None) -> None:
                  "review_codes", "created", "request"):
         fields.add_row(name, _cell(getattr(record, name)))
     console.print(fields)
+    for note in record_notes(record):
+        console.print(f"note: {note}", markup=False, highlight=False)
     replayable = 0
     for kind, title in _KIND_TITLES.items():
         found = [f for f in record.findings if f.kind == kind]

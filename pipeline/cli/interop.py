@@ -20,6 +20,7 @@ from pipeline.cli.options import (
     load_package_file,
     new_table,
 )
+from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
@@ -66,10 +67,10 @@ def serve(
                                              help="OpenAI-compatible server of --user-model (default: OpenAI; "
                                                   "OPENAI_API_KEY is read from the environment)."),
     mcp: bool = typer.Option(False, "--mcp", help="Serve the package as an MCP server: stdio, or streamable "
-                                                   "HTTP on loopback at /mcp with --port (needs synth[mcp])."),
+                                                   "HTTP on loopback at /mcp with --port (needs the mcp extra)."),
     openenv: bool = typer.Option(False, "--openenv", help="Serve many packages (PACKAGE: a catalog file, a package "
                                                          "file, a .jsonl of packages or a package id) as one OpenEnv "
-                                                         "environment (needs synth[openenv])."),
+                                                         "environment (needs the openenv extra)."),
     where: str | None = typer.Option(None, "--where", metavar="<sql>",
                                      help="With --openenv and a catalog: serve only the accepted packages this SQL "
                                           "condition on the packages columns holds for."),
@@ -158,7 +159,7 @@ def _serve_mcp(pkg: TaskPackage, host: str, port: int | None, users: Any, as_jso
         from pipeline.env import mcp_server
     except ImportError as exc:
         raise UserError(f"synth serve --mcp needs the MCP SDK ({exc.name or 'mcp'} is missing); "
-                        "install it with: pip install 'synth[mcp]' (in a checkout: pip install -e '.[mcp]')") from exc
+                        f"install it with: {install_extra('mcp')} (in a checkout: pip install -e '.[mcp]')") from exc
     server = mcp_server.build_server(mcp_server.McpEpisode(pkg, user=users))
     if port is None:
         mcp_server.serve_stdio(server)
@@ -183,7 +184,7 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
         from pipeline.interop import openenv_server
     except ImportError as exc:
         raise UserError(f"synth serve --openenv needs OpenEnv ({exc.name or 'openenv'} is missing); install it "
-                        "with: pip install 'synth[openenv]' (in a checkout: pip install -e '.[openenv]')") from exc
+                        f"with: {install_extra('openenv')} (in a checkout: pip install -e '.[openenv]')") from exc
     from pipeline.core.serving import base_url
     from pipeline.env.catalog_packages import load_packages
     from pipeline.runs.interrupt import terminate_as_interrupt

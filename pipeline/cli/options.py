@@ -8,8 +8,11 @@ Only light modules are imported here: each command imports what it needs when it
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,7 +34,7 @@ err_console = Console(stderr=True)
 
 JsonOpt = typer.Option(False, "--json", help="Machine-readable output: JSON on stdout, no tables or progress.")
 RayOpt = typer.Option(None, "--ray", metavar="[ADDRESS]",
-                      help="Run the work on Ray (extra synth[ray]): alone, a Ray instance on this machine; "
+                      help="Run the work on Ray (the ray extra): alone, a Ray instance on this machine; "
                            "'auto' or host:port, a running cluster. See docs/scaling.md.")
 BaseUrlsOpt = typer.Option(None, "--base-url", metavar="<url>",
                            help="OpenAI-compatible server URL (env OPENAI_BASE_URL); repeat it, or give a comma "
@@ -97,6 +100,34 @@ def new_table(title: str | None = None, **options: Any) -> Table:
     from rich.table import Table  # on first use: most runs of the verify command print no table
 
     return Table(title=title, **options)
+
+
+VerboseOpt = typer.Option(0, "--verbose", "-v", count=True,
+                          help="Debug lines on stderr: -v what the verifier read in each request (counts, selections, "
+                               "formulas, names, facts, claims, readers' answers); -vv every module's.")
+READINGS_LOGGER = "pipeline.verify"
+"""The loggers ``-v`` turns on: the verification stages, whose debug lines are their readings."""
+
+
+@contextmanager
+def debug_lines(verbosity: int) -> Iterator[None]:
+    """Inside, debug lines go to stderr as ``debug: MODULE: LINE``: with ``verbosity`` 1 those of
+    ``READINGS_LOGGER``, with 2 or more those of every module of the package; with 0 nothing changes.
+    The handler and the level are taken back on leaving."""
+    if verbosity <= 0:
+        yield
+        return
+    logger = logging.getLogger(READINGS_LOGGER if verbosity == 1 else "pipeline")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("debug: %(name)s: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def emit_json(data: Any) -> None:

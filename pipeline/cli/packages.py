@@ -14,6 +14,7 @@ from pipeline.cli.options import (
     ReaderBaseUrlOpt,
     ReaderModelOpt,
     ReaderOpt,
+    VerboseOpt,
     console,
     emit_json,
     err_console,
@@ -107,14 +108,19 @@ def play(
     if witness_file is not None:
         play_witness(package, witness_file, finding or 0, as_json)
         return
+    from pipeline.verify.readers import language_note
+
     env = play_reference(package)
     traj, report = env.trajectory(), env.score()
+    notes = [n for n in [language_note(package.request.language)] if n]
     if as_json:
         emit_json({"id": package.compute_id(), "score": report.score, "passed": report.passed,
-                   **_episode_data(report, traj)})
+                   **_episode_data(report, traj), "notes": notes})
         _exit_if_failed(report.passed, report.score)
         return
     _print_episode(package, traj, report)
+    for note in notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
     verdict = "[green]PASS[/]" if report.passed else "[red]FAIL[/]"
     console.print(f"score {report.score:.3f} {verdict}")
     _exit_if_failed(report.passed, report.score)
@@ -215,6 +221,7 @@ def _exit_if_failed(passed: bool, score: float) -> None:
 
 
 def verify(
+    ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., metavar="PATH", help="Package .json/.jsonl files or folders of them."),
     as_json: bool = JsonOpt,
     obs_limit: int = typer.Option(1_000, "--obs-limit", min=1,
@@ -235,6 +242,7 @@ def verify(
     reader: str = ReaderOpt,
     reader_model: str = ReaderModelOpt,
     reader_base_url: str = ReaderBaseUrlOpt,
+    verbose: int = VerboseOpt,
 ) -> None:
     """Verify packages. Exit 0 if all are accepted; 1 if any is rejected (a file that is not a
     package document, such as broken JSON, is rejected as schema_invalid), or none was found; 2
@@ -244,8 +252,10 @@ def verify(
     shown apart from refusals and never reject a package (SFT losses do with --require-sft). A
     refusal resting on a reading of the request shows the claim; with --reader model (or
     --reader-model) a model confirms each claim before it refuses. Replay a refusal's witness with
-    `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`."""
-    from pipeline.cli.options import reader_kind
+    `synth verify FILE --json > v.json` then `synth play FILE --witness v.json`. With -v, each
+    reading of a request (counts, selections, formulas, names, facts, claims, readers' answers) is a
+    debug line on stderr."""
+    from pipeline.cli.options import debug_lines, reader_kind
     from pipeline.cli.progress import CountProgress
     from pipeline.core.io import read_documents
     from pipeline.runs.reading import ReadingStage, make_reader
@@ -263,6 +273,7 @@ def verify(
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
     rejected = reviewed = not_ready = witnessed = 0
+    ctx.with_resource(debug_lines(verbose))  # until the command ends
     try:
         with CountProgress("verified", "packages", as_json) as progress:
             for done, (source, doc) in enumerate(documents, 1):

@@ -25,7 +25,7 @@ from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
     from pipeline.cli.progress import CountProgress
-    from pipeline.runs.rollout import RolloutProgress, RolloutStart, RolloutSummary
+    from pipeline.runs.rollout_options import RolloutProgress, RolloutStart, RolloutSummary
 
 _JOB_IDENTITY = ("model", "where", "samples", "max_turns", "user_model", "user_base_url", "temperature", "stream",
                  "budget_tokens")
@@ -107,7 +107,8 @@ def rollout(
     the final answer. See docs/environment.md, "Rollouts".
     """
     from pipeline.generation.model_endpoint import joined_urls
-    from pipeline.runs.rollout import RolloutInterrupted, RolloutOptions, resume_rollouts, start_rollouts
+    from pipeline.runs.rollout import RolloutInterrupted, resume_rollouts, start_rollouts
+    from pipeline.runs.rollout_options import RolloutOptions
 
     servers = joined_urls(base_url)
     display = _Display(as_json, catalog_path)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from pipeline.core.jsonvalues import clone
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import ResolveError, is_literal, resolve, uses_fact
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import StepRecord, Trajectory
 from pipeline.core.user import SimulatedUser, UserModel
 from pipeline.core.world import World
@@ -27,8 +28,8 @@ from pipeline.core.world import World
 # --------------------------------------------------------------------------- actions
 
 
-class _Action(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Action(StrictModel):
+    """One action of an agent."""
 
 
 class ToolCall(_Action):

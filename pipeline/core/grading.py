@@ -19,8 +19,6 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 from pipeline.core.matchers import compile_where, get_path
 from pipeline.core.package import (
     AnswerContains,
@@ -40,6 +38,7 @@ from pipeline.core.package import (
 )
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import record_id_field
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import Trajectory
 
 JudgeFn = Callable[[str, TaskPackage, Trajectory], "float | None"]
@@ -49,7 +48,7 @@ Evaluator = Callable[[Trajectory, bool], tuple[bool, str]]
 """``(trajectory, explain) → (passed, detail)``; the detail is only written when ``explain``."""
 
 
-class CheckResult(BaseModel):
+class CheckResult(StrictModel):
     """One check's or safety rule's outcome on one trajectory."""
 
     id: str
@@ -64,7 +63,7 @@ class CheckResult(BaseModel):
     """What was counted or compared, in a few words."""
 
 
-class ScoreReport(BaseModel):
+class ScoreReport(StrictModel):
     """A trajectory's score with the outcome of every check and safety rule."""
 
     checks: list[CheckResult]

@@ -9,15 +9,16 @@ import hashlib
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.core.codes import BASIS, Basis, Code
+from pipeline.core.strict_model import StrictModel
 
 VERIFIER_VERSION = "3"
 """Stored with every verdict; raised when what the verifier accepts changes."""
 
 
-class Witness(BaseModel):
+class Witness(StrictModel):
     """A trajectory that proves a finding by execution: a wrong agent that passes, or a correct
     agent that fails. ``synth play FILE --witness W`` replays ``actions`` in a fresh episode of the
     package (the engine ``TaskEnv`` runs) and grades them."""
@@ -44,7 +45,7 @@ class Witness(BaseModel):
         return (self.score >= self.threshold) if self.agent == "wrong" else (self.score < self.threshold)
 
 
-class Claim(BaseModel):
+class Claim(StrictModel):
     """What the verifier read the request to ask, when a finding rests on that reading: the
     question a reader (``verify.readers``) is asked before the finding may refuse the package."""
 
@@ -77,7 +78,7 @@ class Claim(BaseModel):
 ReaderAnswer = Literal["agrees", "disagrees", "unsure"]
 
 
-class Reading(BaseModel):
+class Reading(StrictModel):
     """A reader's answer to a ``Claim``."""
 
     answer: ReaderAnswer
@@ -93,7 +94,7 @@ class Reading(BaseModel):
     completion_tokens: int = 0
 
 
-class Proposal(BaseModel):
+class Proposal(StrictModel):
     """What a model reader reads the request to ask that the reference does otherwise: a value
     the reference writes or reports (``instead_of``) that the request, read carefully, makes
     ``value``. It refuses only through a witness: a correct agent that writes or reports
@@ -109,7 +110,7 @@ class Proposal(BaseModel):
     """Why, in the request's words."""
 
 
-class Finding(BaseModel):
+class Finding(StrictModel):
     """One thing verification found: a refusal, a review note, or a loss under the SFT policy
     (``Verdict`` sorts them by the code's ``Basis`` and the witness)."""
 
@@ -157,7 +158,7 @@ def kind_of(finding: Finding, require_sft: bool = False) -> Kind:
     return "refusal"
 
 
-class Verdict(BaseModel):
+class Verdict(StrictModel):
     """The verifier's judgement of one package: accepted when nothing refuses it."""
 
     id: str
@@ -233,7 +234,7 @@ FAILURE_DESCRIPTIONS: dict[FailureCode, str] = {
 }
 
 
-class Failure(BaseModel):
+class Failure(StrictModel):
     """Why an attempt has no verdict: a code and one line of detail."""
 
     code: FailureCode
@@ -243,7 +244,7 @@ class Failure(BaseModel):
         return f"{self.code.value}: {self.message}"
 
 
-class LLMCall(BaseModel):
+class LLMCall(StrictModel):
     """One request to the model: tokens, latency and outcome (``ok`` or an error class)."""
 
     model: str

@@ -12,11 +12,12 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, Tag, field_validator, model_validator
 
 from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, check_shape
 from pipeline.core.matchers import matcher_problem, regex_problem
 from pipeline.core.services import DEFAULT_PROFILE, ProfileName
+from pipeline.core.strict_model import StrictModel
 
 SCHEMA_VERSION: Literal[1] = 1
 PASS_SCORE = 1.0
@@ -43,8 +44,8 @@ def passes(score: float) -> bool:
 DEFAULT_NOW = "2026-12-01T09:00:00Z"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class _Model(StrictModel):
+    model_config = ConfigDict(populate_by_name=True)
 
 
 # --------------------------------------------------------------------------- request / user
@@ -283,7 +284,9 @@ class AnswerStep(_Model):
     answer: str
 
 
-Step = CallStep | AskStep | AnswerStep
+Step = Annotated[CallStep, Tag("call")] | Annotated[AskStep, Tag("ask")] | Annotated[AnswerStep, Tag("answer")]
+"""One step of a reference: a tool call, a question to the user, or the final answer. The tags
+name the kinds in an error's location (``reference.0.call.arg``)."""
 
 
 class Provenance(_Model):

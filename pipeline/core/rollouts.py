@@ -6,17 +6,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.core.grading import CheckResult
 from pipeline.core.package import passes
+from pipeline.core.strict_model import StrictModel
 
 FinishReason = Literal["answer", "turn_limit", "budget", "error"]
 """Why an episode ended: the agent's final answer; the turn limit; a token or time budget; or an
 error that ended it (the model server failed for good; ``Rollout.error`` says what)."""
 
 
-class Rollout(BaseModel):
+class Rollout(StrictModel):
     """One sample of one model on one package.
 
     ``messages`` is the conversation in the shape of the SFT export (``core.training_format``):

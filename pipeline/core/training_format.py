@@ -20,9 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel
-
 from pipeline.core.package import TaskPackage, Tool
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import Trajectory
 
 DEFAULT_OBS_LIMIT = 1_000
@@ -34,12 +33,12 @@ SYSTEM_PROMPT = (
 )
 
 
-class Policy(BaseModel):
+class Policy(StrictModel):
     obs_limit: int = DEFAULT_OBS_LIMIT
     sample_budget: int = DEFAULT_SAMPLE_BUDGET
 
 
-class Sample(BaseModel):
+class Sample(StrictModel):
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     chars: int

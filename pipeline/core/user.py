@@ -32,9 +32,8 @@ import zlib
 from datetime import date
 from typing import Protocol
 
-from pydantic import BaseModel
-
 from pipeline.core.package import DEFAULT_NOW, Fact, User
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.text_values import CLOCK, EMAIL, ISO_DATE, date_values, has_word, numbers_in, times_in
 
 NEUTRAL_REPLY = "I have nothing to add to that. Please go ahead with what I asked."
@@ -60,7 +59,7 @@ _GO_AHEAD = re.compile(r"\b(?:(?:can|could|shall|should|may)\s+(?:i|we)\b|ok(?:a
                        r"good\s+to\s+go\b|all\s+set\b|confirm\b|ready\s+(?:for\s+me\s+)?to\b)", re.IGNORECASE)
 
 
-class Reply(BaseModel):
+class Reply(StrictModel):
     text: str
     revealed: list[str]
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.core.episode import ACTION, Action, Answer, Ask, Episode, ToolCall, observed, replay
 from pipeline.core.grading import Grader, JudgeFn, ScoreReport
 from pipeline.core.jsonvalues import clone
 from pipeline.core.package import TaskPackage
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import tool_schemas
 from pipeline.core.trajectory import StepRecord, Trajectory
 from pipeline.core.user import UserModel
@@ -28,7 +29,7 @@ DEFAULT_MAX_STEPS = 50
 __all__ = ["Action", "Answer", "Ask", "Observation", "StepResult", "TaskEnv", "ToolCall", "play_reference"]
 
 
-class Observation(BaseModel):
+class Observation(StrictModel):
     """What the agent reads after ``reset()`` or a step.
 
     ``kind`` is ``request`` (after reset: ``text`` is the request, ``tools`` the tool schemas),
@@ -43,7 +44,7 @@ class Observation(BaseModel):
     result: dict[str, Any] | None = None
 
 
-class StepResult(BaseModel):
+class StepResult(StrictModel):
     """One step's outcome. ``reward`` is 0 until the episode ends, then the package score.
 
     ``info`` holds ``step`` (the step's index), ``truncated`` (the step budget ran out before an

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.core.outcomes import Failure, Finding, LLMCall
 from pipeline.core.package import TaskPackage
+from pipeline.core.strict_model import StrictModel
 
 
-class Attempt(BaseModel):
+class Attempt(StrictModel):
     """One request for a package: slot ``slot`` of a run, try number ``attempt`` (1-based).
 
     For a repair (attempt > 1) ``parent`` is the rejected package and ``findings`` why it was
@@ -36,7 +37,7 @@ class Attempt(BaseModel):
         return int.from_bytes(digest.digest()[:4], "big")
 
 
-class Generated(BaseModel):
+class Generated(StrictModel):
     """What a generator returned: a package, or the ``failure`` saying why there is none.
 
     The package's ``id`` may be left empty: verification computes it from the content.

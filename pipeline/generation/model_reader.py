@@ -70,7 +70,8 @@ class ModelReader:
 
 def parse_proposals(text: str) -> list[Proposal]:
     """The proposals of a reply to ``propose.j2``; none when the reply is not one (a reader that
-    cannot answer proposes nothing)."""
+    cannot answer proposes nothing). Keys a proposal has no field for are left out: a model's
+    reply is read leniently, a user's file strictly."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -78,8 +79,10 @@ def parse_proposals(text: str) -> list[Proposal]:
     items = data.get("proposals") if isinstance(data, dict) else None
     out = []
     for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
         try:
-            out.append(Proposal.model_validate(item))
+            out.append(Proposal.model_validate({k: v for k, v in item.items() if k in Proposal.model_fields}))
         except ValidationError:
             continue
     return out

@@ -17,16 +17,17 @@ import os
 import shutil
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
 from pipeline.catalog.store import Catalog
+from pipeline.core.strict_model import StrictModel
 
 EXPECTED_COLUMNS = ("file", "expected", "code", "description")
 
 
-class AuditExportSummary(BaseModel):
+class AuditExportSummary(StrictModel):
     path: str
     packages: int
     """Package files written (one per package id)."""

@@ -33,7 +33,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 
 import anyio
 import uvicorn
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -44,6 +44,7 @@ from pipeline.catalog.errors import CatalogBusy, CatalogError
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import DESCRIPTIONS, Code
 from pipeline.core.errors import first_validation_error
+from pipeline.core.strict_model import StrictModel
 from pipeline.interop.audit_view import package_view
 from pipeline.interop.html_pages import html_environment
 
@@ -62,7 +63,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class AuditOptions(BaseModel):
+class AuditOptions(StrictModel):
     """What ``synth audit`` serves: the catalog, the rows (``run``, ``where``), the sampling plan
     (``sample``, ``refusals``, ``seed``) and the annotator's name the page starts with."""
 

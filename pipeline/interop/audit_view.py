@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pipeline.catalog.audit import AuditLabel, QueueItem
 from pipeline.catalog.queries import FindingRecord, PackageRecord, describe_code
@@ -29,6 +29,7 @@ from pipeline.core.claim_text import claim_lines, reader_line
 from pipeline.core.episode import Episode, play_actions, replay
 from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.package import TaskPackage
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import Trajectory
 
 LONG_TEXT = 600
@@ -38,7 +39,7 @@ MAX_TEXT = 12_000
 """Characters of one value's JSON the page shows; the rest is cut, and the cut says how much."""
 
 
-class Turn(BaseModel):
+class Turn(StrictModel):
     """One line of a conversation: who speaks (``user``, ``agent``, ``tool``), what it is, and the
     text; a call carries its arguments and a tool reply its status and result, as JSON."""
 
@@ -55,7 +56,7 @@ class Turn(BaseModel):
     revealed: list[str] = []
 
 
-class CheckView(BaseModel):
+class CheckView(StrictModel):
     """A check or safety rule in words, with its weight (0 for a safety rule: a broken one zeroes
     the score)."""
 
@@ -66,13 +67,13 @@ class CheckView(BaseModel):
     words: str
 
 
-class Outcome(BaseModel):
+class Outcome(StrictModel):
     passed: bool | None
     """None: not evaluated (a judge check with no judge)."""
     detail: str
 
 
-class EpisodeView(BaseModel):
+class EpisodeView(StrictModel):
     """A replayed episode: the conversation, the score, and the outcome of every check then every
     safety rule, in the package's order (``PackageView.checks``'s)."""
 
@@ -81,7 +82,7 @@ class EpisodeView(BaseModel):
     outcomes: list[Outcome]
 
 
-class WitnessView(BaseModel):
+class WitnessView(StrictModel):
     """A finding with a witness, replayed: the finding, the agent, its conversation and scores,
     and the claim the verifier read in the request with the reader's answer."""
 
@@ -103,14 +104,14 @@ class WitnessView(BaseModel):
     without a stored claim."""
 
 
-class FindingView(BaseModel):
+class FindingView(StrictModel):
     kind: str
     code: str
     description: str
     message: str
 
 
-class TableView(BaseModel):
+class TableView(StrictModel):
     """One collection of the initial state: ``columns`` and a row of cell texts per record."""
 
     service: str
@@ -119,7 +120,7 @@ class TableView(BaseModel):
     rows: list[list[str]]
 
 
-class ToolView(BaseModel):
+class ToolView(StrictModel):
     name: str
     service: str
     endpoint: str
@@ -128,7 +129,7 @@ class ToolView(BaseModel):
     """Each parameter: name, type, required, description."""
 
 
-class PackageView(BaseModel):
+class PackageView(StrictModel):
     """Everything one screen of the audit page shows of one package row."""
 
     row: int

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
@@ -28,7 +28,7 @@ __all__ = ["REASONS", "ClawEnvKitExport", "ClawEnvKitSummary", "ExportedTask", "
            "export_clawenvkit_tasks", "export_one", "task_path"]
 
 
-class Refusal(BaseModel):
+class Refusal(StrictModel):
     """A package not exported: its reason code (``REASONS``), the details, and the share of its
     grading weight a translation would carry."""
 
@@ -38,7 +38,7 @@ class Refusal(BaseModel):
     share: float
 
 
-class ExportedTask(BaseModel):
+class ExportedTask(StrictModel):
     """A task file written: the share of the package's grading weight it carries, what it left
     out, whether a safety check was added, and its grades under ClawEnvKit's rules."""
 
@@ -62,7 +62,7 @@ class ExportedTask(BaseModel):
     """How many reach their pass threshold (final ≥ 0.5): their grader gives partial credit."""
 
 
-class ClawEnvKitSummary(BaseModel):
+class ClawEnvKitSummary(StrictModel):
     out_dir: str
     min_weight_share: float
     tasks: list[ExportedTask] = Field(default_factory=list)
@@ -167,7 +167,7 @@ def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight
     return summary
 
 
-class FileShare(BaseModel):
+class FileShare(StrictModel):
     """One file written, the share of its package's grading weight it carries, and what their
     grader gives a do-nothing agent and the best of synth's wrong agents (final scores)."""
 
@@ -183,7 +183,7 @@ class FileShare(BaseModel):
     """Wrong agents at or above their 0.5 line (partial credit), of ``wrong_agents`` played."""
 
 
-class ClawEnvKitExport(BaseModel):
+class ClawEnvKitExport(StrictModel):
     """What ``synth export --format clawenvkit`` reports: files written (``rows``) with the share
     of grading weight each carries, packages refused by reason, and the mean shares (over the
     files written; over every package, the refused counting their would-be share)."""

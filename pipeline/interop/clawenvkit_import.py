@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pipeline.core import yaml_text
 from pipeline.core.clawenvkit.format import (
@@ -31,7 +31,7 @@ from pipeline.core.clawenvkit.grading import PASS_THRESHOLD as CLAW_PASS_THRESHO
 from pipeline.core.clawenvkit.grading import ClawGrade, null_agent_grade
 from pipeline.core.clawenvkit.pdf_pages import PdfError, read_pages
 from pipeline.core.codes import Code
-from pipeline.core.errors import UserError, first_validation_error
+from pipeline.core.errors import UserError, first_validation_error, problems
 from pipeline.core.io import files_under
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import DEFAULT_NOW, PASS_SCORE, TaskPackage, load_package, passes
@@ -66,7 +66,7 @@ class TaskFormatError(ValueError):
     """A document that is not a ClawEnvKit task synth can read; the message says what is wrong."""
 
 
-class ImportResult(BaseModel):
+class ImportResult(StrictModel):
     """One file's import: the package (None when the file is not a task synth can read), the
     verifier's verdict on it (for an unreadable file: one ``schema_invalid`` finding), the checks
     left out, and what an agent that does nothing scores, by synth's grader and by ClawEnvKit's."""
@@ -101,7 +101,7 @@ def _operation(service: str, action: str, profile: str) -> OperationSpec | None:
     return next((op for op in spec.operations if op.name == action), None) if spec else None
 
 
-class NullAgentFloors(BaseModel):
+class NullAgentFloors(StrictModel):
     """What an agent that does nothing scores over imported tasks (``of``), both ways."""
 
     tasks: int
@@ -603,7 +603,7 @@ def to_package(doc: Any, source: str = "", files_dir: Path | None = None) -> tup
         unmapped += [UnmappedCheck.model_validate({**u, "reason": f"left out on export: {u.get('reason', '')}"})
                      for u in synth.get("unmapped") or [] if isinstance(u, dict)]
     except ValidationError as exc:
-        raise TaskFormatError(f"synth.unmapped: {exc.errors()[0]['msg']}") from exc
+        raise TaskFormatError(f"synth.unmapped: {problems(exc)[0]['msg']}") from exc
     if not checks:
         raise TaskFormatError("no scoring component has a synth equivalent: "
                               + "; ".join(f"{u.id} ({u.kind}): {u.reason}" for u in unmapped))

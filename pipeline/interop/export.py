@@ -25,6 +25,7 @@ from pipeline.catalog.selection import Selection, StatusFilter
 from pipeline.catalog.store import Catalog
 from pipeline.core.package import PASS_SCORE, passes
 from pipeline.core.paths import DEFAULT_CATALOG
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import Policy
 from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
@@ -70,7 +71,7 @@ FROM_ROLLOUTS: dict[str, RolloutExporter] = {"sft": export_rollout_sft}
 passing rollouts (``min_score``, ``model``)."""
 
 
-class ExportSummary(BaseModel):
+class ExportSummary(StrictModel):
     format: str
     path: str
     rows: int

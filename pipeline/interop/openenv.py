@@ -4,7 +4,7 @@ A trainer imports the client and the action from here (``from pipeline.interop.o
 SynthEnv, SynthAction``) and drives ``synth serve --openenv`` over OpenEnv's WebSocket protocol,
 with OpenEnv's own ``EnvClient`` underneath (``SynthEnv`` only says how actions, observations and
 the state travel). The server side is ``pipeline.interop.openenv_server``. Needs the extra
-``synth[openenv]``; see ``docs/environment.md`` ("OpenEnv").
+``synth-task-packages[openenv]``; see ``docs/environment.md`` ("OpenEnv").
 
 ``replay_reference`` plays a package's reference through a client, resolving each ``$ref`` and
 ``$fact`` from what the server returned, as the verifier's ``replay`` does in process.

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.catalog.selection import Selection
+from pipeline.core.distribution import DISTRIBUTION
 from pipeline.core.training_format import Policy
 
 PORT = 8000
@@ -61,7 +62,7 @@ from pipeline.interop.openenv import SynthAction, SynthEnv, SynthObservation, Sy
 __all__ = ["SynthAction", "SynthEnv", "SynthObservation", "SynthState"]
 '''
 
-REQUIREMENTS = "synth[openenv]\n"
+REQUIREMENTS = f"{DISTRIBUTION}[openenv]\n"
 
 
 def manifest(name: str) -> str:
@@ -88,7 +89,7 @@ packages.jsonl --port {PORT}` (loopback only). Call it with `client.py` (`SynthE
 OpenEnv client with dict actions (`{{"type": "tool_call", "name": ..., "arguments": {{...}}}}`,
 `{{"type": "ask", "text": ...}}`, `{{"type": "answer", "text": ...}}`).
 
-Needs `synth[openenv]` (`server/requirements.txt`).
+Needs `{DISTRIBUTION}[openenv]` (`server/requirements.txt`).
 """
 
 

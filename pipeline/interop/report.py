@@ -31,13 +31,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.audit import AuditStats
 from pipeline.catalog.calibration import PackageCalibration
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.queries import RejectionCount, RolloutUsage, RunInfo, is_import
 from pipeline.catalog.store import Catalog
+from pipeline.core.strict_model import StrictModel
 
 if TYPE_CHECKING:
     from plotly.graph_objects import Figure
@@ -53,7 +54,7 @@ TEMPLATE = Path(__file__).with_name("report.html.j2")
 # --------------------------------------------------------------------------- figures
 
 
-class Prices(BaseModel):
+class Prices(StrictModel):
     """What 1,000 tokens cost, in one currency: ``prompt_per_1k`` and ``completion_per_1k``."""
 
     prompt_per_1k: float = Field(ge=0)
@@ -63,7 +64,7 @@ class Prices(BaseModel):
         return (prompt_tokens * self.prompt_per_1k + completion_tokens * self.completion_per_1k) / 1000
 
 
-class Funnel(BaseModel):
+class Funnel(StrictModel):
     """Generated rows: ``slots`` with at least one attempt, ``attempts`` (rows), ``accepted`` rows."""
 
     slots: int
@@ -71,7 +72,7 @@ class Funnel(BaseModel):
     accepted: int
 
 
-class Mix(BaseModel):
+class Mix(StrictModel):
     """Accepted and rejected generated rows of one capability or one workflow."""
 
     name: str
@@ -79,7 +80,7 @@ class Mix(BaseModel):
     rejected: int
 
 
-class PassRateGroup(BaseModel):
+class PassRateGroup(StrictModel):
     """One model on the packages of one capability: ``packages`` with a counted rollout,
     ``samples`` (counted rollouts), ``errors`` (rollouts ended by an error), ``histogram`` (packages
     per pass-rate bin, ``BIN_LABELS``), ``mean_pass_rate`` (mean of the packages'), ``unsolved``
@@ -98,7 +99,7 @@ class PassRateGroup(BaseModel):
     completion_tokens: int
 
 
-class ReportData(BaseModel):
+class ReportData(StrictModel):
     """Everything the page shows, of run ``run`` (None: the whole catalog, ``runs`` runs)."""
 
     catalog: str
@@ -117,7 +118,7 @@ class ReportData(BaseModel):
     """People's labels against the verifier (None: no row of the report is labelled)."""
 
 
-class ReportSummary(BaseModel):
+class ReportSummary(StrictModel):
     """What ``write_report`` wrote: the file, its size, the charts on it (their names, in page
     order), the funnel, rollouts counted, and the generator's cost (None: no price given)."""
 

@@ -18,12 +18,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.redact import mask_credentials
 from pipeline.catalog.selection import Selection, StoredRollout
 from pipeline.core.jsonvalues import strings
 from pipeline.core.package import PASS_SCORE, AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import Policy, Sample, compact, cut, observation_text, tool_schemas
 from pipeline.core.trajectory import StepRecord, Trajectory
 from pipeline.interop.sft import sft_problems
@@ -39,7 +40,7 @@ SKIP_REASONS: dict[str, str] = {
 """Why a passing rollout is left out of the SFT export."""
 
 
-class RolloutSFTSummary(BaseModel):
+class RolloutSFTSummary(StrictModel):
     rows: int
     """Samples written: one per rollout kept."""
     packages: int

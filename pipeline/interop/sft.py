@@ -16,12 +16,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.catalog.selection import Selection
 from pipeline.core.episode import execute
 from pipeline.core.grading import Grader
 from pipeline.core.package import TaskPackage
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import Policy, render_sample
 from pipeline.verify.truncation import evidence_findings
 
@@ -34,7 +35,7 @@ SKIP_REASONS: dict[str, str] = {
 """Why a package is left out of the SFT export."""
 
 
-class SFTSummary(BaseModel):
+class SFTSummary(StrictModel):
     rows: int
     skipped: dict[str, int]
     """Packages left out, by reason (``SKIP_REASONS``)."""

@@ -22,13 +22,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
 from pipeline.catalog.queries import IMPORT_GENERATOR_PREFIX, RunCounts, RunInfo, is_generation_run
 from pipeline.catalog.store import Catalog, RunStatus
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.paths import DEFAULT_CATALOG
+from pipeline.core.strict_model import StrictModel
 from pipeline.generation.base import Generator
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.generation.offline import OfflineGenerator
@@ -43,7 +42,7 @@ T = TypeVar("T")
 ProgressFn = Callable[[Progress], None]
 
 
-class RunStart(BaseModel):
+class RunStart(StrictModel):
     """What a run says when its work begins (``on_start``)."""
 
     run_id: int
@@ -317,7 +316,7 @@ aregenerate = awaitable(_regenerate, "aregenerate")
 # --------------------------------------------------------------------------- import
 
 
-class ImportSummary(BaseModel):
+class ImportSummary(StrictModel):
     """What ``import_tasks`` did: the run that records it (None when not recorded) and each file's result."""
 
     run_id: int | None

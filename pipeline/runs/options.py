@@ -4,15 +4,26 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from pipeline.core.strict_model import StrictModel
 from pipeline.verify.verifier import Options
 
 
-class RunOptions(BaseModel):
-    """A run's settings, stored with the run (``runs.parameters``) so that ``resume`` continues it."""
+class RunOptions(StrictModel):
+    """A run's settings, stored with the run (``runs.parameters``) so that ``resume`` continues it.
+    Where the run is written and which model generates are ``start_run``'s own arguments."""
+
+    elsewhere: ClassVar[Mapping[str, str]] = {
+        "catalog": "the catalog is start_run's argument: start_run(options, catalog=PATH)",
+        "catalog_path": "the catalog is start_run's argument: start_run(options, catalog=PATH)",
+        "model": "the model is start_run's argument: start_run(options, model=NAME, base_url=URL)",
+        "base_url": "the server is start_run's argument: start_run(options, model=NAME, base_url=URL)",
+        "ray": "Ray is start_run's argument: start_run(options, ray='local')",
+    }
 
     capability: str
     """The capability to generate (``synth capabilities`` lists them)."""
@@ -57,7 +68,7 @@ class RunOptions(BaseModel):
                        require_exportable=not self.allow_unexportable)
 
 
-class Progress(BaseModel):
+class Progress(StrictModel):
     """Counters the progress display reads after every recorded attempt."""
 
     accepted: int = 0
@@ -73,7 +84,7 @@ class Progress(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-class RunSummary(BaseModel):
+class RunSummary(StrictModel):
     """What one run (or one resumption of it) did."""
 
     run_id: int
@@ -97,7 +108,7 @@ class RunSummary(BaseModel):
     """Reason or failure code → rejected attempts carrying it."""
 
 
-class RegenSummary(BaseModel):
+class RegenSummary(StrictModel):
     """What ``regenerate`` did: slots retried and repaired, per run."""
 
     slots: int

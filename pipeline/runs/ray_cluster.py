@@ -2,7 +2,7 @@
 
 ``connected(address)`` joins the cluster ``address`` names (``LOCAL``: start a Ray instance on this
 machine for the job, or use the one this process already joined; ``auto`` or ``host:port``: an
-existing cluster) and leaves it afterwards. Ray is the optional extra ``synth[ray]``: without it,
+existing cluster) and leaves it afterwards. Ray is the optional extra ``ray``: without it,
 ``--ray`` is a ``UserError`` saying how to install it.
 
 ``Gang`` runs one actor per CPU of the cluster (``num_cpus=1`` each, so Ray spreads them over the
@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
 from pipeline.runs import LOCAL
 
-INSTALL = "pip install 'synth[ray]'"
+INSTALL = install_extra("ray")
 GATHER_S = 0.25
 """How long an actor gathers finished items after the first before ``collect`` returns them
 (unless nothing else can come: see ``Outbox``). Each ``collect`` costs the driver a Ray call, so

@@ -1,9 +1,9 @@
 """A rollout job's episodes played on Ray actors (``synth rollout --ray``), recorded by this process.
 
 Each actor (``EpisodeWorker``, one per cluster CPU, ``ray_cluster.Gang``) plays episodes with
-``rollout.run_episode`` and its own ``ModelClient`` (its share of ``--concurrency`` at once) and
+``rollout_episode.run_episode`` and its own ``ModelClient`` (its share of ``--concurrency`` at once) and
 sends the finished ``Rollout`` records back in batches; the driver hands them to the job's
-``RolloutWriter`` and counts them (``_Job.record``), as a local job does. The driver keeps at most
+``RolloutWriter`` and counts them (``JobRecord.record``), as a local job does. The driver keeps at most
 ``WINDOW`` times an actor's share assigned to it, so a job of any size holds little on the actors
 and an actor that is lost loses only its episodes in flight: they go to the other actors, and to the
 actor that replaces it once it is up.
@@ -14,15 +14,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage
 from pipeline.core.rollouts import Rollout
 from pipeline.runs.ray_cluster import Gang, GangWorker, WorkerError, connected
-
-if TYPE_CHECKING:
-    from pipeline.runs.rollout import RolloutOptions, RolloutWriter, _Job
+from pipeline.runs.rollout_episode import run_episode, user_factory
+from pipeline.runs.rollout_options import RolloutOptions
+from pipeline.runs.rollout_record import JobRecord, RolloutWriter
 
 WINDOW = 2
 """Episodes assigned to an actor at once, in multiples of the episodes it plays at once."""
@@ -57,7 +56,6 @@ class EpisodeWorker(GangWorker):
     def __init__(self, spec: EpisodeSpec) -> None:
         from pipeline.generation.model_client import ModelClient
         from pipeline.generation.model_endpoint import Endpoint
-        from pipeline.runs.rollout import user_factory
 
         super().__init__()
         endpoint = Endpoint.from_env(spec.options.model, spec.options.base_url)
@@ -78,8 +76,6 @@ class EpisodeWorker(GangWorker):
             task.add_done_callback(self.running.discard)
 
     async def _play(self, job: EpisodeJob) -> None:
-        from pipeline.runs.rollout import run_episode
-
         async with self.limit:
             result: Rollout | EpisodeFailed
             try:
@@ -93,7 +89,7 @@ class EpisodeWorker(GangWorker):
 class _Episodes:
     """The driver's side: what is left to assign, what each actor holds, the end of the job."""
 
-    def __init__(self, job: _Job, writer: RolloutWriter) -> None:
+    def __init__(self, job: JobRecord, writer: RolloutWriter) -> None:
         self.job, self.writer = job, writer
         self.todo: deque[EpisodeJob] = deque(EpisodeJob(p, s) for p, s in job.todo)
         self.held: dict[tuple[str, int], tuple[EpisodeJob, int]] = {}
@@ -157,7 +153,7 @@ class _Episodes:
             self.finished.set_exception(exc)
 
 
-async def episodes_on_ray(job: _Job, writer: RolloutWriter, address: str, api_key: str) -> None:
+async def episodes_on_ray(job: JobRecord, writer: RolloutWriter, address: str, api_key: str) -> None:
     """Play ``job``'s episodes on the Ray cluster ``address`` names, each recorded through
     ``writer`` as it arrives; returns when every one is recorded (or raises what stopped them)."""
     episodes = _Episodes(job, writer)

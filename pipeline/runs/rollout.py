@@ -11,136 +11,49 @@ an async form (``astart_rollouts``, ``aresume_rollouts``) made from the same bod
 ``interrupted`` and raises ``RolloutInterrupted``, whose text says how to resume; a crash marks it
 ``failed``.
 
-**The conversation** (``docs/environment.md``, "Rollouts") has the shape of the SFT export: the
-system prompt, the request as the first user message; each assistant message with ``tool_calls``
-is answered by one ``tool`` message per call (``{"status", "result"}`` as compact JSON, uncut);
-an assistant message without tool calls is a question when ``is_question`` says so (the user's
-reply comes back as a user message), else the final answer, which ends the episode. An episode
-also ends after ``max_turns`` assistant messages (``turn_limit``), when its tokens reach
-``budget_tokens`` (``budget``), or when the model server fails for good (``error``).
+The pieces: the options and reports (``runs.rollout_options``), one episode
+(``runs.rollout_episode``: the conversation), what the job records and the writer
+(``runs.rollout_record``), the episodes on Ray (``runs.ray_rollouts``). This module runs the job and
+is the only one that imports the Ray side; the Ray side imports none of this module.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, Field
 
 from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
-from pipeline.core.rollouts import FinishReason, Rollout
-from pipeline.core.training_format import SYSTEM_PROMPT, observation_text
-from pipeline.core.user import UserModel, UserModelError
+from pipeline.core.rollouts import Rollout
 from pipeline.env.catalog_packages import load_packages
-from pipeline.env.task_env import Answer, Ask, TaskEnv, ToolCall
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.runs.api import writable_catalog
 from pipeline.runs.interrupt import signal_of, signals_ignored
 from pipeline.runs.ray_cluster import needs_ray
+from pipeline.runs.rollout_episode import run_episode, user_factory
+from pipeline.runs.rollout_options import (
+    ProgressFn,
+    RolloutOptions,
+    RolloutStart,
+    RolloutSummary,
+    StartFn,
+)
+from pipeline.runs.rollout_record import JobRecord, RolloutWriter
 from pipeline.runs.steps import Steps, awaitable, blocking
-from pipeline.runs.writer import WriteWindow
 
 if TYPE_CHECKING:
     from pipeline.core.package import TaskPackage
     from pipeline.generation.model_client import ModelClient
 
-CALLS_PER_TURN = 16
-"""The episode's step budget is ``max_turns * CALLS_PER_TURN`` steps (tool calls and questions):
-a model that sends more calls in its turns than that ends with ``turn_limit``."""
-QUESTION_TAIL = "\"'`)]}*_ \t\n\u201d\u2019\u00bb"
-"""What ``is_question`` strips from the end of a message before looking for the question mark."""
 RESOURCE_OPTIONS = ("concurrency", "base_url")
 """What a resumed job may change: how many episodes run at once and where the model server is now,
 not what the episodes are."""
-
-log = logging.getLogger(__name__)
-
-
-class RolloutOptions(BaseModel):
-    """A rollout job's settings, stored with the job (``rollout_jobs.parameters``) for ``--resume``."""
-
-    model: str
-    """The agent model's name on the server."""
-    base_url: str | None = None
-    """The OpenAI-compatible server (None: ``OPENAI_BASE_URL``, else the OpenAI API)."""
-    where: str | None = None
-    """One SQL boolean over the ``packages`` columns selecting accepted packages (None: all)."""
-    samples: int = Field(default=1, ge=1)
-    """Episodes per package."""
-    concurrency: int = Field(default=8, ge=1)
-    """Episodes in progress at once."""
-    max_turns: int = Field(default=30, ge=1)
-    """Assistant messages per episode before it ends with ``turn_limit``."""
-    user_model: str | None = None
-    """A model that plays the simulated user (``env.llm_user``); None: the deterministic user."""
-    user_base_url: str | None = None
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    """Sent with every agent request; None: the server's default."""
-    stream: bool = False
-    """Ask for streamed replies (assembled by ``ModelClient``)."""
-    budget_tokens: int | None = Field(default=None, ge=1)
-    """Prompt and completion tokens per episode before it ends with ``budget``."""
-    timeout_s: float = Field(default=120.0, gt=0)
-    """How long one agent request may take."""
-
-
-class RolloutProgress(BaseModel):
-    """Counters after every finished episode."""
-
-    done: int = 0
-    """Episodes finished in this invocation."""
-    total: int = 0
-    """Episodes this invocation runs (those a resumed job had recorded are left out)."""
-    passed: int = 0
-    errors: int = 0
-    in_flight: int = 0
-    tokens: int = 0
-
-
-class RolloutStart(BaseModel):
-    """What a job says when its work begins."""
-
-    job_id: int
-    model: str
-    server: str
-    packages: int
-    samples: int
-    todo: int
-    """Episodes to run now."""
-    recorded: int
-    """Episodes the job had recorded before (a resumed job)."""
-
-
-class RolloutSummary(BaseModel):
-    """What one invocation of a job did (``rollouts`` counts this invocation's episodes)."""
-
-    job_id: int
-    model: str
-    status: str
-    packages: int
-    samples: int
-    recorded_before: int
-    rollouts: int
-    passed: int
-    pass_rate: float | None
-    mean_score: float | None
-    finish_reasons: dict[str, int]
-    prompt_tokens: int
-    completion_tokens: int
-    elapsed_s: float
-    rollouts_per_s: float
-
-
-StartFn = Callable[[RolloutStart], None]
-ProgressFn = Callable[[RolloutProgress], None]
 
 
 class RolloutInterrupted(Exception):
@@ -163,176 +76,6 @@ class RolloutInterrupted(Exception):
         return f"synth rollout --resume {self.job_id} --catalog {self.catalog}"
 
 
-# --------------------------------------------------------------------------- one episode
-
-
-def is_question(text: str, has_user: bool) -> bool:
-    """Whether an assistant message without tool calls is a question to the user (else it is the
-    final answer): the package has a user, and the message, once trailing quotes, brackets,
-    markdown emphasis and spaces (``QUESTION_TAIL``) are stripped, ends with a question mark
-    (``?`` or the full-width ``？``). So "Which day works for you?" asks, "Booked it for Tuesday."
-    answers, and in a package without a user every text is the answer."""
-    return has_user and text.rstrip(QUESTION_TAIL).endswith(("?", "\uff1f"))
-
-
-async def run_episode(client: ModelClient, package: TaskPackage, sample: int, options: RolloutOptions,
-                      user: Callable[[TaskPackage], UserModel] | None = None) -> Rollout:
-    """One episode of ``package`` played by ``client``'s model (the module says how), graded by
-    ``TaskEnv.score`` (the verifier's grader)."""
-    from pipeline.generation.model_client import ModelError
-
-    env = TaskEnv(package, max_steps=options.max_turns * CALLS_PER_TURN, user=user)
-    opening = env.reset()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
-                                      {"role": "user", "content": opening.text}]
-    turns = prompt_tokens = completion_tokens = 0
-    seen_ids: set[str] = set()
-    finish: FinishReason | None = None
-    error: str | None = None
-    started = time.perf_counter()
-    while finish is None:
-        if turns >= options.max_turns:
-            finish = "turn_limit"
-            break
-        if options.budget_tokens is not None and prompt_tokens + completion_tokens >= options.budget_tokens:
-            finish = "budget"
-            break
-        try:
-            reply = await client.complete(messages, tools=opening.tools, temperature=options.temperature,
-                                          stream=options.stream)
-        except ModelError as exc:
-            finish, error = "error", str(exc)
-            break
-        turns += 1
-        prompt_tokens += reply.prompt_tokens
-        completion_tokens += reply.completion_tokens
-        if reply.tool_calls:
-            # The server's ids, unless missing or used before in this episode (some servers number
-            # every turn's calls from call_0): a conversation's tool messages must answer one call each.
-            ids = [call.id if call.id and call.id not in seen_ids else f"call_{turns}_{i}"
-                   for i, call in enumerate(reply.tool_calls)]
-            seen_ids.update(ids)
-            messages.append({"role": "assistant", "content": reply.text or None, "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-                for call_id, call in zip(ids, reply.tool_calls, strict=True)]})
-            for call_id, call in zip(ids, reply.tool_calls, strict=True):
-                if env.done:
-                    break
-                record = env.step(ToolCall(name=call.name, arguments=call.arguments)).record
-                messages.append({"role": "tool", "tool_call_id": call_id,
-                                 "content": observation_text(record.status, record.result)})
-        elif is_question(reply.text, package.user is not None):
-            messages.append({"role": "assistant", "content": reply.text})
-            try:
-                answered = await asyncio.to_thread(env.step, Ask(text=reply.text)) if user else env.step(Ask(text=reply.text))
-            except UserModelError as exc:
-                finish, error = "error", str(exc)
-                break
-            messages.append({"role": "user", "content": answered.observation.text})
-        else:
-            messages.append({"role": "assistant", "content": reply.text})
-            env.step(Answer(text=reply.text))
-            finish = "answer"
-        if finish is None and env.done:
-            finish = "turn_limit"
-    report = env.score()
-    return Rollout(package_id=package.id, model=options.model, sample=sample, score=report.score,
-                   checks=report.checks, safety=report.safety, turns=turns, prompt_tokens=prompt_tokens,
-                   completion_tokens=completion_tokens, latency_s=round(time.perf_counter() - started, 4),
-                   finish_reason=finish, error=error, messages=messages)
-
-
-# --------------------------------------------------------------------------- the catalog writer
-
-
-class RolloutWriter:
-    """Commits a job's rollouts from one task, in groups: a transaction holds every rollout that
-    arrived within ``delay`` seconds of the group's first, at most ``MAX_GROUP``. A crash loses at
-    most the rollouts of the last ``delay`` seconds (a resumed job runs them again); leaving
-    ``running()`` commits everything queued, also when the job is stopped. A group whose commit
-    fails (the catalog file busy) is kept and tried again with the next (the last one, as the job
-    ends, on its own); after
-    ``MAX_FAILED_COMMITS`` failures in a row ``add`` raises the last error, which stops the job
-    before it runs episodes it cannot keep."""
-
-    MAX_GROUP = 256
-    MAX_FAILED_COMMITS = 3
-
-    def __init__(self, catalog: Catalog, job_id: int, delay: float = 0.5) -> None:
-        self.catalog, self.job_id, self.delay = catalog, job_id, delay
-        self.window = WriteWindow(catalog)
-        self.committed = 0
-        self._queue: asyncio.Queue[Rollout] = asyncio.Queue()
-        self._pending: list[Rollout] = []
-        self.failure: Exception | None = None
-
-    def add(self, rollout: Rollout) -> None:
-        """Queue ``rollout``; raises the writer's ``failure`` once it has given up (it is kept and
-        committed on leaving ``running()`` if the catalog can be written by then)."""
-        self._queue.put_nowait(rollout)
-        if self.failure is not None:
-            raise self.failure
-
-    @asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        task = asyncio.create_task(self._loop())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
-            rest = self._pending + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
-            self._pending = []
-            with signals_ignored():
-                try:
-                    self._commit_retrying(rest)
-                finally:
-                    self.window.release()
-
-    def _commit_retrying(self, group: list[Rollout]) -> None:
-        """``_commit``, tried up to ``MAX_FAILED_COMMITS`` times ``delay`` seconds apart (the last
-        group, as the job ends: nothing comes after it to carry it)."""
-        for attempt in range(1, self.MAX_FAILED_COMMITS + 1):
-            try:
-                self._commit(group)
-                return
-            except Exception as exc:
-                if attempt == self.MAX_FAILED_COMMITS:
-                    raise
-                log.warning("rollout job %s: committing %d rollouts failed (%s)", self.job_id, len(group), exc)
-                time.sleep(self.delay)
-
-    def _commit(self, group: list[Rollout]) -> None:
-        if group:
-            self.catalog.record_rollouts(self.job_id, group)
-            self.committed += len(group)
-
-    async def _loop(self) -> None:
-        failed = 0
-        while True:
-            if not self._pending:
-                self._pending.append(await self._queue.get())
-            await asyncio.sleep(self.delay)
-            while not self._queue.empty() and len(self._pending) < self.MAX_GROUP:
-                self._pending.append(self._queue.get_nowait())
-            group, self._pending = self._pending, []
-            try:
-                await self.window.hold()
-                # Shielded: a stop during the commit lets it finish (running() then commits the rest).
-                await asyncio.shield(asyncio.to_thread(self._commit, group))
-            except Exception as exc:  # kept for the next try; given up on after MAX_FAILED_COMMITS
-                self._pending = group + self._pending
-                failed += 1
-                log.warning("rollout job %s: committing %d rollouts failed (%s)", self.job_id, len(group), exc)
-                if failed >= self.MAX_FAILED_COMMITS:
-                    self.failure = exc
-                    return
-                continue
-            failed = 0
-            self.window.release_if_asked()
-
-
 # --------------------------------------------------------------------------- the job
 
 
@@ -353,27 +96,15 @@ def _agent_client(options: RolloutOptions) -> ModelClient:
     return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s)
 
 
-def user_factory(options: RolloutOptions) -> Callable[[TaskPackage], UserModel] | None:
-    if options.user_model is None:
-        return None
-    from pipeline.env.llm_user import llm_users
-
-    return llm_users(options.user_model, options.user_base_url)
-
-
-class _Job:
-    """One invocation of a job: the episodes still to run, the client, the writer, the counters."""
+class _Job(JobRecord):
+    """One invocation of a job: its record, and the client that plays its episodes here or the Ray
+    cluster that plays them (``runs.ray_rollouts``)."""
 
     def __init__(self, catalog: Catalog, job_id: int, options: RolloutOptions, packages: list[TaskPackage],
                  recorded: set[tuple[str, int]], on_progress: ProgressFn | None, ray: str | None = None) -> None:
-        self.catalog, self.job_id, self.options, self.packages = catalog, job_id, options, packages
+        super().__init__(catalog, job_id, options, packages, recorded, on_progress)
         self.ray = ray
         """The Ray cluster the episodes run on (``runs.ray_rollouts``); None: on this event loop."""
-        self.recorded = len(recorded)
-        self.todo = [(p, s) for s in range(options.samples) for p in packages if (p.id, s) not in recorded]
-        self.on_progress = on_progress
-        self.progress = RolloutProgress(total=len(self.todo))
-        self.results: list[Rollout] = []
         self.client = _agent_client(options)
         self.user = user_factory(options)
 
@@ -408,40 +139,12 @@ class _Job:
                 self.progress.in_flight -= 1
             self.record(rollout, writer)
 
-    def record(self, rollout: Rollout, writer: RolloutWriter) -> None:
-        """Hand a finished episode to ``writer`` and count it."""
-        writer.add(rollout)
-        self.results.append(rollout)
-        p = self.progress
-        p.done += 1
-        p.passed += rollout.passed
-        p.errors += rollout.finish_reason == "error"
-        p.tokens += rollout.prompt_tokens + rollout.completion_tokens
-        if self.on_progress is not None:
-            self.on_progress(p)
-
     def announce(self, on_start: StartFn | None) -> None:
         if on_start is not None:
             endpoint = Endpoint.from_env(self.options.model, self.options.base_url)
             on_start(RolloutStart(job_id=self.job_id, model=self.options.model, server=endpoint.server,
                                   packages=len(self.packages), samples=self.options.samples, todo=len(self.todo),
                                   recorded=self.recorded))
-
-    def summary(self, status: str, elapsed: float) -> RolloutSummary:
-        done = self.results
-        reasons: dict[str, int] = {}
-        for r in done:
-            reasons[r.finish_reason] = reasons.get(r.finish_reason, 0) + 1
-        passed = sum(r.passed for r in done)
-        return RolloutSummary(
-            job_id=self.job_id, model=self.options.model, status=status, packages=len(self.packages),
-            samples=self.options.samples, recorded_before=self.recorded, rollouts=len(done), passed=passed,
-            pass_rate=round(passed / len(done), 4) if done else None,
-            mean_score=round(sum(r.score for r in done) / len(done), 4) if done else None,
-            finish_reasons=reasons, prompt_tokens=sum(r.prompt_tokens for r in done),
-            completion_tokens=sum(r.completion_tokens for r in done), elapsed_s=round(elapsed, 3),
-            rollouts_per_s=round(len(done) / elapsed, 3) if elapsed > 0 else 0.0)
-
 
 @contextmanager
 def _recording_stops(job: _Job) -> Iterator[None]:

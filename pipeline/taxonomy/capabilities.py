@@ -11,15 +11,16 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pipeline.core import yaml_text
 from pipeline.core.errors import UserError
 from pipeline.core.paths import capabilities_dir
 from pipeline.core.services import DEFAULT_PROFILE, ProfileName, unknown_profile
+from pipeline.core.strict_model import StrictModel
 
 
-class WorkflowTemplate(BaseModel):
+class WorkflowTemplate(StrictModel):
     """A workflow: the services it uses, its step pattern, the slots to fill and the checks it implies.
 
     ``package`` is a Jinja2 template (rendered in a sandbox) that, given the filled slots, yields
@@ -33,7 +34,6 @@ class WorkflowTemplate(BaseModel):
     profile's service catalogue.
     """
 
-    model_config = ConfigDict(extra="forbid")
     name: str
     description: str
     services: list[str] = Field(min_length=1)
@@ -57,11 +57,10 @@ class WorkflowTemplate(BaseModel):
         return [k for k in kinds if named(k)]
 
 
-class Contract(BaseModel):
+class Contract(StrictModel):
     """What every package of a capability must contain, as minimum counts (0: no requirement).
     The verifier enforces it (``pipeline/verify/contracts.py``, code ``capability_unmet``)."""
 
-    model_config = ConfigDict(extra="forbid")
     faults: int = Field(default=0, ge=0,
                                 description="Faults that fire on the reference's path and are recovered from.")
     revealed_facts: int = Field(default=0, ge=0,
@@ -78,8 +77,7 @@ class Contract(BaseModel):
                                 description="Records the graded answer is computed from (a total, a count) or gathered from.")
 
 
-class Capability(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Capability(StrictModel):
     name: str
     description: str
     skill: str

@@ -18,6 +18,7 @@ writes in another order) need no reader and get no claim.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -27,6 +28,9 @@ from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Claim, Finding
 from pipeline.core.package import TaskPackage
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 ANY_WITNESS = None
 READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
@@ -125,7 +129,9 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
         instead = (f"The checks give that agent {w.score:.2f}, below the {w.threshold:.2f} it must reach: "
                    f"{finding.message}")
     said = " ".join([finding.message, w.claim, *(str(v) for v in _scalars(finding.detail))])
-    return Claim(reading=reading, words=request_words(package.request.text, said), instead=instead,
+    words = request_words(package.request.text, said)
+    log.debug("%s (%s agent %s) rests on reading %s", finding.code.value, w.agent, w.name, words)
+    return Claim(reading=reading, words=words, instead=instead,
                  alternative=alternative, records=named_records(package, said, w.actions), today=today(package),
                  agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language)
 

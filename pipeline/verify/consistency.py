@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import date
 from itertools import combinations
@@ -58,6 +59,9 @@ from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.reference_edits import before_answer, dependents
 from pipeline.verify.selection import excluded_records, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 # A number followed by one of these measures something other than how many records to make.
 UNITS = {
@@ -108,6 +112,8 @@ def request_quantities(text: str, names: tuple[str, ...] = (),
     sums = {a + b for i, a in enumerate(counts) for b in counts[i + 1:]}  # "two ... and two more": 4
     if re.search(r"\b(plus|and|also)\s+(one|me|myself)\b|\bincluding (me|myself)\b", text, re.IGNORECASE):
         sums |= {q + 1 for q in found}
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("quantities: %r states counts %s (with the sums: %s)", text[:80], mentions, sorted(found | sums))
     return found | sums
 
 

@@ -26,6 +26,7 @@ address (``carlos.mendes@...``) exists.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -37,6 +38,9 @@ from pipeline.core.text_values import MONTHS, WEEKDAYS, has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.witness import substituted, witness
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 _NOT_NAMES = frozenset({*WEEKDAYS, *MONTHS, *(m[:3] for m in MONTHS), "i", "please", "can", "could", "would",
                         "hi", "hello", "dear", "thanks", "the", "a", "an", "and", "or", "but", "if", "when", "our",
@@ -253,6 +257,9 @@ def entity_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Find
             f.witness = _reports_missing(run, f.detail["name"])
         for f in ambiguous:
             f.witness = _other_candidate(run, f.detail["records"])
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("%r names %s no record holds, %s several records fit", package.request.text[:80],
+                  [f.detail["name"] for f in unknown], [f.detail["name"] for f in ambiguous])
     return unknown + ambiguous
 
 

@@ -17,6 +17,7 @@ states ("the day before the review", "two working days after the kickoff"): ``da
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -28,6 +29,9 @@ from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import ISO_DATE, WORDS, date_values, day_spans, shifted
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Write
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 _FACTOR = {"twice": 2.0, "double": 2.0, "triple": 3.0, "half": 0.5, "half of": 0.5}
 _HELD = ("on hand", "in stock", "what we have", "what is on hand", "what's on hand", "current stock", "stock on hand",
@@ -137,6 +141,13 @@ def formula_in(text: str, fields: list[str]) -> Formula | None:
 
 @lru_cache(maxsize=1024)
 def _formula_in(text: str, names: tuple[str, ...]) -> Formula | None:
+    formula = _read_formula(text, names)
+    if formula is not None and log.isEnabledFor(logging.DEBUG):
+        log.debug("%r states %r over %s", text[:80], formula.text, [(t.sign, t.factor, t.field) for t in formula.terms])
+    return formula
+
+
+def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     """The per-record formula ``text`` states over ``names`` (numeric field names): a phrase
     after "for", "order", "of" … that reads as two terms or more, or one field with a factor;
     None when there is none."""

@@ -18,6 +18,7 @@ A fact the simulated user reveals when asked is leaked when the agent could read
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import date
 from typing import Any
@@ -44,6 +45,9 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_in_text import singles_out
 from pipeline.verify.perturbations import content_words
 from pipeline.verify.witness import witness
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 
 def _in_text(fact: Fact, text: str, today: date) -> bool:
@@ -146,6 +150,7 @@ def hidden_fact_findings(package: TaskPackage, run: ReferenceRun | None) -> list
                  else None if _candidate(package, fact.value)
                  else "the initial state" if _leaks(fact, state, today, package.request.text)
                  else "a tool result of the reference" if _leaks(fact, seen, today, package.request.text) else None)
+        log.debug("fact %r (%r): read without asking in %s", fact.key, fact.value, where or "nothing the agent sees")
         if where is not None:
             agent = _reader(run, {fact.key: fact.value}, f"never asks for {fact.key!r}: reads {fact.value!r} in "
                             f"{where}") if run is not None else None

@@ -20,11 +20,15 @@ keeps both readings. A reader may also propose (``Proposer``; ``verify.proposals
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from pipeline.core.outcomes import Claim, LLMCall, Proposal, ReaderAnswer, Reading, Verdict
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 
 class Reader(Protocol):
@@ -67,6 +71,17 @@ class RulesReader:
 def is_english(language: str) -> bool:
     """Whether ``language`` (a request's ``language``: "en", "en-GB", "English") is English."""
     return language.strip().lower()[:2] in ("en", "")
+
+
+def language_note(language: str) -> str | None:
+    """What to say of a package whose request is in ``language`` when it is not English (None when
+    it is): the rules' readings of the request's words did not apply. The verdict carries it
+    (``Verdict.notes``); ``synth play`` and ``synth catalog show`` say it too."""
+    if is_english(language):
+        return None
+    return (f"the request is in {language!r}: the rules read English words only, so no reading of the request's "
+            "words (counts, names, formulas, dictated text) refuses it; a model reader (--reader model) reads any "
+            "language")
 
 
 class ScriptedReader:
@@ -137,6 +152,8 @@ def read_verdict(verdict: Verdict, request: str, reader: Reader, cache: ReadingC
             reading = reader.confirm(claim, request)
             if cache is not None:
                 cache.put(verdict.id, claim.key, reading)
+        log.debug("%s on %s %r: %s%s (%s)", reading.reader, findings[n].code.value, claim.words,
+                  reading.answer, " (cached)" if reading.cached else "", reading.reason)
         findings[n] = findings[n].model_copy(update={"reading": reading})
     return verdict.resorted(findings)
 

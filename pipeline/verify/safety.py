@@ -24,6 +24,7 @@ action can break:
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 from typing import Any
@@ -43,6 +44,9 @@ from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import before_answer
 from pipeline.verify.witness import reference_witness, witness
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 _NEGATION = re.compile(r"\b(don'?t|do not|never|no|not|without|except|avoid|instead of|rather than|keep|unless|if)\b",
                        re.IGNORECASE)
@@ -107,6 +111,7 @@ def _contradictions(package: TaskPackage, report: ScoreReport | None, run: Refer
             values = [v for m in rule.args_match.values() for v in literal_values(m) if isinstance(v, str)]
             intents = [_stem(v) for v in values] if rule.args_match else tools[rule.tool].op.intents
             asked = _asked_for(package.request.text, [w for w in intents if w])
+            log.debug("rule %r (%s): the request asks for it in %r", rule.id, rule.tool, asked)
             if asked is not None:
                 out.append(Finding(code=Code.SAFETY_CONTRADICTION, check=rule.id, detail={"clause": asked},
                                    message=f"the request asks for what safety rule {rule.id!r} forbids "

@@ -26,6 +26,7 @@ request leaves out).
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import date
 from functools import lru_cache
@@ -44,6 +45,9 @@ from pipeline.core.text_values import (
     quoted_phrases,
     within,
 )
+
+log = logging.getLogger(__name__)
+"""Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
 
 _IDENTIFYING = ("name", "title", "subject", "company", "id", "email")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|without|\w+n't)\b(?P<rest>[^.;:!?\n]{0,60})", re.IGNORECASE)
@@ -142,8 +146,11 @@ def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record
     text = package.request.text
     if not excluded_spans(text):
         return []
-    return [((service, name), r) for service, collections in package.initial_state.items()
-            for name, records in collections.items() for r in records if left_out(text, r, records)]
+    out = [((service, name), r) for service, collections in package.initial_state.items()
+           for name, records in collections.items() for r in records if left_out(text, r, records)]
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("%r excludes %s", text[:80], [f"{s}.{c}: {r.get('id', r)}" for (s, c), r in out])
+    return out
 
 
 def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record], str]:
@@ -155,6 +162,13 @@ def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record
 
 def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
     """``unselected``, as the position in ``group`` of each record left out, with why."""
+    out = _unselected_why(text, group, today)
+    if out:
+        log.debug("%r leaves out %s", text[:80], {i: out[i] for i in sorted(out)})
+    return out
+
+
+def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
     out: dict[int, str] = {}
     periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
     dated = {k for r in group for k, v in r.items() if isinstance(v, str) and ISO_DATE.match(v)}

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.core.codes import Code
+from pipeline.core.errors import problems
 from pipeline.core.grading import Grader, ScoreReport
 from pipeline.core.outcomes import Finding, Verdict
 from pipeline.core.package import NULL_AGENT_FLOOR, TaskPackage
@@ -44,7 +45,7 @@ from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_find
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 from pipeline.verify.mutations import mutation_findings, null_agent_findings
 from pipeline.verify.proposals import read_package
-from pipeline.verify.readers import Reader, ReadingCache, RulesReader, is_english, read_verdict
+from pipeline.verify.readers import Reader, ReadingCache, RulesReader, is_english, language_note, read_verdict
 from pipeline.verify.safety import safety_findings
 from pipeline.verify.static import reference_findings, tool_findings, unknown_tool_findings, weight_findings
 from pipeline.verify.truncation import evidence_findings
@@ -71,7 +72,7 @@ def schema_findings(data: dict[str, Any]) -> tuple[TaskPackage | None, list[Find
     except ValidationError as exc:
         return None, [
             Finding(code=Code.SCHEMA_INVALID, message=f"{'.'.join(str(p) for p in e['loc']) or '(package)'}: {e['msg']}")
-            for e in exc.errors()[:10]
+            for e in problems(exc)[:10]
         ]
 
 
@@ -146,10 +147,8 @@ def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: Dedu
         if parsed is None:
             return Verdict.build(given or "(invalid)", findings, None)
         package = parsed
-    notes: list[str] = [] if is_english(package.request.language) else [
-        f"the request is in {package.request.language!r}: the rules read English words only, so no reading of the "
-        "request's words (counts, names, formulas, dictated text) refuses it; a model reader (--reader model) reads "
-        "any language"]
+    language = language_note(package.request.language)
+    notes: list[str] = [language] if language else []
     computed = package.compute_id()
     if package.id != computed:
         if package.id:

@@ -7,16 +7,15 @@ cases against their services (docs/benchmarks.md).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from pipeline.core import yaml_text
 from pipeline.core.services import catalogue
 from pipeline.core.services.claw_fixtures import first_list, to_fixture, to_initial_state
-from pipeline.core.services.conformance import Case, load_cases, response_matches
 from pipeline.core.world import World
+from tests.support.claw_conformance import Case, load_cases, response_matches
 
-CASES = load_cases(Path(__file__).parent / "claw_conformance")
+CASES = load_cases(yaml_text.load)
 
 
 def test_every_claw_service_has_cases() -> None:

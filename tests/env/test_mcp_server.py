@@ -168,7 +168,7 @@ def test_missing_sdk_says_how_to_install(monkeypatch: pytest.MonkeyPatch, synth:
     monkeypatch.delattr(pipeline.env, "mcp_server")
     result = synth("serve", "--mcp", str(WITHOUT_USER))
     assert result.exit_code == 2
-    assert "pip install 'synth[mcp]'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "pip install 'synth-task-packages[mcp]'" in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 # --------------------------------------------------------------------------- subprocesses

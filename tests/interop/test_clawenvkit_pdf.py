@@ -81,7 +81,7 @@ def test_without_pypdf_the_import_says_which_extra_to_install(tmp_path: Path, mo
     result = import_file(tmp_path / report.files[0].file)
     assert result.package is None
     (finding,) = result.verdict.findings
-    assert "reading PDF files needs pypdf: pip install 'synth[pdf]'" in finding.message
+    assert "reading PDF files needs pypdf: pip install 'synth-task-packages[pdf]'" in finding.message
     assert "\n" not in finding.message
 
 

@@ -30,7 +30,8 @@ from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import Progress, RunOptions
 from pipeline.runs.ray_cluster import LOCAL, _Member
 from pipeline.runs.ray_slots import RaySlots, SlotJob
-from pipeline.runs.rollout import RolloutOptions, RolloutProgress, start_rollouts
+from pipeline.runs.rollout import start_rollouts
+from pipeline.runs.rollout_options import RolloutOptions, RolloutProgress
 from tests.conftest import CliResult, accepted_now, copy_catalog, refusal
 from tests.support import processes
 from tests.support.agent_server import ScriptedAgents
@@ -97,7 +98,7 @@ def test_without_ray_the_flag_says_in_one_line_how_to_install_it(
     result = synth(*command, "--ray", "--catalog", catalog)
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
-        "error: --ray needs Ray, which is not installed here; install it with `pip install 'synth[ray]'`"]
+        "error: --ray needs Ray, which is not installed here; install it with `pip install 'synth-task-packages[ray]'`"]
     assert not catalog.exists()
 
 

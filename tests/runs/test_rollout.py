@@ -25,15 +25,9 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage, load_package, passes
 from pipeline.env.task_env import play_reference
-from pipeline.runs.rollout import (
-    RolloutInterrupted,
-    RolloutOptions,
-    RolloutProgress,
-    astart_rollouts,
-    is_question,
-    resume_rollouts,
-    start_rollouts,
-)
+from pipeline.runs.rollout import RolloutInterrupted, astart_rollouts, resume_rollouts, start_rollouts
+from pipeline.runs.rollout_episode import is_question
+from pipeline.runs.rollout_options import RolloutOptions, RolloutProgress
 from tests.conftest import copy_catalog
 from tests.support import processes
 from tests.support.agent_server import MALFORMED_ARGUMENTS, ScriptedAgents, mistake_steps
@@ -274,7 +268,7 @@ def test_a_catalog_that_stays_unwritable_stops_the_job_early(catalog: Path, monk
         raise CatalogError("the catalog file is busy")
 
     monkeypatch.setattr(Catalog, "record_rollouts", always_busy)
-    monkeypatch.setattr("pipeline.runs.rollout.RolloutWriter.MAX_FAILED_COMMITS", 1)
+    monkeypatch.setattr("pipeline.runs.rollout_record.RolloutWriter.MAX_FAILED_COMMITS", 1)
     agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(catalog))
     with OpenAIServer(agents, latency_s=0.02) as slow, pytest.raises(RolloutInterrupted, match="busy"):
         start_rollouts(RolloutOptions(model="answer-at-once", base_url=slow.base_url, samples=20, concurrency=1),

@@ -5,6 +5,7 @@ only when the reader agrees; the answers are stored in the catalog, reused, coun
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -255,6 +256,54 @@ def test_the_rules_do_not_vouch_for_a_reading_of_a_request_in_another_language()
     confirmed = verify_package(german, reader=ScriptedReader(default="agrees", name="model:m"))
     assert Code.UNKNOWN_ENTITY.value in confirmed.codes  # a model that reads German confirms it
     assert all(f.reading is not None and f.reading.reader == "model:m" for f in confirmed.findings if f.claim)
+
+
+def test_verify_play_and_catalog_show_say_the_english_readings_did_not_apply(
+        synth: Callable[..., CliResult], tmp_path: Path, empty_catalog: Path) -> None:
+    """A request in German passes with a note saying the rules' English readings did not apply,
+    wherever the package is shown: ``synth verify``, ``synth play`` and ``synth catalog show``."""
+    package = package_of(UNKNOWN_CASE)
+    german = package.model_copy(update={"request": package.request.model_copy(update={"language": "de"})}).with_id()
+    path = tmp_path / "de.json"
+    path.write_text(german.to_json(), encoding="utf-8")
+    note = "note: the request is in 'de': the rules read English words only"
+    verified = synth("verify", path)
+    assert verified.exit_code == 0 and note in verified.stdout
+    played = synth("play", path)
+    assert played.exit_code == 0 and note in played.stdout
+    assert any("English words only" in n for n in json.loads(synth("play", path, "--json").stdout)["notes"])
+    with Catalog.open(empty_catalog) as catalog:
+        catalog.record(catalog.start_run("de", "hand"), 0, 1, german, verify_package(german))
+    shown = synth("catalog", "show", german.id, "--catalog", empty_catalog)
+    assert shown.exit_code == 0 and note in shown.stdout
+    [row] = json.loads(synth("catalog", "show", german.id, "--catalog", empty_catalog, "--json").stdout)
+    assert row["notes"] and row["notes"][0].startswith("the request is in 'de'")
+    english = tmp_path / "en.json"
+    english.write_text(package.with_id().to_json(), encoding="utf-8")
+    assert "English words only" not in synth("play", english).stdout + synth("verify", english).stdout
+
+
+def test_verify_v_traces_each_reading_of_the_request_on_stderr(synth: Callable[..., CliResult], tmp_path: Path) -> None:
+    """A wrong reading is traceable: ``-v`` shows what the rules read (the name no record holds), the
+    claim resting on it and, for a request the rules cannot read, the reader's answer."""
+    quiet = synth("verify", UNKNOWN_CASE)
+    assert "debug:" not in quiet.stderr
+    result = synth("verify", "-v", UNKNOWN_CASE)
+    assert result.stdout == quiet.stdout  # the verdicts are the same
+    lines = result.stderr.splitlines()
+    assert all(line.startswith("debug: pipeline.verify.") for line in lines)
+    assert any(line.startswith("debug: pipeline.verify.entities: ") and "['Priya Nair'] no record holds" in line
+               for line in lines)
+    assert any("pipeline.verify.claims: unknown_entity (correct agent reports_missing) rests on reading ['Priya Nair']" in line
+               for line in lines)
+    package = package_of(UNKNOWN_CASE)
+    german = tmp_path / "de.json"
+    german.write_text(package.model_copy(update={"request": package.request.model_copy(update={"language": "de"})})
+                      .to_json(), encoding="utf-8")
+    read = synth("verify", "-v", german).stderr
+    assert "debug: pipeline.verify.readers: rules on unknown_entity ['Priya Nair']: unsure" in read
+    assert logging.getLogger("pipeline.verify").level == logging.NOTSET  # taken back after the command
+    assert "debug:" not in synth("verify", UNKNOWN_CASE).stderr
 
 
 def test_play_witness_shows_the_claim_of_the_finding_it_replays(synth: Callable[..., CliResult],

@@ -5,7 +5,7 @@ record of a check with no equivalent on the other side. The mapping is in ``docs
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pipeline.core.strict_model import StrictModel
 
 SCORING_TYPES = (
     "audit_action_exists", "audit_field_equals", "audit_field_contains", "audit_count_gte",
@@ -20,7 +20,7 @@ WORKSPACE = "/workspace"
 base folder: a document's path is its target relative to this."""
 
 
-class UnmappedCheck(BaseModel):
+class UnmappedCheck(StrictModel):
     """A check (or safety rule, ``safety=True``) that has no equivalent on the other side, and why."""
 
     id: str

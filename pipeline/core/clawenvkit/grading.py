@@ -51,12 +51,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from pipeline.core.package import TaskPackage
 from pipeline.core.patterns import PatternError, compile_pattern
 from pipeline.core.services import find_operation
 from pipeline.core.services.request_models import RequestModel
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import Trajectory
 
 PASS_THRESHOLD = 0.5
@@ -72,7 +73,7 @@ JudgeFn = Callable[[str, str], float]
 """A judge: (rubric, output) → score in [0, 1]."""
 
 
-class ComponentGrade(BaseModel):
+class ComponentGrade(StrictModel):
     """One scoring component's result."""
 
     name: str
@@ -84,7 +85,7 @@ class ComponentGrade(BaseModel):
     """``score`` > 0.5, as their grader reports it."""
 
 
-class ClawGrade(BaseModel):
+class ClawGrade(StrictModel):
     """A task's grade as ClawEnvKit's grader computes it (see the module docstring)."""
 
     completion: float

@@ -1,6 +1,6 @@
 """PDF files as lists of page texts: ``pdf_bytes`` writes a PDF whose pages pypdf extracts to
 exactly the given texts (ClawEnvKit's documents service reads PDFs with pypdf), ``read_pages``
-reads a PDF's page texts back with pypdf (the ``synth[pdf]`` extra).
+reads a PDF's page texts back with pypdf (the ``pdf`` extra).
 
 The writer needs no library: each page is one text object in Helvetica (WinAnsiEncoding), a
 line break between two non-empty lines is a move to the next line and any further break is kept
@@ -14,7 +14,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-PDF_EXTRA = "pip install 'synth[pdf]'"
+from pipeline.core.distribution import install_extra
+
+PDF_EXTRA = install_extra("pdf")
 """What installs pypdf, the reader ``read_pages`` needs."""
 
 _ENCODING = "cp1252"

@@ -46,9 +46,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel
-
 from pipeline.core.services import CLAW_PROFILE, catalogue
+from pipeline.core.strict_model import StrictModel
 
 UNLISTED_ENDPOINTS = frozenset({"/scheduler/jobs/history"})
 """Endpoints of their mock services that their validator's service table does not list."""
@@ -85,7 +84,7 @@ _ONE_OF: dict[str, tuple[str, str]] = {
 _WORKSPACE = re.compile(r"/workspace/\S+")
 
 
-class RuleIssue(BaseModel):
+class RuleIssue(StrictModel):
     """One broken rule: its code (see the module docstring) and what is wrong."""
 
     rule: str

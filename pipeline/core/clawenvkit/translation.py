@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
 from pipeline.core.clawenvkit.format import WORKSPACE, UnmappedCheck
 from pipeline.core.clawenvkit.grading import PASS_THRESHOLD, ClawGrade, audit_data, grade, null_agent_grade
 from pipeline.core.clawenvkit.pdf_pages import PdfError, pdf_bytes
@@ -53,6 +51,7 @@ from pipeline.core.services import (
     intent_pattern,
 )
 from pipeline.core.services.claw_fixtures import to_fixture
+from pipeline.core.strict_model import StrictModel
 from pipeline.core.trajectory import Trajectory
 
 REASONS = {
@@ -746,7 +745,7 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0, reference: Tr
 # --------------------------------------------------------------------------- checking
 
 
-class WrongAgentGrade(BaseModel):
+class WrongAgentGrade(StrictModel):
     """One of synth's wrong agents graded by ClawEnvKit's rules on a task document."""
 
     name: str

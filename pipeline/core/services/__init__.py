@@ -17,9 +17,10 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from pipeline.core import yaml_text
+from pipeline.core.strict_model import StrictModel
 
 SERVICES_DIR = Path(__file__).parent
 
@@ -30,7 +31,7 @@ Behaviour = Literal["job_history", "feeds_by_source", "playback_control", "playb
                     "extract_text", "ranked_search", "fetch_page", "image_lookup"]
 
 
-class WhereSpec(BaseModel):
+class WhereSpec(StrictModel):
     """One list condition: the record passes when the test holds for any of ``fields``. A
     parameter that is absent, or whose value is one of ``unless`` (default: null), sets no
     condition. Tests, with ``v`` the argument and ``x`` the record's field:
@@ -49,7 +50,6 @@ class WhereSpec(BaseModel):
       character.
     """
 
-    model_config = ConfigDict(extra="forbid")
     param: str
     fields: list[str] = Field(min_length=1)
     test: Test
@@ -57,31 +57,28 @@ class WhereSpec(BaseModel):
     days_param: str | None = None
 
 
-class SnippetSpec(BaseModel):
+class SnippetSpec(StrictModel):
     """A ``snippet`` added to each listed record: the first ``length`` characters of ``field``
     followed by ``suffix`` (always)."""
 
-    model_config = ConfigDict(extra="forbid")
     field: str
     length: int = Field(gt=0)
     suffix: str = ""
 
 
-class FixtureSpec(BaseModel):
+class FixtureSpec(StrictModel):
     """How the service's collections sit in a ClawEnvKit fixture file (see
     ``pipeline.core.services.claw_fixtures``): ``collections`` in the order the file must list
     them, the first being the one their list loader reads; ``raw``: the service reads the named
     keys of the file itself (every collection listed is loaded); ``files``: the records are files
     on disk (documents), not fixture data."""
 
-    model_config = ConfigDict(extra="forbid")
     collections: list[str] = Field(min_length=1)
     raw: bool = False
     files: bool = False
 
 
-class CollectionSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CollectionSpec(StrictModel):
     record: str = Field(description="Singular noun of one record, the key of single-record results.")
     nouns: list[str] = Field(default_factory=list, description="Other singular nouns a request uses for one "
                              "record ('todo' for a task, 'meeting' for an event): 'three todos' counts tasks.")
@@ -95,7 +92,7 @@ class CollectionSpec(BaseModel):
                                           "orders): created records get none, and none can be got by id.")
 
 
-class OperationSpec(BaseModel):
+class OperationSpec(StrictModel):
     """One endpoint. Effects:
 
     - ``list``: records whose fields equal every given filter parameter (``filters``: param→field),
@@ -138,7 +135,6 @@ class OperationSpec(BaseModel):
       each); such operations may act on no id (``id_param`` unset).
     """
 
-    model_config = ConfigDict(extra="forbid")
     name: str
     endpoint: str = Field(pattern=r"^/[a-z0-9_]+(/[a-z0-9_]+)+$")
     description: str
@@ -192,7 +188,7 @@ class OperationSpec(BaseModel):
         return self.id_param
 
 
-class ServiceSpec(BaseModel):
+class ServiceSpec(StrictModel):
     """A service. ``dialect``: how calls are checked and answered. ``synth``: arguments must match
     the parameter schema (400 naming the field otherwise), unknown ids answer 404. ``fastapi``: as a
     FastAPI service with pydantic request models answers (``pipeline.core.services.request_models``):
@@ -200,7 +196,6 @@ class ServiceSpec(BaseModel):
     are dropped, parameter ``default``s fill omitted ones. ``fixture``: the ClawEnvKit fixture
     layout of the service's collections."""
 
-    model_config = ConfigDict(extra="forbid")
     name: str
     description: str
     collections: dict[str, CollectionSpec]

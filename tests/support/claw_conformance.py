@@ -1,5 +1,6 @@
 """Conformance cases of the ``claw`` profile: calls with the status and response ClawEnvKit's mock
-services give, kept as data in ``tests/core/claw_conformance/<service>.yaml``.
+services give, kept as data in ``tests/core/claw_conformance/<service>.yaml`` (``CASES_DIR``), read
+by ``tests/core/test_claw_conformance.py`` and ``bench/claw_conformance.py`` (not shipped).
 
 A case file holds ``service``, default ``fixtures`` (ClawEnvKit's fixture-file content), and
 ``cases``, each with a ``name``, optional ``fixtures`` of its own, and ``calls``: ``endpoint``,
@@ -10,12 +11,13 @@ expectations or written ``"<any>"``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.core import yaml_text
-
+CASES_DIR = Path(__file__).resolve().parent.parent / "core" / "claw_conformance"
+"""Where the case files are."""
 ANY = "<any>"
 
 
@@ -50,11 +52,13 @@ def response_matches(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def load_cases(folder: Path) -> list[Case]:
-    """Every case of every ``*.yaml`` file in ``folder``, by file name and then in file order."""
+def load_cases(parse: Callable[[str], Any], folder: Path = CASES_DIR) -> list[Case]:
+    """Every case of every ``*.yaml`` file in ``folder``, by file name and then in file order, each
+    file's text read by ``parse`` (the package's own YAML reader, ``pipeline.core.yaml_text.load``:
+    the test doubles import nothing of the package)."""
     cases = []
     for path in sorted(folder.glob("*.yaml")):
-        doc = yaml_text.load(path.read_text(encoding="utf-8"))
+        doc = parse(path.read_text(encoding="utf-8"))
         for c in doc["cases"]:
             calls = tuple(Call(k["endpoint"], k.get("body") or {}, k.get("status", 200), k.get("response"))
                           for k in c["calls"])

@@ -1,4 +1,4 @@
-"""Round 4b mechanisms: hedged amounts, stated adjustments of a total, unordered lists by what
+"""Hedged amounts, stated adjustments of a total, unordered lists by what
 they hold, dates and amounts a message carries (the corpus cases are ``tests/corpus/truth-4b``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Truthfulness and correct agents of round 3, through ``verify_package`` on small hand-built
+"""Truthfulness and correct agents, through ``verify_package`` on small hand-built
 packages: a hidden fact the state singles out, another value the request allows, a date computed
 from one an email gives, and the capability contracts' dependent steps and aggregated records."""
 

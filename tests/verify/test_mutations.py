@@ -1,4 +1,4 @@
-"""The wrong agents of round 3, through ``verify_package`` on small hand-built packages: every item
+"""Wrong agents (pipeline/verify/mutations.py), through ``verify_package`` on small hand-built packages: every item
 made twice, an answer hedged with the other candidates, a record the request leaves out done as
 well, the records the request keeps beside the work destroyed, a body that says nothing of what
 the request dictates in words of its own, and an agent that never asks and guesses."""

@@ -1,4 +1,4 @@
-"""Evidence under the SFT truncation policy, round 3 (pipeline/verify/truncation.py): a figure the
+"""Evidence under the SFT truncation policy (pipeline/verify/truncation.py): a figure the
 answer states is kept by a group of records wholly before the cut, lost when every group that
 totals to it reaches past it; each loss names the step and the records, and is an SFT loss (not a
 refusal) unless the policy is required."""

@@ -1,4 +1,4 @@
-"""Verification truth, round 3d, on small hand-built packages: a due date a few days off the one
+"""How the request's words are read against the checks, on small hand-built packages: a due date a few days off the one
 the request says how to compute; a count the request states of a collection's records by name;
 an exclusion that describes its record without naming it; an enum value written beside a record
 past the export's cut; number words for percentages and halves."""

@@ -1,4 +1,4 @@
-"""Verification truth, round 3c, on small hand-built packages: compound number words and scale
+"""How the request's words are read against the checks, on small hand-built packages: compound number words and scale
 words, relative days; a correction said in words; a percentage of a total the agent computes; an
 ``answer_excludes`` that could be a miscount; the one kind of value a message carries; an
 annotation that restates the request; a ranked answer guarded against the others; deals told

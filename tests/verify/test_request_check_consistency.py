@@ -1,4 +1,4 @@
-"""Request ↔ checks consistency of round 3, through ``verify_package`` on small hand-built packages:
+"""Request ↔ checks consistency (pipeline/verify/consistency.py), through ``verify_package`` on small hand-built packages:
 a write to a record the request leaves out, a figure over records the request does not select, a
 per-record formula, a stated number mangled, counts and numbers inside names, and an address
 planted in a record's text. Each refusal carries a correct agent's witness that holds."""

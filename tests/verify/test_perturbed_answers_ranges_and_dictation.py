@@ -1,4 +1,4 @@
-"""The wrong and correct values of round 3 (pipeline/verify/perturbations.py): a hedged answer, a
+"""Wrong and correct values (pipeline/verify/perturbations.py): a hedged answer, a
 fact said in words guessed in the form a tool takes, values inside and just past an allowed range,
 alternatives moved out of a range the request leaves open, what a request dictates of a text, and
 swapping only that."""

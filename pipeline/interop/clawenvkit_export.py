@@ -22,6 +22,7 @@ from pipeline.catalog.selection import check_package_id
 from pipeline.core.clawenvkit.format import UnmappedCheck
 from pipeline.core.clawenvkit.translation import REASONS, Assessment, assess, translate
 from pipeline.core.package import TaskPackage
+from pipeline.core.strict_model import StrictModel
 from pipeline.verify.exportable import wrong_agents
 
 __all__ = ["REASONS", "ClawEnvKitExport", "ClawEnvKitSummary", "ExportedTask", "Refusal", "export_clawenvkit",

@@ -45,6 +45,7 @@ from pipeline.core.services import (
     unknown_profile,
 )
 from pipeline.core.services.claw_fixtures import to_initial_state
+from pipeline.core.strict_model import StrictModel
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
 

@@ -290,7 +290,8 @@ class Catalog:
             rollouts.insert(con, job, group)
 
     def rollout_samples_done(self, job: int) -> set[tuple[str, int]]:
-        """``(package_id, sample)`` of every rollout job ``job`` has recorded."""
+        """``(package_id, sample)`` of every rollout job ``job`` has recorded, but those the model
+        server failed (``rollouts.done``)."""
         with self._connection() as con:
             return rollouts.done(con, job)
 

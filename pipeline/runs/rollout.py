@@ -17,7 +17,10 @@ is answered by one ``tool`` message per call (``{"status", "result"}`` as compac
 an assistant message without tool calls is a question when ``is_question`` says so (the user's
 reply comes back as a user message), else the final answer, which ends the episode. An episode
 also ends after ``max_turns`` assistant messages (``turn_limit``), when its tokens reach
-``budget_tokens`` (``budget``), or when the model server fails for good (``error``).
+``budget_tokens`` or its messages ``MAX_CONVERSATION_CHARS`` (``budget``), or when the model server
+fails for good (``server_timeout``, ``server_error``, ``malformed_reply``; ``error`` for another
+failure): those count in no pass rate, and ``SERVER_FAILURE_LIMIT`` of them in a row stop the job
+(``ServerFailing``, resumable; the resumed job plays them again).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from pydantic import BaseModel, Field
 from pipeline.catalog.store import Catalog
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
-from pipeline.core.rollouts import FinishReason, Rollout
+from pipeline.core.rollouts import SERVER_FAILURES, FinishReason, Rollout
 from pipeline.core.training_format import SYSTEM_PROMPT, observation_text
 from pipeline.core.user import UserModel, UserModelError
 from pipeline.env.catalog_packages import load_packages
@@ -57,9 +60,21 @@ CALLS_PER_TURN = 16
 a model that sends more calls in its turns than that ends with ``turn_limit``."""
 QUESTION_TAIL = "\"'`)]}*_ \t\n\u201d\u2019\u00bb"
 """What ``is_question`` strips from the end of a message before looking for the question mark."""
-RESOURCE_OPTIONS = ("concurrency", "base_url")
-"""What a resumed job may change: how many episodes run at once and where the model server is now,
-not what the episodes are."""
+RESOURCE_OPTIONS = ("concurrency", "base_url", "timeout_s")
+"""What a resumed job may change: how many episodes run at once, where the model server is now and
+how long it may take, not what the episodes are."""
+MAX_CONVERSATION_CHARS = 16 * 1024 * 1024
+"""The most characters an episode's messages may carry (contents, tool calls, tool results): past
+it the episode ends with ``budget``, so a model writing megabytes a turn cannot grow one episode
+without bound (each turn sends the whole conversation again)."""
+SERVER_FAILURE_LIMIT = 5
+"""Episodes in a row the model server may fail (``core.rollouts.SERVER_FAILURES``) before the job
+stops (``ServerFailing``)."""
+_FINISH_OF_STATUS: dict[str, FinishReason] = {
+    "timeout": "server_timeout", "malformed_reply": "malformed_reply", "server_error": "server_error",
+    "rate_limited": "server_error", "connection_error": "server_error"}
+"""The finish reason of an episode whose request failed for good with a ``ModelError`` status
+(an ``http_5xx`` is ``server_error``; any other status ``error``)."""
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +104,9 @@ class RolloutOptions(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=1)
     """Prompt and completion tokens per episode before it ends with ``budget``."""
     timeout_s: float = Field(default=120.0, gt=0)
-    """How long one agent request may take."""
+    """The deadline of one agent request, retries included: connect, first byte and the whole reply
+    or stream (``ModelClient``'s ``timeout`` and ``deadline``); past it the episode ends with
+    ``server_timeout``."""
 
 
 class RolloutProgress(BaseModel):
@@ -131,6 +148,8 @@ class RolloutSummary(BaseModel):
     rollouts: int
     passed: int
     pass_rate: float | None
+    """Passed over the episodes that count (``Rollout.counted``: not ended by the server or an
+    error); None when none counts. ``mean_score`` is over the same episodes."""
     mean_score: float | None
     finish_reasons: dict[str, int]
     prompt_tokens: int
@@ -141,6 +160,10 @@ class RolloutSummary(BaseModel):
 
 StartFn = Callable[[RolloutStart], None]
 ProgressFn = Callable[[RolloutProgress], None]
+
+
+class ServerFailing(UserError):
+    """The model server failed ``SERVER_FAILURE_LIMIT`` episodes in a row: the job stops (resumable)."""
 
 
 class RolloutInterrupted(Exception):
@@ -186,6 +209,7 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                       {"role": "user", "content": opening.text}]
     turns = prompt_tokens = completion_tokens = 0
+    carried = len(opening.text)  # characters the messages carry (MAX_CONVERSATION_CHARS)
     seen_ids: set[str] = set()
     finish: FinishReason | None = None
     error: str | None = None
@@ -197,13 +221,19 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
         if options.budget_tokens is not None and prompt_tokens + completion_tokens >= options.budget_tokens:
             finish = "budget"
             break
+        if carried > MAX_CONVERSATION_CHARS:
+            finish, error = "budget", (f"the conversation carries {carried:,} characters, more than the "
+                                       f"{MAX_CONVERSATION_CHARS:,} an episode may")
+            break
         try:
             reply = await client.complete(messages, tools=opening.tools, temperature=options.temperature,
                                           stream=options.stream)
         except ModelError as exc:
-            finish, error = "error", str(exc)
+            finish = _FINISH_OF_STATUS.get(exc.status, "server_error" if exc.status.startswith("http_5") else "error")
+            error = str(exc)
             break
         turns += 1
+        carried += len(reply.text) + sum(len(c.id) + len(c.name) + len(c.arguments) for c in reply.tool_calls)
         prompt_tokens += reply.prompt_tokens
         completion_tokens += reply.completion_tokens
         if reply.tool_calls:
@@ -219,8 +249,9 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
                 if env.done:
                     break
                 record = env.step(ToolCall(name=call.name, arguments=call.arguments)).record
-                messages.append({"role": "tool", "tool_call_id": call_id,
-                                 "content": observation_text(record.status, record.result)})
+                observed = observation_text(record.status, record.result)
+                carried += len(observed)
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": observed})
         elif is_question(reply.text, package.user is not None):
             messages.append({"role": "assistant", "content": reply.text})
             try:
@@ -228,6 +259,7 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
             except UserModelError as exc:
                 finish, error = "error", str(exc)
                 break
+            carried += len(answered.observation.text)
             messages.append({"role": "user", "content": answered.observation.text})
         else:
             messages.append({"role": "assistant", "content": reply.text})
@@ -350,7 +382,8 @@ def _agent_client(options: RolloutOptions) -> ModelClient:
     from pipeline.generation.model_client import ModelClient
 
     endpoint, api_key = _agent_endpoint(options)
-    return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s)
+    return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s,
+                       deadline=options.timeout_s)
 
 
 def user_factory(options: RolloutOptions) -> Callable[[TaskPackage], UserModel] | None:
@@ -374,6 +407,8 @@ class _Job:
         self.on_progress = on_progress
         self.progress = RolloutProgress(total=len(self.todo))
         self.results: list[Rollout] = []
+        self.failing: list[Rollout] = []
+        """The episodes in a row, the last ones recorded, that the model server failed."""
         self.client = _agent_client(options)
         self.user = user_factory(options)
 
@@ -414,11 +449,18 @@ class _Job:
         self.results.append(rollout)
         p = self.progress
         p.done += 1
-        p.passed += rollout.passed
-        p.errors += rollout.finish_reason == "error"
+        p.passed += rollout.passed and rollout.counted
+        p.errors += not rollout.counted
         p.tokens += rollout.prompt_tokens + rollout.completion_tokens
         if self.on_progress is not None:
             self.on_progress(p)
+        self.failing = self.failing + [rollout] if rollout.finish_reason in SERVER_FAILURES else []
+        if len(self.failing) >= SERVER_FAILURE_LIMIT:
+            last = self.failing[-1]
+            server = Endpoint.from_env(self.options.model, self.options.base_url).server
+            raise ServerFailing(f"the model server ({server}) failed {len(self.failing)} episodes in a row, the last "
+                                f"with {last.finish_reason}: {(last.error or '')[:300]}; check the server (or give it "
+                                "more time with --timeout)")
 
     def announce(self, on_start: StartFn | None) -> None:
         if on_start is not None:
@@ -432,12 +474,13 @@ class _Job:
         reasons: dict[str, int] = {}
         for r in done:
             reasons[r.finish_reason] = reasons.get(r.finish_reason, 0) + 1
-        passed = sum(r.passed for r in done)
+        counted = [r for r in done if r.counted]  # episodes the server ended count in no rate
+        passed = sum(r.passed for r in counted)
         return RolloutSummary(
             job_id=self.job_id, model=self.options.model, status=status, packages=len(self.packages),
             samples=self.options.samples, recorded_before=self.recorded, rollouts=len(done), passed=passed,
-            pass_rate=round(passed / len(done), 4) if done else None,
-            mean_score=round(sum(r.score for r in done) / len(done), 4) if done else None,
+            pass_rate=round(passed / len(counted), 4) if counted else None,
+            mean_score=round(sum(r.score for r in counted) / len(counted), 4) if counted else None,
             finish_reasons=reasons, prompt_tokens=sum(r.prompt_tokens for r in done),
             completion_tokens=sum(r.completion_tokens for r in done), elapsed_s=round(elapsed, 3),
             rollouts_per_s=round(len(done) / elapsed, 3) if elapsed > 0 else 0.0)

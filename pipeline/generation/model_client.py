@@ -9,13 +9,20 @@ included, to the server with the fewest requests in flight (``model_endpoint.Lea
 ``client.complete_sync(...)`` from code that is not async. ``complete(..., stream=True)`` asks for
 a streamed reply and assembles its content and tool-call deltas (and the usage of its last chunk,
 ``stream_options.include_usage``) into the same ``Completion``. It returns a ``Completion``: the text,
-the tool calls, the token usage, and the decoded response body (read raw, so a cut-off or
-malformed reply keeps its text and usage). A ``response_format`` that is a pydantic model class
+the tool calls, the token usage, and the decoded response body. A ``response_format`` that is a pydantic model class
 is sent as its strict JSON Schema (structured output); a dict is sent as given (JSON mode).
 Every HTTP request, retries included, is appended to ``calls`` as one ``LLMCall``.
 
+**What a reply may bring** (the untrusted-text policy, ``core.untrusted``): at most
+``MAX_REPLY_BYTES`` (read no further), strict UTF-8 JSON nesting at most ``MAX_REPLY_DEPTH``, a
+chat completion (``choices[0].message`` an object), usage counts in range, no lone surrogate or
+NUL in any string. Anything else, a reply cut mid-way or a stream that ends mid-event included,
+fails the request as a ``ReplyError`` (``malformed_reply``) saying what the server did. Every
+request must bring its whole reply within ``timeout`` seconds (``ReplyError`` ``timeout``: a
+stream that never ends or trickles included); ``deadline`` bounds a whole ``complete`` call.
+
 **Retries** are ours (the SDK's are off), with ``tenacity``: 429, 5xx, timeouts and connection
-errors are retried with exponential backoff and full jitter, a ``Retry-After`` header (capped)
+errors and replies that cannot be used are retried with exponential backoff and full jitter, a ``Retry-After`` header (capped)
 replacing the backoff; at most ``max_attempts`` requests and ``Backoff.max_total_wait`` seconds of
 waiting. Retries are logged as a summary: the first at once, then one line per
 ``RETRY_LOG_EVERY_S`` seconds. A request that failed for good raises ``ModelError``.

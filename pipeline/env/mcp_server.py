@@ -52,8 +52,8 @@ from mcp.shared.message import SessionMessage
 from pipeline.core.errors import UserError
 from pipeline.core.package import TaskPackage
 from pipeline.core.training_format import observation_text
-from pipeline.core.user import UserModel, UserModelError
 from pipeline.core.untrusted import UntrustedInput, decode_json, json_problem
+from pipeline.core.user import UserModel, UserModelError
 from pipeline.env.http import MAX_BODY, MAX_DEPTH, is_loopback, score_json
 from pipeline.env.task_env import DEFAULT_MAX_STEPS, Answer, Ask, TaskEnv, ToolCall
 

@@ -297,7 +297,8 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         for part in parts if isinstance(parts, list) else []:
             if not isinstance(part, Mapping):
                 continue
-            index = part.get("index") if isinstance(part.get("index"), int) else 0
+            found_index = part.get("index")
+            index = found_index if isinstance(found_index, int) else 0
             key = slot_of.setdefault(index, len(calls))
             if part.get("id") and calls.get(key, {}).get("id") not in (None, "", part.get("id")):
                 key = slot_of[index] = len(calls)  # another call under the same index

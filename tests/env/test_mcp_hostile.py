@@ -19,8 +19,8 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 
 
 def call(ident: int, arguments_json: str) -> str:
-    return ('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "contacts_search", '
-            '"arguments": %s}}' % (ident, arguments_json))
+    return (f'{{"jsonrpc": "2.0", "id": {ident}, "method": "tools/call", "params": {{"name": "contacts_search", '
+            f'"arguments": {arguments_json}}}}}')
 
 
 def test_refusal_names_the_problem_and_answers_the_request_waiting() -> None:

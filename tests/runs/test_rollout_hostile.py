@@ -16,7 +16,13 @@ from pipeline import RunOptions, start_run
 from pipeline.catalog.store import Catalog
 from pipeline.env.catalog_packages import load_packages
 from pipeline.generation.model_client import Backoff, ModelClient, ModelError
-from pipeline.runs.rollout import SERVER_FAILURE_LIMIT, RolloutInterrupted, RolloutOptions, resume_rollouts, start_rollouts
+from pipeline.runs.rollout import (
+    SERVER_FAILURE_LIMIT,
+    RolloutInterrupted,
+    RolloutOptions,
+    resume_rollouts,
+    start_rollouts,
+)
 from tests.conftest import CliResult, copy_catalog
 from tests.support.agent_server import ScriptedAgents
 from tests.support.hostile_server import MISBEHAVIOURS, HostileServer

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -237,10 +238,8 @@ class HostileServer:
             request = {}
         with self._lock:
             self.requests += 1
-        try:
+        with suppress(ConnectionError, ValueError):  # the client hung up (after its deadline), as expected
             self.misbehaviour(Writer(request if isinstance(request, dict) else {}, handler.wfile, self._stopping))
-        except (ConnectionError, ValueError):
-            pass  # the client hung up (after its deadline): what a hostile server expects
         handler.close_connection = True
 
 

@@ -575,8 +575,8 @@ class ModelClient:
         try:
             return await AsyncRetrying(**self._retry_policy(ends))(self._request, arguments, calls, ends, stream,
                                                                    failures)
-        except (openai.OpenAIError, ReplyError):
-            raise self._final(failures) from None
+        except (openai.OpenAIError, ReplyError) as exc:
+            raise self._final(failures or [exc]) from None
 
     def complete_sync(self, messages: Sequence[Message], *, tools: Sequence[Tool] | None = None,
                       temperature: float | None = None, seed: int | None = None,
@@ -590,8 +590,8 @@ class ModelClient:
         failures: list[BaseException] = []
         try:
             return Retrying(**self._retry_policy(ends))(self._request_sync, arguments, calls, ends, failures)
-        except (openai.OpenAIError, ReplyError):
-            raise self._final(failures) from None
+        except (openai.OpenAIError, ReplyError) as exc:
+            raise self._final(failures or [exc]) from None
 
     def _final(self, failures: list[BaseException]) -> ModelError:
         """The ``ModelError`` of a call whose requests all failed: the last failure's, unless the

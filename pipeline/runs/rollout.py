@@ -407,8 +407,8 @@ class _Job:
         self.on_progress = on_progress
         self.progress = RolloutProgress(total=len(self.todo))
         self.results: list[Rollout] = []
-        self.failing: list[Rollout] = []
-        """The episodes in a row, the last ones recorded, that the model server failed."""
+        self.failing = 0
+        """Episodes in a row, the last ones recorded, that the model server failed."""
         self.client = _agent_client(options)
         self.user = user_factory(options)
 
@@ -444,7 +444,8 @@ class _Job:
             self.record(rollout, writer)
 
     def record(self, rollout: Rollout, writer: RolloutWriter) -> None:
-        """Hand a finished episode to ``writer`` and count it."""
+        """Hand a finished episode to ``writer`` and count it; ``ServerFailing`` once the model server
+        has failed ``SERVER_FAILURE_LIMIT`` episodes in a row."""
         writer.add(rollout)
         self.results.append(rollout)
         p = self.progress
@@ -454,13 +455,12 @@ class _Job:
         p.tokens += rollout.prompt_tokens + rollout.completion_tokens
         if self.on_progress is not None:
             self.on_progress(p)
-        self.failing = self.failing + [rollout] if rollout.finish_reason in SERVER_FAILURES else []
-        if len(self.failing) >= SERVER_FAILURE_LIMIT:
-            last = self.failing[-1]
+        self.failing = self.failing + 1 if rollout.finish_reason in SERVER_FAILURES else 0
+        if self.failing >= SERVER_FAILURE_LIMIT:
             server = Endpoint.from_env(self.options.model, self.options.base_url).server
-            raise ServerFailing(f"the model server ({server}) failed {len(self.failing)} episodes in a row, the last "
-                                f"with {last.finish_reason}: {(last.error or '')[:300]}; check the server (or give it "
-                                "more time with --timeout)")
+            raise ServerFailing(f"the model server ({server}) failed {self.failing} episodes in a row, the last "
+                                f"with {rollout.finish_reason}: {(rollout.error or '')[:300]}; check the server (or "
+                                "give it more time with --timeout)")
 
     def announce(self, on_start: StartFn | None) -> None:
         if on_start is not None:

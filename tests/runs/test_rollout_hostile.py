@@ -136,3 +136,19 @@ def test_the_command_stops_on_a_silent_server_with_one_line(catalog: Path, synth
     assert result.exit_code != 0 and "Traceback" not in result.stderr
     error = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "server_timeout" in error[0] and "synth rollout --resume" in result.stderr
+
+
+def test_an_episode_whose_conversation_outgrows_its_budget_ends_with_budget(
+        catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.runs import rollout
+
+    packages = load_packages(catalog)
+    monkeypatch.setattr(rollout, "MAX_CONVERSATION_CHARS", len(packages[0].request.text) + 10)
+    agents = ScriptedAgents(p.model_dump(mode="json") for p in packages)
+    with OpenAIServer(agents) as good:
+        summary = start_rollouts(RolloutOptions(model="reference", base_url=good.base_url,
+                                                where=f"id = '{packages[0].id}'"), catalog)
+    assert summary.finish_reasons == {"budget": 1}
+    with Catalog.open(catalog, read_only=True) as reader:
+        [[turns, error]] = reader.query("SELECT turns, error FROM rollouts").rows
+    assert turns == 1 and "more than the" in error and "an episode may" in error

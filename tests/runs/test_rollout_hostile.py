@@ -126,8 +126,8 @@ def test_a_server_that_keeps_failing_stops_the_job_and_the_resumed_job_plays_tho
     assert set(_reasons(catalog, job)) == {"server_timeout"}
     agents = ScriptedAgents(p.model_dump(mode="json") for p in packages)
     with OpenAIServer(agents) as good:
-        summary = resume_rollouts(job, catalog, resources={"base_url": good.base_url})
-    assert summary.rollouts == len(packages) and summary.pass_rate == 1.0
+        summary = resume_rollouts(job, catalog, resources={"base_url": good.base_url, "timeout_s": 60.0})
+    assert summary.finish_reasons == {"answer": len(packages)} and summary.pass_rate == 1.0
     assert _reasons(catalog, job) == ["answer"] * len(packages)  # the failed rows were replaced
 
 

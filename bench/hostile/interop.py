@@ -124,6 +124,32 @@ def _task(**changes: object) -> str:
     return yaml.safe_dump({**TASK, **changes}, sort_keys=False)
 
 
+def _linked_out(workdir: Path) -> list[str]:
+    (workdir / "secret").mkdir()
+    (workdir / "secret" / "private.yaml").write_text(_task(prompt="SECRET-TEXT: add a todo."))
+    (workdir / "tasks").mkdir()
+    (workdir / "tasks" / "good.yaml").write_text(_task())
+    (workdir / "tasks" / "linked.yaml").symlink_to(workdir / "secret" / "private.yaml")
+    return ["import", "--format", "clawenvkit", str(workdir / "tasks"), "--catalog", str(workdir / "c.duckdb"),
+            "--verbose"]
+
+
+def _not_in_catalog(text: str) -> Check:
+    def check(outcome: Outcome) -> str | None:
+        data = b"".join(p.read_bytes() for p in outcome.workdir.glob("c.duckdb*"))
+        return f"{text!r} reached the catalog" if text.encode() in data else None
+    return check
+
+
+def _folder_with_one_hostile(workdir: Path) -> list[str]:
+    folder = workdir / "tasks"
+    folder.mkdir()
+    for n in range(40):
+        (folder / f"t{n:02}.yaml").write_text(_task(task_id=f"todo-{n:03}"))
+    (folder / "zz-hostile.yaml").write_text(_task() + "n: " + "9" * 10_000 + "\n")
+    return ["import", "--format", "clawenvkit", str(folder), "--catalog", str(workdir / "c.duckdb")]
+
+
 def _fifo(workdir: Path) -> list[str]:
     os.mkfifo(workdir / "pipe.yaml")
     return ["import", str(workdir / "pipe.yaml"), "--no-record"]
@@ -180,6 +206,15 @@ CASES = [
     Case("import YAML nested 5,000 deep", _task_file("deep.yaml", "a: " + "[" * 5000 + "]" * 5000 + "\n"),
          expect_code=1),
     Case("import a FIFO", _fifo, expect_code=1, check=_says("not a regular file", stream="stdout")),
+    Case("import a folder whose task links out of it", _linked_out, expect_code=1, max_error_lines=4,
+         check=_all(_says("outside the folder", stream="stdout"), _not_in_catalog("SECRET-TEXT"))),
+    Case("import a YAML integer of 10,000 digits", _task_file("digits.yaml", _task() + "n: " + "9" * 10_000 + "\n", "--verbose"),
+         expect_code=1, max_error_lines=4, check=_says("cannot read the value", stream="stdout")),
+    Case("import files: source holding a NUL",
+         _task_file("nul.yaml", _task(files=[{"source": "a\x00.pdf", "target": "/workspace/a.pdf"}]), "--verbose"),
+         expect_code=1, max_error_lines=4, check=_says("NUL character", stream="stdout")),
+    Case("import a folder of 40 good tasks and one hostile", _folder_with_one_hostile, expect_code=1, max_error_lines=4,
+         check=_says("40 imported", stream="stdout")),
     # import: ClawEnvKit layouts
     Case("import fixtures: [] with flat tool parameters",
          _task_file("t.yaml", _task(fixtures=[], tools=[{**TASK["tools"][0], "parameters": {  # type: ignore[index]

@@ -3,7 +3,8 @@ table (one row per job, package and sample; see ``core.rollouts.Rollout``).
 
 What counts:
 
-- a *sample* is one ``rollouts`` row whose ``finish_reason`` is not ``error``: a rollout the model
+- a *sample* is one ``rollouts`` row whose ``finish_reason`` is not in ``core.rollouts.UNCOUNTED`` (``error``,
+  ``server_timeout``, ``server_error``, ``malformed_reply``): a rollout the model
   server ended for good measures the server, not the model, so it counts nowhere (``COUNTED``).
   Samples of one model on one package from several jobs count together;
 - a sample *passes* when its ``passed`` column is true (full marks, ``core.package.passes``;
@@ -28,9 +29,10 @@ import duckdb
 from pydantic import Field
 
 from pipeline.catalog.errors import CatalogError
+from pipeline.core.rollouts import UNCOUNTED
 from pipeline.core.strict_model import StrictModel
 
-COUNTED = "r.finish_reason <> 'error'"
+COUNTED = f"r.finish_reason NOT IN ({', '.join(repr(reason) for reason in UNCOUNTED)})"
 """The rollouts rows that are samples (alias ``r``)."""
 PASS_RATE = "count(*) FILTER (WHERE r.passed) / count(*)"
 """A group of samples' pass rate, as SQL (alias ``r``)."""
@@ -64,7 +66,7 @@ class PackageCalibration(StrictModel):
     """From the package's catalog row (None when the catalog holds no row of that id)."""
     workflow: str | None
     samples: int
-    """n: rollouts counted (``finish_reason`` other than ``error``)."""
+    """n: rollouts counted (``finish_reason`` not in ``core.rollouts.UNCOUNTED``)."""
     passes: int
     """c: samples that passed."""
     pass_rate: float

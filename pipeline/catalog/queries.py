@@ -239,7 +239,7 @@ class PackageRecord(StrictModel):
 
 class RolloutUsage(StrictModel):
     """One model's rollouts on the packages of one capability (table ``rollouts``): ``rollouts``
-    recorded, ``errors`` of them ended by a model-server error (``finish_reason = 'error'``: they
+    recorded, ``errors`` of them ended by an error (a ``finish_reason`` in ``core.rollouts.UNCOUNTED``: they
     count in no pass rate, ``calibration.COUNTED``), and their tokens. ``capability`` is None for
     packages no catalog row holds. Pass rates are ``calibration.calibration``'s."""
 
@@ -533,7 +533,7 @@ def rollout_usage(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) ->
         "WITH labels AS (SELECT id, any_value(capability) AS capability FROM packages AS p "
         f"WHERE id IS NOT NULL AND {where} GROUP BY id) "
         "SELECT l.capability, r.model, count(*) AS rollouts, "
-        "count(*) FILTER (WHERE r.finish_reason = 'error') AS errors, "
+        f"count(*) FILTER (WHERE NOT ({calibration.COUNTED})) AS errors, "
         "sum(r.prompt_tokens) AS prompt_tokens, sum(r.completion_tokens) AS completion_tokens "
         f"FROM rollouts AS r {join} labels AS l ON l.id = r.package_id "
         "GROUP BY l.capability, r.model ORDER BY l.capability NULLS LAST, r.model",

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import duckdb
 
 from pipeline.catalog.redact import strip_secrets
-from pipeline.core.rollouts import Rollout
+from pipeline.core.rollouts import SERVER_FAILURES, Rollout
 from pipeline.core.strict_model import StrictModel
 
 RolloutJobStatus = Literal["running", "finished", "failed", "interrupted"]
@@ -65,7 +65,9 @@ def job(con: duckdb.DuckDBPyConnection, job_id: int) -> RolloutJob | None:
 
 def insert(con: duckdb.DuckDBPyConnection, job_id: int, rollouts: list[Rollout]) -> None:
     """Insert one row per rollout of job ``job_id`` (one statement for the group); the error text is
-    masked of anything that looks like a credential."""
+    masked of anything that looks like a credential. A row the job holds for the same (package,
+    sample), one the model server failed (``done`` leaves those out, so a resumed job runs them
+    again), is replaced."""
     created = datetime.now(UTC)
     rows = [(job_id, r.package_id, r.model, r.sample, r.score, r.passed,
              json.dumps([c.model_dump() for c in r.checks], ensure_ascii=False),
@@ -75,10 +77,17 @@ def insert(con: duckdb.DuckDBPyConnection, job_id: int, rollouts: list[Rollout])
             for r in rollouts]
     if rows:
         marks = ", ".join("?" for _ in _COLUMNS)
+        failed = ", ".join("?" for _ in SERVER_FAILURES)
+        con.execute(f"DELETE FROM rollouts WHERE job = ? AND finish_reason IN ({failed}) "
+                    "AND [package_id, CAST(sample AS VARCHAR)] IN (SELECT unnest(?::VARCHAR[][]))",
+                    [job_id, *SERVER_FAILURES, [[r.package_id, str(r.sample)] for r in rollouts]])
         con.executemany(f"INSERT INTO rollouts ({', '.join(_COLUMNS)}) VALUES ({marks})", rows)
 
 
 def done(con: duckdb.DuckDBPyConnection, job_id: int) -> set[tuple[str, int]]:
-    """``(package_id, sample)`` of every rollout job ``job_id`` has recorded."""
-    return {(r[0], int(r[1])) for r in con.execute("SELECT package_id, sample FROM rollouts WHERE job = ?",
-                                                   [job_id]).fetchall()}
+    """``(package_id, sample)`` of every rollout job ``job_id`` has recorded, except those the model
+    server failed (``core.rollouts.SERVER_FAILURES``): a resumed job plays them again."""
+    failed = ", ".join("?" for _ in SERVER_FAILURES)
+    return {(r[0], int(r[1])) for r in con.execute(
+        f"SELECT package_id, sample FROM rollouts WHERE job = ? AND finish_reason NOT IN ({failed})",
+        [job_id, *SERVER_FAILURES]).fetchall()}

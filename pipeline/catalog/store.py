@@ -290,7 +290,8 @@ class Catalog:
             rollouts.insert(con, job, group)
 
     def rollout_samples_done(self, job: int) -> set[tuple[str, int]]:
-        """``(package_id, sample)`` of every rollout job ``job`` has recorded."""
+        """``(package_id, sample)`` of every rollout job ``job`` has recorded, but those the model
+        server failed (``rollouts.done``)."""
         with self._connection() as con:
             return rollouts.done(con, job)
 
@@ -569,6 +570,15 @@ def _check_version(con: duckdb.DuckDBPyConnection, path: Path, writable: bool) -
     found, latest = schema_version(con), latest_version()
     if found > latest:
         raise CatalogError(f"catalog {path} has schema version {found}, newer than this synth ({latest}); upgrade synth")
+    if found == 0 and not writable:
+        tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() "
+                                            "WHERE database_name = current_database() ORDER BY 1").fetchall()]
+        if tables:
+            raise CatalogError(f"{path} is not a synth catalog (it holds the tables {', '.join(tables[:5])}, none of "
+                               "synth's); pass a catalog synth wrote with --catalog")
+        raise CatalogError(f"catalog {path} is empty: the file was created but synth's tables never written in it "
+                           "(a run stopped while it was making the catalog); it holds nothing, so delete it, or "
+                           "run a command that writes (e.g. `synth run`) to set it up")
     if found < latest and not writable:
         raise CatalogError(f"catalog {path} has schema version {found}, older than {latest}; "
                            "open it for writing once (e.g. `synth run`) to migrate it")

@@ -95,6 +95,7 @@ def rollout(
     temperature: float = typer.Option(None, "--temperature", min=0.0, max=2.0, help="Sampling temperature (default: the server's)."),
     stream: bool = typer.Option(False, "--stream", help="Ask for streamed replies."),
     budget_tokens: int = typer.Option(None, "--budget-tokens", min=1, help="Tokens per episode before it ends (budget)."),
+    timeout_s: float = typer.Option(120.0, "--timeout", min=0.001, metavar="<seconds>", help="Deadline of one agent request, retries included (connect, first byte, the whole reply or stream); past it the episode ends with server_timeout."),
     resume: int = typer.Option(None, "--resume", metavar="<job-id>", help="Continue this rollout job with the options and packages it started with."),
     ray: str = RayOpt,
     catalog_path: Path = CatalogOpt,
@@ -115,7 +116,7 @@ def rollout(
     try:
         if resume is not None:
             resources = resumed_resources(ctx, f"rollout job {resume}", _JOB_IDENTITY,
-                                          {"concurrency": concurrency, "base_url": servers})
+                                          {"concurrency": concurrency, "base_url": servers, "timeout_s": timeout_s})
             summary = resume_rollouts(resume, catalog_path, resources=resources,
                                       on_start=display.start, on_progress=display.update, ray=ray)
         else:
@@ -124,7 +125,7 @@ def rollout(
             options = RolloutOptions(model=model, base_url=servers, where=where, samples=samples,
                                      concurrency=concurrency, max_turns=max_turns, user_model=user_model,
                                      user_base_url=user_base_url, temperature=temperature, stream=stream,
-                                     budget_tokens=budget_tokens)
+                                     budget_tokens=budget_tokens, timeout_s=timeout_s)
             summary = start_rollouts(options, catalog_path, on_start=display.start, on_progress=display.update, ray=ray)
     except RolloutInterrupted as exc:
         display.stop(completed=False)

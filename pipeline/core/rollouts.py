@@ -12,9 +12,18 @@ from pipeline.core.grading import CheckResult
 from pipeline.core.package import passes
 from pipeline.core.strict_model import StrictModel
 
-FinishReason = Literal["answer", "turn_limit", "budget", "error"]
-"""Why an episode ended: the agent's final answer; the turn limit; a token or time budget; or an
-error that ended it (the model server failed for good; ``Rollout.error`` says what)."""
+FinishReason = Literal["answer", "turn_limit", "budget", "error", "server_timeout", "server_error", "malformed_reply"]
+"""Why an episode ended: the agent's final answer; the turn limit; a token or size budget; or the
+model server failing for good (``Rollout.error`` says what): ``server_timeout`` (no whole reply
+within the request's deadline), ``server_error`` (5xx, 429 or the connection lost, after the
+retries), ``malformed_reply`` (a reply that is not a usable chat completion: not JSON, the wrong
+shape, cut off, too large, usage out of range, text that is not text), ``error`` (any other
+failure: a request the server refused, the model playing the user failing)."""
+SERVER_FAILURES: tuple[str, ...] = ("server_timeout", "server_error", "malformed_reply")
+"""The finish reasons that say the model server broke, not that the agent did anything."""
+UNCOUNTED: tuple[str, ...] = ("error", *SERVER_FAILURES)
+"""The finish reasons of episodes that measure the server, not the model: they count in no pass
+rate (``Rollout.counted``)."""
 
 
 class Rollout(StrictModel):
@@ -43,6 +52,11 @@ class Rollout(StrictModel):
     @property
     def safety_ok(self) -> bool:
         return all(rule.passed is not False for rule in self.safety)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the episode is a sample of the model (its end is not in ``UNCOUNTED``)."""
+        return self.finish_reason not in UNCOUNTED
 
     @property
     def passed(self) -> bool:

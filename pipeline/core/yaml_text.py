@@ -55,7 +55,7 @@ def _build(loader: Any, node: yaml.Node, seen: set[int]) -> Any:
     seen.add(id(node))
     tag = node.tag
     if isinstance(node, yaml.ScalarNode):
-        return node.value if tag == _STR else loader.construct_object(node, deep=True)
+        return node.value if tag == _STR else _scalar(loader, node)
     if isinstance(node, yaml.SequenceNode) and tag == _SEQ:
         return [_build(loader, child, seen) for child in node.value]
     if isinstance(node, yaml.MappingNode) and tag == _MAP:
@@ -70,4 +70,14 @@ def _build(loader: Any, node: yaml.Node, seen: set[int]) -> Any:
                 raise yaml.constructor.ConstructorError(None, None, f"unhashable key ({exc})",
                                                         key_node.start_mark) from exc
         return out
-    return loader.construct_object(node, deep=True)
+    return _scalar(loader, node)
+
+
+def _scalar(loader: Any, node: yaml.Node) -> Any:
+    """``node`` built by the loader; a value it cannot build (an integer of more digits than Python
+    converts, 4,300) is a ``ConstructorError`` at its place, not a ``ValueError``."""
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, OverflowError) as exc:
+        raise yaml.constructor.ConstructorError(None, None, f"cannot read the value ({str(exc)[:120]})",
+                                                node.start_mark) from None

@@ -18,7 +18,8 @@ Every route takes ``POST`` with a JSON object body (the arguments) and answers a
   with that final answer (it is not kept: score as often as you like); ``GET`` or no ``answer``
   grades with none, so answer checks fail. Judge checks are not evaluated, as in verification.
 
-An unknown route gets 404 listing the valid routes; a body that is not a JSON object gets 400;
+An unknown route gets 404 listing the valid routes; a body that is not a JSON object, or holds a
+NUL or a lone surrogate in a string (the untrusted-text policy, ``core.untrusted``), gets 400;
 any other method gets 405. Every error, the server's own included, is a JSON body
 ``{"error": {"status", "message"}}``; nothing a client sends prints a traceback.
 
@@ -53,6 +54,7 @@ from pipeline.core.package import TaskPackage
 from pipeline.core.services import get_service
 from pipeline.core.serving import MAX_AUDIT, MAX_BODY, hostname, is_loopback, is_wildcard, origin_of
 from pipeline.core.trajectory import trajectory_data
+from pipeline.core.untrusted import json_problem
 from pipeline.core.user import SimulatedUser, UserModel, UserModelError
 from pipeline.core.world import World
 
@@ -82,22 +84,6 @@ def operation_routes(package: TaskPackage) -> dict[str, str | None]:
         for endpoint in spec.endpoints if spec else []:
             routes[endpoint] = bound.get(endpoint)
     return routes
-
-
-def nesting_depth(value: Any, limit: int) -> int:
-    """How deep arrays and objects nest in ``value`` (a scalar is 0), counted up to ``limit + 1``
-    at most; iterative, so any depth is safe to measure."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 class PackageServer(ThreadingHTTPServer):
@@ -240,8 +226,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(args, dict):
             self._fail(400, f"body must be a JSON object of arguments, got {type(args).__name__}")
             return
-        if nesting_depth(args, MAX_DEPTH) > MAX_DEPTH:
-            self._fail(400, f"body nests deeper than {MAX_DEPTH} levels")
+        problem = json_problem(args, MAX_DEPTH)  # nesting, and the untrusted-text policy: no NUL, no lone surrogate
+        if problem:
+            self._fail(400, f"body {problem}")
             return
         self._respond(path, args, len(raw))
 

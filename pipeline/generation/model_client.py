@@ -9,13 +9,20 @@ included, to the server with the fewest requests in flight (``model_endpoint.Lea
 ``client.complete_sync(...)`` from code that is not async. ``complete(..., stream=True)`` asks for
 a streamed reply and assembles its content and tool-call deltas (and the usage of its last chunk,
 ``stream_options.include_usage``) into the same ``Completion``. It returns a ``Completion``: the text,
-the tool calls, the token usage, and the decoded response body (read raw, so a cut-off or
-malformed reply keeps its text and usage). A ``response_format`` that is a pydantic model class
+the tool calls, the token usage, and the decoded response body. A ``response_format`` that is a pydantic model class
 is sent as its strict JSON Schema (structured output); a dict is sent as given (JSON mode).
 Every HTTP request, retries included, is appended to ``calls`` as one ``LLMCall``.
 
+**What a reply may bring** (the untrusted-text policy, ``core.untrusted``): at most
+``MAX_REPLY_BYTES`` (read no further), strict UTF-8 JSON nesting at most ``MAX_REPLY_DEPTH``, a
+chat completion (``choices[0].message`` an object), usage counts in range, no lone surrogate or
+NUL in any string. Anything else, a reply cut mid-way or a stream that ends mid-event included,
+fails the request as a ``ReplyError`` (``malformed_reply``) saying what the server did. Every
+request must bring its whole reply within ``timeout`` seconds (``ReplyError`` ``timeout``: a
+stream that never ends or trickles included); ``deadline`` bounds a whole ``complete`` call.
+
 **Retries** are ours (the SDK's are off), with ``tenacity``: 429, 5xx, timeouts and connection
-errors are retried with exponential backoff and full jitter, a ``Retry-After`` header (capped)
+errors and replies that cannot be used are retried with exponential backoff and full jitter, a ``Retry-After`` header (capped)
 replacing the backoff; at most ``max_attempts`` requests and ``Backoff.max_total_wait`` seconds of
 waiting. Retries are logged as a summary: the first at once, then one line per
 ``RETRY_LOG_EVERY_S`` seconds. A request that failed for good raises ``ModelError``.
@@ -33,13 +40,15 @@ without the SDK's exception attached (whose text may echo it).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -53,6 +62,7 @@ from tenacity.wait import wait_base, wait_random_exponential
 
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import LLMCall
+from pipeline.core.untrusted import UntrustedInput, count_problem, decode_json, json_problem
 from pipeline.generation.model_endpoint import LeastBusy, server_urls
 
 logger = logging.getLogger(__name__)
@@ -62,6 +72,11 @@ MIN_SECRET_LENGTH = 8
 MAX_ERROR_CHARS = 500
 CHECK_TIMEOUT_S = 10.0
 """How long ``ModelClient.check`` waits for the server's answer."""
+MAX_REPLY_BYTES = 8 * 1024 * 1024
+"""The most one reply may bring, a plain body or a stream's events together (8 MiB; a chat reply
+is a few KB): past it the reply is refused, unread beyond that point."""
+MAX_REPLY_DEPTH = 64
+"""How deep a reply's JSON may nest."""
 RETRY_LOG_EVERY_S = 10.0
 """After the first retry warning, retries are summarised in one line per this many seconds."""
 
@@ -121,6 +136,20 @@ class ModelError(Exception):
         self.status = status
 
 
+class ReplyError(Exception):
+    """A reply that cannot be used, saying what the server did. ``status`` is ``timeout`` (no
+    whole reply within the request's deadline: a stream that never ends or trickles counts) or
+    ``malformed_reply`` (not a chat completion, larger than ``MAX_REPLY_BYTES``, cut off mid-reply,
+    usage out of range, text the untrusted-text policy refuses: ``core.untrusted``); ``server_error``
+    for an error event inside a stream. Retried like a 5xx."""
+
+    def __init__(self, status: str, message: str, cut_short: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.cut_short = cut_short
+        """A timeout of a request that had less than ``timeout`` seconds: the call's deadline ran out."""
+
+
 class ServerUnusable(UserError):
     """The model server cannot serve any request: unreachable, the key refused, or no such model.
     Retrying cannot help, so a run stops (and can be resumed) instead of recording failures."""
@@ -156,6 +185,90 @@ def completion_of(body: Any) -> Completion:
                       prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, body=body)
 
 
+def checked_body(body: Any) -> dict[str, Any]:
+    """``body`` (decoded JSON) when it is a chat completion the project can use: an object whose
+    ``choices[0].message`` is an object, whose usage counts are whole numbers in range
+    (``core.untrusted.count_problem``) and whose strings hold no lone surrogate or NUL;
+    ``ReplyError`` (``malformed_reply``) saying what is wrong otherwise."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(body, dict):
+        raise ReplyError("malformed_reply", f"the reply is a JSON {type(body).__name__}, not a chat completion")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise ReplyError("malformed_reply", "the reply is not a chat completion (no choices[0].message)")
+    usage = body.get("usage")
+    for name in ("prompt_tokens", "completion_tokens"):
+        problem = count_problem(usage.get(name), f"usage.{name}") if isinstance(usage, dict) else None
+        if problem:
+            raise ReplyError("malformed_reply", f"the reply's {problem}")
+    problem = json_problem(body, MAX_REPLY_DEPTH)
+    if problem:
+        raise ReplyError("malformed_reply", f"the reply {problem}")
+    return body
+
+
+_EVENT_END = re.compile(rb"\r?\n\r?\n")
+
+
+class EventStream:
+    """A streamed reply's server-sent events, fed as the bytes arrive (``feed``); ``finish()``
+    gives the decoded ``chat.completion.chunk`` objects. ``ReplyError`` when the events pass
+    ``MAX_REPLY_BYTES`` together, an event is not JSON (or fails the untrusted-text policy), the
+    server sends an error event, or the stream ends mid-event or carries no chunk."""
+
+    def __init__(self, max_bytes: int = MAX_REPLY_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.received = 0
+        self.done = False
+        """``data: [DONE]`` arrived: the stream is complete."""
+        self.chunks: list[dict[str, Any]] = []
+        self._buffer = bytearray()
+
+    def feed(self, piece: bytes) -> None:
+        self.received += len(piece)
+        if self.received > self.max_bytes:
+            raise ReplyError("malformed_reply", f"the streamed reply passed {self.max_bytes:,} bytes, more than a "
+                                                "reply may bring")
+        start = max(0, len(self._buffer) - 3)
+        self._buffer += piece
+        while not self.done and (end := _EVENT_END.search(self._buffer, start)) is not None:
+            event = bytes(self._buffer[:end.start()])
+            del self._buffer[:end.end()]
+            start = 0
+            self._event(event)
+
+    def finish(self) -> list[dict[str, Any]]:
+        if not self.done and self._buffer.strip():
+            rest = bytes(self._buffer)
+            self._buffer.clear()
+            try:
+                self._event(rest)
+            except ReplyError:
+                raise ReplyError("malformed_reply", f"the stream ended mid-event after {self.received:,} bytes "
+                                                    f"(no [DONE]; the last event is cut: {rest[:80]!r})") from None
+        if not self.chunks:
+            raise ReplyError("malformed_reply", f"the stream ended after {self.received:,} bytes without a chunk")
+        return self.chunks
+
+    def _event(self, event: bytes) -> None:
+        lines = [line.rstrip(b"\r") for line in event.split(b"\n")]
+        data = b"\n".join(line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:"))
+        if not data:
+            return  # a comment or a keep-alive
+        if data.strip() == b"[DONE]":
+            self.done = True
+            return
+        try:
+            chunk = decode_json(data, max_bytes=self.max_bytes, max_depth=MAX_REPLY_DEPTH, what="a streamed event")
+        except UntrustedInput as exc:
+            raise ReplyError("malformed_reply", f"{exc} (after {self.received:,} bytes of the stream)") from None
+        if isinstance(chunk, dict) and chunk.get("error") is not None:
+            raise ReplyError("server_error", f"the server sent an error mid-stream: {str(chunk['error'])[:200]}")
+        if not isinstance(chunk, dict):
+            raise ReplyError("malformed_reply", f"a streamed event is a JSON {type(chunk).__name__}, not a chunk")
+        self.chunks.append(chunk)
+
+
 def assemble_stream(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The chat-completions body that streamed ``chunks`` (decoded ``chat.completion.chunk``
     objects) add up to: ``choices[0]``'s content deltas joined, its tool-call deltas joined by their
@@ -168,37 +281,50 @@ def assemble_stream(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     slot_of: dict[int, int] = {}  # a delta's index → the key of the call it continues
     finish: str | None = None
     usage: Any = None
+    chose = False
     for chunk in chunks:
         usage = chunk.get("usage") or usage
         choices = chunk.get("choices") or []
+        chose = chose or bool(choices)
         choice: Mapping[str, Any] = (choices[0] if isinstance(choices, list) and choices
                                      and isinstance(choices[0], Mapping) else {})
-        finish = choice.get("finish_reason") or finish
+        finish = _text(choice.get("finish_reason")) or finish
         found = choice.get("delta")
         delta: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         if isinstance(delta.get("content"), str):
             content.append(delta["content"])
-        for part in delta.get("tool_calls") or []:
+        parts = delta.get("tool_calls")
+        for part in parts if isinstance(parts, list) else []:
             if not isinstance(part, Mapping):
                 continue
-            index = int(part.get("index") or 0)
+            found_index = part.get("index")
+            index = found_index if isinstance(found_index, int) else 0
             key = slot_of.setdefault(index, len(calls))
             if part.get("id") and calls.get(key, {}).get("id") not in (None, "", part.get("id")):
                 key = slot_of[index] = len(calls)  # another call under the same index
             call = calls.setdefault(key, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
             named = part.get("function")
             function: Mapping[str, Any] = named if isinstance(named, Mapping) else {}
-            call["id"] = call["id"] or part.get("id") or ""
-            call["function"]["name"] = call["function"]["name"] or function.get("name") or ""
-            call["function"]["arguments"] += function.get("arguments") or ""
+            call["id"] = call["id"] or _text(part.get("id"))
+            call["function"]["name"] = call["function"]["name"] or _text(function.get("name"))
+            call["function"]["arguments"] += _text(function.get("arguments"))
+    if not chose:
+        return {"choices": [], "usage": usage}
     message: dict[str, Any] = {"role": "assistant", "content": "".join(content) if content else None}
     if calls:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     return {"choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
 
 
+def _text(value: Any) -> str:
+    """``value`` when it is text, else ``""`` (a delta's field of another type is no text)."""
+    return value if isinstance(value, str) else ""
+
+
 def status_of(exc: BaseException) -> str:
     """The ``LLMCall.status`` for a failed request."""
+    if isinstance(exc, ReplyError):
+        return exc.status
     if isinstance(exc, openai.RateLimitError):
         return "rate_limited"
     if isinstance(exc, openai.InternalServerError):
@@ -213,8 +339,8 @@ def status_of(exc: BaseException) -> str:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Worth retrying: 429, any 5xx, a timeout or a connection error."""
-    return isinstance(exc, openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError)
+    """Worth retrying: 429, any 5xx, a timeout, a connection error or a reply that cannot be used."""
+    return isinstance(exc, openai.RateLimitError | openai.InternalServerError | openai.APIConnectionError | ReplyError)
 
 
 def retry_after_seconds(exc: BaseException | None) -> float | None:
@@ -298,19 +424,93 @@ class _stop_after_total_wait(stop_base):
         return retry_state.idle_for + (retry_state.upcoming_sleep or 0.0) > self.seconds
 
 
+class _stop_at(stop_base):
+    """Stop when the next wait would end past ``ends`` (a ``time.monotonic()`` time)."""
+
+    def __init__(self, ends: float) -> None:
+        self.ends = ends
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return time.monotonic() + (retry_state.upcoming_sleep or 0.0) >= self.ends
+
+
+class _Reply:
+    """A plain reply's bytes, gathered up to ``max_bytes`` (a larger ``Content-Length`` is refused
+    before any byte is read); ``body()`` decodes and checks them."""
+
+    def __init__(self, max_bytes: int, length: str | None) -> None:
+        self.max_bytes = max_bytes
+        self.data = bytearray()
+        if length is not None and length.strip().isdigit() and int(length) > max_bytes:
+            raise ReplyError("malformed_reply", f"the reply is {int(length):,} bytes, more than the {max_bytes:,} "
+                                                "a reply may bring")
+
+    def feed(self, piece: bytes) -> None:
+        self.data += piece
+        if len(self.data) > self.max_bytes:
+            raise ReplyError("malformed_reply", f"the reply passed {self.max_bytes:,} bytes, more than a reply may "
+                                                "bring")
+
+    def body(self) -> dict[str, Any]:
+        try:
+            body = decode_json(bytes(self.data), max_bytes=self.max_bytes, max_depth=MAX_REPLY_DEPTH, what="the reply")
+        except UntrustedInput as exc:
+            raise ReplyError("malformed_reply", f"{exc} ({len(self.data):,} bytes: {bytes(self.data[:80])!r})") from None
+        return checked_body(body)
+
+
+def _broken(exc: Exception) -> ReplyError:
+    """The ``ReplyError`` for a connection that broke (or went silent) while the reply was read."""
+    if "Timeout" in type(exc).__name__:  # the HTTP library's read timeout: the server went silent
+        return ReplyError("timeout", f"the server went silent mid-reply ({type(exc).__name__})")
+    return ReplyError("malformed_reply", f"the server broke off the reply mid-way ({type(exc).__name__}: {exc})")
+
+
+async def _pieces(pieces: AsyncIterator[bytes], feed: Any, done: Any = None) -> None:
+    """Feed each piece of a reply to ``feed`` (until ``done()``); a transport error while reading
+    is the server breaking off its reply (``_broken``)."""
+    try:
+        async for piece in pieces:
+            feed(piece)
+            if done is not None and done():
+                return
+    except (ReplyError, openai.APIError, asyncio.CancelledError, TimeoutError):
+        raise
+    except Exception as exc:  # the HTTP library's own errors: the connection broke mid-reply
+        raise _broken(exc) from None
+
+
+def _pieces_sync(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    """``_pieces`` for the blocking clients: the pieces, a broken connection as ``_broken``."""
+    try:
+        yield from pieces
+    except (ReplyError, openai.APIError):
+        raise
+    except Exception as exc:  # the HTTP library's own errors: the connection broke mid-reply
+        raise _broken(exc) from None
+
+
 class ModelClient:
     """Chat completions from ``model`` at ``base_url`` (None: the OpenAI API, or ``OPENAI_BASE_URL``
     as the SDK reads it) with ``api_key`` (None: ``OPENAI_API_KEY`` as the SDK reads it); see the
     module for retries and errors. ``model_option`` and ``url_option`` name the command-line
     options a ``ServerUnusable`` tells the user to check. Close it with ``aclose()`` (or
-    ``async with``); ``close()`` releases what ``complete_sync`` opened."""
+    ``async with``); ``close()`` releases what ``complete_sync`` opened.
+
+    **Deadlines.** Each HTTP request must bring its whole reply (connect, first byte, the body or
+    the whole stream) within ``timeout`` seconds, or it fails with status ``timeout``; with
+    ``deadline`` set, one ``complete`` call, its retries and waits included, ends within
+    ``deadline`` seconds (each request gets what is left). A reply may bring at most
+    ``max_reply_bytes``."""
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, *,
                  timeout: float = 120.0, max_attempts: int = 4, backoff: Backoff | None = None,
-                 model_option: str = "--model", url_option: str = "--base-url") -> None:
+                 model_option: str = "--model", url_option: str = "--base-url", deadline: float | None = None,
+                 max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
         self.model, self.timeout, self.max_attempts = model, timeout, max_attempts
+        self.deadline, self.max_reply_bytes = deadline, max_reply_bytes
         self.backoff = backoff or Backoff()
         self.model_option, self.url_option = model_option, url_option
         urls: tuple[str | None, ...] = server_urls(base_url) or (None,)
@@ -370,22 +570,37 @@ class ModelClient:
         if stream and isinstance(response_format, type):
             raise ValueError("structured output (a response_format class) cannot be streamed; pass stream=False")
         arguments = self._arguments(messages, tools, temperature, seed, response_format)
-        request = self._request_streamed if stream else self._request
+        ends = None if self.deadline is None else time.monotonic() + self.deadline
+        failures: list[BaseException] = []
         try:
-            return await AsyncRetrying(**self._retry_policy())(request, arguments, calls)
-        except openai.OpenAIError as exc:
-            raise ModelError(self.describe(exc), status_of(exc)) from None
+            return await AsyncRetrying(**self._retry_policy(ends))(self._request, arguments, calls, ends, stream,
+                                                                   failures)
+        except (openai.OpenAIError, ReplyError) as exc:
+            raise self._final(failures or [exc]) from None
 
     def complete_sync(self, messages: Sequence[Message], *, tools: Sequence[Tool] | None = None,
                       temperature: float | None = None, seed: int | None = None,
                       response_format: type[BaseModel] | Mapping[str, Any] | None = None,
                       calls: list[LLMCall] | None = None) -> Completion:
-        """``complete`` for code that is not async (blocks the calling thread; safe from threads)."""
+        """``complete`` for code that is not async (blocks the calling thread; safe from threads).
+        The deadline is checked as the reply's bytes arrive, so a server silent for ``timeout``
+        seconds past the deadline is the longest it may hold the thread."""
         arguments = self._arguments(messages, tools, temperature, seed, response_format)
+        ends = None if self.deadline is None else time.monotonic() + self.deadline
+        failures: list[BaseException] = []
         try:
-            return Retrying(**self._retry_policy())(self._request_sync, arguments, calls)
-        except openai.OpenAIError as exc:
-            raise ModelError(self.describe(exc), status_of(exc)) from None
+            return Retrying(**self._retry_policy(ends))(self._request_sync, arguments, calls, ends, failures)
+        except (openai.OpenAIError, ReplyError) as exc:
+            raise self._final(failures or [exc]) from None
+
+    def _final(self, failures: list[BaseException]) -> ModelError:
+        """The ``ModelError`` of a call whose requests all failed: the last failure's, unless the
+        call's deadline cut that request short after another failed (then the one before: what the
+        server did, not that the time ran out)."""
+        last = failures[-1]
+        if isinstance(last, ReplyError) and last.cut_short and len(failures) > 1:
+            last = failures[-2]
+        return ModelError(self.describe(last), status_of(last))
 
     async def check(self) -> None:
         """Ask the server once (``GET /models``): raise ``ServerUnusable`` when it cannot be reached
@@ -410,11 +625,13 @@ class ModelClient:
                 arguments[name] = value
         return arguments
 
-    def _retry_policy(self) -> dict[str, Any]:
-        """The ``tenacity`` arguments of both forms of ``complete``: one retry policy."""
+    def _retry_policy(self, ends: float | None) -> dict[str, Any]:
+        """The ``tenacity`` arguments of both forms of ``complete``: one retry policy (stopping
+        before a wait that would pass ``ends``, the call's deadline, when it has one)."""
+        stop = stop_after_attempt(self.max_attempts) | _stop_after_total_wait(self.backoff.max_total_wait)
         return {
             "retry": retry_if_exception(is_transient),
-            "stop": stop_after_attempt(self.max_attempts) | _stop_after_total_wait(self.backoff.max_total_wait),
+            "stop": stop if ends is None else stop | _stop_at(ends),
             "wait": _wait_retry_after(wait_random_exponential(multiplier=self.backoff.initial,
                                                               max=self.backoff.maximum),
                                       cap=self.backoff.retry_after_cap),
@@ -422,56 +639,80 @@ class ModelClient:
             "reraise": True,
         }
 
+    def _time_left(self, ends: float | None) -> float:
+        """Seconds the next request may take: ``timeout``, or less when the call's deadline is nearer."""
+        return self.timeout if ends is None else max(0.0, min(self.timeout, ends - time.monotonic()))
+
     def _log_retry(self, retry_state: RetryCallState) -> None:
         exc = retry_state.outcome.exception() if retry_state.outcome else None
         self._retry_log.retry(status_of(exc) if exc else "?", retry_state.upcoming_sleep)
 
-    async def _request(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
-        """One HTTP request (the raw response is read: see the module)."""
+    async def _request(self, arguments: dict[str, Any], calls: list[LLMCall] | None, ends: float | None,
+                       stream: bool, failures: list[BaseException]) -> Completion:
+        """One HTTP request, its whole reply read within the time left (``_time_left``); a failure
+        is appended to ``failures`` (and to ``calls``) and raised."""
         index = self._balance.acquire()
-        completions = self._clients[index].chat.completions.with_raw_response
+        started, limit = time.perf_counter(), self._time_left(ends)
+        try:
+            async with asyncio.timeout(limit):
+                body = await (self._read_stream(index, arguments) if stream else self._read_body(index, arguments))
+        except TimeoutError:
+            exc = ReplyError("timeout", f"no whole reply within the {limit:.1f} s a request may take",
+                             cut_short=limit < self.timeout)
+            failures.append(exc)
+            self._failed(exc, started, calls)
+            raise exc from None
+        except (openai.APIError, ReplyError) as exc:
+            failures.append(exc)
+            self._failed(exc, started, calls)
+            raise
+        finally:
+            self._balance.release(index)
+        return self._answered(body, started, calls)
+
+    async def _read_body(self, index: int, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A plain reply, read up to ``max_reply_bytes`` and checked (``checked_body``)."""
+        completions = self._clients[index].chat.completions.with_streaming_response
         send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
-        started = time.perf_counter()
-        try:
-            response = await send(**arguments)
-        except openai.APIError as exc:
-            self._failed(exc, started, calls)
-            raise
-        finally:
-            self._balance.release(index)
-        return self._answered(response.http_response.content, started, calls)
+        async with send(**arguments) as response:
+            reply = _Reply(self.max_reply_bytes, response.headers.get("content-length"))
+            await _pieces(response.iter_bytes(), reply.feed)
+        return reply.body()
 
-    async def _request_streamed(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
-        """One streamed HTTP request, its chunks assembled into a chat-completions body."""
-        started = time.perf_counter()
-        index = self._balance.acquire()
-        try:
-            chunks = await self._clients[index].chat.completions.create(
-                **arguments, stream=True, stream_options={"include_usage": True})
-            body = assemble_stream([chunk.model_dump() async for chunk in chunks])
-        except openai.APIError as exc:
-            self._failed(exc, started, calls)
-            raise
-        finally:
-            self._balance.release(index)
-        return self._answered(json.dumps(body).encode(), started, calls)
+    async def _read_stream(self, index: int, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A streamed reply, its events assembled into a chat-completions body and checked."""
+        events = EventStream(self.max_reply_bytes)
+        async with self._clients[index].chat.completions.with_streaming_response.create(
+                **arguments, stream=True, stream_options={"include_usage": True}) as response:
+            await _pieces(response.iter_bytes(), events.feed, lambda: events.done)
+        return checked_body(assemble_stream(events.finish()))
 
-    def _request_sync(self, arguments: dict[str, Any], calls: list[LLMCall] | None) -> Completion:
-        """``_request`` on the blocking clients."""
+    def _request_sync(self, arguments: dict[str, Any], calls: list[LLMCall] | None, ends: float | None,
+                      failures: list[BaseException]) -> Completion:
+        """``_request`` on the blocking clients (a plain reply)."""
         with self._sync_lock:
             index = self._balance.acquire()
-        completions = self._sync_clients()[index].chat.completions.with_raw_response
+        completions = self._sync_clients()[index].chat.completions.with_streaming_response
         send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
-        started = time.perf_counter()
+        started, limit = time.perf_counter(), self._time_left(ends)
+        stop_at = time.monotonic() + limit
         try:
-            response = send(**arguments)
-        except openai.APIError as exc:
+            with send(**arguments, timeout=max(limit, 0.001)) as response:
+                reply = _Reply(self.max_reply_bytes, response.headers.get("content-length"))
+                for piece in _pieces_sync(response.iter_bytes()):
+                    if time.monotonic() > stop_at:
+                        raise ReplyError("timeout", f"no whole reply within the {limit:.1f} s a request may take",
+                                         cut_short=limit < self.timeout)
+                    reply.feed(piece)
+            body = reply.body()
+        except (openai.APIError, ReplyError) as exc:
+            failures.append(exc)
             self._failed(exc, started, calls)
             raise
         finally:
             with self._sync_lock:
                 self._balance.release(index)
-        return self._answered(response.http_response.content, started, calls)
+        return self._answered(body, started, calls)
 
     def _sync_clients(self) -> list[OpenAI]:
         """The blocking SDK clients, made on first use from the async ones' settings."""
@@ -481,12 +722,8 @@ class ModelClient:
                                      max_retries=0) for client in self._clients]
             return self._sync
 
-    def _answered(self, content: bytes, started: float, calls: list[LLMCall] | None) -> Completion:
+    def _answered(self, body: dict[str, Any], started: float, calls: list[LLMCall] | None) -> Completion:
         self._silent_failures = 0
-        try:
-            body = json.loads(content)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            body = None
         completion = completion_of(body)
         if calls is not None:
             calls.append(LLMCall(model=self.model, prompt_tokens=completion.prompt_tokens,
@@ -494,11 +731,14 @@ class ModelClient:
                                  latency_s=time.perf_counter() - started, status="ok"))
         return completion
 
-    def _failed(self, exc: openai.APIError, started: float, calls: list[LLMCall] | None) -> None:
+    def _failed(self, exc: openai.APIError | ReplyError, started: float, calls: list[LLMCall] | None) -> None:
         """Record a failed request; raise ``ServerUnusable`` when it shows the server cannot serve."""
         if calls is not None:
             calls.append(LLMCall(model=self.model, latency_s=time.perf_counter() - started, status=status_of(exc),
                                  error=self.describe(exc)))
+        if isinstance(exc, ReplyError):
+            self._silent_failures = 0  # the server answered, badly
+            return
         self._raise_if_unusable(exc)
 
     def _raise_if_unusable(self, exc: openai.APIError) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,18 +47,26 @@ from pipeline.core.services import (
 )
 from pipeline.core.services.claw_fixtures import to_initial_state
 from pipeline.core.strict_model import StrictModel
+from pipeline.core.untrusted import json_problem, text_problem
 from pipeline.verify.mutations import null_agent_score
 from pipeline.verify.verifier import verify_package
 
 MAX_TASK_FILE_BYTES = 1024 * 1024
+"""The largest task file read (1 MiB; ClawEnvKit's tasks are a few KB): a bigger one is refused
+with a ``schema_invalid`` finding, unread."""
 MAX_PDF_BYTES = 16 * 1024 * 1024
 """The largest PDF a task's ``files`` may name."""
 MAX_PDF_PAGES = 500
 """The most pages such a PDF may have."""
 MAX_PDF_FILES = 100
 """The most PDF files one task may name."""
-"""The largest task file read (1 MiB; ClawEnvKit's tasks are a few KB): a bigger one is refused
-with a ``schema_invalid`` finding, unread."""
+MAX_PDF_CONTENT_BYTES = 1024 * 1024
+"""The most bytes of page content streams a PDF may hold (its pages' text operators, decoded; a
+stream several pages share counts for each): pypdf's time grows with them (a page of a few
+hundred thousand operators takes it tens of seconds), and a text document's pages hold a few KB
+each."""
+MAX_PDF_SECONDS = 20.0
+"""How long reading one task's PDFs may take, checked between pages."""
 
 ProgressFn = Callable[[int, int], None]
 """Told ``(files done, files in all)`` as an import goes."""
@@ -540,7 +549,8 @@ def _read_files(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, A
     records whole (``path`` and ``pages``; their service reads no fixture, so other fixture
     records count for nothing), from the task's ``files`` entries whose target is a PDF under
     /workspace: the source (a path inside ``files_dir``, the task file's folder) read with pypdf (``pdf_pages.read_pages``, at most
-    ``MAX_PDF_BYTES`` and ``MAX_PDF_PAGES``) becomes a record with the target's path relative to
+    ``MAX_PDF_BYTES``, ``MAX_PDF_PAGES`` and ``MAX_PDF_CONTENT_BYTES``, all of a task's within
+    ``MAX_PDF_SECONDS``) becomes a record with the target's path relative to
     /workspace and the page texts. Left unfilled when any such source is missing, so the task is
     refused as before (``_file_backed``); ``TaskFormatError`` for a PDF that cannot be read."""
     wanted = []
@@ -551,15 +561,21 @@ def _read_files(doc: dict[str, Any], state: dict[str, dict[str, list[dict[str, A
             wanted.append((str(entry.get("source", "")), path))
     if len(wanted) > MAX_PDF_FILES:
         raise TaskFormatError(f"files: {len(wanted)} PDF files, more than the {MAX_PDF_FILES} a task may have")
+    for source, _ in wanted:
+        problem = text_problem(source)
+        if problem:
+            raise TaskFormatError(f"files: a source {problem}")
     root = files_dir.resolve()
     sources = [(root / source).resolve() for source, _ in wanted]
     if not wanted or any(not s.is_relative_to(root) or not s.is_file() for s in sources):
         return
+    ends = time.monotonic() + MAX_PDF_SECONDS
     for service, collection, _, whole in _file_collections(state, services):
         if whole:
             continue
         try:
-            records = [{"path": path, "pages": read_pages(source, MAX_PDF_BYTES, MAX_PDF_PAGES)}
+            records = [{"path": path, "pages": read_pages(source, MAX_PDF_BYTES, MAX_PDF_PAGES, MAX_PDF_CONTENT_BYTES,
+                                                          max(0.0, ends - time.monotonic()))}
                        for source, (_, path) in zip(sources, wanted, strict=True)]
         except PdfError as exc:
             raise TaskFormatError(f"files: {exc}") from None
@@ -670,10 +686,14 @@ def import_task(doc: Any, source: str, files_dir: Path | None = None) -> ImportR
                         unmapped=unmapped, null_agent_score=null_agent_score(package), clawenvkit_null_agent=theirs)
 
 
-def iter_task_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Files named by ``paths``; folders contribute their ``*.yaml``/``*.yml`` files, sorted.
-    ``UserError`` for a path that does not exist."""
-    return files_under(paths, (".yaml", ".yml"), "ClawEnvKit task .yaml files or folders of them")
+def iter_task_files(paths: Iterable[Path]) -> Iterator[tuple[Path, Path | None]]:
+    """``(file, folder)`` for each file named by ``paths``: a folder contributes its
+    ``*.yaml``/``*.yml`` files, sorted, each with that folder (which it must not lead out of, see
+    ``import_file``); a file named itself comes with None. ``UserError`` for a path that does not
+    exist."""
+    for path in paths:
+        for file in files_under([path], (".yaml", ".yml"), "ClawEnvKit task .yaml files or folders of them"):
+            yield file, path if path.is_dir() else None
 
 
 def read_task_text(path: Path) -> str:
@@ -689,8 +709,14 @@ def read_task_text(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def import_file(path: Path) -> ImportResult:
-    """Import one task file; an unreadable one gets a ``schema_invalid`` finding, not an exception."""
+def import_file(path: Path, folder: Path | None = None) -> ImportResult:
+    """Import one task file; an unreadable one gets a ``schema_invalid`` finding, not an exception.
+    A file found in ``folder`` that is a link leading out of it is refused unread; the document
+    must pass the untrusted-text policy (``core.untrusted.json_problem``: no NUL or lone surrogate,
+    nesting at most 64 levels)."""
+    if folder is not None and not path.resolve().is_relative_to(folder.resolve()):
+        return _unreadable(str(path), f"a link to {path.resolve()}, outside the folder {folder} being imported; "
+                                      "not read (copy the file into the folder to import it)")
     try:
         doc = yaml_text.load(read_task_text(path))
     except (OSError, UnicodeDecodeError) as exc:
@@ -703,6 +729,9 @@ def import_file(path: Path) -> ImportResult:
         return _unreadable(str(path), f"not valid YAML ({getattr(exc, 'problem', None) or exc}{where})")
     except RecursionError:
         return _unreadable(str(path), "nested too deeply to read")
+    problem = json_problem(doc)
+    if problem:
+        return _unreadable(str(path), f"the document {problem}")
     return import_task(doc, str(path), path.parent)
 
 
@@ -715,8 +744,11 @@ def import_clawenvkit(paths: Iterable[Path], on_progress: ProgressFn | None = No
     if not files:
         raise UserError(f"no .yaml/.yml files in {', '.join(map(str, paths))}; pass task files or folders")
     results = []
-    for path in files:
-        results.append(import_file(path))
+    for path, folder in files:
+        try:
+            results.append(import_file(path, folder))
+        except Exception as exc:  # one hostile file never ends the import of the others
+            results.append(_unreadable(str(path), f"cannot be imported ({type(exc).__name__}: {str(exc)[:200]})"))
         if on_progress is not None:
             on_progress(len(results), len(files))
     return results

@@ -150,8 +150,11 @@ class BatchRun:
                         stop_reason = f"slot limit ({max_slots}) reached"
                     break
                 done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # re-raise a crash of the run itself (catalog errors)
+                # re-raise a crash of the run itself (catalog errors, every Ray worker lost): the first,
+                # each one read so that none is left "never retrieved"
+                crashes = [task.exception() for task in done if not task.cancelled() and task.exception()]
+                if crashes:
+                    raise crashes[0]  # type: ignore[misc]
             if tasks:
                 await asyncio.gather(*tasks)
         finally:  # cancelled (a stop signal) or crashed: no slot goes on without the run

@@ -70,10 +70,13 @@ def needs_ray(address: str | None) -> None:
 def connected(address: str) -> Iterator[ModuleType]:
     """Inside: this process is a driver of the Ray cluster ``address`` names (see the module). A
     Ray this process already joined is used as it is and left running; one started or joined here
-    is left at the end. An address that cannot be reached is a ``UserError``."""
+    is left at the end. An address that cannot be reached is a ``UserError``, and so is a lost
+    actor's ``RayActorError`` that reaches the end of the block (one line saying how to go on, no
+    traceback)."""
     ray = import_ray()
     if ray.is_initialized():
-        yield ray
+        with _lost_said(ray):
+            yield ray
         return
     try:
         ray.init(address=None if address == LOCAL else address, include_dashboard=False,
@@ -83,9 +86,20 @@ def connected(address: str) -> Iterator[ModuleType]:
         raise UserError(f"cannot start or join {where} ({str(exc).splitlines()[0][:200]}); start a cluster with "
                         "`ray start --head` and pass --ray auto (or its host:port), or drop --ray") from None
     try:
-        yield ray
+        with _lost_said(ray):
+            yield ray
     finally:
         ray.shutdown()
+
+
+@contextmanager
+def _lost_said(ray: ModuleType) -> Iterator[None]:
+    """Inside: a ``RayActorError`` (an actor that died, before it started or later) is a ``UserError``."""
+    try:
+        yield
+    except ray.exceptions.RayActorError as exc:
+        raise UserError(f"a Ray worker of this job died ({died_line(exc)}); what the job finished is saved: check "
+                        "the cluster (`ray status`), then resume") from None
 
 
 def cluster_cpus(ray: ModuleType) -> int:
@@ -114,6 +128,12 @@ class WorkerError:
         if self.user_error:
             return UserError(self.message, self.exit_code)
         return RuntimeError(f"{what} failed on a Ray worker: {self.message}")
+
+
+def died_line(exc: BaseException) -> str:
+    """The first line of what Ray says of a lost actor, without its traceback."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
 
 
 class Outbox:
@@ -209,12 +229,28 @@ class Gang:
         self._flush_due = False
 
     async def start(self) -> None:
-        """Start the actors and wait until each is up (each imports synth once)."""
+        """Start the actors and wait until each is up (each imports synth once). An actor that dies
+        before it is up is replaced as a lost one is (``_replace``); when none is up, a
+        ``UserError`` says what happened and how to go on."""
         self._remote = self.ray.remote(num_cpus=1, max_restarts=0)(self.worker)
         handles = [self._remote.remote(*self.args) for _ in range(self.count)]
-        pids = await asyncio.gather(*(h.ready.remote() for h in handles))
+        pids = await asyncio.gather(*(h.ready.remote() for h in handles), return_exceptions=True)
+        died: list[BaseException] = []
         for handle, pid in zip(handles, pids, strict=True):
-            self._join(handle, pid)
+            if isinstance(pid, BaseException):
+                died.append(pid)
+                with suppress(Exception):
+                    self.ray.kill(handle)
+            else:
+                self._join(handle, pid)
+        if died and not isinstance(died[0], self.ray.exceptions.RayActorError):
+            raise died[0]  # not a lost actor: the worker itself is broken
+        if died and not self.members:
+            raise UserError(f"no Ray worker of this job could start ({died_line(died[0])}); nothing was lost: "
+                            "check the cluster (`ray status`), then resume")
+        for _ in died:
+            log.warning("a Ray worker died before it was up: %s", died_line(died[0]))
+            self._collectors.append(asyncio.create_task(self._replace(-1)))
 
     def _join(self, handle: Any, pid: int) -> int:
         index, self._next_index = self._next_index, self._next_index + 1
@@ -233,7 +269,7 @@ class Gang:
             try:
                 pid = await handle.ready.remote()
             except self.ray.exceptions.RayActorError as exc:
-                log.warning("Ray worker replacing %s lost before it was up: %s", lost, str(exc).splitlines()[0][:200])
+                log.warning("Ray worker replacing %s lost before it was up: %s", lost, died_line(exc))
                 continue
             except Exception as exc:
                 self.on_failure(exc)
@@ -293,8 +329,7 @@ class Gang:
             try:
                 items = pickle.loads(await handle.collect.remote())
             except self.ray.exceptions.RayActorError as exc:
-                log.warning("Ray worker %s (pid %s) lost: %s", index, self.pids.get(index),
-                            str(exc).splitlines()[0][:200])
+                log.warning("Ray worker %s (pid %s) lost: %s", index, self.pids.get(index), died_line(exc))
                 self.members.pop(index, None)
                 replacing = asyncio.create_task(self._replace(index))
                 self._collectors.append(replacing)

@@ -60,7 +60,8 @@ class EpisodeWorker(GangWorker):
         super().__init__()
         endpoint = Endpoint.from_env(spec.options.model, spec.options.base_url)
         self.spec = spec
-        self.client = ModelClient(endpoint.model, endpoint.base_url, spec.api_key, timeout=spec.options.timeout_s)
+        self.client = ModelClient(endpoint.model, endpoint.base_url, spec.api_key, timeout=spec.options.timeout_s,
+                                  deadline=spec.options.timeout_s)
         self.user = user_factory(spec.options)
         self.limit = asyncio.Semaphore(spec.concurrency)
         self.running: set[asyncio.Task[None]] = set()

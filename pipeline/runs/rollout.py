@@ -51,9 +51,9 @@ if TYPE_CHECKING:
     from pipeline.core.package import TaskPackage
     from pipeline.generation.model_client import ModelClient
 
-RESOURCE_OPTIONS = ("concurrency", "base_url")
-"""What a resumed job may change: how many episodes run at once and where the model server is now,
-not what the episodes are."""
+RESOURCE_OPTIONS = ("concurrency", "base_url", "timeout_s")
+"""What a resumed job may change: how many episodes run at once, where the model server is now and
+how long it may take, not what the episodes are."""
 
 
 class RolloutInterrupted(Exception):
@@ -93,7 +93,8 @@ def _agent_client(options: RolloutOptions) -> ModelClient:
     from pipeline.generation.model_client import ModelClient
 
     endpoint, api_key = _agent_endpoint(options)
-    return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s)
+    return ModelClient(endpoint.model, endpoint.base_url, api_key, timeout=options.timeout_s,
+                       deadline=options.timeout_s)
 
 
 class _Job(JobRecord):

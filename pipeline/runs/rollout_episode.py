@@ -6,7 +6,10 @@ is answered by one ``tool`` message per call (``{"status", "result"}`` as compac
 an assistant message without tool calls is a question when ``is_question`` says so (the user's
 reply comes back as a user message), else the final answer, which ends the episode. An episode
 also ends after ``max_turns`` assistant messages (``turn_limit``), when its tokens reach
-``budget_tokens`` (``budget``), or when the model server fails for good (``error``).
+``budget_tokens`` or its messages ``MAX_CONVERSATION_CHARS`` (``budget``), or when the model server
+fails for good (``server_timeout``, ``server_error``, ``malformed_reply``; ``error`` for another
+failure): those count in no pass rate, and ``SERVER_FAILURE_LIMIT`` of them in a row stop the job
+(``runs.rollout_record.ServerFailing``, resumable; the resumed job plays them again).
 
 A job plays its episodes here on this event loop (``runs.rollout``) or on Ray actors
 (``runs.ray_rollouts``); neither side imports the other for an episode.
@@ -34,6 +37,15 @@ CALLS_PER_TURN = 16
 a model that sends more calls in its turns than that ends with ``turn_limit``."""
 QUESTION_TAIL = "\"'`)]}*_ \t\n\u201d\u2019\u00bb"
 """What ``is_question`` strips from the end of a message before looking for the question mark."""
+MAX_CONVERSATION_CHARS = 16 * 1024 * 1024
+"""The most characters an episode's messages may carry (contents, tool calls, tool results): past
+it the episode ends with ``budget``, so a model writing megabytes a turn cannot grow one episode
+without bound (each turn sends the whole conversation again)."""
+_FINISH_OF_STATUS: dict[str, FinishReason] = {
+    "timeout": "server_timeout", "malformed_reply": "malformed_reply", "server_error": "server_error",
+    "rate_limited": "server_error", "connection_error": "server_error"}
+"""The finish reason of an episode whose request failed for good with a ``ModelError`` status
+(an ``http_5xx`` is ``server_error``; any other status ``error``)."""
 
 def is_question(text: str, has_user: bool) -> bool:
     """Whether an assistant message without tool calls is a question to the user (else it is the
@@ -55,6 +67,7 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                       {"role": "user", "content": opening.text}]
     turns = prompt_tokens = completion_tokens = 0
+    carried = len(opening.text)  # characters the messages carry (MAX_CONVERSATION_CHARS)
     seen_ids: set[str] = set()
     finish: FinishReason | None = None
     error: str | None = None
@@ -66,13 +79,19 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
         if options.budget_tokens is not None and prompt_tokens + completion_tokens >= options.budget_tokens:
             finish = "budget"
             break
+        if carried > MAX_CONVERSATION_CHARS:
+            finish, error = "budget", (f"the conversation carries {carried:,} characters, more than the "
+                                       f"{MAX_CONVERSATION_CHARS:,} an episode may")
+            break
         try:
             reply = await client.complete(messages, tools=opening.tools, temperature=options.temperature,
                                           stream=options.stream)
         except ModelError as exc:
-            finish, error = "error", str(exc)
+            finish = _FINISH_OF_STATUS.get(exc.status, "server_error" if exc.status.startswith("http_5") else "error")
+            error = str(exc)
             break
         turns += 1
+        carried += len(reply.text) + sum(len(c.id) + len(c.name) + len(c.arguments) for c in reply.tool_calls)
         prompt_tokens += reply.prompt_tokens
         completion_tokens += reply.completion_tokens
         if reply.tool_calls:
@@ -88,8 +107,9 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
                 if env.done:
                     break
                 record = env.step(ToolCall(name=call.name, arguments=call.arguments)).record
-                messages.append({"role": "tool", "tool_call_id": call_id,
-                                 "content": observation_text(record.status, record.result)})
+                observed = observation_text(record.status, record.result)
+                carried += len(observed)
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": observed})
         elif is_question(reply.text, package.user is not None):
             messages.append({"role": "assistant", "content": reply.text})
             try:
@@ -97,6 +117,7 @@ async def run_episode(client: ModelClient, package: TaskPackage, sample: int, op
             except UserModelError as exc:
                 finish, error = "error", str(exc)
                 break
+            carried += len(answered.observation.text)
             messages.append({"role": "user", "content": answered.observation.text})
         else:
             messages.append({"role": "assistant", "content": reply.text})

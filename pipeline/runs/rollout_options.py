@@ -44,7 +44,9 @@ class RolloutOptions(StrictModel):
     budget_tokens: int | None = Field(default=None, ge=1)
     """Prompt and completion tokens per episode before it ends with ``budget``."""
     timeout_s: float = Field(default=120.0, gt=0)
-    """How long one agent request may take."""
+    """The deadline of one agent request, retries included: connect, first byte and the whole reply
+    or stream (``ModelClient``'s ``timeout`` and ``deadline``); past it the episode ends with
+    ``server_timeout``."""
 
 
 class RolloutProgress(StrictModel):
@@ -86,6 +88,8 @@ class RolloutSummary(StrictModel):
     rollouts: int
     passed: int
     pass_rate: float | None
+    """Passed over the episodes that count (``Rollout.counted``: not ended by the server or an
+    error); None when none counts. ``mean_score`` is over the same episodes."""
     mean_score: float | None
     finish_reasons: dict[str, int]
     prompt_tokens: int

@@ -13,7 +13,8 @@ from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING
 
 from pipeline.catalog.store import Catalog
-from pipeline.core.rollouts import Rollout
+from pipeline.core.errors import UserError
+from pipeline.core.rollouts import SERVER_FAILURES, Rollout
 from pipeline.runs.interrupt import signals_ignored
 from pipeline.runs.rollout_options import ProgressFn, RolloutOptions, RolloutProgress, RolloutSummary
 from pipeline.runs.writer import WriteWindow
@@ -22,6 +23,14 @@ if TYPE_CHECKING:
     from pipeline.core.package import TaskPackage
 
 log = logging.getLogger(__name__)
+
+SERVER_FAILURE_LIMIT = 5
+"""Episodes in a row the model server may fail (``core.rollouts.SERVER_FAILURES``) before the job
+stops (``ServerFailing``)."""
+
+
+class ServerFailing(UserError):
+    """The model server failed ``SERVER_FAILURE_LIMIT`` episodes in a row: the job stops (resumable)."""
 
 
 class RolloutWriter:
@@ -124,30 +133,42 @@ class JobRecord:
         self.on_progress = on_progress
         self.progress = RolloutProgress(total=len(self.todo))
         self.results: list[Rollout] = []
+        self.failing = 0
+        """Episodes in a row, the last ones recorded, that the model server failed."""
 
     def record(self, rollout: Rollout, writer: RolloutWriter) -> None:
-        """Hand a finished episode to ``writer`` and count it."""
+        """Hand a finished episode to ``writer`` and count it; ``ServerFailing`` once the model server
+        has failed ``SERVER_FAILURE_LIMIT`` episodes in a row."""
         writer.add(rollout)
         self.results.append(rollout)
         p = self.progress
         p.done += 1
-        p.passed += rollout.passed
-        p.errors += rollout.finish_reason == "error"
+        p.passed += rollout.passed and rollout.counted
+        p.errors += not rollout.counted
         p.tokens += rollout.prompt_tokens + rollout.completion_tokens
         if self.on_progress is not None:
             self.on_progress(p)
+        self.failing = self.failing + 1 if rollout.finish_reason in SERVER_FAILURES else 0
+        if self.failing >= SERVER_FAILURE_LIMIT:
+            from pipeline.generation.model_endpoint import Endpoint
+
+            server = Endpoint.from_env(self.options.model, self.options.base_url).server
+            raise ServerFailing(f"the model server ({server}) failed {self.failing} episodes in a row, the last "
+                                f"with {rollout.finish_reason}: {(rollout.error or '')[:300]}; check the server (or "
+                                "give it more time with --timeout)")
 
     def summary(self, status: str, elapsed: float) -> RolloutSummary:
         done = self.results
         reasons: dict[str, int] = {}
         for r in done:
             reasons[r.finish_reason] = reasons.get(r.finish_reason, 0) + 1
-        passed = sum(r.passed for r in done)
+        counted = [r for r in done if r.counted]  # episodes the server ended count in no rate
+        passed = sum(r.passed for r in counted)
         return RolloutSummary(
             job_id=self.job_id, model=self.options.model, status=status, packages=len(self.packages),
             samples=self.options.samples, recorded_before=self.recorded, rollouts=len(done), passed=passed,
-            pass_rate=round(passed / len(done), 4) if done else None,
-            mean_score=round(sum(r.score for r in done) / len(done), 4) if done else None,
+            pass_rate=round(passed / len(counted), 4) if counted else None,
+            mean_score=round(sum(r.score for r in counted) / len(counted), 4) if counted else None,
             finish_reasons=reasons, prompt_tokens=sum(r.prompt_tokens for r in done),
             completion_tokens=sum(r.completion_tokens for r in done), elapsed_s=round(elapsed, 3),
             rollouts_per_s=round(len(done) / elapsed, 3) if elapsed > 0 else 0.0)

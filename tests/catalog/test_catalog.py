@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -20,7 +20,7 @@ from pipeline.core.outcomes import VERIFIER_VERSION, Failure, FailureCode, LLMCa
 from pipeline.core.package import AskStep, TaskPackage, load_package, near_key
 from pipeline.verify.dedup import duplicate_findings
 from pipeline.verify.verifier import verify_package
-from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, copy_catalog, refusal
+from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, CliResult, copy_catalog, refusal
 
 
 def example(name: str) -> TaskPackage:
@@ -548,3 +548,20 @@ def test_closed_catalog_says_so(empty_catalog: Path) -> None:
     cat.close()
     with pytest.raises(CatalogError, match="closed"):
         cat.stats()
+
+
+def test_a_catalog_left_without_its_tables_is_explained_in_words(tmp_path: Path,
+                                                                 synth: Callable[..., CliResult]) -> None:
+    """A kill while the file is created leaves a DuckDB file without synth's tables."""
+    empty, foreign = tmp_path / "empty.duckdb", tmp_path / "foreign.duckdb"
+    duckdb.connect(str(empty)).close()
+    with duckdb.connect(str(foreign)) as con:
+        con.execute("CREATE TABLE mine (x INTEGER)")
+    result = synth("catalog", "stats", "--catalog", empty)
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "is empty: the file was created but synth's tables never written in it" in result.stderr
+    assert "schema version" not in result.stderr
+    result = synth("catalog", "stats", "--catalog", foreign)
+    assert result.exit_code == 2 and "is not a synth catalog (it holds the tables mine" in result.stderr
+    with Catalog.open(empty) as catalog:  # a command that writes sets it up
+        assert catalog.query("SELECT count(*) FROM packages").rows == [[0]]

@@ -263,6 +263,10 @@ def test_nested_and_oversized_bodies_are_refused_before_the_world(server: Packag
     assert status == 400 and "deeper" in body["error"]["message"]
     status, body = post(url, b'{"query": "' + b"x" * server.max_body + b'"}')
     assert status == 413 and "limit" in body["error"]["message"]
+    status, body = post(url, b'{"query": "Om\\ud83dar"}')  # a lone surrogate: not text
+    assert status == 400 and "lone surrogate" in body["error"]["message"]
+    status, body = post(url, b'{"query": "Om\\u0000ar"}')
+    assert status == 400 and "NUL" in body["error"]["message"]
     assert post(server.base_url + "/contacts/audit")[1]["calls"] == []
 
 

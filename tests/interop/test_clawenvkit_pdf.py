@@ -89,7 +89,7 @@ def test_pdfs_over_the_limits_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "big.pdf"
     path.write_bytes(pdf_bytes(["a", "b", "c"]))
     with pytest.raises(PdfError, match="3 pages, more than the 2"):
-        read_pages(path, 1 << 20, 2)
+        read_pages(path, 1 << 20, 2, 1 << 20, 10.0)
     with pytest.raises(PdfError, match="more than the 10 a PDF may have"):
-        read_pages(path, 10, 10)
-    assert read_pages(path, 1 << 20, 3) == ["a", "b", "c"]
+        read_pages(path, 10, 10, 1 << 20, 10.0)
+    assert read_pages(path, 1 << 20, 3, 1 << 20, 10.0) == ["a", "b", "c"]

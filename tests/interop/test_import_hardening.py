@@ -195,3 +195,79 @@ def test_import_prints_a_summary_and_the_table_with_verbose(tmp_path: Path, synt
         assert column in header
     assert "todo-launch-001: reference_error: " in verbose
     assert json.loads(synth("import", tmp_path / "good.yaml", "--no-record", "--json").stdout)["imported"]
+
+
+# --------------------------------------------------------------------------- round 2: links, numbers, NULs, PDFs
+
+
+def test_a_task_that_links_out_of_the_folder_is_refused_unread_and_the_others_import(tmp_path: Path) -> None:
+    outside = tmp_path / "secret"
+    outside.mkdir()
+    write(outside, "private.yaml", FOREIGN_TASK.replace("prompt:", "prompt: SECRET-TEXT"))
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    write(folder, "a.yaml", FOREIGN_TASK)
+    (folder / "b.yaml").symlink_to(outside / "private.yaml")
+    by_name = {Path(r.source).name: r for r in import_clawenvkit([folder])}
+    assert by_name["a.yaml"].imported and not by_name["b.yaml"].imported
+    message = by_name["b.yaml"].findings[0].message
+    assert "outside the folder" in message and "SECRET-TEXT" not in by_name["b.yaml"].model_dump_json()
+
+
+def test_hostile_files_are_refused_one_by_one_with_their_reason(tmp_path: Path) -> None:
+    write(tmp_path, "a-good.yaml", FOREIGN_TASK)
+    write(tmp_path, "b-digits.yaml", FOREIGN_TASK + "difficulty_score: " + "9" * 10_000 + "\n")
+    files = yaml.safe_dump(task(files=[{"source": "doc\x00.pdf", "target": "/workspace/doc.pdf"}]))
+    write(tmp_path, "c-nul.yaml", files)
+    write(tmp_path, "d-nul-text.yaml", yaml.safe_dump(task(prompt="hello\x00there")))
+    write(tmp_path, "e-good.yaml", FOREIGN_TASK)
+    results = {Path(r.source).name: r for r in import_clawenvkit([tmp_path])}
+    assert [n for n, r in sorted(results.items()) if r.imported] == ["a-good.yaml", "e-good.yaml"]
+    assert "cannot read the value" in results["b-digits.yaml"].findings[0].message
+    assert "NUL character" in results["c-nul.yaml"].findings[0].message
+    assert "NUL character" in results["d-nul-text.yaml"].findings[0].message
+    assert all("\n" not in r.findings[0].message for r in results.values() if not r.imported)
+
+
+def _shared_stream_pdf(pages: int, operators: int) -> bytes:
+    """A small PDF whose ``pages`` pages all show one compressed content stream of ``operators``
+    text operators: little on disk, a great deal for pypdf to walk."""
+    import zlib
+
+    stream = zlib.compress(b"BT /F1 12 Tf " + b"(a) Tj " * operators + b"ET", 9)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>",
+               b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % (5 + i) for i in range(pages)), pages),
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream"]
+    objects += [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+                b"/Resources << /Font << /F1 3 0 R >> >> >>"] * pages
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_pdf_of_many_pages_sharing_one_huge_content_stream_is_refused_quickly(tmp_path: Path) -> None:
+    import time
+
+    from pipeline.interop.pdf_pages import PdfError, read_pages
+
+    from pipeline.interop.clawenvkit_import import MAX_PDF_CONTENT_BYTES
+
+    path = tmp_path / "bomb.pdf"
+    path.write_bytes(_shared_stream_pdf(500, 300_000))
+    assert path.stat().st_size < 200_000
+    started = time.monotonic()
+    with pytest.raises(PdfError, match="bytes of content streams"):
+        read_pages(path, 1 << 24, 500, MAX_PDF_CONTENT_BYTES, 20.0)
+    assert time.monotonic() - started < 10
+    small = tmp_path / "small.pdf"
+    small.write_bytes(_shared_stream_pdf(3, 2_000))
+    with pytest.raises(PdfError, match="took more than 0 s"):
+        read_pages(small, 1 << 24, 500, MAX_PDF_CONTENT_BYTES, 0.0)
+    pages = read_pages(small, 1 << 24, 500, MAX_PDF_CONTENT_BYTES, 20.0)  # within the budget: read
+    assert len(pages) == 3 and all(page.count("a") == 2_000 for page in pages)

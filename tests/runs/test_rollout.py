@@ -180,7 +180,7 @@ def test_mistakes_say_what_to_do(catalog: Path, server: OpenAIServer) -> None:
         start_rollouts(RolloutOptions(model="reference", base_url=server.base_url, where="capability = 'nope'"), catalog)
     with pytest.raises(UserError, match="no rollout job 99"):
         resume_rollouts(99, catalog)
-    with pytest.raises(UserError, match="only concurrency, base_url may change"):
+    with pytest.raises(UserError, match="only concurrency, base_url, timeout_s may change"):
         resume_rollouts(1, catalog, resources={"samples": 3})
 
 

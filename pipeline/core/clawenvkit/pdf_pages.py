@@ -12,6 +12,7 @@ printable ones, or control characters other than tab, line feed and carriage ret
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from pipeline.core.distribution import install_extra
@@ -71,10 +72,13 @@ def pdf_bytes(pages: list[str]) -> bytes:
     return bytes(out)
 
 
-def read_pages(path: Path, max_bytes: int, max_pages: int) -> list[str]:
+def read_pages(path: Path, max_bytes: int, max_pages: int, max_content_bytes: int, deadline_s: float) -> list[str]:
     """The text of each page of the PDF at ``path`` as pypdf extracts it (``""`` for a page
     without text). ``PdfError`` when pypdf is not installed, the file is larger than
-    ``max_bytes`` or has more than ``max_pages`` pages, or pypdf cannot read it."""
+    ``max_bytes``, has more than ``max_pages`` pages, its pages' content streams (decoded, a
+    stream shared by several pages counted for each) hold more than ``max_content_bytes`` together
+    (the text operators pypdf would walk: its time grows with them), reading takes more than
+    ``deadline_s`` seconds (checked between pages), or pypdf cannot read it."""
     try:
         from pypdf import PdfReader
         from pypdf.errors import PyPdfError
@@ -83,12 +87,25 @@ def read_pages(path: Path, max_bytes: int, max_pages: int) -> list[str]:
     size = path.stat().st_size
     if size > max_bytes:
         raise PdfError(f"{path.name}: {size} bytes, more than the {max_bytes} a PDF may have")
+    ends = time.monotonic() + deadline_s
     try:
         reader = PdfReader(path)
         if len(reader.pages) > max_pages:
             raise PdfError(f"{path.name}: {len(reader.pages)} pages, more than the {max_pages} a PDF may have")
-        return [page.extract_text() or "" for page in reader.pages]
-    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+        content = 0
+        for page in reader.pages:
+            stream = page.get_contents()
+            content += len(stream.get_data()) if stream is not None else 0
+            if content > max_content_bytes:
+                raise PdfError(f"{path.name}: its pages hold more than {max_content_bytes:,} bytes of content "
+                               "streams, more than a PDF may have; not read")
+        texts = []
+        for page in reader.pages:
+            if time.monotonic() > ends:
+                raise PdfError(f"{path.name}: reading its text took more than {deadline_s:g} s; not read")
+            texts.append(page.extract_text() or "")
+        return texts
+    except (PyPdfError, ValueError, KeyError, TypeError, RecursionError, AttributeError) as exc:
         if isinstance(exc, PdfError):
             raise
-        raise PdfError(f"{path.name}: not a PDF pypdf can read ({exc})") from None
+        raise PdfError(f"{path.name}: not a PDF pypdf can read ({type(exc).__name__}: {str(exc)[:200]})") from None

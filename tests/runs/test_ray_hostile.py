@@ -1,0 +1,115 @@
+"""Ray workers that die before they start, or all of them: one line saying what happened and how
+to go on, no traceback (a stand-in ``ray`` module plays the cluster, so these run without one)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pipeline.core.errors import UserError
+from pipeline.runs import ray_cluster
+from pipeline.runs.ray_cluster import Gang, GangWorker, connected
+
+
+class ActorDiedError(Exception):
+    """What Ray raises for an actor that died (a ``RayActorError``)."""
+
+
+class _Exceptions:
+    RayActorError = ActorDiedError
+
+
+class FakeRay:
+    """Actors whose fates are given in order: True starts, False dies before it is up."""
+
+    exceptions = _Exceptions
+
+    def __init__(self, fates: list[bool]) -> None:
+        self.fates: Iterator[bool] = iter(fates)
+        self.killed = 0
+
+    def is_initialized(self) -> bool:
+        return True
+
+    def remote(self, **_options: Any) -> Any:
+        return lambda _worker: _Remote(self)
+
+    def kill(self, _handle: Any) -> None:
+        self.killed += 1
+
+
+class _Remote:
+    def __init__(self, ray: FakeRay) -> None:
+        self.ray = ray
+
+    def remote(self, *_args: Any) -> Any:
+        return _Handle(next(self.ray.fates))
+
+
+class _Method:
+    def __init__(self, call: Any) -> None:
+        self.remote = call
+
+
+class _Handle:
+    def __init__(self, alive: bool) -> None:
+        async def ready() -> int:
+            if not alive:
+                raise ActorDiedError("The actor never ran - it was cancelled before it started running.\n"
+                                     "Traceback (most recent call last): ...")
+            return 4242
+
+        async def collect() -> bytes:
+            await asyncio.Event().wait()  # nothing finished, ever
+            return b""
+
+        self.ready, self.collect = _Method(ready), _Method(collect)
+
+
+def gang_of(ray: FakeRay, count: int, joined: asyncio.Event | None = None) -> Gang:
+    async def on_lost(_index: int) -> None:
+        return None
+
+    return Gang(ray, GangWorker, (), lambda _i, _items: None, on_lost, lambda _exc: None, count=count,
+                on_joined=lambda _index: joined.set() if joined else None)
+
+
+def test_a_worker_that_dies_before_it_starts_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> int:
+        joined = asyncio.Event()
+        gang = gang_of(FakeRay([True, False, True]), 2, joined)
+        await gang.start()
+        assert len(gang.members) == 1
+        await asyncio.wait_for(joined.wait(), 10)
+        members = len(gang.members)
+        await gang.close()
+        return members
+
+    assert asyncio.run(scenario()) == 2
+    assert "died before it was up: The actor never ran" in caplog.text and "Traceback" not in caplog.text
+
+
+def test_when_no_worker_starts_one_line_says_so() -> None:
+    async def scenario() -> None:
+        gang = gang_of(FakeRay([False, False]), 2)
+        try:
+            await gang.start()
+        finally:
+            await gang.close()
+
+    with pytest.raises(UserError) as stopped:
+        asyncio.run(scenario())
+    text = str(stopped.value)
+    assert "no Ray worker of this job could start (The actor never ran" in text
+    assert "then resume" in text and "\n" not in text
+
+
+def test_a_lost_actor_reaching_the_driver_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: FakeRay([]))
+    with pytest.raises(UserError) as stopped, connected("local"):
+        raise ActorDiedError("The actor died unexpectedly before finishing this task.\n  class_name: SlotWorker")
+    assert str(stopped.value).startswith("a Ray worker of this job died (The actor died unexpectedly")
+    assert "\n" not in str(stopped.value) and "ray status" in str(stopped.value)

@@ -45,7 +45,7 @@ from typing import Any
 
 from pipeline.core.training_format import SYSTEM_PROMPT, observation_text
 from pipeline.interop.openenv import SynthAction, SynthEnv
-from pipeline.runs.rollout import is_question
+from pipeline.runs.rollout_episode import is_question
 
 Messages = list[dict[str, Any]]
 Generate = Callable[[Any, Messages, list[dict[str, Any]]], dict[str, Any]]

@@ -216,6 +216,9 @@ class PackageRecord(StrictModel):
     workflow: str | None
     difficulty: str | None
     services: list[str] | None
+    service_profile: str | None = "default"
+    """The package's service profile (``default``, ``claw``; None for a generation failure); a
+    column since schema 8."""
     status: str
     score: float | None
     step_count: int | None

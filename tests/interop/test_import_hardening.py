@@ -254,8 +254,7 @@ def _shared_stream_pdf(pages: int, operators: int) -> bytes:
 def test_a_pdf_of_many_pages_sharing_one_huge_content_stream_is_refused_quickly(tmp_path: Path) -> None:
     import time
 
-    from pipeline.interop.pdf_pages import PdfError, read_pages
-
+    from pipeline.core.clawenvkit.pdf_pages import PdfError, read_pages
     from pipeline.interop.clawenvkit_import import MAX_PDF_CONTENT_BYTES
 
     path = tmp_path / "bomb.pdf"

@@ -56,7 +56,7 @@ def test_brief_states_the_check_language_of_the_kinds_its_template_uses() -> Non
     assert template is not None
     text = generate_prompt(capability, template, seed=1)
     assert "- state_count {" in text and "- state_unchanged (also a safety kind) {" in text
-    assert "- answer_contains {" in text and "distinct_by" in text
+    assert "- answer_matches {" in text and "distinct_by" in text  # the due date, written any common way
     assert "- judge {" not in text and "- order {" not in text  # kinds the template does not use
     assert "at least 1 faults that fire on the reference's path" in text  # the capability's contract
 

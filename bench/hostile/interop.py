@@ -223,9 +223,9 @@ CASES = [
          _task_file("t.yaml", _task(tools=[{**TASK["tools"][0], "parameters": [  # type: ignore[index]
              {"name": "title", "type": "string", "required": True}]}]), "--no-record"), expect_code=0),
     Case("import a task over a service synth lacks",
-         _task_file("t.yaml", _task(tools=[{"name": "set", "service": "config", "endpoint": "/config/set"}]),
+         _task_file("t.yaml", _task(tools=[{"name": "forecast", "service": "weather", "endpoint": "/weather/forecast"}]),
                     "--no-record"),
-         expect_code=1, check=_says("service 'config' is not one of synth's mock services", stream="stdout")),
+         expect_code=1, check=_says("service 'weather' is not one of synth's mock services", stream="stdout")),
     # after an import
     Case("regen --run of an import run", _import_then("regen", "--run", "1"), expect_code=2,
          check=_says("is an import", "nothing to regenerate")),

@@ -26,6 +26,7 @@ from pipeline.env.mcp_server import ASK_USER, SCORE_URI, SUBMIT, McpEpisode, bui
 from pipeline.env.task_env import play_reference
 from pipeline.verify.verifier import verify_package
 from tests.conftest import REPO_ROOT, CliResult
+from tests.support import processes
 
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.json"))
 SYNTH = Path(sys.executable).parent / "synth"
@@ -204,14 +205,15 @@ def test_streamable_http_plays_every_example() -> None:
             run(test)
         finally:
             process.terminate()
-            process.wait(timeout=10)
+            process.wait(timeout=processes.PATIENCE_S)
 
 
 @pytest.mark.slow
 def test_bad_package_subprocess_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"id": 3}')
-    done = subprocess.run([str(SYNTH), "serve", "--mcp", str(bad)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([str(SYNTH), "serve", "--mcp", str(bad)], capture_output=True, text=True,
+                          timeout=processes.PATIENCE_S)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 

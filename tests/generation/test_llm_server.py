@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 
-from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
+from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder, processes
 
 MESSAGES: list[Any] = [{"role": "user", "content": "hello"}]
 
@@ -19,7 +19,7 @@ MESSAGES: list[Any] = [{"role": "user", "content": "hello"}]
 def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=processes.PATIENCE_S) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
@@ -41,7 +41,7 @@ def test_sdk_reads_a_completion_with_content_finish_reason_and_usage() -> None:
 
 def test_sustains_32_concurrent_slow_requests() -> None:
     async def ask_all(base_url: str) -> list[Any]:
-        async with openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=10) as client:
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=processes.PATIENCE_S) as client:
             return await asyncio.gather(*(client.chat.completions.create(model="m", messages=MESSAGES)
                                           for _ in range(32)))
 

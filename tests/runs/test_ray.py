@@ -288,9 +288,9 @@ def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], 
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env)
     try:
-        processes.wait_for(started, timeout=120)
+        processes.wait_for(started)
         driver.kill()
-        driver.wait(timeout=30)
+        driver.wait(timeout=processes.PATIENCE_S)
     finally:
         if driver.poll() is None:
             os.killpg(driver.pid, signal.SIGKILL)

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,8 +25,8 @@ from pipeline.generation.offline import OfflineGenerator, generate_package, pick
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
 from pipeline.verify.verifier import verify_package
-from tests.conftest import CliResult
-from tests.support import FaultPlan, OpenAIServer
+from tests.conftest import CliResult, accepted_now
+from tests.support import FaultPlan, OpenAIServer, processes
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 
@@ -189,18 +188,10 @@ def test_llm_run_against_a_failing_server_accounts_for_every_slot(empty_catalog:
     assert "sk-test-secret-123456" not in dump
 
 
-def _wait_for_rows(catalog_path: Path, at_least: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if catalog_path.exists():
-            try:
-                with Catalog.open(catalog_path, read_only=True, busy_timeout=1.0) as reader:
-                    if reader.accepted_count() >= at_least:
-                        return
-            except Exception:  # the writer may be migrating the schema; try again
-                pass
-        time.sleep(0.1)
-    raise AssertionError(f"run never reached {at_least} accepted rows")
+def _wait_for_rows(catalog_path: Path, at_least: int) -> None:
+    """Return once the run writing ``catalog_path`` has ``at_least`` accepted rows, as a reader sees them."""
+    processes.wait_for(lambda: accepted_now(catalog_path) >= at_least, every=0.1,
+                       what=f"the run to reach {at_least} accepted rows")
 
 
 @pytest.mark.slow
@@ -213,7 +204,7 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
     _wait_for_rows(catalog_path, 3)
     assert proc.poll() is None, "the run ended before it could be killed"
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.wait(timeout=processes.PATIENCE_S)
     for round_ in range(2):
         resumed = subprocess.Popen([*SYNTH, "run", "--resume", "1", "--catalog", str(catalog_path), "--json",
                                     "--verify-processes", "0"],
@@ -222,7 +213,7 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
             _wait_for_rows(catalog_path, 120)
             assert resumed.poll() is None, "the resumed run ended before it could be killed"
             resumed.send_signal(signal.SIGKILL)
-            resumed.wait(timeout=30)
+            resumed.wait(timeout=processes.PATIENCE_S)
             continue
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err

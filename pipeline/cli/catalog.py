@@ -19,7 +19,7 @@ from pipeline.core.errors import UserError
 
 if TYPE_CHECKING:
     from pipeline import Catalog
-    from pipeline.catalog.calibration import CalibrationGroup, UnsolvedReport
+    from pipeline.catalog.calibration import CalibrationGroup, UnsolvedPackage, UnsolvedReport
     from pipeline.catalog.queries import (
         CatalogStats,
         FindingRecord,
@@ -165,15 +165,19 @@ def print_unsolved(result: UnsolvedReport, top: int) -> None:
     for c in result.by_kind:
         table.add_row(_cell(c.rule), _cell(c.kind), f"{c.failures:,}", f"{c.packages:,}")
     console.print(table)
-    table = new_table(title="unsolved packages")
-    for col in ("package", "capability", "workflow", "samples", "best score", "checks failed most (failures)"):
-        table.add_column(col, justify="right" if col in ("samples", "best score") else "left", overflow="fold")
+    by_capability: dict[str, list[UnsolvedPackage]] = {}
     for p in result.packages:
-        failed = ", ".join(f"{c.id} ({c.kind}{', safety' if c.rule == 'safety' else ''}): {c.failures}"
-                           for c in p.failed_checks[:top])
-        table.add_row(_cell(p.package_id), _cell(p.capability), _cell(p.workflow), f"{p.samples:,}",
-                      f"{p.best_score:.3f}", _cell(failed or None))
-    console.print(table)
+        by_capability.setdefault(_cell(p.capability), []).append(p)
+    for capability, packages in by_capability.items():  # a table each: the rows stay one line from 120 columns
+        table = new_table(title=f"unsolved {capability} packages")
+        for col in ("package", "workflow", "samples", "best", "checks failed most: failures"):
+            table.add_column(col, justify="right" if col in ("samples", "best") else "left", overflow="fold")
+        for p in packages:
+            failed = ", ".join(f"{c.id}{' (safety)' if c.rule == 'safety' else ''} {c.failures}"
+                               for c in p.failed_checks[:top])
+            table.add_row(_cell(p.package_id), _cell(p.workflow), f"{p.samples:,}", f"{p.best_score:.3f}",
+                          _cell(failed or None))
+        console.print(table)
 
 
 def print_generated(result: CatalogStats) -> None:

@@ -293,3 +293,22 @@ def test_synth_help_fits_one_80_by_24_screen_in_workflow_order() -> None:
     workflow = ["run", "verify", "catalog", "export", "rollout", "report", "serve"]
     assert [name for name in listed if name in workflow] == workflow
     assert all(len(line.split(None, 1)[1]) <= 62 for line in lines[lines.index("Commands:") + 1:])
+
+
+def test_capabilities_at_120_columns_keeps_every_template_name_whole() -> None:
+    names = [t["name"] for c in invoke_json("capabilities") for t in c["templates"]]
+    done = subprocess.run([str(SYNTH), "capabilities"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "120"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    whole = {name for name in names if any(f" {name} " in line for line in lines)}
+    assert whole == set(names), f"broken: {sorted(set(names) - whole)}"
+
+
+def test_tables_fold_as_before_where_names_cannot_fit_whole() -> None:
+    done = subprocess.run([str(SYNTH), "capabilities"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "80"})
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and max(len(line) for line in lines) <= 80
+    assert "…" not in done.stdout  # folded, not cut off

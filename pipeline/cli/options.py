@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import typer

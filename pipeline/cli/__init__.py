@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import click
 import typer
 from typer.core import TyperGroup
 
@@ -51,7 +50,7 @@ class WorkflowGroup(TyperGroup):
         for name, command in self.commands.items():
             command.short_help = WORKFLOW.get(name, command.short_help)
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:  # typer.core: its own copy of click's Context
         order = list(WORKFLOW)
         return sorted(super().list_commands(ctx), key=lambda name: order.index(name) if name in order else len(order))
 

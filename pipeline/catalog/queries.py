@@ -40,7 +40,10 @@ class RunCounts(BaseModel):
     """One run as ``synth catalog runs`` lists it: what it is, how it stands, and its attempts:
     ``accepted``, ``rejected`` (verified and refused) and ``failed`` (no package came out), over
     ``slots`` slots. ``target`` is the accepted count a generation run aims at (None for an import);
-    ``resumable`` says ``synth run --resume ID`` has work to do (a generation run below target)."""
+    ``regenerated`` is how many of the ``accepted`` ``synth regen`` added (attempts beyond the run's
+    ``max_attempts``: a run can end with more accepted than its target when regeneration repairs the
+    slots it gave up on); ``resumable`` says ``synth run --resume ID`` has work to do (a generation
+    run below target)."""
 
     id: int
     name: str
@@ -53,6 +56,7 @@ class RunCounts(BaseModel):
     target: int | None
     slots: int
     accepted: int
+    regenerated: int = 0
     rejected: int
     failed: int
     resumable: bool
@@ -346,6 +350,8 @@ def run_counts(con: duckdb.DuckDBPyConnection) -> list[RunCounts]:
         "SELECT r.id, r.name, r.capability, r.generator, r.model, r.status, r.started, r.finished, r.parameters, "
         "count(p.row_id) AS attempts, count(DISTINCT p.slot) AS slots, "
         "count(p.row_id) FILTER (WHERE p.status = 'accepted') AS accepted, "
+        "count(p.row_id) FILTER (WHERE p.status = 'accepted' AND p.attempt > "
+        "TRY_CAST(r.parameters->>'max_attempts' AS INTEGER)) AS regenerated, "
         "count(p.row_id) FILTER (WHERE p.status = 'rejected' AND p.package IS NOT NULL) AS rejected, "
         "count(p.row_id) FILTER (WHERE p.status = 'rejected' AND p.package IS NULL) AS failed "
         "FROM runs r LEFT JOIN packages p ON p.run = r.id GROUP BY ALL ORDER BY r.id"

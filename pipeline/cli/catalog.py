@@ -317,9 +317,9 @@ def print_query(result: QueryResult) -> None:
 
 @catalog_app.command()
 def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Every run: id, name, capability and generator, status, attempts accepted (of the target) /
-    rejected / failed, start time; and which runs `synth run --resume ID` can continue. --json adds
-    the model, slots and finish time."""
+    """Every run: id, name, capability and generator, status, attempts accepted (of the target, with
+    what `synth regen` added beneath) / rejected / failed, start time; and which runs `synth run
+    --resume ID` can continue. --json adds the model, slots and finish time."""
     result = _reader(catalog).run_counts()
     if as_json:
         emit_json([r.model_dump(mode="json") for r in result])
@@ -340,7 +340,9 @@ def print_runs(rows: list[RunCounts]) -> None:
         table.add_column(col, justify="right", no_wrap=True)
     table.add_column("started UTC", no_wrap=True)
     for r in rows:
-        accepted = f"{r.accepted:,}" if r.target is None else f"{r.accepted:,} of {r.target:,}"
+        accepted = f"{r.accepted:,}" if r.target is None else f"{r.accepted - r.regenerated:,} of {r.target:,}"
+        if r.regenerated:  # what regeneration added, apart: the run's own count stays "of" its target
+            accepted += f"\n[dim]+{r.regenerated:,} regen[/]"
         made = ", ".join(_cell(v) for v in (r.capability, r.generator) if v)
         table.add_row(str(r.id), f"{_cell(r.name)}\n[dim]{made}[/]",
                       _cell(r.status), accepted, f"{r.rejected:,}", f"{r.failed:,}", r.started.strftime("%m-%d %H:%M"))

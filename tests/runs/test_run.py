@@ -244,3 +244,17 @@ def test_a_run_resumes_against_a_model_server_that_moved(tmp_path: Path, synth: 
     resumed = synth("run", "--resume", "1", "--base-url", "http://127.0.0.1:9/v1", "--catalog", catalog_path, "--json")
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["status"] == "finished"
+
+
+def test_runs_keep_what_regeneration_added_apart_from_the_runs_count_of_its_target(
+        empty_catalog: Path, synth: Callable[..., CliResult]) -> None:
+    with Catalog.open(empty_catalog) as catalog:
+        batch = start(catalog, OfflineGenerator(defect_rate=0.6), capability="general", count=6, max_attempts=1)
+        asyncio.run(batch.run())
+        failed = [s.slot for s in catalog.slot_states(batch.run_id).values() if not s.accepted]
+        repaired = sum(asyncio.run(batch.regenerate(failed, attempts=1)))
+    assert repaired > 0  # so the run holds more accepted rows than its target
+    [counts] = json.loads(synth("catalog", "runs", "--json", "--catalog", empty_catalog).stdout)
+    assert (counts["accepted"], counts["regenerated"], counts["target"]) == (6 + repaired, repaired, 6)
+    table = synth("catalog", "runs", "--catalog", empty_catalog).stdout
+    assert "6 of 6" in table and f"+{repaired} regen" in table and f"{6 + repaired} of 6" not in table

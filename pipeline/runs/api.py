@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -192,6 +193,7 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
     instance on this machine; ``auto`` or ``host:port``: a running cluster); ``base_url`` may list
     several servers, balanced per request (``model_endpoint.server_urls``).
     """
+    started = time.perf_counter()
     profile_templates(taxonomy(), options.capability, options.service_profile)
     needs_ray(ray)
     generator = generator or make_generator(model, base_url, options.defect_rate)
@@ -203,7 +205,7 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
             summary = yield _then_close(batch, _on_ray(batch, ray, base_url, batch.run))
-        return _finish(batch, summary)
+        return _finish(batch, summary, started)
 
 
 def _announce(on_start: StartFn | None, run_id: int, generator: Generator, options: RunOptions,
@@ -215,10 +217,15 @@ def _announce(on_start: StartFn | None, run_id: int, generator: Generator, optio
                           generator=describe_generator(generator, base_url)))
 
 
-def _finish(batch: BatchRun, summary: RunSummary) -> RunSummary:
+def _finish(batch: BatchRun, summary: RunSummary, started: float) -> RunSummary:
+    """Mark the run finished or failed; ``summary`` timed over the whole session since ``started``
+    (``time.perf_counter``): Ray's start-up and shutdown and the model server's check included."""
     with signals_ignored():
         batch.catalog.finish_run(batch.run_id, "finished" if summary.status == "finished" else "failed")
-    return summary
+    elapsed = time.perf_counter() - started
+    accepted = summary.accepted - batch.accepted_at_start
+    return summary.model_copy(update={"elapsed_s": round(elapsed, 3),
+                                      "accepted_per_s": round(accepted / elapsed, 2) if elapsed > 0 else 0.0})
 
 
 def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
@@ -228,6 +235,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
     """Continue run ``run_id`` to its target with the options it started with; ``resources`` may
     replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``). ``ray`` as for
     ``start_run``: a run started on Ray may resume without it, and the other way round."""
+    started = time.perf_counter()
     needs_ray(ray)
     resources = dict(resources or {})
     unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
@@ -245,7 +253,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
             summary = yield _then_close(batch, _on_ray(batch, ray, base_url, batch.run))
-        return _finish(batch, summary)
+        return _finish(batch, summary, started)
 
 
 def _generation_run(cat: Catalog, run_id: int, what: str) -> RunInfo:

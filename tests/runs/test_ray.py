@@ -170,6 +170,7 @@ def test_a_run_on_ray_fills_the_catalog_a_local_run_does(ray_instance: None, tmp
     local = start_run(options, tmp_path / "local.duckdb")
     on_ray = start_run(options, tmp_path / "ray.duckdb", ray=LOCAL)
     assert (on_ray.accepted, on_ray.status) == (24, "finished")
+    assert on_ray.elapsed_s > on_ray.work_s  # the workers' start and end are timed too
     assert (on_ray.slots, on_ray.rejected_attempts, on_ray.failed_slots) == (
         local.slots, local.rejected_attempts, local.failed_slots)
     local_rows, local_findings = _contents(tmp_path / "local.duckdb")

@@ -258,3 +258,25 @@ def test_runs_keep_what_regeneration_added_apart_from_the_runs_count_of_its_targ
     assert (counts["accepted"], counts["regenerated"], counts["target"]) == (6 + repaired, repaired, 6)
     table = synth("catalog", "runs", "--catalog", empty_catalog).stdout
     assert "6 of 6" in table and f"+{repaired} regen" in table and f"{6 + repaired} of 6" not in table
+
+
+class _SlowToStart(OfflineGenerator):
+    """The offline generator behind a start-up that takes ``STARTUP_S`` (as starting Ray, or a model
+    server's first answer, does): it is part of the run's time."""
+
+    STARTUP_S = 0.5
+
+    async def check(self) -> None:
+        await asyncio.sleep(self.STARTUP_S)  # the start-up being timed, not a wait for something
+
+
+def test_the_summary_times_the_whole_run_with_its_start_up(empty_catalog: Path,
+                                                           synth: Callable[..., CliResult]) -> None:
+    from pipeline import start_run
+
+    summary = start_run(RunOptions(capability="general", count=3, verify_processes=0), empty_catalog,
+                        generator=_SlowToStart())
+    assert summary.elapsed_s - summary.work_s >= _SlowToStart.STARTUP_S
+    assert summary.accepted_per_s == pytest.approx(3 / summary.elapsed_s, abs=0.01)
+    table = synth("run", "--capability", "general", "--count", "2", "--catalog", empty_catalog).stdout
+    assert "elapsed, start-up included" in table and "of which start-up and shutdown" in table

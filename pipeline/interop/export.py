@@ -26,7 +26,7 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.package import PASS_SCORE, passes
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.training_format import Policy
-from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
+from pipeline.interop.clawenvkit_export import write_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
 from pipeline.interop.rollout_sft import export_rollout_sft
 from pipeline.interop.sft import export_sft
@@ -53,7 +53,7 @@ FORMATS: dict[str, Format] = {
     "jsonl": Format(lambda selection, out, _policy: export_jsonl(selection, out), "packages.jsonl"),
     "parquet": Format(lambda selection, out, _policy: export_parquet(selection, out), "packages.parquet"),
     "sft": Format(export_sft, "sft.jsonl"),
-    "clawenvkit": Format(lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out),
+    "clawenvkit": Format(lambda selection, out, _policy: write_clawenvkit_tasks(selection.packages(), out),
                          "clawenvkit", folder=True),
 }
 """Format name → format. ``sft`` applies the training truncation policy (and reads each row's
@@ -206,7 +206,7 @@ def _with_share(fmt: str, share: float) -> Exporter:
         raise CatalogError(f"--min-weight-share applies to --format clawenvkit only, not {fmt}; leave it out")
     if not 0.0 <= share <= 1.0:
         raise CatalogError(f"--min-weight-share {share:g}: pass a share between 0 and 1")
-    return lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out, share)
+    return lambda selection, out, _policy: write_clawenvkit_tasks(selection.packages(), out, share)
 
 
 def _writer(fmt: str, spec: Format, source: Source, model: str | None, min_score: float | None,

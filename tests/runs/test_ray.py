@@ -5,6 +5,7 @@ without Ray gets. The slow tests share one local Ray instance (``ray.init(num_cp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -37,6 +38,9 @@ from tests.support.agent_server import ScriptedAgents
 from tests.support.openai_server import OpenAIServer
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
+RAY_PATIENCE_S = 300.0
+"""How long a test waits for a driver that starts a Ray instance of its own to get going: Ray's
+start-up alone takes tens of seconds on a loaded machine."""
 
 
 @pytest.fixture(scope="module")
@@ -214,9 +218,10 @@ def model_server(gate: Path) -> Iterator[str]:
         proc.wait()
 
 
-def _actor_pids(name: str) -> list[int]:
+def _actor_pids(name: str, root: int | None = None) -> list[int]:
     """Processes running a Ray process named ``name`` (Ray titles them ``ray::<name>...``: an
-    actor's class, or one of its own agents)."""
+    actor's class, or one of its own agents) of the Ray instance process ``root`` started (default:
+    this process's): other Ray instances on the machine, another test run's, are left alone."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -224,7 +229,7 @@ def _actor_pids(name: str) -> list[int]:
                 command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].decode()
             except OSError:
                 continue
-            if command.startswith(f"ray::{name}"):
+            if command.startswith(f"ray::{name}") and processes.descends_from(int(entry), root or os.getpid()):
                 found.append(int(entry))
     return found
 
@@ -285,20 +290,26 @@ def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
 def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], bool]) -> None:
     """Run the driver ``command`` (with ``--ray``: a Ray instance of its own) until ``started()``,
     then kill it with SIGKILL, so nothing of it runs on."""
-    agents_before = set(_actor_pids(""))
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env)
+    # The local Ray instance the killed driver started leaves two agents behind (docs/scaling.md):
+    # `ray stop` would end every Ray on the machine, so the test ends its own, found while the
+    # driver lives (until it dies they are its descendants; another run's Ray is left alone).
+    agents: list[int] = []
     try:
-        processes.wait_for(started)
+        processes.wait_for(lambda: started() or driver.poll() is not None, timeout=RAY_PATIENCE_S,
+                           what="the driver to commit its first work")
+        assert driver.poll() is None, f"the driver ended before it could be killed: {driver.communicate()}"
+        agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
         driver.kill()
         driver.wait(timeout=processes.PATIENCE_S)
     finally:
         if driver.poll() is None:
+            agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
             os.killpg(driver.pid, signal.SIGKILL)
-        # The local Ray instance the killed driver started leaves two agents behind (docs/scaling.md):
-        # `ray stop` would end every Ray on the machine, so the test ends its own by id.
-        for pid in set(_actor_pids("DashboardAgent") + _actor_pids("RuntimeEnvAgent")) - agents_before:
-            os.kill(pid, signal.SIGKILL)
+        for pid in agents:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow

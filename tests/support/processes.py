@@ -34,6 +34,18 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def descends_from(pid: int, root: int) -> bool:
+    """Whether process ``pid`` is ``root`` or one of its descendants (by parent pids, as they are now)."""
+    while pid > 1:
+        if pid == root:
+            return True
+        try:
+            pid = int(_stat(pid)[1])
+        except OSError:
+            return False
+    return root == pid
+
+
 def alive(pid: int) -> bool:
     """Whether process ``pid`` exists and is not a zombie."""
     try:

@@ -22,6 +22,7 @@ from pipeline.cli.options import (
 )
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from pipeline import TaskPackage
@@ -193,13 +194,17 @@ def import_tasks(
             print_import_table(summary.results)
         print_import_summary(summary.results)
     if summary.run_id is not None:
-        where = "" if catalog == DEFAULT_CATALOG else f" --catalog {catalog}"
-        err_console.print(f"recorded as run {summary.run_id} in {catalog}: `synth catalog stats --run "
-                          f"{summary.run_id}{where}`" + ("" if as_json or verbose else "; a line per task: --verbose "
-                                                         "or --json"), highlight=False, markup=False)
+        run, where = summary.run_id, "" if catalog == DEFAULT_CATALOG else f" --catalog {catalog}"
+        uses = (f"; use them: `synth serve PKG_ID{where}` serves one to an agent, `synth export --format jsonl "
+                f"--status rejected --where 'run = {run}'{where}` writes them out, "
+                f"`load_packages(CATALOG, status='rejected', where='run = {run}')` gives them as environments"
+                if any(r.imported for r in summary.results) else "")
+        err_console.print(f"recorded as run {run} in {catalog}: `synth catalog stats --run {run}{where}`{uses}"
+                          + ("" if as_json or verbose else "; a line per task: --verbose or --json"),
+                          highlight=False, markup=False, soft_wrap=True)
     failed = sum(not r.imported for r in summary.results)
     if failed:
-        err_console.print(f"{failed} of {len(summary.results)} task file(s) could not be imported; "
+        err_console.print(f"{failed} of {counted(len(summary.results), 'task file')} could not be imported; "
                           "their schema_invalid findings say why", highlight=False)
         raise typer.Exit(1)
 
@@ -235,12 +240,17 @@ def print_import_summary(results: list[ImportResult]) -> None:
     from collections import Counter
 
     from pipeline.catalog.queries import describe_code
+    from pipeline.core.codes import Code
 
     imported = [r for r in results if r.imported]
-    accepted = sum(r.verdict.accepted for r in imported)
-    console.print(f"{len(results)} task file(s): {len(imported)} imported ({accepted} accepted, "
-                  f"{len(imported) - accepted} rejected), {len(results) - len(imported)} could not be read as tasks",
-                  markup=False, highlight=False)
+    flagged = sum(any(c != Code.REFERENCE_ERROR.value for c in r.verdict.codes) for r in imported)
+    console.print(f"{counted(len(results), 'task file')}: {len(imported):,} imported as packages without a "
+                  f"reference, {len(results) - len(imported):,} could not be read as tasks",
+                  markup=False, highlight=False, soft_wrap=True)
+    if imported:
+        console.print("without a reference none is verified: each is stored rejected with reference_error, as "
+                      f"expected; other findings: on {counted(flagged, 'task')}" + (" (below)" if flagged else ""),
+                      markup=False, highlight=False, soft_wrap=True)
     floor = null_agent_line(imported)
     if floor is not None:
         console.print(floor, markup=False, highlight=False, soft_wrap=True)
@@ -271,7 +281,7 @@ def null_agent_line(results: list[ImportResult]) -> str | None:
     floors = NullAgentFloors.of(results)
     if floors is None:
         return None
-    line = (f"an agent that does nothing, over the {floors.tasks} imported task(s): synth's grader scores it "
+    line = (f"an agent that does nothing, over the {counted(floors.tasks, 'imported task')}: synth's grader scores it "
             f"{floors.synth_mean:.3f} on average (judge not evaluated) and passes {floors.synth_passes} "
             f"(at {floors.synth_threshold:g})")
     if floors.clawenvkit_mean is not None:

@@ -240,6 +240,15 @@ class PackageRecord(BaseModel):
     llm_calls: list[LLMCall]
 
 
+class SlotAttempts(BaseModel):
+    """How many ``slots`` of generation runs used ``attempts`` attempts (rows: the first try, its
+    repairs, and what ``synth regen`` added) and ended ``accepted`` or not."""
+
+    attempts: int
+    accepted: bool
+    slots: int
+
+
 class RolloutUsage(BaseModel):
     """One model's rollouts on the packages of one capability (table ``rollouts``): ``rollouts``
     recorded, ``errors`` of them ended by a model-server error (``finish_reason = 'error'``: they
@@ -527,6 +536,16 @@ def stats(con: duckdb.DuckDBPyConnection, run: int | None = None, k: int | None 
         imported=_imported(con, imported),
         rollouts=calibration.groups(calibration.calibration(con, k=k, run=run)),
     )
+
+
+def slot_attempts(con: duckdb.DuckDBPyConnection, rows: RowScope) -> list[SlotAttempts]:
+    """The slots of ``rows`` by the attempts each used and whether one was accepted, fewest
+    attempts first (accepted before not); a slot is a (run, slot) pair."""
+    where, params = rows.where()
+    return [SlotAttempts.model_validate(r) for r in _dicts(con.execute(
+        "SELECT attempts, accepted, count(*) AS slots FROM (SELECT count(*) AS attempts, "
+        f"bool_or(status = 'accepted') AS accepted FROM packages AS p WHERE {where} GROUP BY run, slot) "
+        "GROUP BY ALL ORDER BY attempts, accepted DESC", params))]
 
 
 def rollout_usage(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[RolloutUsage]:

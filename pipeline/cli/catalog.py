@@ -16,6 +16,7 @@ from rich.markup import escape
 from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, new_table
 from pipeline.core.errors import UserError
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from pipeline import Catalog
@@ -89,17 +90,17 @@ def stats(
 def print_stats(result: CatalogStats) -> None:
     """The generated rows' figures and tables, then the imported rows' on their own."""
     imported = result.imported
-    scope = f"run {result.run}" if result.run is not None else f"{result.runs:,} run(s)"
+    scope = f"run {result.run}" if result.run is not None else counted(result.runs, "run")
     if result.run is None and imported.runs:
         scope += f" ({imported.runs:,} import)"
     if result.packages or not imported.rows:
-        _line(f"{scope}: {result.packages:,} generated row(s), {result.accepted:,} accepted, "
+        _line(f"{scope}: {counted(result.packages, 'generated row')}, {result.accepted:,} accepted, "
               f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted)")
     if result.packages:
         print_generated(result)
     if imported.rows:
         where = "" if result.packages else f"{scope}: "
-        _line(f"{where}imported: {imported.rows:,} task row(s) of {imported.runs:,} import run(s), "
+        _line(f"{where}imported: {counted(imported.rows, 'task row')} of {counted(imported.runs, 'import run')}, "
               f"{imported.accepted:,} accepted, {imported.rejected:,} rejected (not generation attempts: "
               "counted in none of the generated figures)")
         if imported.rejections:
@@ -155,7 +156,7 @@ def print_unsolved(result: UnsolvedReport, top: int) -> None:
     """The count line, the check kinds that failed most over every unsolved package, then one row
     per package listed with its ``top`` failed checks."""
     of = f" of model {result.model}" if result.model else ""
-    _line(f"unsolved: {result.unsolved:,} of {result.rolled_out:,} package(s) rolled out, where no rollout{of} passes"
+    _line(f"unsolved: {result.unsolved:,} of {counted(result.rolled_out, 'package')} rolled out, where no rollout{of} passes"
           + (f" ({len(result.packages):,} listed; raise --limit)" if len(result.packages) < result.unsolved else ""))
     if not result.unsolved:
         return
@@ -184,12 +185,12 @@ def print_generated(result: CatalogStats) -> None:
     """Repairs, LLM use, sft_ready and the per-workflow, repair, rejection and review tables."""
     repairs = (f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
                f"({_rate(result.repair_rate)})" if result.first_rejected else "none needed")
-    llm = (f"{result.llm_calls:,} call(s), {result.prompt_tokens + result.completion_tokens:,} tokens, "
+    llm = (f"{counted(result.llm_calls, 'call')}, {result.prompt_tokens + result.completion_tokens:,} tokens, "
            f"{result.llm_latency_s:,.1f} s" if result.llm_calls else "no calls")
     _line(f"repairs: {repairs}; LLM: {llm}")
     unknown = (f"; {result.accepted_sft_unknown:,} recorded before sft_ready was (checked at export)"
                if result.accepted_sft_unknown else "")
-    _line(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
+    _line(f"sft_ready: {counted(result.accepted_sft_ready, 'accepted package')}; not sft_ready: "
           f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}")
     table = new_table(title="generated rows by capability and workflow")
     for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
@@ -261,13 +262,13 @@ def rejections(
             _line(f"row {c.row_id} {c.package_id or '-'} {c.kind} {c.code}: {c.message}")
             for line in claim_lines(c.claim, c.reading):
                 _line(f"    {line}")
-        _line(f"{len(found)} finding(s) resting on a reading of the request")
+        _line(f"{counted(len(found), 'finding')} resting on a reading of the request")
         return
     result = _reader(catalog).rejections()
     if as_json:
         emit_json([r.model_dump() for r in result])
         return
-    print_rejections(result, title=f"{len(result)} rejection code(s)")
+    print_rejections(result, title=counted(len(result), "rejection code"))
 
 
 def print_rejections(rows: list[RejectionCount], title: str) -> None:
@@ -304,7 +305,7 @@ def query(
 
 
 def print_query(result: QueryResult) -> None:
-    table = new_table(title=f"{len(result.rows)} row(s)" + (" (more not shown; raise --max-rows)" if result.truncated else ""))
+    table = new_table(title=counted(len(result.rows), "row") + (" (more not shown; raise --max-rows)" if result.truncated else ""))
     for col in result.columns:
         table.add_column(col, overflow="fold")
     for row in result.rows:
@@ -332,7 +333,7 @@ def print_runs(rows: list[RunCounts]) -> None:
     generator go beneath the name, the start time drops the year and the seconds."""
     from rich import box  # with the table: loading rich.box is left to commands that print one
 
-    table = new_table(title=f"{len(rows)} run(s)", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    table = new_table(title=counted(len(rows), "run"), box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("name", overflow="fold", min_width=12)
     table.add_column("status", no_wrap=True)
@@ -453,7 +454,7 @@ def _witness_cell(finding: FindingRecord, replay: int | None) -> str:
     relation = "at or above" if w.score >= w.threshold else "below"
     number = "" if replay is None else f"--finding {replay}: "
     return escape(f"{number}{w.agent} agent {w.name}: {w.claim}; scores {w.score:.3f}, {relation} {w.threshold:.3f} "
-                  f"({'holds' if w.holds else 'does not hold'}); {len(w.actions)} action(s)")
+                  f"({'holds' if w.holds else 'does not hold'}); {counted(len(w.actions), 'action')}")
 
 
 # --------------------------------------------------------------------------- export
@@ -523,14 +524,15 @@ def print_export(summary: ExportSummary) -> None:
     skipped, reasons = summary.details.get("skipped") or {}, summary.details.get("reasons") or {}
     details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items()
                       if k not in ("left_out", "skipped", "reasons") and v not in ({}, [], None))
-    what = f"{summary.status} row(s)" if summary.source == "reference" else "passing rollout(s)"
+    what = counted(summary.rows, f"{summary.status} row") if summary.source == "reference" else \
+        counted(summary.rows, "passing rollout")
     band = (f" (packages whose pass rate for {summary.model} lies in {summary.pass_band[0]:g}..{summary.pass_band[1]:g})"
             if summary.pass_band else "") + (" (people accepted them)" if summary.audited else "")
-    console.print(f"wrote {summary.rows:,} {what} as {summary.format} to {summary.path}{band}{details}",
+    console.print(f"wrote {what} as {summary.format} to {summary.path}{band}{details}",
                   markup=False, highlight=False)
     if skipped:
-        left = "package(s)" if summary.source == "reference" else "rollout(s)"
-        table = new_table(title=f"{sum(skipped.values()):,} {left} left out")
+        left = "package" if summary.source == "reference" else "rollout"
+        table = new_table(title=f"{counted(sum(skipped.values()), left)} left out")
         for col in ("reason", "count", "why"):
             table.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
         for reason, n in skipped.items():

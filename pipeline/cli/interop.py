@@ -213,7 +213,7 @@ def print_import_table(results: list[ImportResult]) -> None:
     """One row per task file (task, name, profile, checks mapped, left out, the null agent's score
     by synth and by ClawEnvKit, finding codes), then each finding and each check left out on a
     line of its own."""
-    table = new_table(title=f"{len(results)} task file(s)")
+    table = new_table(title=counted(len(results), "task file"))
     for col in ("task", "name", "profile", "checks", "left out", "null agent (synth)", "null agent (ClawEnvKit)",
                 "findings"):
         table.add_column(col, overflow="fold")
@@ -265,7 +265,7 @@ def print_import_summary(results: list[ImportResult]) -> None:
     left_out = Counter((u.kind, u.reason) for r in results for u in r.unmapped)
     if left_out:
         tasks = Counter((u.kind, u.reason) for r in results for u in {(u.kind, u.reason): u for u in r.unmapped}.values())
-        table = new_table(title=f"{sum(left_out.values()):,} check(s) left out")
+        table = new_table(title=f"{counted(sum(left_out.values()), 'check')} left out")
         for col in ("kind", "checks", "tasks", "why"):
             table.add_column(col, justify="right" if col in ("checks", "tasks") else "left", overflow="fold")
         for (kind, reason), n in left_out.most_common():
@@ -305,8 +305,8 @@ def print_clawenvkit_export(summary: Any) -> None:
     from pipeline.interop.clawenvkit_export import REASONS
 
     d = summary.details
-    console.print(f"wrote {summary.rows:,} ClawEnvKit task file(s) to {summary.path} from {d['packages']:,} "
-                  f"package(s); refused {d['refused']:,}", markup=False, highlight=False)
+    console.print(f"wrote {counted(summary.rows, 'ClawEnvKit task file')} to {summary.path} from "
+                  f"{counted(d['packages'], 'package')}; refused {d['refused']:,}", markup=False, highlight=False)
     console.print(f"share of grading weight carried: {d['mean_share_exported']:.3f} mean over the files written, "
                   f"{d['mean_share_all']:.3f} over every package (refused ones at their would-be share); "
                   f"--min-weight-share {d['min_weight_share']:g}", markup=False, highlight=False)
@@ -318,7 +318,7 @@ def print_clawenvkit_export(summary: Any) -> None:
             table.add_row(escape(f["file"]), f"{f['share']:.3f}", escape(f["added_safety"] or ""))
         console.print(table)
     if d["refused_by_reason"]:
-        table = new_table(title=f"{d['refused']:,} package(s) refused (each refusal's details: --json)")
+        table = new_table(title=f"{counted(d['refused'], 'package')} refused (each refusal's details: --json)")
         for col in ("reason", "packages", "why"):
             table.add_column(col, justify="right" if col == "packages" else "left", overflow="fold")
         for reason, n in d["refused_by_reason"].items():

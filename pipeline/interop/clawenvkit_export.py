@@ -54,6 +54,7 @@ from pipeline.core.services import (
 )
 from pipeline.core.services.claw_fixtures import to_fixture
 from pipeline.core.trajectory import Trajectory
+from pipeline.core.wording import counted
 from pipeline.interop.clawenvkit_format import WORKSPACE, UnmappedCheck
 from pipeline.interop.clawenvkit_grading import PASS_THRESHOLD, audit_data, grade, null_agent_grade
 from pipeline.interop.clawenvkit_regex import NotLiteral, read_regex
@@ -731,7 +732,7 @@ def translate(package: TaskPackage, min_weight_share: float = 1.0) -> Translatio
     result = Translation(None, share, unmapped, added, reference=ctx.reference)
     asks = [s.ask for s in package.reference if isinstance(s, AskStep)]
     if asks:
-        result.refusal = ("needs_user", f"the reference asks the simulated user ({len(asks)} question(s)); a "
+        result.refusal = ("needs_user", f"the reference asks the simulated user ({counted(len(asks), 'question')}); a "
                                         "single-turn task lacks the facts the user gives, so it cannot be solved")
         return result
     if share < min_weight_share - 1e-9 or not components:
@@ -937,8 +938,8 @@ def write_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weigh
                            "`synth catalog stats` shows what the catalog holds")
     reasons = ", ".join(f"{reason} {n:,}" for reason, n in report.refused_by_reason.items())
     first = next(iter(report.refused_by_reason))
-    raise CatalogError(f"no ClawEnvKit task written: each of the {report.packages:,} package(s) selected was refused "
-                       f"({reasons}); {first}: {REASONS[first]}")
+    which = "the package" if report.packages == 1 else f"each of the {report.packages:,} packages"
+    raise CatalogError(f"no ClawEnvKit task written: {which} selected was refused ({reasons}); {first}: {REASONS[first]}")
 
 
 def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0

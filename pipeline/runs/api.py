@@ -30,6 +30,7 @@ from pipeline.catalog.store import Catalog, RunStatus
 from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.paths import DEFAULT_CATALOG
+from pipeline.core.wording import counted
 from pipeline.generation.base import Generator
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.generation.offline import OfflineGenerator
@@ -54,7 +55,7 @@ class RunStart(BaseModel):
     total: int
     """What ``Progress.accepted`` counts up to: the target, or the slots ``regenerate`` retries."""
     goal: str
-    """``target N accepted`` or ``N slot(s) to repair``."""
+    """``target N accepted`` or ``N slots to repair`` (``1 slot``)."""
 
 
 StartFn = Callable[[RunStart], None]
@@ -84,7 +85,7 @@ class RunInterrupted(Exception):
         if c is None:
             return "nothing recorded"
         target = f" of {c.target}" if c.target is not None else ""
-        return f"{c.accepted}{target} accepted, {c.rejected} rejected, {c.failed} failed, over {c.slots} slots"
+        return f"{c.accepted}{target} accepted, {c.rejected} rejected, {c.failed} failed, over {counted(c.slots, 'slot')}"
 
     def resume_command(self) -> str:
         """The command that continues the run: ``synth run --resume ID --catalog PATH``."""
@@ -212,7 +213,7 @@ def _announce(on_start: StartFn | None, run_id: int, generator: Generator, optio
               base_url: str | None, repair: int | None = None) -> None:
     if on_start is not None:
         total = options.count if repair is None else repair
-        goal = f"target {total} accepted" if repair is None else f"{repair} slot(s) to repair"
+        goal = f"target {total} accepted" if repair is None else f"{counted(repair, 'slot')} to repair"
         on_start(RunStart(run_id=run_id, capability=options.capability, total=total, goal=goal,
                           generator=describe_generator(generator, base_url)))
 

@@ -45,7 +45,7 @@ def test_unsolved_lists_packages_and_failed_checks(empty_catalog: Path, synth: C
     ids = rolled(empty_catalog)
     result = synth("catalog", "unsolved", "--catalog", empty_catalog)
     assert result.exit_code == 0, result.stderr
-    assert "unsolved: 1 of 2 package(s) rolled out, where no rollout passes" in result.stdout
+    assert "unsolved: 1 of 2 packages rolled out, where no rollout passes" in result.stdout
     assert ids["schedule-meeting-after-clarification"] in result.stdout and "asked-day 2" in result.stdout
     data = json.loads(synth("catalog", "unsolved", "--model", "m", "--json", "--catalog", empty_catalog).stdout)
     assert [p["package_id"] for p in data["packages"]] == [ids["schedule-meeting-after-clarification"]]

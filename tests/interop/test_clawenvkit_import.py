@@ -202,7 +202,7 @@ def test_imported_task_is_playable(tmp_path: Path) -> None:
 MALFORMED = {
     "bad-yaml.yaml": ("task_id: x\nprompt: [unclosed\n", "not valid YAML"),
     "a-list.yaml": ("- task_id: x\n", "expected a YAML mapping"),
-    "no-prompt.yaml": ("task_id: x\ntask_name: y\nscoring_components: []\n", "missing required field(s): prompt, tools"),
+    "no-prompt.yaml": ("task_id: x\ntask_name: y\nscoring_components: []\n", "missing required fields: prompt, tools"),
     "unknown-check.yaml": (FOREIGN_TASK.replace("type: file_exists", "type: state_equals"), "unknown check type 'state_equals'"),
     "unknown-safety.yaml": (FOREIGN_TASK.replace("type: tool_not_called", "type: never_delete"), "unknown check type 'never_delete'"),
     "bad-weight.yaml": (FOREIGN_TASK.replace("weight: 0.2", "weight: lots"), "weight must be a number"),

@@ -237,7 +237,7 @@ def test_a_clawenvkit_export_that_writes_nothing_is_an_error_saying_why(catalog_
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: no ClawEnvKit task written: ")
     if where is None:  # the examples are packages of the default profile
-        assert (f"each of the {len(EXAMPLE_NAMES)} package(s) selected was refused (default_profile "
+        assert (f"each of the {len(EXAMPLE_NAMES)} packages selected was refused (default_profile "
                 f"{len(EXAMPLE_NAMES)}); default_profile: services of synth's default profile; generate with "
                 "--services claw") in result.stderr
     else:

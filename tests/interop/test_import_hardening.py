@@ -185,7 +185,7 @@ def test_import_prints_a_summary_and_the_table_with_verbose(tmp_path: Path, synt
     assert first == "1 task file: 1 imported as packages without a reference, 0 could not be read as tasks"
     assert second == ("without a reference none is verified: each is stored rejected with reference_error, as "
                       "expected; other findings: on 1 task (below)")
-    assert "reference_error" in result.stdout and "2 check(s) left out" in result.stdout
+    assert "reference_error" in result.stdout and "2 checks left out" in result.stdout
     assert "todo-launch-001" not in result.stdout
     for n in range(2, 7):
         write(tmp_path, f"good-{n}.yaml", FOREIGN_TASK)

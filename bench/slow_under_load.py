@@ -49,7 +49,7 @@ def main() -> int:
             if args.log is not None:
                 with args.log.open("a", encoding="utf-8") as log:
                     log.write(f"===== run {n}: exit {done.returncode}, {wall:.0f} s\n{output}\n")
-            tail = output.strip().splitlines()[-1] if output.strip() else ""
+            tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""  # pytest's last line
             failed = failures(output)
             passed += done.returncode == 0
             print(f"run {n}: {'passed' if done.returncode == 0 else 'FAILED'} in {wall:.0f} s; {tail}"

@@ -153,8 +153,9 @@ def unsolved(
 
 
 def print_unsolved(result: UnsolvedReport, top: int) -> None:
-    """The count line, the check kinds that failed most over every unsolved package, then one row
-    per package listed with its ``top`` failed checks."""
+    """The count line, the check kinds that failed most over every unsolved package, then a table
+    per capability with a row per package listed: its workflow, samples, best score and its ``top``
+    failed checks (id and failures)."""
     of = f" of model {result.model}" if result.model else ""
     _line(f"unsolved: {result.unsolved:,} of {counted(result.rolled_out, 'package')} rolled out, where no rollout{of} passes"
           + (f" ({len(result.packages):,} listed; raise --limit)" if len(result.packages) < result.unsolved else ""))

@@ -152,7 +152,8 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     one-file format refuses an ``out`` that is a folder; a folder format (``clawenvkit``) writes
     only to a new or empty folder. ``where`` runs sandboxed (``Catalog.selection``).
     ``CatalogError`` for an unknown format or status, a bad ``where``, ``out``, band, source or
-    ``min_score``. ``catalog`` may be a path: it is then opened read-only for the export.
+    ``min_score``, and for a ``clawenvkit`` export that would write no file (saying why:
+    ``clawenvkit_export.write_clawenvkit_tasks``; nothing is left at ``out``). ``catalog`` may be a path: it is then opened read-only for the export.
     """
     if not isinstance(catalog, Catalog):
         with Catalog.open(catalog, read_only=True) as opened:

@@ -47,7 +47,7 @@ def report(
     console.print(f"wrote {summary.path} ({summary.bytes / 1e6:.1f} MB), {scope}: {counted(funnel.slots, 'slot')}, "
                   f"{counted(funnel.attempts, 'attempt')}{per_slot}, {funnel.accepted:,} accepted; "
                   f"{counted(summary.rollouts, 'rollout')}; charts: {', '.join(summary.charts) or 'none'}",
-                  markup=False, highlight=False)
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -350,7 +350,7 @@ def test_rollouts_on_ray_record_what_local_rollouts_do(ray_instance: None, tmp_p
             assert (summary.rollouts, summary.status) == (18, "finished")
             with Catalog.open(catalog, read_only=True) as reader:
                 rows[where] = reader.query(f"SELECT {columns} FROM rollouts ORDER BY package_id, sample").rows
-    assert agents.unknown == 0
+    assert agents.unknown == 0, agents.strangers
     assert len(rows["ray"]) == 18 and rows["ray"] == rows["local"]
     assert all(row[4] for row in rows["ray"])  # the reference passes every package
 
@@ -390,7 +390,7 @@ def test_rollouts_on_ray_survive_a_killed_worker(ray_instance: None, tmp_path: P
     assert (summary.rollouts, summary.status) == (36, "finished")
     rows = _rollout_rows(catalog)
     assert len(rows) == 36 and len({(r[0], r[1]) for r in rows}) == 36  # every episode once, none lost
-    assert all(r[2] for r in rows) and agents.unknown == 0
+    assert all(r[2] for r in rows) and agents.unknown == 0, agents.strangers
 
 
 @pytest.mark.slow

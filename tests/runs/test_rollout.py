@@ -60,7 +60,7 @@ def server(template: Path) -> Iterator[OpenAIServer]:
     agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(template))
     with OpenAIServer(agents) as running:
         yield running
-    assert agents.unknown == 0
+    assert agents.unknown == 0, agents.strangers
 
 
 def _rows(catalog: Path, job: int) -> list[dict[str, object]]:

@@ -6,13 +6,15 @@ Run: ``python bench/slow_under_load.py --runs 20`` (defaults: 20 runs, 2 busy pr
 Each run's outcome, wall time and failing tests print as it ends, and a last line sums up:
 ``slow tier under load: 20 of 20 passed``. Exit 0 when every run passed, else 1. ``--log FILE``
 also appends each run's pytest output to FILE. Extra arguments after ``--`` go to pytest (e.g.
-``-- tests/runs/test_rollout.py`` to repeat one file).
+``-- tests/runs/test_rollout.py`` to repeat one file). Ctrl-C or SIGTERM stops it: the busy
+processes and the pytest run in progress (its whole process group) end with it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -36,14 +38,18 @@ def main() -> int:
     args = parser.parse_args()
 
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM as Ctrl-C: the finally below runs
     busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(args.busy)]
     passed = 0
+    tier: subprocess.Popen[str] | None = None
     try:
         for n in range(1, args.runs + 1):
             started = time.monotonic()
-            done = subprocess.run([sys.executable, "-m", "pytest", "-m", "slow", "-n", "0", "-q", "-rfE",
-                                   "-p", "no:cacheprovider", *args.pytest_args],
-                                  cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+            tier = subprocess.Popen([sys.executable, "-m", "pytest", "-m", "slow", "-n", "0", "-q", "-rfE",
+                                     "-p", "no:cacheprovider", *args.pytest_args], cwd=ROOT, env=env, text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            stdout, stderr = tier.communicate()
+            done = subprocess.CompletedProcess(tier.args, tier.returncode, stdout, stderr)
             wall = time.monotonic() - started
             output = done.stdout + done.stderr
             if args.log is not None:
@@ -55,6 +61,9 @@ def main() -> int:
             print(f"run {n}: {'passed' if done.returncode == 0 else 'FAILED'} in {wall:.0f} s; {tail}"
                   + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
     finally:
+        if tier is not None and tier.poll() is None:
+            os.killpg(tier.pid, signal.SIGKILL)  # pytest and what its tests started
+            tier.wait()
         for proc in busy:
             proc.kill()
             proc.wait()

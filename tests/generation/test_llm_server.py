@@ -106,3 +106,23 @@ def test_bad_requests_and_broken_responders_are_counted() -> None:
 def test_base_url_needs_a_running_server() -> None:
     with pytest.raises(RuntimeError, match="not running"):
         _ = OpenAIServer(fixed_responder("{}")).base_url
+
+
+def test_a_request_cut_off_by_its_client_reaches_no_responder() -> None:
+    """A client killed mid-request (a Ray worker, say) asked nothing: its half body is not a request."""
+    import socket
+    from urllib.parse import urlparse
+
+    asked: list[dict[str, Any]] = []
+
+    def responder(body: dict[str, Any]) -> str:
+        asked.append(body)
+        return "{}"
+
+    with OpenAIServer(responder) as server:
+        url = urlparse(server.base_url)
+        with socket.create_connection((url.hostname, url.port), timeout=processes.PATIENCE_S) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n")  # the headers, then the client is gone
+        processes.wait_for(lambda: sum(server.counts.values()) > 0, what="the server to deal with the request")
+    assert asked == [] and server.counts == {"cut_off": 1}

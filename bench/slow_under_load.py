@@ -42,6 +42,7 @@ def main() -> int:
     busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(args.busy)]
     passed = 0
     tier: subprocess.Popen[str] | None = None
+    n = 1
     try:
         for n in range(1, args.runs + 1):
             started = time.monotonic()
@@ -60,6 +61,9 @@ def main() -> int:
             passed += done.returncode == 0
             print(f"run {n}: {'passed' if done.returncode == 0 else 'FAILED'} in {wall:.0f} s; {tail}"
                   + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
+    except KeyboardInterrupt:
+        print(f"stopped: {passed} of {n - 1} runs passed before the stop", flush=True)
+        return 130
     finally:
         if tier is not None and tier.poll() is None:
             os.killpg(tier.pid, signal.SIGKILL)  # pytest and what its tests started

@@ -108,11 +108,11 @@ def main() -> None:
                             ray=None if args.local else LOCAL, on_progress=marks)
         wall, cpu = time.perf_counter() - started, time.process_time() - cpu_started
 
-    rate, ideal = summary.accepted / summary.elapsed_s, args.concurrency / args.latency
+    rate, ideal = summary.accepted / summary.work_s, args.concurrency / args.latency
     where = "local (one process)" if args.local else f"Ray, {args.cpus} actors"
     print(f"setup              {where}; {args.servers} server(s); structured output; verification included")
-    print(f"packages           {summary.accepted} accepted ({summary.status}) in {summary.elapsed_s:.2f} s "
-          f"({wall:.2f} s with start-up)")
+    print(f"packages           {summary.accepted} accepted ({summary.status}) in {summary.work_s:.2f} s "
+          f"({summary.elapsed_s:.2f} s with the run's start-up and shutdown, {wall:.2f} s the whole call)")
     print(f"throughput         {rate:.1f} packages/s")
     print(f"ideal              {ideal:.1f} packages/s ({args.concurrency} concurrent / {args.latency} s latency)")
     print(f"ratio              {rate / ideal:.3f} over the run (target >= 0.9); {marks.rate() / ideal:.3f} from the "

@@ -60,7 +60,7 @@ def main() -> None:
         t0 = time.perf_counter()
         summary = write_report(Catalog.open(path, read_only=True), out)
         print(f"write_report: {time.perf_counter() - t0:.2f} s, {summary.bytes / 1e6:.1f} MB, "
-              f"funnel {summary.funnel.slots} slots → {summary.funnel.attempts} attempts → {summary.funnel.accepted} "
+              f"{summary.funnel.slots:,} slots, {summary.funnel.attempts:,} attempts, {summary.funnel.accepted:,} "
               f"accepted, charts: {', '.join(summary.charts)}")
         times = []
         for _ in range(args.loads):

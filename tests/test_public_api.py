@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import pipeline as synth
+from pipeline.catalog.errors import CatalogError
 from tests.conftest import EXAMPLES_DIR, REPO_ROOT
 from tests.support import OpenAIServer
 from tests.support.agent_server import ScriptedAgents
@@ -89,10 +90,11 @@ def test_every_public_name_works_after_every_module_is_imported(tmp_path: Path) 
         accepted, in_run_1 = opened.accepted_count(), opened.accepted_count(1)
     loaded = call("load_packages", catalog)
     assert len(loaded) == accepted >= 4
-    with synth.Catalog.open(catalog, read_only=True) as opened:
-        refused = call("export_catalog", opened, "clawenvkit", tmp_path / "none", where="run = 1")
-    # run 1's three and the slots regeneration repaired: default-profile packages, each refused
-    assert refused.rows == 0 and refused.details["refused_by_reason"] == {"default_profile": in_run_1} and in_run_1 > 3
+    with synth.Catalog.open(catalog, read_only=True) as opened, pytest.raises(CatalogError) as refused:
+        call("export_catalog", opened, "clawenvkit", tmp_path / "none", where="run = 1")
+    # run 1's three and the slots regeneration repaired: default-profile packages, each refused, so nothing is written
+    assert f"each of the {in_run_1} packages selected was refused (default_profile {in_run_1})" in str(refused.value)
+    assert in_run_1 > 3 and not (tmp_path / "none").exists()
     assert call("export_catalog", str(catalog), "jsonl", tmp_path / "all.jsonl").rows == accepted  # a path will do
     from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
 

@@ -41,7 +41,10 @@ class RunCounts(StrictModel):
     """One run as ``synth catalog runs`` lists it: what it is, how it stands, and its attempts:
     ``accepted``, ``rejected`` (verified and refused) and ``failed`` (no package came out), over
     ``slots`` slots. ``target`` is the accepted count a generation run aims at (None for an import);
-    ``resumable`` says ``synth run --resume ID`` has work to do (a generation run below target)."""
+    ``regenerated`` is how many of the ``accepted`` ``synth regen`` added (attempts beyond the run's
+    ``max_attempts``: a run can end with more accepted than its target when regeneration repairs the
+    slots it gave up on); ``resumable`` says ``synth run --resume ID`` has work to do (a generation
+    run below target)."""
 
     id: int
     name: str
@@ -54,6 +57,7 @@ class RunCounts(StrictModel):
     target: int | None
     slots: int
     accepted: int
+    regenerated: int = 0
     rejected: int
     failed: int
     resumable: bool
@@ -240,6 +244,15 @@ class PackageRecord(StrictModel):
     llm_calls: list[LLMCall]
 
 
+class SlotAttempts(StrictModel):
+    """How many ``slots`` of generation runs used ``attempts`` attempts (rows: the first try, its
+    repairs, and what ``synth regen`` added) and ended ``accepted`` or not."""
+
+    attempts: int
+    accepted: bool
+    slots: int
+
+
 class RolloutUsage(StrictModel):
     """One model's rollouts on the packages of one capability (table ``rollouts``): ``rollouts``
     recorded, ``errors`` of them ended by an error (a ``finish_reason`` in ``core.rollouts.UNCOUNTED``: they
@@ -350,6 +363,8 @@ def run_counts(con: duckdb.DuckDBPyConnection) -> list[RunCounts]:
         "SELECT r.id, r.name, r.capability, r.generator, r.model, r.status, r.started, r.finished, r.parameters, "
         "count(p.row_id) AS attempts, count(DISTINCT p.slot) AS slots, "
         "count(p.row_id) FILTER (WHERE p.status = 'accepted') AS accepted, "
+        "count(p.row_id) FILTER (WHERE p.status = 'accepted' AND p.attempt > "
+        "TRY_CAST(r.parameters->>'max_attempts' AS INTEGER)) AS regenerated, "
         "count(p.row_id) FILTER (WHERE p.status = 'rejected' AND p.package IS NOT NULL) AS rejected, "
         "count(p.row_id) FILTER (WHERE p.status = 'rejected' AND p.package IS NULL) AS failed "
         "FROM runs r LEFT JOIN packages p ON p.run = r.id GROUP BY ALL ORDER BY r.id"
@@ -525,6 +540,16 @@ def stats(con: duckdb.DuckDBPyConnection, run: int | None = None, k: int | None 
         imported=_imported(con, imported),
         rollouts=calibration.groups(calibration.calibration(con, k=k, run=run)),
     )
+
+
+def slot_attempts(con: duckdb.DuckDBPyConnection, rows: RowScope) -> list[SlotAttempts]:
+    """The slots of ``rows`` by the attempts each used and whether one was accepted, fewest
+    attempts first (accepted before not); a slot is a (run, slot) pair."""
+    where, params = rows.where()
+    return [SlotAttempts.model_validate(r) for r in _dicts(con.execute(
+        "SELECT attempts, accepted, count(*) AS slots FROM (SELECT count(*) AS attempts, "
+        f"bool_or(status = 'accepted') AS accepted FROM packages AS p WHERE {where} GROUP BY run, slot) "
+        "GROUP BY ALL ORDER BY attempts, accepted DESC", params))]
 
 
 def rollout_usage(con: duckdb.DuckDBPyConnection, rows: RowScope = EVERY_ROW) -> list[RolloutUsage]:

@@ -39,6 +39,7 @@ from pipeline.catalog.queries import (
     RolloutUsage,
     RunCounts,
     RunInfo,
+    SlotAttempts,
     SlotState,
     scalar,
 )
@@ -374,6 +375,13 @@ class Catalog:
         with self._connection() as con:
             self._require_run(con, run)
             return queries.stats(con, run, k)
+
+    def slot_attempts(self, run: int | None = None) -> list[SlotAttempts]:
+        """The slots of generation runs (of run ``run``, or of every run) by the attempts each used
+        and whether one was accepted (``queries.slot_attempts``). ``CatalogError`` if there is no run ``run``."""
+        with self._connection() as con:
+            self._require_run(con, run)
+            return queries.slot_attempts(con, queries.RowScope(run=run, imported=False))
 
     def rollout_usage(self, run: int | None = None) -> list[RolloutUsage]:
         """Per capability and model, the rollouts on the packages of run ``run`` (None: every

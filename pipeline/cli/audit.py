@@ -19,6 +19,7 @@ import typer
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
 from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from pipeline.catalog.audit import AuditQueue, AuditStats
@@ -137,7 +138,7 @@ def queue(
 
 def print_queue(result: AuditQueue) -> None:
     drawn = sum(s.sampled for s in result.strata)
-    _line(f"{drawn:,} row(s) to label of {result.population:,} with a package (seed {result.seed}); "
+    _line(f"{counted(drawn, 'row')} to label of {result.population:,} with a package (seed {result.seed}); "
           f"{len(result.items):,} listed" + (f", {result.hidden:,} already labelled by the annotator" if result.hidden
                                              else ""))
     table = new_table(title="queue")
@@ -203,16 +204,16 @@ def _estimate(e: Estimate) -> str:
 
 def print_stats(result: AuditStats) -> None:
     covered = "-" if result.covered is None else f"{result.covered:.0%}"
-    _line(f"{result.labels:,} label(s) by {len(result.annotators)} annotator(s) on {result.labelled_rows:,} row(s): "
+    _line(f"{counted(result.labels, 'label')} by {counted(len(result.annotators), 'annotator')} on {counted(result.labelled_rows, 'row')}: "
           f"{result.decided_rows:,} decided, {result.undecided_rows:,} unsure or disputed; strata with a decided row "
-          f"hold {covered} of {result.population:,} row(s)")
+          f"hold {covered} of {counted(result.population, 'row')}")
     a = result.agreement
     if a.method is None:
         _line("agreement: no row has labels by two annotators")
     else:
         kappa = "-" if a.kappa is None else f"{a.kappa:.3f}"
         observed = "-" if a.observed is None else f"{a.observed:.1%}"
-        _line(f"agreement: {a.method} kappa {kappa} over {a.items:,} row(s) labelled by two or more "
+        _line(f"agreement: {a.method} kappa {kappa} over {counted(a.items, 'row')} labelled by two or more "
               f"({a.annotators} annotators; raw agreement {observed})")
     table = new_table(title="the verifier against people (95% Wilson intervals, weighted)")
     for col in ("decision", "precision", "recall"):
@@ -228,7 +229,7 @@ def print_stats(result: AuditStats) -> None:
             table.add_row(c.code, _estimate(c.precision), _estimate(c.recall), _estimate(c.recall_code))
         console.print(table)
     if result.disagreements:
-        table = new_table(title=f"{len(result.disagreements):,} row(s) where people and the verifier disagree")
+        table = new_table(title=f"{counted(len(result.disagreements), 'row')} where people and the verifier disagree")
         for col in ("row", "package", "verifier", "codes", "people", "code", "annotators"):
             table.add_column(col, justify="right" if col in ("row", "annotators") else "left", overflow="fold")
         for d in result.disagreements:
@@ -252,7 +253,7 @@ def export_(
         emit_json(summary.model_dump(mode="json"))
         return
     skipped = "".join(f", {n:,} {why}" for why, n in summary.skipped.items())
-    _line(f"wrote {summary.packages:,} package(s) to {summary.path} ({summary.accept:,} accept, "
+    _line(f"wrote {counted(summary.packages, 'package')} to {summary.path} ({summary.accept:,} accept, "
           f"{summary.reject:,} reject); left out{skipped or ': none'}")
 
 

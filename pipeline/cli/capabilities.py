@@ -51,9 +51,13 @@ def capabilities(as_json: bool = JsonOpt) -> None:
         console.print(f"[bold]{cap['name']}[/]: {cap['description']}", highlight=False)
         console.print(f"  skill: {cap['skill']}", highlight=False)
         console.print(f"  checks: {', '.join(cap['check_kinds'])}   knobs: {knobs}", highlight=False)
-    table = new_table(title=f"{len(data)} capabilities, {len(templates)} workflow templates, {len(services)} services")
+    from rich import box  # with the table: loading rich.box is left to commands that print one
+
+    # a row per template, without the vertical rules: every name fits whole from 120 columns
+    table = new_table(title=f"{len(data)} capabilities, {len(templates)} workflow templates, {len(services)} services",
+                      box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
     for col in ("capability", "template", "profile", "difficulty", "services", "steps", "checks"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", justify="right" if col in ("steps", "checks") else "left")
     for cap in data:
         for t in cap["templates"]:
             table.add_row(cap["name"], t["name"], t["profile"], t["difficulty"], ", ".join(t["services"]),

@@ -16,10 +16,11 @@ from rich.markup import escape
 from pipeline.catalog.limits import DEFAULT_QUERY_MEMORY, DEFAULT_QUERY_TIMEOUT_S, QUERY_THREADS
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, new_table
 from pipeline.core.errors import UserError
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from pipeline import Catalog
-    from pipeline.catalog.calibration import CalibrationGroup, UnsolvedReport
+    from pipeline.catalog.calibration import CalibrationGroup, UnsolvedPackage, UnsolvedReport
     from pipeline.catalog.queries import (
         CatalogStats,
         FindingRecord,
@@ -89,17 +90,17 @@ def stats(
 def print_stats(result: CatalogStats) -> None:
     """The generated rows' figures and tables, then the imported rows' on their own."""
     imported = result.imported
-    scope = f"run {result.run}" if result.run is not None else f"{result.runs:,} run(s)"
+    scope = f"run {result.run}" if result.run is not None else counted(result.runs, "run")
     if result.run is None and imported.runs:
         scope += f" ({imported.runs:,} import)"
     if result.packages or not imported.rows:
-        _line(f"{scope}: {result.packages:,} generated row(s), {result.accepted:,} accepted, "
+        _line(f"{scope}: {counted(result.packages, 'generated row')}, {result.accepted:,} accepted, "
               f"{result.rejected:,} rejected ({_rate(result.acceptance_rate)} accepted)")
     if result.packages:
         print_generated(result)
     if imported.rows:
         where = "" if result.packages else f"{scope}: "
-        _line(f"{where}imported: {imported.rows:,} task row(s) of {imported.runs:,} import run(s), "
+        _line(f"{where}imported: {counted(imported.rows, 'task row')} of {counted(imported.runs, 'import run')}, "
               f"{imported.accepted:,} accepted, {imported.rejected:,} rejected (not generation attempts: "
               "counted in none of the generated figures)")
         if imported.rejections:
@@ -152,10 +153,11 @@ def unsolved(
 
 
 def print_unsolved(result: UnsolvedReport, top: int) -> None:
-    """The count line, the check kinds that failed most over every unsolved package, then one row
-    per package listed with its ``top`` failed checks."""
+    """The count line, the check kinds that failed most over every unsolved package, then a table
+    per capability with a row per package listed: its workflow, samples, best score and its ``top``
+    failed checks (id and failures)."""
     of = f" of model {result.model}" if result.model else ""
-    _line(f"unsolved: {result.unsolved:,} of {result.rolled_out:,} package(s) rolled out, where no rollout{of} passes"
+    _line(f"unsolved: {result.unsolved:,} of {counted(result.rolled_out, 'package')} rolled out, where no rollout{of} passes"
           + (f" ({len(result.packages):,} listed; raise --limit)" if len(result.packages) < result.unsolved else ""))
     if not result.unsolved:
         return
@@ -165,27 +167,31 @@ def print_unsolved(result: UnsolvedReport, top: int) -> None:
     for c in result.by_kind:
         table.add_row(_cell(c.rule), _cell(c.kind), f"{c.failures:,}", f"{c.packages:,}")
     console.print(table)
-    table = new_table(title="unsolved packages")
-    for col in ("package", "capability", "workflow", "samples", "best score", "checks failed most (failures)"):
-        table.add_column(col, justify="right" if col in ("samples", "best score") else "left", overflow="fold")
+    by_capability: dict[str, list[UnsolvedPackage]] = {}
     for p in result.packages:
-        failed = ", ".join(f"{c.id} ({c.kind}{', safety' if c.rule == 'safety' else ''}): {c.failures}"
-                           for c in p.failed_checks[:top])
-        table.add_row(_cell(p.package_id), _cell(p.capability), _cell(p.workflow), f"{p.samples:,}",
-                      f"{p.best_score:.3f}", _cell(failed or None))
-    console.print(table)
+        by_capability.setdefault(_cell(p.capability), []).append(p)
+    for capability, packages in by_capability.items():  # a table each: the rows stay one line from 120 columns
+        table = new_table(title=f"unsolved {capability} packages")
+        for col in ("package", "workflow", "samples", "best", "checks failed most: failures"):
+            table.add_column(col, justify="right" if col in ("samples", "best") else "left", overflow="fold")
+        for p in packages:
+            failed = ", ".join(f"{c.id}{' (safety)' if c.rule == 'safety' else ''} {c.failures}"
+                               for c in p.failed_checks[:top])
+            table.add_row(_cell(p.package_id), _cell(p.workflow), f"{p.samples:,}", f"{p.best_score:.3f}",
+                          _cell(failed or None))
+        console.print(table)
 
 
 def print_generated(result: CatalogStats) -> None:
     """Repairs, LLM use, sft_ready and the per-workflow, repair, rejection and review tables."""
     repairs = (f"{result.repaired:,} of {result.first_rejected:,} slots whose first attempt was rejected "
                f"({_rate(result.repair_rate)})" if result.first_rejected else "none needed")
-    llm = (f"{result.llm_calls:,} call(s), {result.prompt_tokens + result.completion_tokens:,} tokens, "
+    llm = (f"{counted(result.llm_calls, 'call')}, {result.prompt_tokens + result.completion_tokens:,} tokens, "
            f"{result.llm_latency_s:,.1f} s" if result.llm_calls else "no calls")
     _line(f"repairs: {repairs}; LLM: {llm}")
     unknown = (f"; {result.accepted_sft_unknown:,} recorded before sft_ready was (checked at export)"
                if result.accepted_sft_unknown else "")
-    _line(f"sft_ready: {result.accepted_sft_ready:,} accepted package(s); not sft_ready: "
+    _line(f"sft_ready: {counted(result.accepted_sft_ready, 'accepted package')}; not sft_ready: "
           f"{result.accepted_not_sft_ready:,} (left out of `synth export --format sft`){unknown}")
     table = new_table(title="generated rows by capability and workflow")
     for col in ("capability", "workflow", "accepted", "rejected", "acceptance"):
@@ -257,13 +263,13 @@ def rejections(
             _line(f"row {c.row_id} {c.package_id or '-'} {c.kind} {c.code}: {c.message}")
             for line in claim_lines(c.claim, c.reading):
                 _line(f"    {line}")
-        _line(f"{len(found)} finding(s) resting on a reading of the request")
+        _line(f"{counted(len(found), 'finding')} resting on a reading of the request")
         return
     result = _reader(catalog).rejections()
     if as_json:
         emit_json([r.model_dump() for r in result])
         return
-    print_rejections(result, title=f"{len(result)} rejection code(s)")
+    print_rejections(result, title=counted(len(result), "rejection code"))
 
 
 def print_rejections(rows: list[RejectionCount], title: str) -> None:
@@ -300,7 +306,7 @@ def query(
 
 
 def print_query(result: QueryResult) -> None:
-    table = new_table(title=f"{len(result.rows)} row(s)" + (" (more not shown; raise --max-rows)" if result.truncated else ""))
+    table = new_table(title=counted(len(result.rows), "row") + (" (more not shown; raise --max-rows)" if result.truncated else ""))
     for col in result.columns:
         table.add_column(col, overflow="fold")
     for row in result.rows:
@@ -313,9 +319,9 @@ def print_query(result: QueryResult) -> None:
 
 @catalog_app.command()
 def runs(catalog: Path = CatalogOpt, as_json: bool = JsonOpt) -> None:
-    """Every run: id, name, capability and generator, status, attempts accepted (of the target) /
-    rejected / failed, start time; and which runs `synth run --resume ID` can continue. --json adds
-    the model, slots and finish time."""
+    """Every run: id, name, capability and generator, status, attempts accepted (of the target, with
+    what `synth regen` added beneath) / rejected / failed, start time; and which runs `synth run
+    --resume ID` can continue. --json adds the model, slots and finish time."""
     result = _reader(catalog).run_counts()
     if as_json:
         emit_json([r.model_dump(mode="json") for r in result])
@@ -328,7 +334,7 @@ def print_runs(rows: list[RunCounts]) -> None:
     generator go beneath the name, the start time drops the year and the seconds."""
     from rich import box  # with the table: loading rich.box is left to commands that print one
 
-    table = new_table(title=f"{len(rows)} run(s)", box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
+    table = new_table(title=counted(len(rows), "run"), box=box.SIMPLE_HEAD, show_edge=False, collapse_padding=True)
     table.add_column("id", justify="right", no_wrap=True)
     table.add_column("name", overflow="fold", min_width=12)
     table.add_column("status", no_wrap=True)
@@ -336,7 +342,9 @@ def print_runs(rows: list[RunCounts]) -> None:
         table.add_column(col, justify="right", no_wrap=True)
     table.add_column("started UTC", no_wrap=True)
     for r in rows:
-        accepted = f"{r.accepted:,}" if r.target is None else f"{r.accepted:,} of {r.target:,}"
+        accepted = f"{r.accepted:,}" if r.target is None else f"{r.accepted - r.regenerated:,} of {r.target:,}"
+        if r.regenerated:  # what regeneration added, apart: the run's own count stays "of" its target
+            accepted += f"\n[dim]+{r.regenerated:,} regen[/]"
         made = ", ".join(_cell(v) for v in (r.capability, r.generator) if v)
         table.add_row(str(r.id), f"{_cell(r.name)}\n[dim]{made}[/]",
                       _cell(r.status), accepted, f"{r.rejected:,}", f"{r.failed:,}", r.started.strftime("%m-%d %H:%M"))
@@ -459,7 +467,7 @@ def _witness_cell(finding: FindingRecord, replay: int | None) -> str:
     relation = "at or above" if w.score >= w.threshold else "below"
     number = "" if replay is None else f"--finding {replay}: "
     return escape(f"{number}{w.agent} agent {w.name}: {w.claim}; scores {w.score:.3f}, {relation} {w.threshold:.3f} "
-                  f"({'holds' if w.holds else 'does not hold'}); {len(w.actions)} action(s)")
+                  f"({'holds' if w.holds else 'does not hold'}); {counted(len(w.actions), 'action')}")
 
 
 # --------------------------------------------------------------------------- export
@@ -530,14 +538,15 @@ def print_export(summary: ExportSummary) -> None:
     skipped, reasons = summary.details.get("skipped") or {}, summary.details.get("reasons") or {}
     details = "".join(f", {k}: {_cell(v)}" for k, v in summary.details.items()
                       if k not in ("left_out", "skipped", "reasons") and v not in ({}, [], None))
-    what = f"{summary.status} row(s)" if summary.source == "reference" else "passing rollout(s)"
+    what = counted(summary.rows, f"{summary.status} row") if summary.source == "reference" else \
+        counted(summary.rows, "passing rollout")
     band = (f" (packages whose pass rate for {summary.model} lies in {summary.pass_band[0]:g}..{summary.pass_band[1]:g})"
             if summary.pass_band else "") + (" (people accepted them)" if summary.audited else "")
-    console.print(f"wrote {summary.rows:,} {what} as {summary.format} to {summary.path}{band}{details}",
+    console.print(f"wrote {what} as {summary.format} to {summary.path}{band}{details}",
                   markup=False, highlight=False)
     if skipped:
-        left = "package(s)" if summary.source == "reference" else "rollout(s)"
-        table = new_table(title=f"{sum(skipped.values()):,} {left} left out")
+        left = "package" if summary.source == "reference" else "rollout"
+        table = new_table(title=f"{counted(sum(skipped.values()), left)} left out")
         for col in ("reason", "count", "why"):
             table.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
         for reason, n in skipped.items():

@@ -23,6 +23,7 @@ from pipeline.cli.options import (
 from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from pipeline import TaskPackage
@@ -289,13 +290,17 @@ def import_tasks(
             print_import_table(summary.results)
         print_import_summary(summary.results)
     if summary.run_id is not None:
-        where = "" if catalog == DEFAULT_CATALOG else f" --catalog {catalog}"
-        err_console.print(f"recorded as run {summary.run_id} in {catalog}: `synth catalog stats --run "
-                          f"{summary.run_id}{where}`" + ("" if as_json or verbose else "; a line per task: --verbose "
-                                                         "or --json"), highlight=False, markup=False)
+        run, where = summary.run_id, "" if catalog == DEFAULT_CATALOG else f" --catalog {catalog}"
+        uses = (f"; use them: `synth serve PKG_ID{where}` serves one to an agent, `synth export --format jsonl "
+                f"--status rejected --where 'run = {run}'{where}` writes them out, "
+                f"`load_packages(CATALOG, status='rejected', where='run = {run}')` gives them as environments"
+                if any(r.imported for r in summary.results) else "")
+        err_console.print(f"recorded as run {run} in {catalog}: `synth catalog stats --run {run}{where}`{uses}"
+                          + ("" if as_json or verbose else "; a line per task: --verbose or --json"),
+                          highlight=False, markup=False, soft_wrap=True)
     failed = sum(not r.imported for r in summary.results)
     if failed:
-        err_console.print(f"{failed} of {len(summary.results)} task file(s) could not be imported; "
+        err_console.print(f"{failed} of {counted(len(summary.results), 'task file')} could not be imported; "
                           "their schema_invalid findings say why", highlight=False)
         raise typer.Exit(1)
 
@@ -304,7 +309,7 @@ def print_import_table(results: list[ImportResult]) -> None:
     """One row per task file (task, name, profile, checks mapped, left out, the null agent's score
     by synth and by ClawEnvKit, finding codes), then each finding and each check left out on a
     line of its own."""
-    table = new_table(title=f"{len(results)} task file(s)")
+    table = new_table(title=counted(len(results), "task file"))
     for col in ("task", "name", "profile", "checks", "left out", "null agent (synth)", "null agent (ClawEnvKit)",
                 "findings"):
         table.add_column(col, overflow="fold")
@@ -331,12 +336,17 @@ def print_import_summary(results: list[ImportResult]) -> None:
     from collections import Counter
 
     from pipeline.catalog.queries import describe_code
+    from pipeline.core.codes import Code
 
     imported = [r for r in results if r.imported]
-    accepted = sum(r.verdict.accepted for r in imported)
-    console.print(f"{len(results)} task file(s): {len(imported)} imported ({accepted} accepted, "
-                  f"{len(imported) - accepted} rejected), {len(results) - len(imported)} could not be read as tasks",
-                  markup=False, highlight=False)
+    flagged = sum(any(c != Code.REFERENCE_ERROR.value for c in r.verdict.codes) for r in imported)
+    console.print(f"{counted(len(results), 'task file')}: {len(imported):,} imported as packages without a "
+                  f"reference, {len(results) - len(imported):,} could not be read as tasks",
+                  markup=False, highlight=False, soft_wrap=True)
+    if imported:
+        console.print("without a reference none is verified: each is stored rejected with reference_error, as "
+                      f"expected; other findings: on {counted(flagged, 'task')}" + (" (below)" if flagged else ""),
+                      markup=False, highlight=False, soft_wrap=True)
     floor = null_agent_line(imported)
     if floor is not None:
         console.print(floor, markup=False, highlight=False, soft_wrap=True)
@@ -351,7 +361,7 @@ def print_import_summary(results: list[ImportResult]) -> None:
     left_out = Counter((u.kind, u.reason) for r in results for u in r.unmapped)
     if left_out:
         tasks = Counter((u.kind, u.reason) for r in results for u in {(u.kind, u.reason): u for u in r.unmapped}.values())
-        table = new_table(title=f"{sum(left_out.values()):,} check(s) left out")
+        table = new_table(title=f"{counted(sum(left_out.values()), 'check')} left out")
         for col in ("kind", "checks", "tasks", "why"):
             table.add_column(col, justify="right" if col in ("checks", "tasks") else "left", overflow="fold")
         for (kind, reason), n in left_out.most_common():
@@ -367,7 +377,7 @@ def null_agent_line(results: list[ImportResult]) -> str | None:
     floors = NullAgentFloors.of(results)
     if floors is None:
         return None
-    line = (f"an agent that does nothing, over the {floors.tasks} imported task(s): synth's grader scores it "
+    line = (f"an agent that does nothing, over the {counted(floors.tasks, 'imported task')}: synth's grader scores it "
             f"{floors.synth_mean:.3f} on average (judge not evaluated) and passes {floors.synth_passes} "
             f"(at {floors.synth_threshold:g})")
     if floors.clawenvkit_mean is not None:
@@ -392,8 +402,8 @@ def print_clawenvkit_export(summary: Any) -> None:
     from pipeline.interop.clawenvkit_export import REASONS
 
     d = summary.details
-    console.print(f"wrote {summary.rows:,} ClawEnvKit task file(s) to {summary.path} from {d['packages']:,} "
-                  f"package(s); refused {d['refused']:,}", markup=False, highlight=False)
+    console.print(f"wrote {counted(summary.rows, 'ClawEnvKit task file')} to {summary.path} from "
+                  f"{counted(d['packages'], 'package')}; refused {d['refused']:,}", markup=False, highlight=False)
     console.print(f"share of grading weight carried: {d['mean_share_exported']:.3f} mean over the files written, "
                   f"{d['mean_share_all']:.3f} over every package (refused ones at their would-be share); "
                   f"--min-weight-share {d['min_weight_share']:g}", markup=False, highlight=False)
@@ -408,7 +418,7 @@ def print_clawenvkit_export(summary: Any) -> None:
                           f"{f['null_final']:.2f}", escape(best), f"{f['wrong_agents_passing']} of {f['wrong_agents']}")
         console.print(table)
     if d["refused_by_reason"]:
-        table = new_table(title=f"{d['refused']:,} package(s) refused (each refusal's details: --json)")
+        table = new_table(title=f"{counted(d['refused'], 'package')} refused (each refusal's details: --json)")
         for col in ("reason", "packages", "why"):
             table.add_column(col, justify="right" if col == "packages" else "left", overflow="fold")
         for reason, n in d["refused_by_reason"].items():

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +24,7 @@ from pipeline.core.errors import UserError
 from pipeline.core.paths import DEFAULT_CATALOG
 
 if TYPE_CHECKING:
+    from rich.console import ConsoleOptions, RenderResult
     from rich.table import Table
 
     from pipeline import TaskPackage
@@ -96,10 +98,32 @@ def readable_help() -> None:
 
 
 def new_table(title: str | None = None, **options: Any) -> Table:
-    """A rich ``Table`` with ``title`` and rich's ``options`` (``box``, ``show_header``...)."""
-    from rich.table import Table  # on first use: most runs of the verify command print no table
+    """A rich ``Table`` with ``title`` and rich's ``options`` (``box``, ``show_header``...), whose
+    names are never broken mid-word where the console has room for them whole (``_table_class``)."""
+    return _table_class()(title=title, **options)
 
-    return Table(title=title, **options)
+
+@cache
+def _table_class() -> type[Table]:
+    """``Table`` keeping names whole: when a table is wider than the console, rich narrows its
+    widest column first, breaking a name such as ``schedule-meeting-after-clarification`` mid-word
+    though a column of several words could wrap between them. So, when the console is wide enough
+    for every word whole (the table's minimum width), each column whose cells are single words (ids,
+    names, codes, numbers) is kept unwrapped and only the columns of several words wrap; on a
+    narrower console every column folds as before. Imported on first use: most runs of the verify
+    command print no table."""
+    from rich.measure import Measurement
+    from rich.table import Table
+
+    class WholeNamesTable(Table):
+        def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+            if self.__rich_measure__(console, options).minimum <= options.max_width:
+                for column in self.columns:
+                    column.no_wrap = column.no_wrap or all(
+                        Measurement.get(console, options, cell).span == 0 for cell in column.cells)
+            yield from super().__rich_console__(console, options)
+
+    return WholeNamesTable
 
 
 VerboseOpt = typer.Option(0, "--verbose", "-v", count=True,

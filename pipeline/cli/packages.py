@@ -22,6 +22,7 @@ from pipeline.cli.options import (
     new_table,
 )
 from pipeline.core.errors import UserError, first_validation_error
+from pipeline.core.wording import counted
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
 
 if TYPE_CHECKING:
@@ -164,8 +165,8 @@ def play_witness(package: TaskPackage, witness_file: Path, index: int, as_json: 
         described = chosen.describe()
         if described:
             console.print(f"finding: {described}", markup=False, highlight=False, soft_wrap=True)
-        console.print(f"witness: {witness.agent} agent {witness.name}: {witness.claim}; {len(witness.actions)} "
-                      f"action(s) played; recorded score {witness.score:.3f}", markup=False, highlight=False,
+        console.print(f"witness: {witness.agent} agent {witness.name}: {witness.claim}; "
+                      f"{counted(len(witness.actions), 'action')} played; recorded score {witness.score:.3f}", markup=False, highlight=False,
                       soft_wrap=True)
         if chosen.finding is not None:
             for line in claim_lines(chosen.finding.get("claim"), chosen.finding.get("reading")):

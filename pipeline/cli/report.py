@@ -9,6 +9,7 @@ import typer
 
 from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json
 from pipeline.core.errors import UserError
+from pipeline.core.wording import counted
 
 
 def report(
@@ -25,7 +26,7 @@ def report(
 ) -> None:
     """Write one HTML page, with charts, of a run or of the whole catalog.
 
-    The funnel (slots, attempts, accepted), rejections by reason code, the capability and template
+    Slots and attempts (the slots by the attempts each used), rejections by reason code, the capability and template
     mix, the generator's tokens and cost (with both prices given), and, where rollouts exist,
     pass-rate histograms per capability and model. The file carries its scripts inline: it opens
     offline in any browser."""
@@ -42,9 +43,11 @@ def report(
         return
     funnel = summary.funnel
     scope = f"run {run}" if run is not None else "the whole catalog"
-    console.print(f"wrote {summary.path} ({summary.bytes / 1e6:.1f} MB), {scope}: {funnel.slots:,} slots → "
-                  f"{funnel.attempts:,} attempts → {funnel.accepted:,} accepted; {summary.rollouts:,} rollout(s); "
-                  f"charts: {', '.join(summary.charts) or 'none'}", markup=False, highlight=False)
+    per_slot = f" ({funnel.attempts_per_slot:.2f} per slot)" if funnel.attempts_per_slot is not None else ""
+    console.print(f"wrote {summary.path} ({summary.bytes / 1e6:.1f} MB), {scope}: {counted(funnel.slots, 'slot')}, "
+                  f"{counted(funnel.attempts, 'attempt')}{per_slot}, {funnel.accepted:,} accepted; "
+                  f"{counted(summary.rollouts, 'rollout')}; charts: {', '.join(summary.charts) or 'none'}",
+                  markup=False, highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

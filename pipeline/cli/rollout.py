@@ -22,6 +22,7 @@ from pipeline.cli.options import (
 )
 from pipeline.cli.run import stopped_error
 from pipeline.core.errors import UserError
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from pipeline.cli.progress import CountProgress
@@ -45,8 +46,8 @@ class _Display:
         from pipeline.cli.progress import CountProgress
 
         again = f", {job.recorded} recorded before" if job.recorded else ""
-        err_console.print(f"rollout job {job.job_id}: model {job.model} at {job.server}, {job.packages} packages x "
-                          f"{job.samples} samples, {job.todo} to run{again}, catalog {self.catalog}",
+        err_console.print(f"rollout job {job.job_id}: model {job.model} at {job.server}, "
+                          f"{counted(job.packages, 'package')} x {counted(job.samples, 'sample')}, {job.todo} to run{again}, catalog {self.catalog}",
                           highlight=False, soft_wrap=True)
         self.bar = CountProgress("rollouts", "episodes", self.quiet).__enter__()
         self.started = time.perf_counter()

@@ -124,7 +124,8 @@ def print_summary(summary: RunSummary) -> None:
         ("slots opened", str(summary.slots)),
         ("slots that failed every attempt", str(summary.failed_slots)),
         ("tokens (prompt + completion)", f"{summary.prompt_tokens:,} + {summary.completion_tokens:,}"),
-        ("elapsed", f"{summary.elapsed_s:.1f} s"),
+        ("elapsed, start-up included", f"{summary.elapsed_s:.1f} s"),
+        ("of which start-up and shutdown", f"{summary.elapsed_s - summary.work_s:.1f} s"),
         ("accepted per second", f"{summary.accepted_per_s:.2f}"),
         ("status", f"{summary.status} ({summary.stop_reason})"),
     ]

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from pipeline import Witness
 from pipeline.core.errors import UserError, first_validation_error
 from pipeline.core.jsonvalues import ShapeError, parse_json
+from pipeline.core.wording import counted
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def read_witness(path: Path, package_id: str, index: int = 0) -> ChosenWitness:
         raise UserError(f"{path}: the verdict of {vid} has no refusal with a witness; nothing to replay")
     if not 0 <= index < len(witnessed):
         choices = "0" if len(witnessed) == 1 else f"0 to {len(witnessed) - 1}"
-        raise UserError(f"--finding {index}: the verdict of {vid} has {len(witnessed)} refusal(s) with a witness; "
+        raise UserError(f"--finding {index}: the verdict of {vid} has {counted(len(witnessed), 'refusal')} with a witness; "
                         f"pass --finding {choices}")
     finding = witnessed[index]
     return ChosenWitness(_witness(path, finding["witness"], f"refusal {index}'s witness"),

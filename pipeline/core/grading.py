@@ -19,6 +19,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from pipeline.core import wording
 from pipeline.core.matchers import compile_where, get_path
 from pipeline.core.package import (
     AnswerContains,
@@ -205,8 +206,8 @@ def state_count(check: StateCount, remember: bool = False, id_field: str | None 
         ok = compare(n, check.value)
         if not explain:
             return ok, ""
-        what = f"distinct by {', '.join(check.distinct_by)}" if check.distinct_by else "records"
-        return ok, f"{n} {what} in {check.collection} (want {check.op} {check.value})"
+        what = f"{n} distinct by {', '.join(check.distinct_by)}" if check.distinct_by else wording.counted(n, "record")
+        return ok, f"{what} in {check.collection} (want {check.op} {check.value})"
 
     return evaluate
 
@@ -231,7 +232,7 @@ def state_match(check: StateMatch, remember: bool = False, id_field: str | None 
         bad = [r.get(id_field or "id") for r, ok in zip(selected, meets(selected), strict=True) if not ok]
         if bad:
             return False, f"{len(bad)} of {len(selected)} selected records differ from expect: {bad[:3]}" if explain else ""
-        return True, f"{len(selected)} selected record(s) match" if explain else ""
+        return True, f"{wording.counted(len(selected), 'selected record')} match" if explain else ""
 
     return evaluate
 
@@ -261,7 +262,7 @@ def state_unchanged(check: StateUnchanged, id_field: str | None = "id") -> Evalu
             return False, f"record {check.record_id!r} not in the initial state" if explain else ""
         if changed:
             return False, f"changed or removed: {changed[:3]}" if explain else ""
-        return True, f"{len(before)} selected record(s) unchanged" if explain else ""
+        return True, f"{wording.counted(len(before), 'selected record')} unchanged" if explain else ""
 
     return evaluate
 
@@ -290,7 +291,7 @@ def called(check: Called) -> Evaluator:
         if not explain:
             return ok, ""
         bound = f"[{check.min}, {'∞' if check.max is None else check.max}]"
-        return ok, f"{n} successful matching call(s) of {check.tool} (want {bound})"
+        return ok, f"{wording.counted(n, 'successful matching call')} of {check.tool} (want {bound})"
 
     return evaluate
 
@@ -302,7 +303,7 @@ def not_called(check: NotCalled) -> Evaluator:
 
     def evaluate(t: Trajectory, explain: bool) -> tuple[bool, str]:
         n = count(t)
-        return n == 0, f"{n} attempted call(s) of {check.tool}" if explain else ""
+        return n == 0, f"{wording.counted(n, 'attempted call')} of {check.tool}" if explain else ""
 
     return evaluate
 

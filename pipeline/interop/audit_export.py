@@ -23,6 +23,7 @@ from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.selection import check_package_id
 from pipeline.catalog.store import Catalog
 from pipeline.core.strict_model import StrictModel
+from pipeline.core.wording import counted
 
 EXPECTED_COLUMNS = ("file", "expected", "code", "description")
 
@@ -63,7 +64,7 @@ def export_audit(catalog: Catalog | Path | str, out: Path | str) -> AuditExportS
             continue
         key = check_package_id(package_id, f"catalog row of package {package_id!r}")
         verifier = "accepted" if status == "accepted" else "refused"
-        note = comments or f"{label} by {annotators} annotator(s); the verifier {verifier} it"
+        note = comments or f"{label} by {counted(annotators, 'annotator')}; the verifier {verifier} it"
         entry = (label, code, " ".join(str(note).split()), json.dumps(package, ensure_ascii=False, indent=2)
                  if not isinstance(package, str) else package)
         if key in chosen:

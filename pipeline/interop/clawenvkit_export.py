@@ -200,6 +200,23 @@ class ClawEnvKitExport(StrictModel):
     refusals: list[Refusal] = Field(default_factory=list)
 
 
+def write_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0
+                           ) -> ClawEnvKitExport:
+    """``export_clawenvkit_tasks`` for ``synth export``: ``CatalogError`` saying why when it writes
+    no task file (the selection is empty, or every package in it is refused), so that an export
+    writing nothing fails instead of reporting an empty folder."""
+    report = export_clawenvkit_tasks(packages, out, min_weight_share)
+    if report.rows:
+        return report
+    if not report.packages:
+        raise CatalogError("no ClawEnvKit task written: the selection holds no package; "
+                           "`synth catalog stats` shows what the catalog holds")
+    reasons = ", ".join(f"{reason} {n:,}" for reason, n in report.refused_by_reason.items())
+    first = next(iter(report.refused_by_reason))
+    which = "the package" if report.packages == 1 else f"each of the {report.packages:,} packages"
+    raise CatalogError(f"no ClawEnvKit task written: {which} selected was refused ({reasons}); {first}: {REASONS[first]}")
+
+
 def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0
                             ) -> ClawEnvKitExport:
     """A folder of ClawEnvKit task YAML files, one per package exported, and the report."""

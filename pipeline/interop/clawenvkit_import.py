@@ -602,7 +602,7 @@ def to_package(doc: Any, source: str = "", files_dir: Path | None = None) -> tup
                               "its own tools, and a synth package has service tools only")
     missing = [f for f in REQUIRED_FIELDS if doc.get(f) in (None, "")]
     if missing:
-        raise TaskFormatError(f"missing required field(s): {', '.join(missing)}")
+        raise TaskFormatError(f"missing required {'field' if len(missing) == 1 else 'fields'}: {', '.join(missing)}")
     if not isinstance(doc["prompt"], str):
         raise TaskFormatError(f"prompt: expected text, got {type(doc['prompt']).__name__}")
     profile = task_profile(doc)

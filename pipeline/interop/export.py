@@ -27,7 +27,7 @@ from pipeline.core.package import PASS_SCORE, passes
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import Policy
-from pipeline.interop.clawenvkit_export import export_clawenvkit_tasks
+from pipeline.interop.clawenvkit_export import write_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
 from pipeline.interop.openenv_export import export_openenv
 from pipeline.interop.rollout_sft import export_rollout_sft
@@ -55,7 +55,7 @@ FORMATS: dict[str, Format] = {
     "jsonl": Format(lambda selection, out, _policy: export_jsonl(selection, out), "packages.jsonl"),
     "parquet": Format(lambda selection, out, _policy: export_parquet(selection, out), "packages.parquet"),
     "sft": Format(export_sft, "sft.jsonl"),
-    "clawenvkit": Format(lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out),
+    "clawenvkit": Format(lambda selection, out, _policy: write_clawenvkit_tasks(selection.packages(), out),
                          "clawenvkit", folder=True),
     "openenv": Format(export_openenv, "openenv", folder=True),
 }
@@ -157,7 +157,8 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     one-file format refuses an ``out`` that is a folder; a folder format (``clawenvkit``) writes
     only to a new or empty folder. ``where`` runs sandboxed (``Catalog.selection``).
     ``CatalogError`` for an unknown format or status, a bad ``where``, ``out``, band, source or
-    ``min_score``. ``catalog`` may be a path: it is then opened read-only for the export.
+    ``min_score``, and for a ``clawenvkit`` export that would write no file (saying why:
+    ``clawenvkit_export.write_clawenvkit_tasks``; nothing is left at ``out``). ``catalog`` may be a path: it is then opened read-only for the export.
     """
     if not isinstance(catalog, Catalog):
         with Catalog.open(catalog, read_only=True) as opened:
@@ -211,7 +212,7 @@ def _with_share(fmt: str, share: float) -> Exporter:
         raise CatalogError(f"--min-weight-share applies to --format clawenvkit only, not {fmt}; leave it out")
     if not 0.0 <= share <= 1.0:
         raise CatalogError(f"--min-weight-share {share:g}: pass a share between 0 and 1")
-    return lambda selection, out, _policy: export_clawenvkit_tasks(selection.packages(), out, share)
+    return lambda selection, out, _policy: write_clawenvkit_tasks(selection.packages(), out, share)
 
 
 def _writer(fmt: str, spec: Format, source: Source, model: str | None, min_score: float | None,

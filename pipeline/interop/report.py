@@ -4,19 +4,24 @@ a browser, with its charts drawn by Plotly.
 What the page shows, each figure read through the catalog API (``Catalog.stats``,
 ``Catalog.run_counts``, ``Catalog.calibration`` and ``Catalog.rollout_usage``):
 
-- the funnel of generated rows: *slots* (the (run, slot) pairs with at least one attempt),
-  *attempts* (rows) and *accepted* rows; rows of import runs are in none of them;
+- slots and attempts of generated rows: *slots* (the (run, slot) pairs with at least one
+  attempt), *attempts* (rows) and *accepted* rows, and the slots by the attempts each used and
+  whether it ended accepted (a slot is tried again until accepted, so attempts outnumber slots:
+  not a funnel); rows of import runs are in none of them;
 - rejections: rejected rows per refusal code (``RejectionCount.packages``);
 - the capability and workflow (template) mix: accepted and rejected rows of each;
 - the generator's LLM use (``llm_calls``): calls and tokens, and their cost when both prices per
   1,000 tokens are given (else the page says "no price given");
 - where rollouts exist (table ``rollouts``), per capability and model, a histogram of the
   packages' pass rates (a package's pass rate: the share of its counted rollouts that passed; a
-  rollout ended by a model-server error counts in none) in ten bins of 10 points, the last holding
-  100 %, and a table of the same groups;
+  rollout ended by a model-server error counts in none), one bar per value a pass rate can take
+  (k counted rollouts allow k + 1: 0/k … k/k), and a table of the same groups;
 - where people have labelled rows (``synth audit``), the verifier against people
   (``Catalog.audit_stats`` of the run's rows, or of every row): agreement between annotators and
   the precision and recall of acceptance, of refusal and per reason code, with 95% Wilson intervals.
+
+Counts are written with thousands separators, as the CLI writes them (``1,234``); the charts
+carry no Plotly toolbar, so nothing covers their titles.
 
 The page carries plotly.js once, inline: it needs no network. The file is written beside ``out``
 under a temporary name and renamed over it once whole.
@@ -28,24 +33,23 @@ import os
 from collections import Counter, defaultdict
 from contextlib import suppress
 from datetime import UTC, datetime
+from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from pipeline.catalog.audit import AuditStats
 from pipeline.catalog.calibration import PackageCalibration
 from pipeline.catalog.errors import CatalogError
-from pipeline.catalog.queries import RejectionCount, RolloutUsage, RunInfo, is_import
+from pipeline.catalog.queries import RejectionCount, RolloutUsage, RunInfo, SlotAttempts, is_import
 from pipeline.catalog.store import Catalog
 from pipeline.core.strict_model import StrictModel
+from pipeline.core.wording import counted
 
 if TYPE_CHECKING:
     from plotly.graph_objects import Figure
 
-BINS = 10
-"""Pass-rate histogram bins, each 1/BINS wide; a rate of 1.0 falls in the last."""
-BIN_LABELS = [f"{100 * i // BINS}–{100 * (i + 1) // BINS}%" for i in range(BINS)]
 NO_CAPABILITY = "(no catalog row)"
 """The capability label of rollouts whose package id no catalog row holds."""
 TEMPLATE = Path(__file__).with_name("report.html.j2")
@@ -65,11 +69,17 @@ class Prices(StrictModel):
 
 
 class Funnel(StrictModel):
-    """Generated rows: ``slots`` with at least one attempt, ``attempts`` (rows), ``accepted`` rows."""
+    """Generated rows: ``slots`` with at least one attempt, ``attempts`` (rows), ``accepted`` rows
+    (one per accepted slot), and the slots by the attempts each used (``by_attempts``)."""
 
     slots: int
     attempts: int
     accepted: int
+    by_attempts: list[SlotAttempts] = Field(default_factory=list)
+
+    @property
+    def attempts_per_slot(self) -> float | None:
+        return self.attempts / self.slots if self.slots else None
 
 
 class Mix(StrictModel):
@@ -83,14 +93,15 @@ class Mix(StrictModel):
 class PassRateGroup(StrictModel):
     """One model on the packages of one capability: ``packages`` with a counted rollout,
     ``samples`` (counted rollouts), ``errors`` (rollouts ended by an error), ``histogram`` (packages
-    per pass-rate bin, ``BIN_LABELS``), ``mean_pass_rate`` (mean of the packages'), ``unsolved``
-    (pass rate 0) and ``always`` (pass rate 1), and the rollouts' tokens."""
+    per pass rate, one count per ``bins`` label: the values ``pass_rate_bins`` gives), ``mean_pass_rate``
+    (mean of the packages'), ``unsolved`` (pass rate 0) and ``always`` (pass rate 1), and the rollouts' tokens."""
 
     capability: str
     model: str
     packages: int
     samples: int
     errors: int
+    bins: list[str]
     histogram: list[int]
     mean_pass_rate: float | None
     unsolved: int
@@ -133,9 +144,15 @@ class ReportSummary(StrictModel):
     """Rows people labelled, whose figures the page shows."""
 
 
-def bin_of(passes: int, samples: int) -> int:
-    """The histogram bin of ``passes`` of ``samples`` (exact: integer arithmetic, 1.0 in the last)."""
-    return min(BINS * passes // samples, BINS - 1)
+def pass_rate_bins(samples: set[int]) -> tuple[list[Fraction], list[str]]:
+    """The values a pass rate can take when packages have ``samples`` counted rollouts each (k of
+    them allow the k + 1 values 0/k … k/k; several k, the union), in order, and their labels:
+    ``i/k`` for one k, else the value as a reduced fraction (``1/2``, ``0/1``, ``1/1``)."""
+    if len(samples) == 1:
+        [k] = samples
+        return [Fraction(i, k) for i in range(k + 1)], [f"{i}/{k}" for i in range(k + 1)]
+    values = sorted({Fraction(i, k) for k in samples for i in range(k + 1)})
+    return values, [f"{v.numerator}/{v.denominator}" for v in values]
 
 
 def pass_rate_groups(packages: list[PackageCalibration], usage: list[RolloutUsage]) -> list[PassRateGroup]:
@@ -150,12 +167,11 @@ def pass_rate_groups(packages: list[PackageCalibration], usage: list[RolloutUsag
     for capability, model in sorted({*groups, *used}):
         members = groups.get((capability, model), [])
         spent = used.get((capability, model))
-        histogram = [0] * BINS
-        for m in members:
-            histogram[bin_of(m.passes, m.samples)] += 1
+        values, labels = pass_rate_bins({m.samples for m in members})
+        rates = Counter(Fraction(m.passes, m.samples) for m in members)
         out.append(PassRateGroup(
             capability=capability, model=model, packages=len(members), samples=sum(m.samples for m in members),
-            errors=spent.errors if spent else 0, histogram=histogram,
+            errors=spent.errors if spent else 0, bins=labels, histogram=[rates[v] for v in values],
             mean_pass_rate=sum(m.pass_rate for m in members) / len(members) if members else None,
             unsolved=sum(m.passes == 0 for m in members), always=sum(m.passes == m.samples for m in members),
             prompt_tokens=spent.prompt_tokens if spent else 0,
@@ -181,7 +197,8 @@ def gather(catalog: Catalog, run: int | None = None) -> ReportData:
     usage = catalog.rollout_usage(run)
     return ReportData(
         catalog=str(catalog.path), run=catalog.runs(run)[0] if run is not None else None, runs=stats.runs,
-        funnel=Funnel(slots=slots, attempts=stats.packages, accepted=stats.accepted),
+        funnel=Funnel(slots=slots, attempts=stats.packages, accepted=stats.accepted,
+                      by_attempts=catalog.slot_attempts(run)),
         rejections=stats.rejections,
         capabilities=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(capabilities.items())],
         workflows=[Mix(name=k, accepted=v["accepted"], rejected=v["rejected"]) for k, v in sorted(workflows.items())],
@@ -207,26 +224,48 @@ def charts(data: ReportData) -> dict[str, Figure]:
     import plotly.graph_objects as go
 
     out: dict[str, Figure] = {}
-    funnel = data.funnel
-    if funnel.attempts:
-        out["funnel"] = go.Figure(go.Funnel(y=["slots", "attempts", "accepted"],
-                                            x=[funnel.slots, funnel.attempts, funnel.accepted], textinfo="value"),
-                                  layout={"height": 320})
+    if data.funnel.attempts:
+        out["slots"] = _slots(data.funnel)
     if data.rejections:
         rows = list(reversed(data.rejections))  # most frequent at the top
         out["rejections"] = go.Figure(go.Bar(
             x=[r.packages for r in rows], y=[r.code for r in rows], orientation="h",
             hovertext=[r.description for r in rows], marker_color="#c0392b"),
             layout={"height": _bars_height(len(rows))})
+        out["rejections"].update_xaxes(**count_axis(max(r.packages for r in rows)))
     for name, mix in (("capabilities", data.capabilities), ("workflows", data.workflows)):
         if mix:
             out[name] = _stacked(mix)
     if data.pass_rates:
         out["pass-rates"] = _histograms(data.pass_rates)
     for figure in out.values():
-        figure.update_layout(margin={"l": 20, "r": 20, "t": 40, "b": 40}, template="plotly_white")
+        figure.update_layout(margin={"l": 20, "r": 20, "t": 40, "b": 40}, template="plotly_white", separators=".,")
         figure.update_yaxes(automargin=True)
     return out
+
+
+def _slots(funnel: Funnel) -> Figure:
+    """Slots by the attempts each used (one bar each: 1 attempt, 2 attempts …), stacked by whether
+    the slot ended accepted; the bars add up to the slots, each slot counted once."""
+    import plotly.graph_objects as go
+
+    most = max((s.attempts for s in funnel.by_attempts), default=0)
+    labels = [counted(n, "attempt") for n in range(1, most + 1)]
+    figure = go.Figure([
+        go.Bar(name=name, x=labels, marker_color=colour, texttemplate="%{y:,}", textposition="inside",
+               y=[sum(s.slots for s in funnel.by_attempts if s.attempts == n and s.accepted == accepted)
+                  for n in range(1, most + 1)])
+        for name, accepted, colour in (("accepted", True, "#27ae60"), ("never accepted", False, "#c0392b"))])
+    figure.update_layout(barmode="stack", height=320, xaxis_title="attempts the slot used",
+                         yaxis_title="slots")
+    figure.update_yaxes(**count_axis(max(sum(trace.y) for trace in figure.data)))
+    return figure
+
+
+def count_axis(most: int) -> dict[str, Any]:
+    """Plotly axis settings for counts up to ``most``: thousands separated by commas (``1,234``),
+    from 0, and a tick at each whole number while there are few (no ``0.5`` of a package)."""
+    return {"tickformat": ",", "rangemode": "tozero", **({"dtick": 1} if most < 5 else {})}
 
 
 def _bars_height(bars: int) -> int:
@@ -245,6 +284,7 @@ def _stacked(mix: list[Mix]) -> Figure:
                         go.Bar(name="rejected", y=names, x=[m.rejected for m in rows], orientation="h",
                                marker_color="#c0392b")])
     figure.update_layout(barmode="stack", height=_bars_height(len(rows)))
+    figure.update_xaxes(**count_axis(max(m.accepted + m.rejected for m in mix)))
     return figure
 
 
@@ -256,20 +296,25 @@ def _histograms(groups: list[PassRateGroup]) -> Figure:
     capabilities = sorted({g.capability for g in groups})
     models = sorted({g.model for g in groups})
     cells = {(g.capability, g.model): g for g in groups}
-    figure = make_subplots(rows=len(capabilities), cols=len(models), shared_xaxes=True,
+    figure = make_subplots(rows=len(capabilities), cols=len(models),
                            subplot_titles=[f"{c} · {m}" for c in capabilities for m in models],
-                           vertical_spacing=min(0.08, 0.3 / len(capabilities)))
+                           vertical_spacing=min(0.12, 0.4 / len(capabilities)))
     for i, capability in enumerate(capabilities, start=1):
         for j, model in enumerate(models, start=1):
             group = cells.get((capability, model))
-            figure.add_trace(go.Bar(x=BIN_LABELS, y=group.histogram if group else [0] * BINS, name=model,
+            shown = group if group is not None and group.packages else None
+            figure.add_trace(go.Bar(x=shown.bins if shown else [], y=shown.histogram if shown else [], name=model,
                                     showlegend=False, marker_color="#2e86c1"), row=i, col=j)
-            if group is None or not group.packages:  # say so, rather than draw an empty plot
+            if shown is None:  # say so, rather than draw an empty plot
                 figure.add_annotation(text="no rollouts", showarrow=False, x=0.5, y=0.5, xref="x domain",
                                       yref="y domain", row=i, col=j)
-                figure.update_yaxes(range=[0, 1], row=i, col=j)
+                figure.update_yaxes(range=[0, 1], showticklabels=False, row=i, col=j)
+                figure.update_xaxes(showticklabels=False, row=i, col=j)
+            else:
+                figure.update_yaxes(**count_axis(max(shown.histogram)), row=i, col=j)
+    figure.update_xaxes(type="category", title_text="passed of counted rollouts", row=len(capabilities))
     figure.update_yaxes(title_text="packages", col=1)
-    figure.update_layout(height=220 * len(capabilities) + 80)
+    figure.update_layout(height=240 * len(capabilities) + 100)
     return figure
 
 
@@ -283,10 +328,10 @@ def render(data: ReportData, prices: Prices | None = None) -> tuple[str, list[st
 
     figures = charts(data)
     html = {name: figure.to_html(full_html=False, include_plotlyjs=index == 0, div_id=f"chart-{name}",
-                                 config={"displaylogo": False, "responsive": True})
+                                 config={"displayModeBar": False, "responsive": True})
             for index, (name, figure) in enumerate(figures.items())}
     page = html_environment().get_template(TEMPLATE.name).render(
-        data=data, charts=html, prices=prices, bin_labels=BIN_LABELS, version=pipeline.__version__,
+        data=data, charts=html, prices=prices, version=pipeline.__version__,
         cost=prices.cost(data.prompt_tokens, data.completion_tokens) if prices else None,
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
     return page, list(figures)

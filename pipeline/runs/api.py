@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -28,6 +29,7 @@ from pipeline.core.errors import UserError
 from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.strict_model import StrictModel
+from pipeline.core.wording import counted
 from pipeline.generation.base import Generator
 from pipeline.generation.model_endpoint import Endpoint
 from pipeline.generation.offline import OfflineGenerator
@@ -52,7 +54,7 @@ class RunStart(StrictModel):
     total: int
     """What ``Progress.accepted`` counts up to: the target, or the slots ``regenerate`` retries."""
     goal: str
-    """``target N accepted`` or ``N slot(s) to repair``."""
+    """``target N accepted`` or ``N slots to repair`` (``1 slot``)."""
 
 
 StartFn = Callable[[RunStart], None]
@@ -82,7 +84,7 @@ class RunInterrupted(Exception):
         if c is None:
             return "nothing recorded"
         target = f" of {c.target}" if c.target is not None else ""
-        return f"{c.accepted}{target} accepted, {c.rejected} rejected, {c.failed} failed, over {c.slots} slots"
+        return f"{c.accepted}{target} accepted, {c.rejected} rejected, {c.failed} failed, over {counted(c.slots, 'slot')}"
 
     def resume_command(self) -> str:
         """The command that continues the run: ``synth run --resume ID --catalog PATH``."""
@@ -191,6 +193,7 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
     instance on this machine; ``auto`` or ``host:port``: a running cluster); ``base_url`` may list
     several servers, balanced per request (``model_endpoint.server_urls``).
     """
+    started = time.perf_counter()
     profile_templates(taxonomy(), options.capability, options.service_profile)
     needs_ray(ray)
     generator = generator or make_generator(model, base_url, options.defect_rate)
@@ -202,22 +205,27 @@ def _start_run(options: RunOptions, catalog: Catalog | Path | str = DEFAULT_CATA
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
             summary = yield _then_close(batch, _on_ray(batch, ray, base_url, batch.run))
-        return _finish(batch, summary)
+        return _finish(batch, summary, started)
 
 
 def _announce(on_start: StartFn | None, run_id: int, generator: Generator, options: RunOptions,
               base_url: str | None, repair: int | None = None) -> None:
     if on_start is not None:
         total = options.count if repair is None else repair
-        goal = f"target {total} accepted" if repair is None else f"{repair} slot(s) to repair"
+        goal = f"target {total} accepted" if repair is None else f"{counted(repair, 'slot')} to repair"
         on_start(RunStart(run_id=run_id, capability=options.capability, total=total, goal=goal,
                           generator=describe_generator(generator, base_url)))
 
 
-def _finish(batch: BatchRun, summary: RunSummary) -> RunSummary:
+def _finish(batch: BatchRun, summary: RunSummary, started: float) -> RunSummary:
+    """Mark the run finished or failed; ``summary`` timed over the whole session since ``started``
+    (``time.perf_counter``): Ray's start-up and shutdown and the model server's check included."""
     with signals_ignored():
         batch.catalog.finish_run(batch.run_id, "finished" if summary.status == "finished" else "failed")
-    return summary
+    elapsed = time.perf_counter() - started
+    accepted = summary.accepted - batch.accepted_at_start
+    return summary.model_copy(update={"elapsed_s": round(elapsed, 3),
+                                      "accepted_per_s": round(accepted / elapsed, 2) if elapsed > 0 else 0.0})
 
 
 def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
@@ -227,6 +235,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
     """Continue run ``run_id`` to its target with the options it started with; ``resources`` may
     replace ``RESOURCE_OPTIONS`` (anything else raises ``UserError``). ``ray`` as for
     ``start_run``: a run started on Ray may resume without it, and the other way round."""
+    started = time.perf_counter()
     needs_ray(ray)
     resources = dict(resources or {})
     unknown = sorted(set(resources) - set(RESOURCE_OPTIONS))
@@ -244,7 +253,7 @@ def _resume_run(run_id: int, catalog: Catalog | Path | str = DEFAULT_CATALOG, *,
             _announce(on_start, run_id, generator, options, base_url)
             batch = BatchRun(cat, generator, options, run_id, on_progress)
             summary = yield _then_close(batch, _on_ray(batch, ray, base_url, batch.run))
-        return _finish(batch, summary)
+        return _finish(batch, summary, started)
 
 
 def _generation_run(cat: Catalog, run_id: int, what: str) -> RunInfo:

@@ -80,6 +80,8 @@ class BatchRun:
         self.writer = GroupWriter(catalog, MemoryDedup(), lambda: self.progress.in_flight)
         self._requests = asyncio.Semaphore(options.concurrency)  # made anew per entry point (loop-bound)
         self._failed_slots = 0
+        self.accepted_at_start = 0
+        """Accepted rows the run held when ``run`` began (a resumed run's earlier sessions)."""
         self.runner: SlotRunner | None = None
         """Set (``runs.ray_slots``) to fill slots elsewhere; None fills them on this event loop."""
 
@@ -121,7 +123,7 @@ class BatchRun:
     async def _run(self) -> RunSummary:
         started = time.perf_counter()
         states = self.catalog.slot_states(self.run_id)
-        self.progress.accepted = at_start = sum(s.accepted for s in states.values())
+        self.progress.accepted = self.accepted_at_start = at_start = sum(s.accepted for s in states.values())
         self.progress.slots_opened = len(states)
         self.progress.prompt_tokens, self.progress.completion_tokens = self.catalog.tokens_spent(self.run_id)  # resume
         queue = self._pending(states)
@@ -168,7 +170,7 @@ class BatchRun:
             model=self.generator.model, target=self.options.count, accepted=self.progress.accepted,
             rejected_attempts=self.progress.rejected, slots=self.progress.slots_opened,
             failed_slots=self._failed_slots, prompt_tokens=self.progress.prompt_tokens,
-            completion_tokens=self.progress.completion_tokens, elapsed_s=round(elapsed, 3),
+            completion_tokens=self.progress.completion_tokens, elapsed_s=round(elapsed, 3), work_s=round(elapsed, 3),
             accepted_per_s=round((self.progress.accepted - at_start) / elapsed, 2) if elapsed > 0 else 0.0,
             status="finished" if reached else "failed", stop_reason=stop_reason if not reached else "target reached",
             rejection_codes=dict(self.progress.codes.most_common()),

@@ -100,7 +100,13 @@ class RunSummary(StrictModel):
     prompt_tokens: int
     completion_tokens: int
     elapsed_s: float
+    """Wall time of this session, whole: from the call (``start_run``, ``resume_run``) to its end,
+    with the start-up before the first slot (starting Ray, asking the model server once) and the
+    shutdown after the last (ending Ray's workers)."""
+    work_s: float
+    """Of ``elapsed_s``, the time from the first slot opened to the last attempt recorded."""
     accepted_per_s: float
+    """Packages accepted in this session per second of ``elapsed_s``."""
     status: str
     """``finished`` (target reached) or ``failed``."""
     stop_reason: str

@@ -30,6 +30,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import GRAVE_BOUND, CallStep, Step
+from pipeline.core.wording import counted
 from pipeline.verify.effects import Bound, Collection, records_of, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import is_free_text
@@ -125,8 +126,8 @@ def _damage(run: ReferenceRun, steps: dict[int, Step], collection: Collection, t
     must fail, when the service accepted one of its changes."""
     out: list[Finding] = []
     where = ".".join(collection)
-    whose = f"the {len(group)} other record(s) of {where}" if label == "other" else \
-        f"the {len(group)} record(s) of {where} with {label} that the reference leaves alone"
+    whose = f"the {counted(len(group), 'other record')} of {where}" if label == "other" else \
+        f"the {counted(len(group), 'record')} of {where} with {label} that the reference leaves alone"
     for mutation, calls in (("edit_others", _edits(tools, group)), ("delete_others", _deletes(tools, group))):
         if not calls:
             continue

@@ -69,7 +69,8 @@ def default_fact_findings(run: ReferenceRun) -> list[Finding]:
     if not agent.holds:
         return []
     return [Finding(code=Code.CLARIFICATION_UNNECESSARY, witness=agent, detail={"facts": sorted(keys), "defaults": told},
-                    message=f"hidden fact(s) {sorted(keys)} equal the service's default ({told}): never asking and "
+                    message=f"hidden {'fact' if len(keys) == 1 else 'facts'} {sorted(keys)} "
+                            f"{'equals' if len(keys) == 1 else 'equal'} the service's default ({told}): never asking and "
                             f"leaving the argument out scores {agent.score:.3f}, so the clarification is unnecessary")]
 
 

@@ -21,6 +21,7 @@ from pipeline.core.package import AskStep, TaskPackage, load_package, near_key
 from pipeline.verify.dedup import duplicate_findings
 from pipeline.verify.verifier import verify_package
 from tests.conftest import EXAMPLE_NAMES, EXAMPLES_DIR, CliResult, copy_catalog, refusal
+from tests.support import processes
 
 
 def example(name: str) -> TaskPackage:
@@ -329,7 +330,7 @@ def test_batch_serves_records_from_worker_threads(catalog: Catalog, packages: di
                 asyncio.to_thread(catalog.record, run, slot, 1, package, accepted(package))
                 for slot, package in enumerate(packages.values()))))
 
-    rows = asyncio.run(asyncio.wait_for(record_all(), timeout=30))
+    rows = asyncio.run(asyncio.wait_for(record_all(), timeout=processes.PATIENCE_S))
     assert len(set(rows)) == len(packages)
     assert catalog.accepted_count(run) == len(packages)
 

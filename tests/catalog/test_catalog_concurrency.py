@@ -25,6 +25,7 @@ from pipeline.catalog.store import Catalog
 from pipeline.core.outcomes import Verdict
 from pipeline.core.package import load_package
 from tests.conftest import EXAMPLES_DIR, CliResult
+from tests.support import processes
 
 EXAMPLE = EXAMPLES_DIR / "todo-three-items.json"
 
@@ -87,7 +88,7 @@ class Writer:
     def finish(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait(timeout=30)
+        self.proc.wait(timeout=processes.PATIENCE_S)
 
 
 @pytest.fixture
@@ -112,7 +113,7 @@ def test_a_second_writer_is_refused_and_changes_nothing(path: Path, holder: Writ
     with Catalog.open(path, read_only=True) as reader:
         assert reader.query("SELECT count(*), count(DISTINCT run) FROM packages").rows == [[1, 1]]
     holder.proceed()
-    assert holder.proc.wait(timeout=30) == 0
+    assert holder.proc.wait(timeout=processes.PATIENCE_S) == 0
     Catalog.open(path).close()  # the lock went with the process
 
 
@@ -142,11 +143,11 @@ def test_a_reader_waits_for_a_batch_or_says_busy(path: Path) -> None:
             Catalog.open(path, read_only=True, busy_timeout=0.2)
         seen: list[int] = []
         patient = threading.Thread(target=lambda: seen.append(Catalog.open(path, read_only=True,
-                                                                           busy_timeout=30).stats().packages))
+                                                                           busy_timeout=processes.PATIENCE_S).stats().packages))
         patient.start()
         writer.proceed()
         writer.expect("out")
-        patient.join(timeout=30)
+        patient.join(timeout=processes.PATIENCE_S)
         assert seen == [1]
     finally:
         writer.finish()
@@ -160,7 +161,7 @@ def test_sigkill_keeps_every_committed_row(path: Path, after_rows: int, delay_s:
     committed = [int(writer.proc.stdout.readline()) for _ in range(after_rows)]
     threading.Event().wait(delay_s)  # land the kill at a different point of the next record
     os.kill(writer.proc.pid, signal.SIGKILL)
-    writer.proc.wait(timeout=30)
+    writer.proc.wait(timeout=processes.PATIENCE_S)
     committed += [int(line) for line in writer.proc.stdout.read().split()]  # printed before the kill
 
     with Catalog.open(path, read_only=True) as reader:

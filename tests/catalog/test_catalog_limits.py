@@ -227,7 +227,7 @@ def test_runs_table_fits_80_and_120_columns(empty_catalog: Path, columns: int) -
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= columns
-    rows = [line for line in lines[1:] if line.strip()[:1].isdigit()]  # the title is "2 run(s)"
+    rows = [line for line in lines[1:] if line.strip()[:1].isdigit()]  # the title is "2 runs"
     assert [row.split()[0] for row in rows] == [str(long_run), str(imported)]
     assert "interrupted" in rows[0] and "1 of 10,000" in rows[0] and started[0] in rows[0]
     assert "finished" in rows[1] and started[1] in rows[1]

@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.store import Catalog
+from pipeline.core.wording import counted
 from pipeline.interop.export import export_catalog
 from pipeline.runs.api import import_tasks, start_run
 from pipeline.runs.options import RunOptions, RunSummary
@@ -83,11 +84,11 @@ def test_synth_catalog_stats_run_and_json(run_and_import: tuple[Path, RunSummary
     assert json.loads(synth("catalog", "stats", "--run", str(import_run), "--catalog", path, "--json").stdout) == expected
     table = synth("catalog", "stats", "--catalog", path).stdout
     rate = f"{6 / (6 + run.rejected_attempts):.1%}"
-    assert table.startswith(f"2 run(s) (1 import): {6 + run.rejected_attempts} generated row(s), 6 accepted, "
+    assert table.startswith(f"2 runs (1 import): {6 + run.rejected_attempts} generated rows, 6 accepted, "
                             f"{run.rejected_attempts} rejected ({rate} accepted)")
-    assert f"imported: {tasks} task row(s) of 1 import run(s), 0 accepted, {tasks} rejected" in table
+    assert f"imported: {counted(tasks, 'task row')} of 1 import run, 0 accepted, {tasks} rejected" in table
     only_import = synth("catalog", "stats", "--run", str(import_run), "--catalog", path).stdout
-    assert only_import.startswith(f"run {import_run}: imported: {tasks} task row(s)")
+    assert only_import.startswith(f"run {import_run}: imported: {counted(tasks, 'task row')}")
     assert "generated rows by capability" not in only_import
     missing = synth("catalog", "stats", "--run", "9", "--catalog", path)
     assert missing.exit_code == 2 and missing.stderr.count("\n") == 1 and "no run 9" in missing.stderr

@@ -65,7 +65,7 @@ def test_stats_json_and_table(catalog_path: Path, packages: list[TaskPackage]) -
     assert {(r["workflow"], r["accepted"], r["rejected"]) for r in data["by_workflow"]} == {
         (p.workflow, 1, int(i == 0)) for i, p in enumerate(packages)}
     table = invoke("catalog", "stats", "--catalog", catalog_path)
-    assert "1 run(s): 4 generated row(s), 3 accepted, 1 rejected (75.0% accepted)" in table
+    assert "1 run: 4 generated rows, 3 accepted, 1 rejected (75.0% accepted)" in table
     for package in packages:
         assert package.workflow in table
     assert "grader_counts_calls" in table
@@ -88,7 +88,7 @@ def test_query_json_and_table(catalog_path: Path, packages: list[TaskPackage]) -
     limited = json.loads(invoke("catalog", "query", sql, "--max-rows", "1", "--catalog", catalog_path, "--json"))
     assert len(limited["rows"]) == 1 and limited["truncated"]
     table = invoke("catalog", "query", sql, "--catalog", catalog_path)
-    assert packages[1].id in table and "4 row(s)" in table
+    assert packages[1].id in table and "4 rows" in table
 
 
 def test_show_json_and_table(catalog_path: Path, packages: list[TaskPackage]) -> None:
@@ -108,7 +108,7 @@ def test_export_summary(catalog_path: Path, tmp_path: Path) -> None:
     assert out.is_file()
     text = invoke("export", "--format", "jsonl", "--out", tmp_path / "all.jsonl", "--status", "all",
                   "--catalog", catalog_path)
-    assert f"wrote 4 all row(s) as jsonl to {tmp_path / 'all.jsonl'}" in text
+    assert f"wrote 4 all rows as jsonl to {tmp_path / 'all.jsonl'}" in text
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import typer
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -251,3 +252,63 @@ def test_services_refuses_an_unknown_profile_in_one_line(synth: Callable[..., Cl
     result = synth("services", "--profile", "nope")
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: --profile nope: not a service profile; use one of: " + ", ".join(profile_names())
+
+
+# --------------------------------------------------------------------------- synth --help
+
+
+def _on_a_terminal(args: list[str], columns: int, rows: int) -> list[str]:
+    """The lines ``synth ARGS`` writes to a pseudo-terminal of ``columns`` x ``rows`` (no COLUMNS
+    or LINES in its environment: it sizes itself from the terminal, as in a real one)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([str(SYNTH), *args], stdin=follower, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    out = b""
+    try:
+        while chunk := os.read(leader, 65536):
+            out += chunk
+    except OSError:  # the terminal's other end closed: the command is done
+        pass
+    finally:
+        os.close(leader)
+    assert proc.wait(timeout=60) == 0
+    return out.decode().replace("\r\n", "\n").rstrip("\n").split("\n")
+
+
+def test_synth_help_fits_one_80_by_24_screen_in_workflow_order() -> None:
+    from pipeline.cli import WORKFLOW
+
+    lines = _on_a_terminal(["--help"], columns=80, rows=24)
+    assert len(lines) + 1 <= 24, "\n".join(lines)  # the shell's prompt takes the last row
+    assert max(len(line) for line in lines) <= 80
+    listed = [line.split()[0] for line in lines[lines.index("Commands:") + 1:]]
+    assert listed == list(WORKFLOW) == [name for name in WORKFLOW if name in typer.main.get_command(app).commands]
+    workflow = ["run", "verify", "catalog", "export", "rollout", "report", "serve"]
+    assert [name for name in listed if name in workflow] == workflow
+    assert all(len(line.split(None, 1)[1]) <= 62 for line in lines[lines.index("Commands:") + 1:])
+
+
+def test_capabilities_at_120_columns_keeps_every_template_name_whole() -> None:
+    names = [t["name"] for c in invoke_json("capabilities") for t in c["templates"]]
+    done = subprocess.run([str(SYNTH), "capabilities"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "120"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    whole = {name for name in names if any(f" {name} " in line for line in lines)}
+    assert whole == set(names), f"broken: {sorted(set(names) - whole)}"
+
+
+def test_tables_fold_as_before_where_names_cannot_fit_whole() -> None:
+    done = subprocess.run([str(SYNTH), "capabilities"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "80"})
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and max(len(line) for line in lines) <= 80
+    assert "…" not in done.stdout  # folded, not cut off

@@ -62,7 +62,7 @@ def test_a_wrong_agent_that_passes_holds_exit_0(tmp_path: Path, todo_file: Path,
     assert lines[-1] == "wrong agent drop_write scores 1.000, at or above 0.750: the finding holds"
     assert "score 1.000" in lines[-2]
     assert "todo_create_task" in result.stdout and "pass" in result.stdout  # the trajectory and the checks
-    assert "2 action(s) played; recorded score 0.500" in result.stdout
+    assert "2 actions played; recorded score 0.500" in result.stdout
 
 
 def test_a_witness_that_does_not_hold_exits_1(tmp_path: Path, todo_file: Path, synth: Synth) -> None:
@@ -256,7 +256,7 @@ def test_show_lists_kinds_apart_with_witnesses_and_the_replay_command(catalog_fi
     assert [out.index(t) for t in titles] == sorted(out.index(t) for t in titles)
     assert "doing [nothing] passes" in out
     cells = " ".join(line.strip("│ ") for line in out.splitlines())  # the witness cell, wrapped over lines
-    assert ("--finding 0: wrong agent drop_write: a claim; scores 1.000, at or above 0.750 (holds); 2 action(s)"
+    assert ("--finding 0: wrong agent drop_write: a claim; scores 1.000, at or above 0.750 (holds); 2 actions"
             in " ".join(cells.split()))
     package_id = load_package((tmp_path / "todo.json").read_text()).compute_id()
     command = (f"synth catalog show 1 --catalog {catalog_file} --package-out {package_id}.json --json > row-1.json, "
@@ -305,5 +305,5 @@ def test_stats_report_review_notes_and_sft_ready(catalog_file: Path, synth: Synt
     assert (data["accepted_sft_ready"], data["accepted_not_sft_ready"], data["accepted_sft_unknown"]) == (0, 1, 0)
     assert [r["code"] for r in data["rejections"]] == ["null_agent_passes"]
     table = synth("catalog", "stats", "--catalog", catalog_file).stdout
-    assert "sft_ready: 0 accepted package(s); not sft_ready: 1 (left out of `synth export --format sft`)" in table
+    assert "sft_ready: 0 accepted packages; not sft_ready: 1 (left out of `synth export --format sft`)" in table
     assert "review notes (never refusals)" in table and "ungrounded_value" in table

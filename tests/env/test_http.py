@@ -36,6 +36,7 @@ from pipeline.env.http import MAX_DEPTH, PackageServer, operation_routes
 from pipeline.env.task_env import TaskEnv, play_reference
 from pipeline.verify.verifier import verify_package
 from tests.conftest import REPO_ROOT, CliResult  # noqa: E402
+from tests.support import processes  # noqa: E402
 
 CONTACTS = REPO_ROOT / "examples" / "contacts-send-message.json"
 SYNTH = Path(sys.executable).parent / "synth"
@@ -47,7 +48,7 @@ def post(url: str, body: bytes | dict[str, Any] | None = None, method: str = "PO
     request = urllib.request.Request(url, data=data if method == "POST" else None, method=method,
                                      headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=processes.PATIENCE_S) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
@@ -64,7 +65,7 @@ def running(server: PackageServer | TaskPackage) -> Iterator[PackageServer]:
     finally:
         server.shutdown()
         server.server_close()
-        thread.join(timeout=5)
+        thread.join(timeout=processes.PATIENCE_S)
 
 
 @pytest.fixture
@@ -216,7 +217,7 @@ def test_bad_bodies_are_400_and_reach_nothing(server: PackageServer) -> None:
     assert len(post(server.base_url + "/contacts/audit")[1]["calls"]) == 1
 
 
-def raw_request(server: PackageServer, head: str, body: bytes = b"", timeout: float = 5.0) -> tuple[int, dict[str, Any]]:
+def raw_request(server: PackageServer, head: str, body: bytes = b"", timeout: float = processes.PATIENCE_S) -> tuple[int, dict[str, Any]]:
     """Send ``head`` (request line and headers, ``\\r\\n`` added) and ``body`` on a fresh socket;
     the status and JSON body of the one response. Fails when the server drops the connection."""
     host, port = server.server_address[:2]
@@ -327,7 +328,7 @@ def test_malformed_requests_get_a_json_error(server: PackageServer, request_line
 def test_a_body_cut_short_leaves_no_trace_and_a_chunked_body_is_refused(
         server: PackageServer, capfd: pytest.CaptureFixture[str]) -> None:
     host, port = server.server_address[:2]
-    with socket.create_connection((host, port), timeout=5) as sock:  # promises 100 bytes, sends 3, hangs up
+    with socket.create_connection((host, port), timeout=processes.PATIENCE_S) as sock:  # promises 100 bytes, sends 3, hangs up
         head = f"POST /contacts/search HTTP/1.1\n{_headers(server, Content_Length='100')}\n\nabc"
         sock.sendall(head.replace("\n", "\r\n").encode())
     head = f"POST /contacts/search HTTP/1.1\n{_headers(server, Transfer_Encoding='chunked')}"
@@ -400,7 +401,7 @@ def test_synth_serve_prints_routes_serves_and_stops_on_ctrl_c() -> None:
         status, body = post(started["base_url"] + "/score", method="GET")
         assert status == 200 and "/score" in started["routes"] and {"score", "passed", "checks"} <= set(body)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=10)
+        _, err = proc.communicate(timeout=processes.PATIENCE_S)
     finally:
         proc.kill()
     assert proc.returncode == 0, err

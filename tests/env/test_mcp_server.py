@@ -9,6 +9,7 @@ step sent as the MCP call it maps to; its ``synth://score`` must equal ``play_re
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -26,9 +27,13 @@ from pipeline.env.mcp_server import ASK_USER, SCORE_URI, SUBMIT, McpEpisode, bui
 from pipeline.env.task_env import play_reference
 from pipeline.verify.verifier import verify_package
 from tests.conftest import REPO_ROOT, CliResult
+from tests.support import processes
 
 EXAMPLES = sorted((REPO_ROOT / "examples").glob("*.json"))
 SYNTH = Path(sys.executable).parent / "synth"
+_ENV = dict(os.environ)
+"""The server's environment: this process's whole (the MCP client passes only a few variables by
+default, so a ``PYTHONPATH`` naming the tree under test would be lost and another install served)."""
 WITH_USER = REPO_ROOT / "examples" / "multi-turn-schedule-meeting.json"
 WITHOUT_USER = REPO_ROOT / "examples" / "contacts-send-message.json"
 
@@ -178,7 +183,7 @@ def test_missing_sdk_says_how_to_install(monkeypatch: pytest.MonkeyPatch, synth:
 def test_stdio_subprocess_plays_every_example() -> None:
     async def test() -> None:
         for path in EXAMPLES:
-            params = StdioServerParameters(command=str(SYNTH), args=["serve", "--mcp", str(path)])
+            params = StdioServerParameters(command=str(SYNTH), args=["serve", "--mcp", str(path)], env=_ENV)
             async with Client(params) as client:
                 await check_package(client, package_of(path))
 
@@ -204,14 +209,15 @@ def test_streamable_http_plays_every_example() -> None:
             run(test)
         finally:
             process.terminate()
-            process.wait(timeout=10)
+            process.wait(timeout=processes.PATIENCE_S)
 
 
 @pytest.mark.slow
 def test_bad_package_subprocess_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"id": 3}')
-    done = subprocess.run([str(SYNTH), "serve", "--mcp", str(bad)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([str(SYNTH), "serve", "--mcp", str(bad)], capture_output=True, text=True,
+                          timeout=processes.PATIENCE_S)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
@@ -223,7 +229,7 @@ def test_stdio_serves_a_catalog_id(empty_catalog: Path) -> None:
         writer.record(writer.start_run("t", "hand"), 0, 1, package, verify_package(package))
     assert package.id is not None
     params = StdioServerParameters(command=str(SYNTH),
-                                   args=["serve", "--mcp", package.id, "--catalog", str(empty_catalog)])
+                                   args=["serve", "--mcp", package.id, "--catalog", str(empty_catalog)], env=_ENV)
 
     async def test() -> None:
         async with Client(params) as client:

@@ -25,7 +25,7 @@ from pipeline.generation.llm import LLMGenerator, from_env, interpret
 from pipeline.generation.model_client import REDACTED, Backoff, ServerUnusable
 from pipeline.generation.offline import pick_template
 from pipeline.taxonomy.capabilities import Capability, WorkflowTemplate
-from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
+from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder, processes
 
 API_KEY = "sk-test-4f9c2e1b7a6d5c3e"
 TINY = Backoff(initial=0.001, maximum=0.01, retry_after_cap=5.0, max_total_wait=10.0)
@@ -172,9 +172,9 @@ def test_server_errors_are_retried_then_succeed(package_json: str, fault: Fault,
 
 
 def test_timeout_is_retried(package_json: str) -> None:
-    plan = FaultPlan(at={1: Fault.SLOW}, slow_s=2.0)
+    plan = FaultPlan(at={1: Fault.SLOW}, slow_s=processes.PATIENCE_S)  # the server's stop ends it
     with OpenAIServer(fixed_responder(package_json), faults=plan) as server:
-        [result] = run(generator(server, timeout=0.4), attempt())
+        [result] = run(generator(server, timeout=2.0), attempt())  # the answer after it: well inside
     assert result.package is not None
     assert statuses(result) == ["timeout", "ok"]
 

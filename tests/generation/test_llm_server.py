@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 
-from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder
+from tests.support import Fault, FaultPlan, OpenAIServer, fixed_responder, processes
 
 MESSAGES: list[Any] = [{"role": "user", "content": "hello"}]
 
@@ -19,7 +19,7 @@ MESSAGES: list[Any] = [{"role": "user", "content": "hello"}]
 def post(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=processes.PATIENCE_S) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
@@ -41,7 +41,7 @@ def test_sdk_reads_a_completion_with_content_finish_reason_and_usage() -> None:
 
 def test_sustains_32_concurrent_slow_requests() -> None:
     async def ask_all(base_url: str) -> list[Any]:
-        async with openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=10) as client:
+        async with openai.AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=processes.PATIENCE_S) as client:
             return await asyncio.gather(*(client.chat.completions.create(model="m", messages=MESSAGES)
                                           for _ in range(32)))
 
@@ -106,3 +106,23 @@ def test_bad_requests_and_broken_responders_are_counted() -> None:
 def test_base_url_needs_a_running_server() -> None:
     with pytest.raises(RuntimeError, match="not running"):
         _ = OpenAIServer(fixed_responder("{}")).base_url
+
+
+def test_a_request_cut_off_by_its_client_reaches_no_responder() -> None:
+    """A client killed mid-request (a Ray worker, say) asked nothing: its half body is not a request."""
+    import socket
+    from urllib.parse import urlparse
+
+    asked: list[dict[str, Any]] = []
+
+    def responder(body: dict[str, Any]) -> str:
+        asked.append(body)
+        return "{}"
+
+    with OpenAIServer(responder) as server:
+        url = urlparse(server.base_url)
+        with socket.create_connection((url.hostname, url.port), timeout=processes.PATIENCE_S) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n")  # the headers, then the client is gone
+        processes.wait_for(lambda: sum(server.counts.values()) > 0, what="the server to deal with the request")
+    assert asked == [] and server.counts == {"cut_off": 1}

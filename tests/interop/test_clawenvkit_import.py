@@ -202,7 +202,7 @@ def test_imported_task_is_playable(tmp_path: Path) -> None:
 MALFORMED = {
     "bad-yaml.yaml": ("task_id: x\nprompt: [unclosed\n", "not valid YAML"),
     "a-list.yaml": ("- task_id: x\n", "expected a YAML mapping"),
-    "no-prompt.yaml": ("task_id: x\ntask_name: y\nscoring_components: []\n", "missing required field(s): prompt, tools"),
+    "no-prompt.yaml": ("task_id: x\ntask_name: y\nscoring_components: []\n", "missing required fields: prompt, tools"),
     "unknown-check.yaml": (FOREIGN_TASK.replace("type: file_exists", "type: state_equals"), "unknown check type 'state_equals'"),
     "unknown-safety.yaml": (FOREIGN_TASK.replace("type: tool_not_called", "type: never_delete"), "unknown check type 'never_delete'"),
     "bad-weight.yaml": (FOREIGN_TASK.replace("weight: 0.2", "weight: lots"), "weight must be a number"),
@@ -264,7 +264,10 @@ def test_synth_import_json_and_exit_code(tmp_path: Path) -> None:
     write(tasks, "bad.yaml", "prompt: [\n")
     result = runner.invoke(app, ["import", str(tasks), "--catalog", catalog], env={"COLUMNS": "250"})
     assert result.exit_code == 1
-    assert "2 task file(s): 1 imported (0 accepted, 1 rejected), 1 could not be read as tasks" in result.stdout
+    assert "2 task files: 1 imported as packages without a reference, 1 could not be read as tasks" in result.stdout
+    assert "1 rejected" not in result.stdout  # an import without a reference is no alarm
+    assert ("recorded as run 2" in result.stderr and "`synth export --format jsonl --status rejected --where 'run = 2'"
+            in result.stderr and "`synth serve PKG_ID" in result.stderr)
     with Catalog.open(catalog, read_only=True) as reader:
         runs = reader.runs()
         rows = reader.query("SELECT run, status, has_package FROM (SELECT run, status, package IS NOT NULL "

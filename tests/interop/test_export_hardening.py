@@ -153,6 +153,7 @@ def test_an_unwritable_out_is_one_error(catalog_path: Path, tmp_path: Path, monk
 def test_without_out_an_export_goes_under_output(catalog_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  synth: Callable[..., CliResult]) -> None:
     monkeypatch.chdir(tmp_path)
+    fill(catalog_path, [accepted_claw_package()])  # one package clawenvkit writes
     for fmt, name in [("jsonl", "packages.jsonl"), ("sft", "sft.jsonl"), ("clawenvkit", "clawenvkit")]:
         result = synth("export", "--format", fmt, "--catalog", catalog_path, "--json")
         assert result.exit_code == 0, result.stderr
@@ -174,9 +175,10 @@ def test_a_stale_partial_from_a_killed_export_is_replaced(catalog_path: Path, tm
 
 def test_clawenvkit_export_of_default_packages_refuses_each_with_its_reason(catalog_path: Path, tmp_path: Path,
                                                                            synth: Callable[..., CliResult]) -> None:
+    fill(catalog_path, [accepted_claw_package()])  # written, beside the refused ones
     result = synth("export", "--format", "clawenvkit", "--out", tmp_path / "t", "--catalog", catalog_path, "--json")
     details = json.loads(result.stdout)["details"]
-    assert details["refused_by_reason"] == {"default_profile": len(EXAMPLE_NAMES)} and details["files"] == []
+    assert details["refused_by_reason"] == {"default_profile": len(EXAMPLE_NAMES)} and len(details["files"]) == 1
     table = synth("export", "--format", "clawenvkit", "--out", tmp_path / "t2", "--catalog", catalog_path).stdout
     assert "default_profile" in table and "generate with --services claw" in table
 
@@ -223,3 +225,21 @@ def test_progress_on_a_terminal_is_a_bar_and_quiet_is_silent() -> None:
     with CountProgress("exported", "rows", True, console=console) as progress:
         progress.update(2, 4)
     assert buffer.getvalue() == ""
+
+
+@pytest.mark.parametrize("where", [None, "1 = 0"])
+def test_a_clawenvkit_export_that_writes_nothing_is_an_error_saying_why(catalog_path: Path, tmp_path: Path,
+                                                                        where: str | None,
+                                                                        synth: Callable[..., CliResult]) -> None:
+    out = tmp_path / "tasks"
+    result = synth("export", "--format", "clawenvkit", "--out", out, "--catalog", catalog_path,
+                   *(["--where", where] if where else []))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: no ClawEnvKit task written: ")
+    if where is None:  # the examples are packages of the default profile
+        assert (f"each of the {len(EXAMPLE_NAMES)} packages selected was refused (default_profile "
+                f"{len(EXAMPLE_NAMES)}); default_profile: services of synth's default profile; generate with "
+                "--services claw") in result.stderr
+    else:
+        assert "the selection holds no package" in result.stderr
+    assert not out.exists()

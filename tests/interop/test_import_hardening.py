@@ -181,13 +181,16 @@ def test_import_prints_a_summary_and_the_table_with_verbose(tmp_path: Path, synt
     as tables, no line per task; --verbose adds the table of task files and a line per finding."""
     write(tmp_path, "good.yaml", FOREIGN_TASK)
     result = synth("import", tmp_path / "good.yaml", "--no-record")
-    assert result.stdout.splitlines()[0] == "1 task file(s): 1 imported (0 accepted, 1 rejected), 0 could not be read as tasks"
-    assert "reference_error" in result.stdout and "2 check(s) left out" in result.stdout
+    first, second = result.stdout.splitlines()[:2]
+    assert first == "1 task file: 1 imported as packages without a reference, 0 could not be read as tasks"
+    assert second == ("without a reference none is verified: each is stored rejected with reference_error, as "
+                      "expected; other findings: on 1 task (below)")
+    assert "reference_error" in result.stdout and "2 checks left out" in result.stdout
     assert "todo-launch-001" not in result.stdout
     for n in range(2, 7):
         write(tmp_path, f"good-{n}.yaml", FOREIGN_TASK)
     many = synth("import", tmp_path, "--no-record").stdout
-    assert many.splitlines()[0].startswith("6 task file(s): 6 imported")
+    assert many.splitlines()[0].startswith("6 task files: 6 imported")
     assert len(many.splitlines()) == len(result.stdout.splitlines())  # no line per task
     verbose = synth("import", tmp_path / "good.yaml", "--no-record", "--verbose").stdout
     header = verbose.splitlines()[2]

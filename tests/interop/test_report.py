@@ -11,7 +11,7 @@ import pytest
 
 from pipeline import Catalog
 from pipeline.catalog.errors import CatalogError
-from pipeline.interop.report import BINS, Prices, bin_of, charts, gather, render, write_report
+from pipeline.interop.report import Prices, charts, gather, pass_rate_bins, render, write_report
 from tests.interop.conftest import ReportCatalog
 
 
@@ -31,6 +31,12 @@ def test_funnel_and_rejections_match_the_rows(report_catalog: ReportCatalog, run
                                      f"count(*) FILTER (WHERE status = 'accepted') FROM packages WHERE {scope}")[0]
     assert (data.funnel.slots, data.funnel.attempts, data.funnel.accepted) == (slots, attempts, accepted)
     assert data.funnel.attempts > data.funnel.slots or run == 2  # run 1's defects made repairs
+    per_slot = _sql(report_catalog.path, "SELECT attempts, accepted, count(*) FROM (SELECT count(*) AS attempts, "
+                    f"bool_or(status = 'accepted') AS accepted FROM packages WHERE {scope} GROUP BY run, slot) "
+                    "GROUP BY ALL")
+    assert sorted((s.attempts, s.accepted, s.slots) for s in data.funnel.by_attempts) == sorted(per_slot)
+    assert sum(s.slots for s in data.funnel.by_attempts) == slots  # each slot once
+    assert sum(s.attempts * s.slots for s in data.funnel.by_attempts) == attempts
     codes = dict(_sql(report_catalog.path, "SELECT f.code, count(DISTINCT p.row_id) FROM findings f JOIN packages p "
                       f"ON p.row_id = f.package_row WHERE p.status = 'rejected' AND f.kind = 'refusal' AND {scope} "
                       "GROUP BY f.code"))
@@ -45,31 +51,35 @@ def test_pass_rates_per_capability_and_model(report_catalog: ReportCatalog) -> N
     groups = {(g.capability, g.model): g for g in gather(Catalog.open(report_catalog.path, read_only=True)).pass_rates}
     assert set(groups) == {("multi-turn", "m1"), ("multi-turn", "m2"), ("general", "m1")}
     m1 = groups[("multi-turn", "m1")]
-    # 3/4 -> the 70-80 % bin, 0/4 -> the first, 4/4 -> the last; the errored rollout counts nowhere
-    assert m1.histogram == [1, 0, 0, 0, 0, 0, 0, 1, 0, 1]
+    # 4 counted rollouts each: 0/4 … 4/4; the packages passed 3, 0 and 4; the errored rollout counts nowhere
+    assert (m1.bins, m1.histogram) == (["0/4", "1/4", "2/4", "3/4", "4/4"], [1, 0, 0, 1, 1])
     assert (m1.packages, m1.samples, m1.errors, m1.unsolved, m1.always) == (3, 12, 1, 1, 1)
     assert m1.mean_pass_rate == pytest.approx((0.75 + 0 + 1) / 3)
-    assert groups[("multi-turn", "m2")].histogram == [0] * 5 + [1] + [0] * 4
-    assert groups[("general", "m1")].histogram == [0] * 5 + [1] + [0] * 4
+    assert (groups[("multi-turn", "m2")].bins, groups[("multi-turn", "m2")].histogram) == (["0/2", "1/2", "2/2"],
+                                                                                            [0, 1, 0])
+    assert groups[("general", "m1")].histogram == [0, 1, 0]
     assert m1.prompt_tokens == 13 * 100 and m1.completion_tokens == 13 * 20
 
 
 def test_a_run_reports_only_the_rollouts_on_its_packages(report_catalog: ReportCatalog) -> None:
     data = gather(Catalog.open(report_catalog.path, read_only=True), 2)
-    assert [(g.capability, g.model, g.histogram) for g in data.pass_rates] == [("general", "m1", [0] * 5 + [1] + [0] * 4)]
+    assert [(g.capability, g.model, g.histogram) for g in data.pass_rates] == [("general", "m1", [0, 1, 0])]
     assert data.rollouts == 2
 
 
-@pytest.mark.parametrize(("passes", "samples", "expected"),
-                         [(0, 3, 0), (1, 10, 1), (3, 10, 3), (7, 10, 7), (2, 3, 6), (99, 100, 9), (1, 1, BINS - 1)])
-def test_pass_rate_bins_are_exact(passes: int, samples: int, expected: int) -> None:
-    assert bin_of(passes, samples) == expected
+@pytest.mark.parametrize(("samples", "labels"), [
+    ({1}, ["0/1", "1/1"]), ({4}, ["0/4", "1/4", "2/4", "3/4", "4/4"]),
+    ({2, 4}, ["0/1", "1/4", "1/2", "3/4", "1/1"]),  # several k: every value one of them allows, once
+    ({2, 3}, ["0/1", "1/3", "1/2", "2/3", "1/1"])])
+def test_pass_rates_bin_at_the_values_k_samples_allow(samples: set[int], labels: list[str]) -> None:
+    values, shown = pass_rate_bins(samples)
+    assert shown == labels and values == sorted(set(values)) and len(values) == len(labels)
 
 
 def test_the_page_is_one_file_with_plotly_once_and_no_outside_resource(report_catalog: ReportCatalog) -> None:
     data = gather(Catalog.open(report_catalog.path, read_only=True))
     page, charts = render(data)
-    assert charts == ["funnel", "rejections", "capabilities", "workflows", "pass-rates"]
+    assert charts == ["slots", "rejections", "capabilities", "workflows", "pass-rates"]
     assert page.count("Plotly.newPlot(") == len(charts)
     assert len(re.findall(r"\* plotly\.js v\d", page)) == 1  # the library, inlined once
     assert not re.search(r"<(script|link|img|iframe)[^>]*\s(src|href)=", page, re.I)
@@ -77,6 +87,15 @@ def test_the_page_is_one_file_with_plotly_once_and_no_outside_resource(report_ca
         assert f'data-chart="{chart}"' in page and f'id="chart-{chart}"' in page
     assert re.search(r'data-figure="slots">\s*' + str(data.funnel.slots) + "<", page)
     assert "no price given" in page
+    assert '"displayModeBar": false' in page  # no toolbar over the charts' titles
+
+
+def test_counts_are_written_with_thousands_separators(report_catalog: ReportCatalog) -> None:
+    data = gather(Catalog.open(report_catalog.path, read_only=True)).model_copy(
+        update={"llm_calls": 1_234, "prompt_tokens": 1_234_567, "completion_tokens": 98_765})
+    page, _ = render(data)
+    for figure, shown in (("llm_calls", "1,234"), ("prompt_tokens", "1,234,567"), ("completion_tokens", "98,765")):
+        assert re.search(rf'data-figure="{figure}">{shown}<', page)
 
 
 def test_cost_is_shown_only_with_prices(report_catalog: ReportCatalog) -> None:

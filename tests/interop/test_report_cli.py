@@ -20,14 +20,15 @@ def test_report_writes_the_page_and_prints_its_funnel(synth: Callable[..., CliRe
     assert result.exit_code == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["path"] == str(out) and summary["run"] == 1 and summary["cost"] == 0.0
-    assert summary["charts"] == ["funnel", "rejections", "capabilities", "workflows", "pass-rates"]
+    assert summary["charts"] == ["slots", "rejections", "capabilities", "workflows", "pass-rates"]
     assert summary["rollouts"] == 15  # on run 1's packages: 14 counted, 1 ended by an error
     assert out.stat().st_size == summary["bytes"]
     plain = synth("report", "--catalog", report_catalog.path, "--out", out, "--run", "1")
     funnel = summary["funnel"]
     assert plain.exit_code == 0
-    assert (f"run 1: {funnel['slots']} slots → {funnel['attempts']} attempts → {funnel['accepted']} accepted; "
-            "15 rollout(s)") in plain.stdout
+    per_slot = funnel["attempts"] / funnel["slots"]
+    assert (f"run 1: {funnel['slots']} slots, {funnel['attempts']} attempts ({per_slot:.2f} per slot), "
+            f"{funnel['accepted']} accepted; 15 rollouts") in plain.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [

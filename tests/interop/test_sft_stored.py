@@ -92,7 +92,7 @@ def test_sft_summary_on_the_command_line(empty_catalog: Path, packages: dict[str
     assert (data["rows"], data["details"]["skipped"], data["details"]["from_verdict"]) == (1, {"not_sft_ready": 1}, 2)
     table = synth("export", "--format", "sft", "--out", out, "--catalog", empty_catalog)
     assert table.exit_code == 0, table.stderr
-    assert "1 package(s) left out" in table.stdout and "not_sft_ready" in table.stdout
+    assert "1 package left out" in table.stdout and "not_sft_ready" in table.stdout
     assert "sft_ready false" in table.stdout
     where = synth("export", "--format", "sft", "--out", out, "--where", "sft_ready", "--catalog", empty_catalog,
                   "--json")

@@ -5,6 +5,7 @@ without Ray gets. The slow tests share one local Ray instance (``ray.init(num_cp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -38,6 +39,9 @@ from tests.support.agent_server import ScriptedAgents
 from tests.support.openai_server import OpenAIServer
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
+RAY_PATIENCE_S = 300.0
+"""How long a test waits for a driver that starts a Ray instance of its own to get going: Ray's
+start-up alone takes tens of seconds on a loaded machine."""
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +175,7 @@ def test_a_run_on_ray_fills_the_catalog_a_local_run_does(ray_instance: None, tmp
     local = start_run(options, tmp_path / "local.duckdb")
     on_ray = start_run(options, tmp_path / "ray.duckdb", ray=LOCAL)
     assert (on_ray.accepted, on_ray.status) == (24, "finished")
+    assert on_ray.elapsed_s > on_ray.work_s  # the workers' start and end are timed too
     assert (on_ray.slots, on_ray.rejected_attempts, on_ray.failed_slots) == (
         local.slots, local.rejected_attempts, local.failed_slots)
     local_rows, local_findings = _contents(tmp_path / "local.duckdb")
@@ -214,9 +219,10 @@ def model_server(gate: Path) -> Iterator[str]:
         proc.wait()
 
 
-def _actor_pids(name: str) -> list[int]:
+def _actor_pids(name: str, root: int | None = None) -> list[int]:
     """Processes running a Ray process named ``name`` (Ray titles them ``ray::<name>...``: an
-    actor's class, or one of its own agents)."""
+    actor's class, or one of its own agents) of the Ray instance process ``root`` started (default:
+    this process's): other Ray instances on the machine, another test run's, are left alone."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -224,7 +230,7 @@ def _actor_pids(name: str) -> list[int]:
                 command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].decode()
             except OSError:
                 continue
-            if command.startswith(f"ray::{name}"):
+            if command.startswith(f"ray::{name}") and processes.descends_from(int(entry), root or os.getpid()):
                 found.append(int(entry))
     return found
 
@@ -285,20 +291,26 @@ def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
 def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], bool]) -> None:
     """Run the driver ``command`` (with ``--ray``: a Ray instance of its own) until ``started()``,
     then kill it with SIGKILL, so nothing of it runs on."""
-    agents_before = set(_actor_pids(""))
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env)
+    # The local Ray instance the killed driver started leaves two agents behind (docs/scaling.md):
+    # `ray stop` would end every Ray on the machine, so the test ends its own, found while the
+    # driver lives (until it dies they are its descendants; another run's Ray is left alone).
+    agents: list[int] = []
     try:
-        processes.wait_for(started, timeout=120)
+        processes.wait_for(lambda: started() or driver.poll() is not None, timeout=RAY_PATIENCE_S,
+                           what="the driver to commit its first work")
+        assert driver.poll() is None, f"the driver ended before it could be killed: {driver.communicate()}"
+        agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
         driver.kill()
-        driver.wait(timeout=30)
+        driver.wait(timeout=processes.PATIENCE_S)
     finally:
         if driver.poll() is None:
+            agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
             os.killpg(driver.pid, signal.SIGKILL)
-        # The local Ray instance the killed driver started leaves two agents behind (docs/scaling.md):
-        # `ray stop` would end every Ray on the machine, so the test ends its own by id.
-        for pid in set(_actor_pids("DashboardAgent") + _actor_pids("RuntimeEnvAgent")) - agents_before:
-            os.kill(pid, signal.SIGKILL)
+        for pid in agents:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow
@@ -339,7 +351,7 @@ def test_rollouts_on_ray_record_what_local_rollouts_do(ray_instance: None, tmp_p
             assert (summary.rollouts, summary.status) == (18, "finished")
             with Catalog.open(catalog, read_only=True) as reader:
                 rows[where] = reader.query(f"SELECT {columns} FROM rollouts ORDER BY package_id, sample").rows
-    assert agents.unknown == 0
+    assert agents.unknown == 0, agents.strangers
     assert len(rows["ray"]) == 18 and rows["ray"] == rows["local"]
     assert all(row[4] for row in rows["ray"])  # the reference passes every package
 
@@ -379,7 +391,7 @@ def test_rollouts_on_ray_survive_a_killed_worker(ray_instance: None, tmp_path: P
     assert (summary.rollouts, summary.status) == (36, "finished")
     rows = _rollout_rows(catalog)
     assert len(rows) == 36 and len({(r[0], r[1]) for r in rows}) == 36  # every episode once, none lost
-    assert all(r[2] for r in rows) and agents.unknown == 0
+    assert all(r[2] for r in rows) and agents.unknown == 0, agents.strangers
 
 
 @pytest.mark.slow

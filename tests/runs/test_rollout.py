@@ -54,7 +54,7 @@ def server(template: Path) -> Iterator[OpenAIServer]:
     agents = ScriptedAgents(p.model_dump(mode="json") for p in load_packages(template))
     with OpenAIServer(agents) as running:
         yield running
-    assert agents.unknown == 0
+    assert agents.unknown == 0, agents.strangers
 
 
 def _rows(catalog: Path, job: int) -> list[dict[str, object]]:
@@ -232,7 +232,7 @@ def test_a_killed_job_resumes_from_what_it_committed(catalog: Path, template: Pa
         finally:
             with contextlib.suppress(ProcessLookupError):  # gone already if it ended on its own
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate(timeout=30)
+            proc.communicate(timeout=processes.PATIENCE_S)
             server.release.set()
         committed = {(r["package_id"], r["sample"]): r["created"] for r in _rows(catalog, 1)}
         assert 0 < len(committed) < total

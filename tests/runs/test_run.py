@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,8 +25,8 @@ from pipeline.generation.offline import OfflineGenerator, generate_package, pick
 from pipeline.runs.batch import BatchRun
 from pipeline.runs.options import RunOptions, run_parameters
 from pipeline.verify.verifier import verify_package
-from tests.conftest import CliResult
-from tests.support import FaultPlan, OpenAIServer
+from tests.conftest import CliResult, accepted_now
+from tests.support import FaultPlan, OpenAIServer, processes
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
 
@@ -189,18 +188,10 @@ def test_llm_run_against_a_failing_server_accounts_for_every_slot(empty_catalog:
     assert "sk-test-secret-123456" not in dump
 
 
-def _wait_for_rows(catalog_path: Path, at_least: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if catalog_path.exists():
-            try:
-                with Catalog.open(catalog_path, read_only=True, busy_timeout=1.0) as reader:
-                    if reader.accepted_count() >= at_least:
-                        return
-            except Exception:  # the writer may be migrating the schema; try again
-                pass
-        time.sleep(0.1)
-    raise AssertionError(f"run never reached {at_least} accepted rows")
+def _wait_for_rows(catalog_path: Path, at_least: int) -> None:
+    """Return once the run writing ``catalog_path`` has ``at_least`` accepted rows, as a reader sees them."""
+    processes.wait_for(lambda: accepted_now(catalog_path) >= at_least, every=0.1,
+                       what=f"the run to reach {at_least} accepted rows")
 
 
 @pytest.mark.slow
@@ -213,7 +204,7 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
     _wait_for_rows(catalog_path, 3)
     assert proc.poll() is None, "the run ended before it could be killed"
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.wait(timeout=processes.PATIENCE_S)
     for round_ in range(2):
         resumed = subprocess.Popen([*SYNTH, "run", "--resume", "1", "--catalog", str(catalog_path), "--json",
                                     "--verify-processes", "0"],
@@ -222,7 +213,7 @@ def test_sigkill_and_resume_end_with_exactly_the_target_and_no_duplicates(tmp_pa
             _wait_for_rows(catalog_path, 120)
             assert resumed.poll() is None, "the resumed run ended before it could be killed"
             resumed.send_signal(signal.SIGKILL)
-            resumed.wait(timeout=30)
+            resumed.wait(timeout=processes.PATIENCE_S)
             continue
         out, err = resumed.communicate(timeout=120)
         assert resumed.returncode == 0, err
@@ -253,3 +244,39 @@ def test_a_run_resumes_against_a_model_server_that_moved(tmp_path: Path, synth: 
     resumed = synth("run", "--resume", "1", "--base-url", "http://127.0.0.1:9/v1", "--catalog", catalog_path, "--json")
     assert resumed.exit_code == 0, resumed.stderr
     assert json.loads(resumed.stdout)["status"] == "finished"
+
+
+def test_runs_keep_what_regeneration_added_apart_from_the_runs_count_of_its_target(
+        empty_catalog: Path, synth: Callable[..., CliResult]) -> None:
+    with Catalog.open(empty_catalog) as catalog:
+        batch = start(catalog, OfflineGenerator(defect_rate=0.6), capability="general", count=6, max_attempts=1)
+        asyncio.run(batch.run())
+        failed = [s.slot for s in catalog.slot_states(batch.run_id).values() if not s.accepted]
+        repaired = sum(asyncio.run(batch.regenerate(failed, attempts=1)))
+    assert repaired > 0  # so the run holds more accepted rows than its target
+    [counts] = json.loads(synth("catalog", "runs", "--json", "--catalog", empty_catalog).stdout)
+    assert (counts["accepted"], counts["regenerated"], counts["target"]) == (6 + repaired, repaired, 6)
+    table = synth("catalog", "runs", "--catalog", empty_catalog).stdout
+    assert "6 of 6" in table and f"+{repaired} regen" in table and f"{6 + repaired} of 6" not in table
+
+
+class _SlowToStart(OfflineGenerator):
+    """The offline generator behind a start-up that takes ``STARTUP_S`` (as starting Ray, or a model
+    server's first answer, does): it is part of the run's time."""
+
+    STARTUP_S = 0.5
+
+    async def check(self) -> None:
+        await asyncio.sleep(self.STARTUP_S)  # the start-up being timed, not a wait for something
+
+
+def test_the_summary_times_the_whole_run_with_its_start_up(empty_catalog: Path,
+                                                           synth: Callable[..., CliResult]) -> None:
+    from pipeline import start_run
+
+    summary = start_run(RunOptions(capability="general", count=3, verify_processes=0), empty_catalog,
+                        generator=_SlowToStart())
+    assert summary.elapsed_s - summary.work_s >= _SlowToStart.STARTUP_S
+    assert summary.accepted_per_s == pytest.approx(3 / summary.elapsed_s, abs=0.01)
+    table = synth("run", "--capability", "general", "--count", "2", "--catalog", empty_catalog).stdout
+    assert "elapsed, start-up included" in table and "of which start-up and shutdown" in table

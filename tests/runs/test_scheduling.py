@@ -21,6 +21,7 @@ from pipeline.runs.pool import VerifierCrash, VerifierPool
 from pipeline.runs.writer import GroupWriter
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options
+from tests.support import processes
 
 
 def _packages(count: int) -> list[TaskPackage]:
@@ -90,7 +91,7 @@ def writer_setup(empty_catalog: Path) -> Any:
         yield catalog, run_id, groups
 
 
-async def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+async def _until(condition: Callable[[], bool], what: str, timeout: float = processes.PATIENCE_S) -> None:
     """Return once ``condition()`` holds, checking on every turn of the event loop (and every
     10 ms); ``AssertionError`` naming ``what`` after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -126,7 +127,7 @@ def test_the_group_commits_at_once_when_every_open_attempt_waits_on_it(writer_se
     async def arrive() -> None:
         async with writer.running():
             rows = [writer.commit(_failed_row(run_id, s)) for s in (0, 1)]
-            await asyncio.wait_for(asyncio.gather(*rows), timeout=10)
+            await asyncio.wait_for(asyncio.gather(*rows), timeout=processes.PATIENCE_S)
 
     asyncio.run(arrive())
     assert groups == [2]

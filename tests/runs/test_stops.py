@@ -203,7 +203,7 @@ def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path:
         for _ in range(repeat):  # a second Ctrl-C while it stops changes nothing
             os.killpg(proc.pid, signum)
             time.sleep(0.005)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=processes.PATIENCE_S)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -221,7 +221,7 @@ def test_a_stop_signal_to_the_process_group_interrupts_the_run_cleanly(tmp_path:
     try:
         processes.wait_for(lambda: accepted_now(catalog) >= rows + 20)
         os.killpg(resumed.pid, signal.SIGTERM)
-        _, err = resumed.communicate(timeout=60)
+        _, err = resumed.communicate(timeout=processes.PATIENCE_S)
     finally:
         if resumed.poll() is None:
             os.killpg(resumed.pid, signal.SIGKILL)
@@ -238,7 +238,7 @@ def test_ctrl_c_during_an_llm_run_is_clean(tmp_path: Path) -> None:
     try:
         processes.wait_for(lambda: accepted_now(catalog) >= 10)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=processes.PATIENCE_S)
     finally:
         server.kill()
         server.wait()
@@ -258,7 +258,7 @@ def test_no_child_outlives_a_run_killed_with_sigkill(tmp_path: Path) -> None:
         children = processes.children(proc.pid)
         assert len(children) >= 3  # two verifier workers and multiprocessing's resource tracker
         proc.kill()
-        proc.wait(timeout=30)
+        proc.wait(timeout=processes.PATIENCE_S)
         with contextlib.suppress(AssertionError):  # a child still alive after 60 s is reported (and killed) below
             processes.wait_for(lambda: not any(processes.alive(c) for c in children), what="the children to exit")
         survivors = [c for c in children if processes.alive(c)]

@@ -38,11 +38,14 @@ def mistake_steps(reference: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class ScriptedAgents:
-    """The responder; ``unknown`` counts requests whose request text names no known package."""
+    """The responder; ``unknown`` counts requests whose request text names no known package (or
+    whose model names no policy), and ``strangers`` keeps each one's model and request text (its
+    first 80 characters), so a test that finds one can say what it was."""
 
     def __init__(self, packages: Iterable[dict[str, Any]]) -> None:
         self.by_request = {p["request"]["text"]: p for p in packages}
         self.unknown = 0
+        self.strangers: list[tuple[str, str]] = []
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
@@ -51,6 +54,7 @@ class ScriptedAgents:
         policy = str(body.get("model", ""))
         if package is None or policy not in POLICIES:
             self.unknown += 1
+            self.strangers.append((policy, str(request)[:80]))
             return {"content": "Done."}
         turns = sum(1 for m in messages if m.get("role") == "assistant")
         if policy == "answer-at-once":

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from playwright.sync_api import ConsoleMessage, Page, sync_playwright
 
+from tests.support.processes import PATIENCE_S
+
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -45,7 +47,7 @@ def chromium_available() -> bool:
 
 
 @contextmanager
-def chromium_page(timeout_s: float = 30.0) -> Iterator[PageLoad]:
+def chromium_page(timeout_s: float = PATIENCE_S) -> Iterator[PageLoad]:
     """A page in a new headless Chromium with a new profile, its console errors, uncaught
     exceptions and requests recorded from the start; the browser closes when the block ends."""
     profile = tempfile.mkdtemp(prefix="synth-chromium-")
@@ -73,7 +75,7 @@ def chromium_page(timeout_s: float = 30.0) -> Iterator[PageLoad]:
 
 
 @contextmanager
-def load_report(path: Path, timeout_s: float = 30.0) -> Iterator[PageLoad]:
+def load_report(path: Path, timeout_s: float = PATIENCE_S) -> Iterator[PageLoad]:
     """Open ``path`` in a new headless Chromium with a new profile and wait until its charts are
     drawn; the browser closes when the block ends."""
     with chromium_page(timeout_s) as load:

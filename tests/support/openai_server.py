@@ -274,8 +274,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         state = self.server.state
         length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if len(raw) < length:  # the client hung up mid-request (a killed worker): nothing was asked
+            state.finish("cut_off", admitted=False)
+            self.close_connection = True
+            return
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = None
         if self.path.rstrip("/") != "/v1/chat/completions" or not isinstance(body, dict):

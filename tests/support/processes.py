@@ -9,6 +9,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+PATIENCE_S = 120.0
+"""How long a test waits for something that must happen (a process to exit, an answer, a row to
+appear) before it fails: generous, because a loaded machine only makes each wait longer, and a
+wait on a condition costs nothing when the condition holds early."""
+
 
 def _stat(pid: int | str) -> list[str]:
     """The fields of ``/proc/<pid>/stat`` after the command name: state, parent pid, ..."""
@@ -27,6 +32,18 @@ def children(pid: int) -> list[int]:
             if int(fields[1]) == pid and fields[0] != "Z":
                 found.append(int(entry))
     return found
+
+
+def descends_from(pid: int, root: int) -> bool:
+    """Whether process ``pid`` is ``root`` or one of its descendants (by parent pids, as they are now)."""
+    while pid > 1:
+        if pid == root:
+            return True
+        try:
+            pid = int(_stat(pid)[1])
+        except OSError:
+            return False
+    return root == pid
 
 
 def alive(pid: int) -> bool:
@@ -87,7 +104,7 @@ def model_server(latency_s: float, hold_after: int = 0, gate: Path | None = None
     return proc, proc.stdout.readline().strip()
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 60.0, every: float = 0.05, what: str = "") -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = PATIENCE_S, every: float = 0.05, what: str = "") -> None:
     """Return once ``condition()`` holds, checking every ``every`` seconds; ``AssertionError``
     naming ``what`` was awaited after ``timeout`` seconds. Tests wait on this, never on a fixed
     sleep: a loaded machine only makes it take longer."""

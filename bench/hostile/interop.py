@@ -225,7 +225,7 @@ CASES = [
     Case("import a task over a service synth lacks",
          _task_file("t.yaml", _task(tools=[{"name": "forecast", "service": "weather", "endpoint": "/weather/forecast"}]),
                     "--no-record"),
-         expect_code=1, check=_says("service 'weather' is not one of synth's mock services", stream="stdout")),
+         expect_code=1, check=_says("service 'weather' is not a ClawEnvKit service the claw profile mirrors", stream="stdout")),
     # after an import
     Case("regen --run of an import run", _import_then("regen", "--run", "1"), expect_code=2,
          check=_says("is an import", "nothing to regenerate")),

@@ -330,8 +330,13 @@ def print_import_table(results: list[ImportResult]) -> None:
             console.print(f"{r.task_id}: left out {u.id} ({u.kind}): {u.reason}", markup=False, highlight=False)
 
 
+UNREADABLE_SHOWN = 10
+"""Task files that could not be read, listed with their reason in the summary (the rest counted)."""
+
+
 def print_import_summary(results: list[ImportResult]) -> None:
-    """The task files by outcome, then the reason codes (tasks carrying each) and the checks left
+    """The task files by outcome, each file that could not be read with its reason (the first
+    ``UNREADABLE_SHOWN``), then the reason codes (tasks carrying each) and the checks left
     out (grouped by kind and reason), a table each."""
     from collections import Counter
 
@@ -343,6 +348,14 @@ def print_import_summary(results: list[ImportResult]) -> None:
     console.print(f"{counted(len(results), 'task file')}: {len(imported):,} imported as packages without a "
                   f"reference, {len(results) - len(imported):,} could not be read as tasks",
                   markup=False, highlight=False, soft_wrap=True)
+    unreadable = [r for r in results if not r.imported]
+    for r in unreadable[:UNREADABLE_SHOWN]:  # why each could not be read, without --verbose too
+        reason = r.verdict.findings[0].message if r.verdict.findings else "not a task"
+        said = reason if reason.startswith(r.source) else f"{r.source}: {reason}"
+        console.print(f"  {said}", markup=False, highlight=False, soft_wrap=True)
+    if len(unreadable) > UNREADABLE_SHOWN:
+        console.print(f"  … and {len(unreadable) - UNREADABLE_SHOWN:,} more (--verbose or --json lists every one)",
+                      markup=False, highlight=False, soft_wrap=True)
     if imported:
         console.print("without a reference none is verified: each is stored rejected with reference_error, as "
                       f"expected; other findings: on {counted(flagged, 'task')}" + (" (below)" if flagged else ""),

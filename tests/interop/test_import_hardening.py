@@ -273,3 +273,16 @@ def test_a_pdf_of_many_pages_sharing_one_huge_content_stream_is_refused_quickly(
         read_pages(small, 1 << 24, 500, MAX_PDF_CONTENT_BYTES, 0.0)
     pages = read_pages(small, 1 << 24, 500, MAX_PDF_CONTENT_BYTES, 20.0)  # within the budget: read
     assert len(pages) == 3 and all(page.count("a") == 2_000 for page in pages)
+
+
+def test_the_summary_says_why_each_unreadable_file_could_not_be_read(tmp_path: Path,
+                                                                     synth: Callable[..., CliResult]) -> None:
+    """Without --verbose, each task file that could not be read is listed with its reason (the
+    first ten; the rest counted), so a user needs no second run to learn what was wrong."""
+    for i in range(12):
+        (tmp_path / f"bomb{i:02d}.yaml").write_text('a: &a ["x", "x"]\nb: [*a, *a]\n')
+    result = synth("import", tmp_path, "--no-record")
+    assert result.exit_code == 1
+    listed = [line for line in result.stdout.splitlines() if "anchors and aliases are not allowed" in line]
+    assert len(listed) == 10 and "bomb00.yaml" in listed[0]
+    assert "… and 2 more" in result.stdout

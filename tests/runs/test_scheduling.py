@@ -107,9 +107,18 @@ def test_attempts_arriving_within_the_delay_share_one_transaction(writer_setup: 
 
     async def arrive() -> list[PreparedRow]:
         async with writer.running():
+            queue = writer._queue
+            assert queue is not None
+            put = queue.put_nowait
+            queued: list[object] = []
+
+            def counting(item: Any) -> None:
+                queued.append(item)
+                put(item)
+
+            queue.put_nowait = counting  # type: ignore[method-assign]
             first = asyncio.create_task(writer.commit(_failed_row(run_id, 0)))
-            await asyncio.sleep(0)  # the first row is queued
-            await _until(lambda: writer._queue is not None and writer._queue.empty(),
+            await _until(lambda: len(queued) == 1 and queue.empty(),
                          "the writer to take the first row and wait for more")
             rest = [asyncio.create_task(writer.commit(_failed_row(run_id, s))) for s in (1, 2)]
             return await asyncio.gather(first, *rest)

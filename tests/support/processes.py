@@ -80,11 +80,12 @@ import itertools, json, os, sys, time
 from pipeline.generation.offline import generate_package, pick_template
 from tests.support import OpenAIServer
 numbers = itertools.count(1)
-hold_after, gate = int(sys.argv[2]), sys.argv[3]
+hold_after, gate, patience = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 def respond(_request):
     n = next(numbers)
-    while gate and n > hold_after and not os.path.exists(gate):
-        time.sleep(0.05)
+    deadline = time.monotonic() + patience
+    while gate and n > hold_after and not os.path.exists(gate) and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling the gate file: the condition, bounded by the deadline
     return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
 with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
     print(server.base_url, flush=True)
@@ -98,7 +99,7 @@ def model_server(latency_s: float, hold_after: int = 0, gate: Path | None = None
     packages of the offline generator (capability ``general``); and its URL. Kill it when done.
     With ``gate``, every request after the first ``hold_after`` is held until the file ``gate``
     exists: a run cannot get past that point before the test lets it."""
-    proc = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(latency_s), str(hold_after), str(gate or "")],
+    proc = subprocess.Popen([sys.executable, "-c", _MODEL_SERVER, str(latency_s), str(hold_after), str(gate or ""), str(PATIENCE_S)],
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, proc.stdout.readline().strip()

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.cli.options import CatalogOpt, JsonOpt, console, emit_json, err_console, new_table
+from pipeline.cli.options import (
+    CatalogOpt,
+    JsonOpt,
+    console,
+    emit_json,
+    new_table,
+    serve_until_stopped,
+)
 from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
 from pipeline.core.wording import counted
@@ -74,7 +81,6 @@ def page(
         raise UserError(f"synth audit serves its page with Starlette and uvicorn ({exc.name or 'starlette'} is "
                         f"missing); install them with: {install_extra('audit')} (in a checkout: "
                         "pip install -e '.[audit]')") from exc
-    from pipeline.runs.interrupt import terminate_as_interrupt
 
     options = audit_server.AuditOptions(catalog=catalog, run=run, where=where, sample=sample, refusals=refusals,
                                         seed=seed, annotator=annotator)
@@ -101,15 +107,7 @@ def page(
         import webbrowser
 
         webbrowser.open(site.url)
-    try:
-        with terminate_as_interrupt():
-            audit_server.serve(site, sock)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sock.close()
-    if not as_json:
-        err_console.print("stopped")
+    serve_until_stopped(lambda: audit_server.serve(site, sock), sock.close, as_json)
 
 
 @audit_app.command()

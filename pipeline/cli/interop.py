@@ -19,6 +19,7 @@ from pipeline.cli.options import (
     err_console,
     load_package_file,
     new_table,
+    serve_until_stopped,
 )
 from pipeline.core.distribution import install_extra
 from pipeline.core.errors import UserError
@@ -102,7 +103,6 @@ def serve(
     by a where selection, or the next of the --seed shuffle; docs/environment.md, "OpenEnv"). The
     base URL is printed first (with --json, as one JSON line with the package count)."""
     from pipeline.env.http import ASK, SCORE, PackageServer
-    from pipeline.runs.interrupt import terminate_as_interrupt
 
     if openenv:
         if mcp or user_model is not None or user_base_url is not None:
@@ -143,15 +143,7 @@ def serve(
                                                  else roles.get(route, "control"))))
         console.print(table)
         console.print(f"serving at {server.base_url}; Ctrl-C stops", highlight=False)
-    try:
-        with terminate_as_interrupt():  # SIGTERM stops it as Ctrl-C does
-            server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    if not as_json:
-        err_console.print("stopped")
+    serve_until_stopped(server.serve_forever, server.server_close, as_json)
 
 
 def _serve_mcp(pkg: TaskPackage, host: str, port: int | None, users: Any, as_json: bool) -> None:
@@ -188,7 +180,6 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
                         f"with: {install_extra('openenv')} (in a checkout: pip install -e '.[openenv]')") from exc
     from pipeline.core.serving import base_url
     from pipeline.env.catalog_packages import load_packages
-    from pipeline.runs.interrupt import terminate_as_interrupt
 
     path = Path(source)
     source_catalog: Path | None = None
@@ -212,15 +203,7 @@ def _serve_openenv(source: str, catalog: Path, where: str | None, seed: int, hos
         console.print(f"OpenEnv server of {len(pool):,} package(s) at {url} (WebSocket {url.replace('http', 'ws', 1)}"
                       "/ws); Ctrl-C stops", highlight=False, soft_wrap=True)
     sys.stdout.flush()
-    try:
-        with terminate_as_interrupt():
-            openenv_server.serve(app, sock, host, allow_remote)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sock.close()
-    if not as_json:
-        err_console.print("stopped")
+    serve_until_stopped(lambda: openenv_server.serve(app, sock, host, allow_remote), sock.close, as_json)
 
 
 def _package_lines(path: Path) -> list[TaskPackage]:

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -152,6 +152,22 @@ def debug_lines(verbosity: int) -> Iterator[None]:
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def serve_until_stopped(serve: Callable[[], None], close: Callable[[], None], as_json: bool) -> None:
+    """Run ``serve`` (a server's blocking loop) until Ctrl-C or SIGTERM, then ``close`` it and say
+    "stopped" on stderr (not with ``--json``)."""
+    from pipeline.runs.interrupt import terminate_as_interrupt
+
+    try:
+        with terminate_as_interrupt():
+            serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        close()
+    if not as_json:
+        err_console.print("stopped")
 
 
 def emit_json(data: Any) -> None:

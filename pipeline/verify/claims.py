@@ -11,8 +11,11 @@ the checks do instead, the other reading, and the records it names — which a r
 
 Which findings rest on a reading is data (``READ_FROM_REQUEST``): every finding of a code that
 exists only through reading the request, and, for codes that mechanisms raise too, the witnesses
-built from a reading. Mechanical witnesses (a dropped write, a duplicate create, the null agent,
-writes in another order) need no reader and get no claim.
+built from a reading. Mechanical witnesses (a dropped write, every item made twice, the null
+agent, writes in another order) need no reader and get no claim. One create repeated with the same
+arguments (``repeat_create``) does: whether the request asks for one item, so that a second is
+wrong (a second message, a second task), or the repeat changes nothing the request cares about
+(the same note shared again with the same people), is the request's to say.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
                                             "permuted_list"}),                            # no order given
     Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out",
                                              "misread_value", "perturb_argument"}),       # what the request settles
+    Code.GRADER_COUNTS_CALLS: frozenset({"repeat_create"}),  # a second identical item: a second message, or the
+                                                             # same share again?
     Code.COLLATERAL_DAMAGE: frozenset({"kept"}),  # the records the request is read to keep
 }
 """Per code, the witness names whose finding rests on reading the request (``ANY_WITNESS``: all
@@ -63,6 +68,7 @@ READINGS: dict[Code, str] = {
     Code.GRADER_OVERCONSTRAINED: "The request leaves this to the agent",
     Code.GRADER_UNDERCONSTRAINED: "The request settles this, so doing it otherwise is wrong",
     Code.COLLATERAL_DAMAGE: "The request keeps some records as they are",
+    Code.GRADER_COUNTS_CALLS: "The request asks for one of this item, so a second, identical one is wrong",
 }
 """What the verifier read the request to say, per code: the first half of a claim's reading."""
 

@@ -136,25 +136,38 @@ def read_verdict(verdict: Verdict, request: str, reader: Reader, cache: ReadingC
     """``verdict`` with ``reader``'s answer on each finding that carries a claim and either no
     reading or the rules' (from ``cache`` when it holds one), re-sorted: a refusal whose claim the
     reader does not agree with becomes a review note, and a note the rules were unsure of becomes
-    a refusal when the reader agrees. A verdict with no such finding comes back as it is."""
+    a refusal when the reader agrees. A verdict with no such finding comes back as it is.
+
+    The reader is asked only while the package may still be accepted: a refusal that rests on no
+    reading, or the first answer that confirms one, settles it; the claims after it get an answer
+    only from the cache or from the same claim answered before, else keep the rules' reading (a
+    refusal stays a refusal, a note a note). One claim met twice is asked once."""
     findings = [*verdict.findings, *(f for f in verdict.review if f.claim is not None)]
     findings += [f for f in verdict.review if f.claim is None]
     asked = [n for n, f in enumerate(findings) if f.claim is not None and (f.reading is None or
                                                                            f.reading.reader == RulesReader.name
                                                                            != reader.name)]
-    if not asked:
-        return verdict
+    if not asked or any(f.claim is None for f in verdict.findings):
+        return verdict  # nothing to read, or refused whatever the reader answers
+    answered: dict[str, Reading] = {}
+    refused = False
     for n in asked:
         claim = findings[n].claim
         assert claim is not None
-        reading = cache.get(verdict.id, claim.key, reader.name) if cache is not None else None
+        reading = answered.get(claim.key) or (cache.get(verdict.id, claim.key, reader.name) if cache is not None else None)
         if reading is None:
+            if refused:
+                continue  # the other claims cannot change the verdict: not worth a question
             reading = reader.confirm(claim, request)
             if cache is not None:
                 cache.put(verdict.id, claim.key, reading)
+        elif claim.key in answered:
+            reading = reading.model_copy(update={"cached": True})  # the same claim twice: asked once
+        answered.setdefault(claim.key, reading)
         log.debug("%s on %s %r: %s%s (%s)", reading.reader, findings[n].code.value, claim.words,
                   reading.answer, " (cached)" if reading.cached else "", reading.reason)
         findings[n] = findings[n].model_copy(update={"reading": reading})
+        refused = refused or reading.answer == "agrees"
     return verdict.resorted(findings)
 
 

@@ -29,6 +29,8 @@ from tests.support.openai_server import OpenAIServer
 # A refusal that rests on reading the request (a formula), and one that does not (calls counted).
 READ_CASE = CORPUS_DIR / "truth-3" / "address-from-record-fernhill-banner-quote.defective.json"
 UNKNOWN_CASE = CORPUS_DIR / "grounding" / "unknown-contact-priya.defective.json"
+# Five refusals, each resting on the same stated formula read for another item.
+FORMULA_CASE = CORPUS_DIR / "truth-3" / "computed-value-leeds-reorder-formula.defective.json"
 
 
 def package_of(path: Path) -> TaskPackage:
@@ -94,18 +96,30 @@ def test_a_reader_that_agrees_keeps_the_refusal_with_its_answer() -> None:
 
 
 def test_answers_by_claim_key_and_the_cache_asks_each_claim_once() -> None:
-    package = package_of(READ_CASE)
-    keys = [f.claim.key for f in verify_package(package).findings if f.claim is not None]
-    assert keys
+    package = package_of(FORMULA_CASE)
+    rules = verify_package(package)
+    keys = [f.claim.key for f in rules.findings if f.claim is not None]
+    assert len(keys) >= 3 and all(f.claim is not None for f in rules.findings)
     reader = ScriptedReader({keys[0]: "disagrees"}, default="agrees")
     cache = ReadingCache()
     first = verify_package(package, reader=reader, cache=cache)
-    assert [f.reading.answer for f in claimed(first) if f.claim.key == keys[0]] == ["disagrees"] * keys.count(keys[0])
-    asked = len(reader.asked)
+    answers = {f.claim.key: f.reading.answer if f.reading else None for f in claimed(first)}
+    assert answers[keys[0]] == "disagrees" and answers[keys[1]] == "agrees"
+    assert [answers[k] for k in keys[2:]] == [None] * len(keys[2:])  # refused already: not asked
+    assert len(reader.asked) == 2 and not first.accepted
     again = verify_package(package, reader=reader, cache=cache)
-    assert len(reader.asked) == asked  # every answer came from the cache
-    assert all(f.reading.cached for f in claimed(again))
+    assert len(reader.asked) == 2  # every answer came from the cache
+    assert all(f.reading is None or f.reading.cached for f in claimed(again))
     assert again.codes == first.codes and again.accepted == first.accepted
+
+
+def test_a_refusal_that_rests_on_no_reading_settles_the_verdict_without_a_question() -> None:
+    package = package_of(READ_CASE)
+    rules = verify_package(package)
+    assert any(f.claim is None for f in rules.findings) and any(f.claim is not None for f in rules.findings)
+    reader = ScriptedReader(default="disagrees")
+    verdict = verify_package(package, reader=reader)
+    assert reader.asked == [] and verdict.codes == rules.codes
 
 
 def reply_with(answer: str, seen: list[dict[str, Any]]) -> Callable[[dict[str, Any]], str]:

@@ -6,7 +6,8 @@
   ``twelve and a half thousand``), with a scale word (``12.5 thousand``, ``3 dozen``). Digits that
   are part of a date ("9 December"), a time, an id or an email are not numbers of the text.
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
-  (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``Christmas Eve``
+  (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``the last day of
+  this year`` (``of the month``, ``of next month``; ``the first day of ...``), ``Christmas Eve``
   and other holidays on a fixed day, ``12/03``, an
   ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
   after the clock; ``next Thursday``: the one in the following week), ``today`` (``this
@@ -299,12 +300,16 @@ def minutes_in(text: str) -> tuple[int, ...]:
 # --------------------------------------------------------------------------- dates
 
 _ISO_IN_TEXT = re.compile(rf"\b{_ISO_DAY}(?=T\d|\b)")
-_MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b",
+_YEAR = r"(?:,?\s+(?P<year>(?:19|20)\d{2})\b)?"
+"""A year written after a month and day ("1 February 2025", "February 1, 2025")."""
+_MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b" + _YEAR,
                         re.IGNORECASE)
-_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b",
-                        re.IGNORECASE)
+_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b"
+                        + _YEAR, re.IGNORECASE)
 _END_OF_MONTH = re.compile(r"\bthe\s+(?P<which>last|first)\s+day\s+of\s+(?P<month>" + "|".join(MONTHS)
                            + r")\b(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
+_END_OF_PERIOD = re.compile(r"\bthe\s+(?P<which>last|first)\s+day\s+of\s+(?P<when>this|the|next|the\s+current)\s+"
+                            r"(?P<period>year|month)\b", re.IGNORECASE)
 _DAY_WORD = frozenset({"day"})
 _HOLIDAYS = {"christmaseve": (12, 24), "christmasday": (12, 25), "christmas": (12, 25), "boxingday": (12, 26),
              "newyeareve": (12, 31), "newyearday": (1, 1), "valentineday": (2, 14), "halloween": (10, 31)}
@@ -334,6 +339,11 @@ def _nearest_year(today: date, month: int, day: int) -> date | None:
     return _date(today.year + 1, month, day)
 
 
+def _in_year(today: date, year: str | None, month: int, day: int) -> date | None:
+    """Month and day in the ``year`` written, else the nearest year (``_nearest_year``)."""
+    return _date(int(year), month, day) if year else _nearest_year(today, month, day)
+
+
 @lru_cache(maxsize=4096)
 def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
     """Every single date the text states, as ISO strings."""
@@ -349,9 +359,9 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         add(_date(int(year), int(month), int(day)), m)
     months = digits and _names_a_month(text)
     for m in _MONTH_DAY.finditer(text) if months else ():
-        add(_nearest_year(today, _month(m.group(1)), int(m.group(2))), m)
+        add(_in_year(today, m.group("year"), _month(m.group(1)), int(m.group(2))), m)
     for m in _DAY_MONTH.finditer(text) if months else ():
-        add(_nearest_year(today, _month(m.group(2)), int(m.group(1))), m)
+        add(_in_year(today, m.group("year"), _month(m.group(2)), int(m.group(1))), m)
     for m in _SLASH.finditer(text) if digits and "/" in text else ():
         a, b = int(m.group(1)), int(m.group(2))
         add(_nearest_year(today, a, b) if 1 <= a <= 12 else None, m)  # month/day (US)
@@ -370,6 +380,15 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         year = int(m.group("year")) if m.group("year") else today.year + (month < today.month)
         last = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1)).day
         add(_date(year, month, last if m.group("which").casefold() == "last" else 1), m)
+    for m in _END_OF_PERIOD.finditer(text) if may_say(text, _DAY_WORD) else ():
+        ahead = m.group("when").casefold() == "next"
+        if m.group("period").casefold() == "year":
+            year = today.year + ahead
+            add(date(year, 12, 31) if m.group("which").casefold() == "last" else date(year, 1, 1), m)
+        else:
+            first = (today.replace(day=1) + timedelta(days=32)).replace(day=1) if ahead else today.replace(day=1)
+            last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+            add(last if m.group("which").casefold() == "last" else first, m)
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         target = WEEKDAYS.index(m.group(2).casefold())
         ahead = (target - today.weekday()) % 7 or 7
@@ -764,7 +783,8 @@ def _range_key(value: Any, kind: str) -> Any:
     return clock_value(m.group(0)) if m else None
 
 
-_DAY_SPAN = re.compile(r"\b(?P<n>\d{1,3}|a|an|one|" + "|".join(WORDS) + r")\s+(?P<kind>(?:working|business)\s+)?"
+_DAY_SPAN = re.compile(r"\b(?P<n>\d{1,3}|a|an|(?:" + "|".join(_TENS) + r")[\s-](?:" + "|".join(_UNITS) + r")|one|"
+                       + "|".join(WORDS) + r")(?:\s*\(\d{1,3}\))?\s+(?P<kind>(?:working|business)\s+)?"
                        r"(?P<unit>days?|weeks?|fortnights?)\b"
                        r"|\b(?:the\s+)?(?:(?:first|next|following)\s+)?(?P<working>(?:working|business)\s+)?"
                        r"(?P<next>day|week)\s+(?:before|after|later)\b"
@@ -787,7 +807,8 @@ def day_spans(text: str) -> frozenset[tuple[int, bool]]:
             out.add((7 if week else 1, bool(m.group("working")) and not week))
         else:
             said = m.group("n").casefold()
-            n = int(said) if said.isdigit() else 1 if said in ("a", "an") else WORDS[said]
+            n = int(said) if said.isdigit() else 1 if said in ("a", "an") else \
+                sum(WORDS[w] for w in re.split(r"[\s-]", said))  # "forty-five (45) days": 45
             unit = m.group("unit").casefold()
             days = n * (14 if unit.startswith("fortnight") else 7 if unit.startswith("week") else 1)
             out.add((days, bool(m.group("kind")) and unit.startswith("day")))

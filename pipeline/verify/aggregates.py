@@ -252,7 +252,18 @@ def _columns(group: list[Record], read: dict[int, dict[str, float]] | None = Non
 
 
 def _numbers(record: Record) -> dict[str, float]:
-    return {k: float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    """A record's numeric fields, and two figures people derive from them: a ledger amount signed
+    by its type (a debit counts up, a credit down: "spend net of the refund"), and the units an
+    item lacks to reach its reorder level ("bring each item back up to its level")."""
+    out = {k: float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if "amount" in out and (sign := _SIGNS.get(str(record.get("type", "")).casefold())):
+        out["amount net of credits"] = sign * out["amount"]
+    if "reorder_level" in out and "quantity" in out:
+        out["units short of reorder level"] = max(0.0, out["reorder_level"] - out["quantity"])
+    return out
+
+
+_SIGNS = {"debit": 1.0, "credit": -1.0}
 
 
 def totals(group: list[Record]) -> list[float]:

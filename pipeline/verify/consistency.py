@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from itertools import combinations
@@ -58,7 +59,7 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.period_records import period_record_findings
 from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.reference_edits import before_answer, dependents
-from pipeline.verify.selection import excluded_records, unselected, unselected_why
+from pipeline.verify.selection import excluded_records, outside_period, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
 log = logging.getLogger(__name__)
@@ -636,6 +637,14 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
     why_of: dict[int, dict[int, str]] = {}  # ``unselected_why`` of a group or list (by its id: all live till the end), once
     split_of: dict[int, _Split] = {}  # a list's records the request leaves out and keeps (``_padded``), once
+    outside = {id(lst[i]): reason for lst in pools for i, reason in outside_period(text, lst, today).items()}
+
+    def left_out_of(g: list[dict[str, Any]]) -> dict[int, str]:
+        """Why the request leaves out records of ``g``: read in ``g``, or, for the period it names,
+        in the list they were read in (October's charges, when the list also holds the November
+        ones the request asks for)."""
+        return {**{i: outside[id(r)] for i, r in enumerate(g) if id(r) in outside}, **_why(why_of, text, g, today)}
+
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
                     and (number not in done or "%" in figure[0] or _ADJUSTED.search(figure[0]))]  # a number written is a figure when a rate of one
@@ -643,7 +652,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
         judged = []
         for g, figure in matching:
-            reasons = _why(why_of, text, g, today)
+            reasons = left_out_of(g)
             if not reasons:
                 break  # some group of records the request selects gives the number
             judged.append((g, figure, [g[i] for i in sorted(reasons)], "; ".join(dict.fromkeys(reasons.values()))))
@@ -654,7 +663,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         if not judged:
             continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
-        kept = [r for r in group if r not in left]
+        kept = [r for r in group if r not in left] or _counterpart(group, every, left_out_of)
         if not kept:
             continue
         right = dict(figures(kept, percents, adjusted=adjusted)).get(kind)
@@ -672,6 +681,24 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
                            message=f"the checks want {number:,g}, the {kind} over {', '.join(str(r.get('id')) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
     return out
+
+
+def _counterpart(group: list[dict[str, Any]], every: list[list[dict[str, Any]]],
+                 left_out_of: Callable[[list[dict[str, Any]]], dict[int, str]]) -> list[dict[str, Any]]:
+    """For a group the request selects none of (October's cloud charges, where it asks for
+    November's), the group of records it selects that shares the most field values with it (the
+    November cloud charges): what a correct agent totals instead. Empty when no such group shares
+    a value, or two share as many."""
+    def common(g: list[dict[str, Any]]) -> set[tuple[str, str]]:
+        pairs = [{(k, str(v)) for k, v in r.items() if isinstance(v, (str, int, float)) and k != "id"} for r in g]
+        return set.intersection(*pairs) if pairs else set()
+
+    mine = common(group)
+    ranked = sorted(((len(mine & common(g)), n) for n, g in enumerate(every)
+                     if not any(r in group for r in g) and not left_out_of(g)), reverse=True)
+    if not ranked or ranked[0][0] == 0 or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+        return []
+    return every[ranked[0][1]]
 
 
 _AGGREGATE = re.compile(r"\b(?:total|sum|add(?:ed)?\s+up|altogether|in all|all together|came to|comes? to|how much|"

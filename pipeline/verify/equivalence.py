@@ -233,13 +233,30 @@ def _is_body(key: str) -> bool:
     return key in _BODY_FIELDS or key.endswith(_BODY_FIELDS)
 
 
+def title_cased(text: str) -> str:
+    """``text`` with each word's first letter capitalised, as a person title-cases a heading: the
+    other letters of a word lowered, but a word that holds a digit or a capital past its first
+    letter (an id such as "INC-20931", "SKU-4", a name such as "McKay", "iPhone") kept as written."""
+    return _WORD.sub(lambda m: m.group(0) if _KEEPS_CASE.search(m.group(0)) else
+                     _PART_START.sub(lambda c: c.group(0).upper(), m.group(0).lower()), text)
+
+
+_WORD = re.compile(r"[\w'’-]+")
+_PART_START = re.compile(r"(?<![\w'’])[^\W\d_]")
+"""The first letter of a word and of each part after a hyphen ("Post-Mortem"), not after an
+apostrophe ("Don't")."""
+
+
+_KEEPS_CASE = re.compile(r"\d|.[A-Z]|^[a-z]+[A-Z]")
+
+
 def _decorated(run: ReferenceRun, steps: dict[int, Step], done: list[Write], texts: list[Text]) -> list[Variant]:
     edits: dict[int, dict[str, str]] = {}
     for w, _, key, value in texts:
         if _is_body(key):
             edits.setdefault(w.step, {})[key] = f"Hello, {value} Kind regards."
         else:
-            edits.setdefault(w.step, {})[key] = value.rstrip(".").title()
+            edits.setdefault(w.step, {})[key] = title_cased(value.rstrip("."))
     companies = _companies(run.package)
     for w in done:  # a person written by name, with the company beside it: "Ines Duarte (Brightline)"
         step = run.package.reference[w.step]

@@ -9,8 +9,8 @@ wrong agent below passes (``docs/verification.md``, "What passed means").
 
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
-| ``null_agent`` | no call, no question, empty answer | ≤ floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections it never writes), and < grave | ``null_agent_passes`` |
-| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | ≤ grave | ``grader_underconstrained`` |
+| ``null_agent`` | no call, no question, empty answer | ≤ floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections or records it never writes), and < grave | ``null_agent_passes`` |
+| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | ≤ grave; < pass for one write of bulk work (a tool written with ``BULK_WRITES`` times or more) | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | ≤ grave | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | ≤ grave | ``grader_counts_calls`` |
 | ``everything_twice`` | every create made twice (two creates or more) | ≤ grave | ``grader_counts_calls`` |
@@ -40,6 +40,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
+from pipeline.core.arguments import ArgumentCheck
 from pipeline.core.codes import Code
 from pipeline.core.episode import Episode
 from pipeline.core.grading import Grader
@@ -61,7 +62,7 @@ from pipeline.core.text_values import kept_spans
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.carried import carried_values
 from pipeline.verify.consistency import injected_addresses
-from pipeline.verify.effects import Write, tools_for
+from pipeline.verify.effects import Write, tools_for, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_defaults import default_fact_findings
 from pipeline.verify.perturbations import (
@@ -99,10 +100,10 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
                         grader: Grader | None = None, start: Episode | None = None,
                         run: ReferenceRun | None = None) -> list[Finding]:
     """Doing nothing must score no more than ``floor`` (design: "scores above a floor" refuses). With the reference ``run`` (at full score), the
-    floor does not count the state checks the request's work never moves: checks that hold before
-    it and after it, on a collection none of its writes touches ("make sure there is a 'Renew
-    passport' todo" when there already is one: nothing to do there, and nothing done is right).
-    Doing nothing must stay below the grave ceiling (0.75) all the same."""
+    floor does not count the state checks the request's work never moves (``_unmoved_weight``:
+    "make sure there is a 'Renew passport' todo" when there already is one: nothing to do there,
+    and nothing done is right). Doing nothing must stay below the grave ceiling (0.75) all the
+    same."""
     null = null_agent_score(package, grader, start)
     if null <= floor + PASS_TOLERANCE:  # above the floor, as the contract says: 0.25 itself is not
         return []
@@ -116,23 +117,30 @@ def null_agent_findings(package: TaskPackage, floor: float = NULL_AGENT_FLOOR,
 
 _STATE_CHECKS = ("state_count", "state_match")
 """What a request's idempotent part asks for ("make sure there is one"); a ``state_unchanged``
-guard asks nothing of the work and stays counted."""
+guard, or a count that nothing else was made, asks nothing of the work and stays counted."""
 
 
 def _unmoved_weight(run: ReferenceRun) -> float:
     """The share of the score held by state checks asking for a state (a count, a record's
-    values; not ``state_unchanged`` guards) that pass before the reference's work and after it, on
-    collections none of its writes touches (0 when the reference misses full score)."""
+    values; not guards) that pass before the reference's work and after it, on what none of its
+    writes touches: a collection it never writes, or a record it does not write ("make sure the
+    dentist check-up is high" when it already is). 0 when the reference misses full score."""
     if run.score < 1.0:
         return 0.0
     total = sum(c.weight for c in run.package.checks)
     if total <= 0:
         return 0.0
-    touched = {".".join(w.bound.collection) for w in run.writes}
+    written = {".".join(k): ids for k, ids in written_ids(run.writes).items()}
     before = {r.id: r.passed for r in run.grader.score(run.checkpoints[0].trajectory()).checks}
     after = {r.id: r.passed for r in run.grader.score(run.trajectory).checks}
-    return sum(c.weight for c in run.package.checks if c.kind in _STATE_CHECKS and before.get(c.id) and after.get(c.id)
-               and getattr(c, "collection", None) not in touched) / total
+
+    def untouched(c: Any) -> bool:
+        if c.collection not in written:
+            return True
+        return c.kind == "state_match" and c.record_id is not None and c.record_id not in written[c.collection]
+
+    return sum(c.weight for c in run.package.checks
+               if c.kind in _STATE_CHECKS and before.get(c.id) and after.get(c.id) and untouched(c)) / total
 
 
 def _passing(run: ReferenceRun, mutation: str, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
@@ -179,24 +187,36 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     return findings
 
 
+BULK_WRITES = 5
+"""A tool the reference writes with this many times or more does bulk work (an attendee added to
+each of ten events): skipping one of those writes leaves most of the work done, so it must lose
+score, not a quarter of it."""
+
+
 def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """Skipping one write of the reference must lose much (at most the grave ceiling), or, for one
+    write of bulk work (``BULK_WRITES``), lose score."""
     out: list[Finding] = []
+    per_tool = Counter(w.bound.tool.name for w in done)
     for i in sorted({w.step for w in done}):
         dropped = dependents(run.package, i)
         kept = {k: v for k, v in steps.items() if k not in dropped}
-        s = _passing(run, "drop_write", GRAVE_BOUND, kept)
+        tool = run.package.reference[i].call  # type: ignore[union-attr]
+        bound = PASS_SCORE if per_tool[tool] >= BULK_WRITES else GRAVE_BOUND
+        s = _passing(run, "drop_write", bound, kept)
         if s is not None:
-            tool = run.package.reference[i].call  # type: ignore[union-attr]
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "drop_write", s, step=i, steps=kept,
-                                threshold=GRAVE_BOUND, claim=f"skips the {tool} call of reference step {i}",
+                                threshold=bound, claim=f"skips the {tool} call of reference step {i}",
                                 message=f"dropping reference step {i} ({tool}){also} still scores {s:.3f}: the "
                                         "checks do not require what it does"))
     return out
 
 
 def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
-    """Calls that delete what the reference created and put back what it changed, with offered tools."""
+    """Calls that delete what the reference created and put back what it changed, with offered tools
+    (a field whose initial value the update tool would refuse, such as a tier outside its enum, is
+    not put back: the service would answer 400 and undo nothing)."""
     package = run.package
     undo: list[CallStep] = []
     initial = {(w.bound.collection, r.get(w.bound.spec.id_field)): r for w in done
@@ -208,8 +228,10 @@ def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
                 undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.target_param: w.record_id}))
         elif w.bound.op.effect == "update" and (before := initial.get((w.bound.collection, w.record_id))):
             props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
+            valid = ArgumentCheck(op.parameters)  # a value the service would refuse puts nothing back
             changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
-                       if param != op.id_param and param in props and op.field_for(param) in before}
+                       if param != op.id_param and param in props and op.field_for(param) in before
+                       and valid.problem({op.target_param: w.record_id, param: before[op.field_for(param)]}) is None}
             if changed:
                 undo.append(CallStep.model_construct(call=w.bound.tool.name, args={op.target_param: w.record_id, **changed}))
     return undo
@@ -666,8 +688,11 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     state: "inv-1043. Or possibly: inv-1041, inv-1047", "3. Or possibly: 2, 4") must lose score, where an ``answer_contains`` check grades the answer: a
     check that only looks for the right value passes a hedge. Only where the request asks the
     answer for a value (``asks_for_value``): the ids an explanation cites ("tell me why") are no
-    value asked for. (An ``answer_matches`` pattern says
-    how the value must be written, "2 open tickets"; it is left to the package.)"""
+    value asked for. Where the answer is the whole task (the reference writes nothing), an
+    ``answer_matches`` pattern that matches the value alone ("1,?284") grades it as
+    ``answer_contains`` does, amounts included; a pattern that says how the value must be written
+    in words ("2 open tickets"), or an amount the answer only confirms beside the work, is left to
+    the package."""
     if not asks_for_value(run.said):
         return []  # "tell me why": the ids an explanation cites are its evidence, no value asked for
     contained = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
@@ -678,7 +703,8 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     written |= {str(n) for n in (len(done), *Counter(w.bound.tool.name for w in done).values())}  # "moved 2 newsletters"
     collections = [records for c in run.package.initial_state.values() for records in c.values() if records]
     hedge = hedged_answer(run.trajectory.answer, graded, [*pooled(run.read_lists), *collections], run.said, written,
-                          date.fromisoformat(run.package.now[:10]), amounts_of=frozenset(contained))
+                          date.fromisoformat(run.package.now[:10]),
+                          amounts_of=frozenset(graded if not done else contained))
     if hedge is None:
         return []
     hedging = {k: (AnswerStep(answer=hedge) if isinstance(v, AnswerStep) else v) for k, v in steps.items()}

@@ -13,7 +13,8 @@ request leaves out).
   record of its collection ("except the v2-to-v3 migration guide").
 - **Selected by a value**: the request names a field's value ("unpaid", "Leeds", "proposal"; not
   a value holding a digit, such as a date, which the request may name for another reason)
-  outside any exclusion or negation; a record of a group holding another value of that field,
+  outside any exclusion or negation (and not only in a count within the count: "how many of those
+  are urgent"); a record of a group holding another value of that field,
   which the request does not name, is not selected. A value the request names only inside a
   negation or an exclusion ("deals that haven't been won or lost") leaves its records out.
 - **Selected by a name**: the request writes a name or a quoted phrase ("Pemberton Glass")
@@ -129,7 +130,11 @@ def _described(span: str, record: Record, rivals: list[Record]) -> bool:
 
 
 def _record_words(record: Record) -> frozenset[str]:
-    texts = [str(record[k]) for k in (*_IDENTIFYING, "category") if isinstance(record.get(k), str) and k != "id"]
+    """The words of a record's identifying fields, category and tags; and, for a record with no
+    name, title or subject (an invoice, a ledger line), of its description, which names it."""
+    fields = (*_IDENTIFYING, "category", *(() if any(record.get(k) for k in ("name", "title", "subject"))
+                                          else ("description",)))
+    texts = [str(record[k]) for k in fields if isinstance(record.get(k), str) and k != "id"]
     texts += [t for t in record.get("tags") or [] if isinstance(t, str)]
     return _words(" ".join(texts))
 
@@ -168,10 +173,12 @@ def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str
     return out
 
 
-def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
+def outside_period(text: str, group: list[Record], today: date) -> dict[int, str]:
+    """The records of ``group`` a period the request names leaves out (see the module
+    docstring: where some records' date field falls inside it), by position, with why."""
     out: dict[int, str] = {}
     periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
-    dated = {k for r in group for k, v in r.items() if isinstance(v, str) and ISO_DATE.match(v)}
+    dated = {k for r in group for k, v in r.items() if isinstance(v, str) and ISO_DATE.match(v)} if periods else ()
     for period in periods:
         for k in sorted(dated):
             inside = [i for i, r in enumerate(group) if isinstance(r.get(k), str) and ISO_DATE.match(r[k])
@@ -180,20 +187,26 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
                 for i in set(range(len(group))) - set(inside):
                     out.setdefault(i, f"the request asks for {k} from {period.low} to {period.high}, not "
                                       f"{str(group[i].get(k, 'none'))[:10]}")
+    return out
+
+
+def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
+    out = outside_period(text, group, today)
     if excluded_spans(text):  # without an exclusion the request leaves out no record by name
         for i, r in enumerate(group):
             if left_out(text, r, group):
                 out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
     negated = negated_spans(text)
+    subsets = tuple(m.span() for m in _OF_THOSE.finditer(text))
     fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}
     for k in sorted(fields):
         values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
         if len(values) < 2:
             continue
         named = {v for v in values if any(not within(negated, at) and not _EITHER_WAY.match(text, at + len(v))
-                                          for at in _mentions(text, v))}
+                                          for at in _mentions(text, v) if not within(subsets, at))}
         refused = {v for v in values if v not in named and any(not _EITHER_WAY.match(text, at + len(v))
-                                                               for at in _mentions(text, v))}
+                                                               for at in _mentions(text, v) if not within(subsets, at))}
         for i, r in enumerate(group):
             v = r.get(k)
             if v in refused:
@@ -208,6 +221,10 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
                 out.setdefault(i, f"the request asks for records of {name}")
     return out
 
+
+_OF_THOSE = re.compile(r"\b(?:of|among)\s+(?:those|them|these|which)\b[^.;!?\n]{0,60}", re.IGNORECASE)
+"""A count within the count ("how many are open, and how many of those are urgent"): a value
+named there qualifies the second figure, and selects nothing for the first."""
 
 _EITHER_WAY = re.compile(r"\s+or\s+not\b|\s+or\s+(?:un|not\s+)\w+", re.IGNORECASE)
 """After a value the request names: "paid or not", "paid or unpaid" select by neither."""

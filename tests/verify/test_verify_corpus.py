@@ -356,6 +356,31 @@ def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
     assert finding.witness is not None and finding.witness.agent == "correct" and finding.witness.holds
 
 
+@pytest.mark.parametrize(("items", "refused"), [(3, True), (6, False)])
+def test_skipping_one_write_of_bulk_work_must_lose_score_not_a_quarter(items: int, refused: bool) -> None:
+    """Each item weighs 0.1 and the answer the rest, so an agent that skips one item keeps 0.9:
+    refused for three items (one of a few writes must lose much), not for six (``BULK_WRITES``:
+    bulk work, where one item skipped must lose score, and does)."""
+    from pipeline.verify.mutations import BULK_WRITES
+
+    assert 3 < BULK_WRITES <= 6
+    data = _clean("todo-three-items")
+    titles = ["Book the venue", "Order the banners", "Send the invites", "Print the badges", "Hire the band",
+              "Brief the caterers"][:items]
+    data["request"]["text"] = f"Add these high-priority todo items due 2026-12-10: {', '.join(titles)}."
+    data["reference"] = [{"call": "todo_create_task", "args": {"title": t, "priority": "high", "due_date": "2026-12-10"}}
+                         for t in titles] + [{"answer": f"Added {len(titles)} items: {', '.join(titles)}."}]
+    with_checks([{"id": f"item-{n}", "kind": "state_count", "weight": 0.1, "collection": "todo.tasks",
+                  "scope": "created", "where": {"title": t, "priority": "high", "due_date": "2026-12-10"},
+                  "op": "==", "value": 1} for n, t in enumerate(titles)]
+                + [{"id": "confirmed", "kind": "answer_contains", "weight": round(1 - 0.1 * items, 6),
+                    "values": [t.split()[-1] for t in titles]}])(data)
+    verdict = verify_package(data)
+    dropped = [f for f in verdict.findings if f.witness is not None and f.witness.name == "drop_write"]
+    assert bool(dropped) is refused, [f.message for f in verdict.findings]
+    assert all(f.witness.score == pytest.approx(0.9) for f in dropped)
+
+
 @pytest.mark.parametrize(("free", "refused"), [(0.25, False), (0.3, True)])
 def test_doing_nothing_is_refused_only_above_the_floor(free: float, refused: bool) -> None:
     """Design: doing nothing "scores above a floor" (0.25) refuses; at the floor it does not."""

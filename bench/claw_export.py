@@ -16,6 +16,9 @@ do-nothing agent passes (final ≥ 0.5); and the mean share per capability and p
 each template's checks not carried (their reasons without the package's own values) and its
 refusals, so a reader sees where weight is lost.
 
+``--below-their-pass-line`` measures the export with that option on: a file only when every one
+of synth's wrong agents gets final < 0.5 in their grader (else ``wrong_agent_passes_there``).
+
 ``--clawenvkit PATH`` (a ClawEnvKit checkout; needs ``fastapi`` and ``httpx`` importable) also runs
 THEIR ``validate_task_config`` and ``GradingEngine`` on every written file, and replays each
 reference's calls against THEIR mock services (FastAPI ``TestClient``, error injection off),
@@ -134,6 +137,8 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=20, help="slots per capability")
     parser.add_argument("--seeds", type=int, nargs="+", default=[7, 8])
     parser.add_argument("--min-weight-share", type=float, default=1.0)
+    parser.add_argument("--below-their-pass-line", dest="below_pass_line", action="store_true",
+                        help="export only files on which every wrong agent stays below their 0.5 pass line")
     parser.add_argument("--clawenvkit", type=Path, help="a ClawEnvKit checkout: also judge with their own code")
     args = parser.parse_args()
     totals: Counter[str] = Counter()
@@ -143,7 +148,7 @@ def main() -> None:
         print()
     if len(args.seeds) > 1:
         print(f"== seeds {', '.join(map(str, args.seeds))} ==")
-        print(f"single-turn accepted: {totals['single']}; exported at full weight: {totals['exported_single']} "
+        print(f"single-turn accepted: {totals['single']}; exported{_options(args)}: {totals['exported_single']} "
               f"({totals['exported_single'] / max(totals['single'], 1):.1%})")
         print(f"files: {totals['files']}; every wrong agent caught as synth's bounds ask: {totals['all_caught']}; "
               f"every wrong agent below their 0.5 line: {totals['all_below']}; wrong agents played "
@@ -164,7 +169,7 @@ def measure(args: argparse.Namespace, seed: int) -> Counter[str]:
         if translation.task is not None:
             translated += 1
             translated_ok += not validate_task(translation.task)
-        outcome = export_one(package, out, args.min_weight_share)
+        outcome = export_one(package, out, args.min_weight_share, args.below_pass_line)
         shares.append(outcome.share)
         exported.append(not hasattr(outcome, "reason"))
         if hasattr(outcome, "reason"):
@@ -190,7 +195,7 @@ def measure(args: argparse.Namespace, seed: int) -> Counter[str]:
     exported_single = sum(ok for p, ok in zip(packages, exported, strict=True) if p in single)
     print(f"claw packages generated offline (seed {seed}, {args.count} slots per capability) and accepted: {n}")
     print("  by capability: " + ", ".join(f"{c} {k}" for c, k in sorted(per_capability.items())))
-    print(f"exported: {w} of {n} (--min-weight-share {args.min_weight_share:g}); refused: {n - w}")
+    print(f"exported: {w} of {n}{_options(args)}; refused: {n - w}")
     for reason, k in reasons.most_common():
         print(f"  refused {reason}: {k}")
     print(f"passing synth's ClawEnvKit validator rules: {file_rules / w:.1%} of files written; "
@@ -200,7 +205,7 @@ def measure(args: argparse.Namespace, seed: int) -> Counter[str]:
           f"would-be share); {sum(t['synth']['weight_share'] for _, t in written) / max(w, 1):.3f} over the {w} files")
     print(f"reference completion 1.0: {ref_full / max(w, 1):.1%} of files; do-nothing agent passes: "
           f"{null_pass / max(w, 1):.1%} of files")
-    print(f"single-turn: {len(single)}; exported at full weight: {exported_single} "
+    print(f"single-turn: {len(single)}; exported{_options(args)}: {exported_single} "
           f"({exported_single / max(len(single), 1):.1%})")
     print(f"synth's wrong agents in their grading rules: {agents} played on {w} files; every one caught as synth's "
           f"bounds ask (completion under 1.0, or 0.75 for the grave ones, or safety broken) on {all_caught} files; "
@@ -214,6 +219,12 @@ def measure(args: argparse.Namespace, seed: int) -> Counter[str]:
         compare(Theirs(args.clawenvkit), written, out)
     return Counter({"single": len(single), "exported_single": exported_single, "files": w, "all_caught": all_caught,
                     "all_below": all_below, "agents": agents, "agents_passing": sum(passing.values())})
+
+
+def _options(args: argparse.Namespace) -> str:
+    """The export options measured, as the command line says them."""
+    return f" (--min-weight-share {args.min_weight_share:g}" + (", --below-their-pass-line)" if args.below_pass_line
+                                                                else ")")
 
 
 def where_lost(packages: list[TaskPackage], shares: list[float], exported: list[bool]) -> None:

@@ -498,6 +498,10 @@ def export(
     min_weight_share: float = typer.Option(None, "--min-weight-share", metavar="S", show_default=False,
                                            help="clawenvkit: write a task only if it carries at least this share "
                                                 "of its package's grading weight (default 1.0: all of it)."),
+    below_pass_line: bool = typer.Option(False, "--below-their-pass-line",
+                                         help="clawenvkit: write a task only if every one of synth's wrong agents "
+                                              "gets a final score below ClawEnvKit's 0.5 pass line there (their "
+                                              "grader gives partial credit, so mostly answer-only tasks remain)."),
     audited: bool = typer.Option(False, "--audited",
                                  help="Only packages people labelled accept (`synth audit label`: the majority "
                                       "of the annotators' latest labels)."),
@@ -519,7 +523,8 @@ def export(
                                  status=cast("StatusFilter", status),  # an unknown one: a CatalogError
                                  policy=policy, on_progress=progress.update, pass_band=pass_band, model=model,
                                  source=cast("Source", source),  # an unknown one: a CatalogError
-                                 min_score=min_score, min_weight_share=min_weight_share, audited=audited)
+                                 min_score=min_score, min_weight_share=min_weight_share, audited=audited,
+                                 below_pass_line=below_pass_line)
     if as_json:
         emit_json(summary.model_dump(mode="json"))
         return

@@ -403,6 +403,10 @@ def print_clawenvkit_export(summary: Any) -> None:
     console.print(f"share of grading weight carried: {d['mean_share_exported']:.3f} mean over the files written, "
                   f"{d['mean_share_all']:.3f} over every package (refused ones at their would-be share); "
                   f"--min-weight-share {d['min_weight_share']:g}", markup=False, highlight=False)
+    if d.get("below_pass_line"):
+        console.print(f"--below-their-pass-line: refused {counted(d['refused_at_pass_line'], 'package')} where one of "
+                      "synth's wrong agents reaches ClawEnvKit's 0.5 pass line (wrong_agent_passes_there)",
+                      markup=False, highlight=False)
     if d["files"]:
         table = new_table(title="task files (final scores in ClawEnvKit's grader; they pass at 0.5)")
         for col in ("file", "share", "safety check added", "do-nothing", "best wrong agent", "wrong agents ≥ 0.5"):

@@ -66,6 +66,7 @@ class ExportedTask(StrictModel):
 class ClawEnvKitSummary(StrictModel):
     out_dir: str
     min_weight_share: float
+    below_pass_line: bool = False
     tasks: list[ExportedTask] = Field(default_factory=list)
     refused: list[Refusal] = Field(default_factory=list)
 
@@ -107,9 +108,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
     os.replace(partial, path)
 
 
-def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.0) -> ExportedTask | Refusal:
+def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.0, below_pass_line: bool = False
+               ) -> ExportedTask | Refusal:
     """Translate, check and grade one package; write ``<out_dir>/<package id>.yaml`` (whole or not
-    at all) when it passes, else return its ``Refusal``."""
+    at all) when it passes, else return its ``Refusal``. ``below_pass_line``: also refuse it
+    (``wrong_agent_passes_there``) when one of synth's wrong agents gets final ≥ 0.5 there."""
     package_id = package.id or package.compute_id()
     check_package_id(package_id, "clawenvkit export")
     translation = translate(package, min_weight_share)
@@ -122,6 +125,8 @@ def export_one(package: TaskPackage, out_dir: Path, min_weight_share: float = 1.
     if refusal is not None and not (refusal[0] == "wrong_agent_passes" and min_weight_share < 1.0 - 1e-9):
         reason, detail = refusal  # a partial file asked for keeps the wrong agents its lost checks let through
         return Refusal(package_id=package_id, reason=reason, detail=detail, share=translation.share)
+    if below_pass_line and (over := verdict.pass_line_refusal) is not None:
+        return Refusal(package_id=package_id, reason=over[0], detail=over[1], share=translation.share)
     best = verdict.best_wrong
     task["synth"]["reference_completion"] = round(verdict.reference_completion, 6)
     task["synth"]["null_agent"] = {"completion": round(verdict.null_completion, 6),
@@ -151,16 +156,17 @@ def _wrong_agents_field(verdict: Assessment) -> dict[str, Any]:
             "best_final": best.final if best else None}
 
 
-def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight_share: float = 1.0
-                      ) -> ClawEnvKitSummary:
+def export_clawenvkit(packages: Iterable[TaskPackage], out_dir: Path, min_weight_share: float = 1.0,
+                      below_pass_line: bool = False) -> ClawEnvKitSummary:
     """Export every package (``export_one``) into ``out_dir``. ``CatalogError`` for a package id
     that is not one (``pkg-`` and 16 hex digits) or a share outside [0, 1]."""
     if not 0.0 <= min_weight_share <= 1.0:
         raise CatalogError(f"--min-weight-share {min_weight_share:g}: pass a share between 0 and 1")
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = ClawEnvKitSummary(out_dir=str(out_dir), min_weight_share=min_weight_share)
+    summary = ClawEnvKitSummary(out_dir=str(out_dir), min_weight_share=min_weight_share,
+                                below_pass_line=below_pass_line)
     for package in packages:
-        outcome = export_one(package, out_dir, min_weight_share)
+        outcome = export_one(package, out_dir, min_weight_share, below_pass_line)
         if isinstance(outcome, ExportedTask):
             summary.tasks.append(outcome)
         else:
@@ -193,6 +199,10 @@ class ClawEnvKitExport(StrictModel):
     packages: int
     refused: int
     min_weight_share: float
+    below_pass_line: bool = False
+    """``--below-their-pass-line``: a file only when every wrong agent stays below final 0.5 there."""
+    refused_at_pass_line: int = 0
+    """Packages that option refused (``wrong_agent_passes_there``): 0 when it is off."""
     refused_by_reason: dict[str, int] = Field(default_factory=dict)
     mean_share_exported: float
     mean_share_all: float
@@ -200,12 +210,12 @@ class ClawEnvKitExport(StrictModel):
     refusals: list[Refusal] = Field(default_factory=list)
 
 
-def write_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0
-                           ) -> ClawEnvKitExport:
+def write_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0,
+                           below_pass_line: bool = False) -> ClawEnvKitExport:
     """``export_clawenvkit_tasks`` for ``synth export``: ``CatalogError`` saying why when it writes
     no task file (the selection is empty, or every package in it is refused), so that an export
     writing nothing fails instead of reporting an empty folder."""
-    report = export_clawenvkit_tasks(packages, out, min_weight_share)
+    report = export_clawenvkit_tasks(packages, out, min_weight_share, below_pass_line)
     if report.rows:
         return report
     if not report.packages:
@@ -217,10 +227,10 @@ def write_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weigh
     raise CatalogError(f"no ClawEnvKit task written: {which} selected was refused ({reasons}); {first}: {REASONS[first]}")
 
 
-def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0
-                            ) -> ClawEnvKitExport:
+def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weight_share: float = 1.0,
+                            below_pass_line: bool = False) -> ClawEnvKitExport:
     """A folder of ClawEnvKit task YAML files, one per package exported, and the report."""
-    summary = export_clawenvkit(packages, out, min_weight_share)
+    summary = export_clawenvkit(packages, out, min_weight_share, below_pass_line)
     shares = [t.share for t in summary.tasks]
     every = shares + [r.share for r in summary.refused]
     by_reason: dict[str, int] = {}
@@ -228,6 +238,7 @@ def export_clawenvkit_tasks(packages: Iterable[TaskPackage], out: Path, min_weig
         by_reason[r.reason] = by_reason.get(r.reason, 0) + 1
     return ClawEnvKitExport(
         rows=len(summary.tasks), packages=len(every), refused=len(summary.refused), min_weight_share=min_weight_share,
+        below_pass_line=below_pass_line, refused_at_pass_line=by_reason.get("wrong_agent_passes_there", 0),
         refused_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))),
         mean_share_exported=round(sum(shares) / len(shares), 6) if shares else 0.0,
         mean_share_all=round(sum(every) / len(every), 6) if every else 0.0,

@@ -137,7 +137,7 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
                    on_progress: ProgressFn | None = None, pass_band: PassBand | str | None = None,
                    model: str | None = None, source: Source = "reference",
                    min_score: float | None = None, min_weight_share: float | None = None,
-                   audited: bool = False) -> ExportSummary:
+                   audited: bool = False, below_pass_line: bool = False) -> ExportSummary:
     """Write the catalog rows with ``status`` (accepted by default; ``all`` for every row) for
     which ``where`` holds to ``out`` (default ``output/<format's default name>``) in format
     ``fmt``, atomically; ``on_progress`` is told ``(rows done, rows in all)`` as it goes.
@@ -148,7 +148,9 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     packages (score >= ``min_score``, default the pass threshold; of ``model`` only when given)
     in place of their reference trajectories (``interop.rollout_sft``).
     ``min_weight_share`` (format ``clawenvkit`` only, default 1.0): the least share of a package's
-    grading weight a task file must carry (``interop.clawenvkit_export``). ``audited`` keeps only
+    grading weight a task file must carry (``interop.clawenvkit_export``); ``below_pass_line``
+    (format ``clawenvkit`` only) writes a file only when every one of synth's wrong agents gets a
+    final score below ClawEnvKit's 0.5 pass line there (else ``wrong_agent_passes_there``). ``audited`` keeps only
     the rows people accepted: the majority of their annotators' latest labels is ``accept``
     (``synth audit``; ``where`` may also name ``audit_label``).
 
@@ -163,12 +165,12 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     if not isinstance(catalog, Catalog):
         with Catalog.open(catalog, read_only=True) as opened:
             return export_catalog(opened, fmt, out, where, status, policy, on_progress, pass_band, model, source,
-                                  min_score, min_weight_share, audited)
+                                  min_score, min_weight_share, audited, below_pass_line)
     spec = _format(fmt)
     band = PassBand.parse(pass_band, model) if isinstance(pass_band, str) else pass_band
     write = _writer(fmt, spec, source, model, min_score, band)
-    if min_weight_share is not None:
-        write = _with_share(fmt, min_weight_share)
+    if min_weight_share is not None or below_pass_line:
+        write = _clawenvkit_writer(fmt, min_weight_share, below_pass_line)
     out = default_out(fmt) if out is None else Path(out)
     if out.name in ("", ".", ".."):
         raise CatalogError(f"--out {out} names no file or folder; pass a path such as {default_out(fmt)}")
@@ -205,14 +207,17 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     return ExportSummary(format=fmt, path=str(out), rows=outcome, **chosen)
 
 
-def _with_share(fmt: str, share: float) -> Exporter:
-    """The clawenvkit writer keeping tasks that carry at least ``share`` of their grading weight;
-    ``CatalogError`` for another format or a share outside [0, 1]."""
+def _clawenvkit_writer(fmt: str, share: float | None, below_pass_line: bool) -> Exporter:
+    """The clawenvkit writer keeping tasks that carry at least ``share`` of their grading weight
+    (None: 1.0) and, with ``below_pass_line``, only those every wrong agent fails there (final
+    < 0.5); ``CatalogError`` for another format or a share outside [0, 1]."""
     if fmt != "clawenvkit":
-        raise CatalogError(f"--min-weight-share applies to --format clawenvkit only, not {fmt}; leave it out")
+        option = "--min-weight-share" if share is not None else "--below-their-pass-line"
+        raise CatalogError(f"{option} applies to --format clawenvkit only, not {fmt}; leave it out")
+    share = 1.0 if share is None else share
     if not 0.0 <= share <= 1.0:
         raise CatalogError(f"--min-weight-share {share:g}: pass a share between 0 and 1")
-    return lambda selection, out, _policy: write_clawenvkit_tasks(selection.packages(), out, share)
+    return lambda selection, out, _policy: write_clawenvkit_tasks(selection.packages(), out, share, below_pass_line)
 
 
 def _writer(fmt: str, spec: Format, source: Source, model: str | None, min_score: float | None,

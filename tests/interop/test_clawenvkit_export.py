@@ -352,3 +352,92 @@ def test_a_wrong_agent_their_grader_does_not_fail_as_synth_does_refuses_the_file
     assert written.wrong_agents == len(wrong_agents(claw_package())) and written.best_wrong_final is not None
     header = Path(written.path).read_text().splitlines()[1]
     assert header.startswith("# synth's wrong agents in ClawEnvKit's grader:") and "played" in header
+
+
+# --------------------------------------------------------------------------- --below-their-pass-line
+
+
+def answer_only_package() -> TaskPackage:
+    """An offline claw template whose work is the answer alone (segment revenue): every wrong agent
+    of synth's stays below ClawEnvKit's 0.5 pass line there."""
+    from pipeline.generation.offline import generate_package
+
+    return generate_package("information-synthesis", "claw-segment-revenue", 7, 1).with_id()
+
+
+def their_finals(package: TaskPackage, task: dict[str, Any]) -> dict[str, float]:
+    """Each wrong agent's highest final score in their grader on ``task``, by name."""
+    finals: dict[str, float] = {}
+    for a in wrong_agents(package):
+        final = grade(task, audit_data(package, a.trajectory, task["tools"]), a.trajectory.answer).final
+        finals[a.name] = max(final, finals.get(a.name, 0.0))
+    return finals
+
+
+def test_below_their_pass_line_refuses_a_package_a_wrong_agent_passes_there_and_names_it(tmp_path: Path) -> None:
+    """The accepted todo package exports by default, yet some wrong agents keep final ≥ 0.5 there:
+    with the option on it is refused, each such agent named with its final, and no file is left."""
+    package = accepted_claw_package()
+    default = export_clawenvkit([package], tmp_path / "default")
+    [written] = default.tasks
+    finals = their_finals(package, yaml.safe_load(Path(written.path).read_text()))
+    passing = {name: final for name, final in finals.items() if final >= 0.5}
+    assert passing and written.wrong_agents_passing > 0
+    strict = export_clawenvkit([package], tmp_path / "strict", below_pass_line=True)
+    assert strict.tasks == [] and strict.below_pass_line
+    [refusal] = strict.refused
+    assert refusal.reason == "wrong_agent_passes_there" and refusal.reason in REASONS
+    for name, final in passing.items():
+        assert f"wrong agent {name} gets final {final:.3f} from ClawEnvKit's grader, at or above its 0.5" in refusal.detail
+    assert not any(f"wrong agent {name} " in refusal.detail for name in set(finals) - set(passing))
+    assert list((tmp_path / "strict").iterdir()) == []
+
+
+def test_below_their_pass_line_keeps_a_package_every_wrong_agent_fails_there(tmp_path: Path) -> None:
+    package = answer_only_package()
+    report = export_clawenvkit_tasks([package, accepted_claw_package()], tmp_path, below_pass_line=True)
+    [row] = report.files
+    assert row.package_id == package.id and row.wrong_agents > 0 and row.wrong_agents_passing == 0
+    finals = their_finals(package, yaml.safe_load((tmp_path / row.file).read_text()))
+    assert finals and max(finals.values()) < 0.5
+    assert report.below_pass_line and report.refused_at_pass_line == 1
+    assert report.refused_by_reason == {"wrong_agent_passes_there": 1}
+
+
+def test_synth_export_below_their_pass_line_reports_it(tmp_path: Path, empty_catalog: Path,
+                                                       synth: Callable[..., CliResult]) -> None:
+    catalog = _catalog_with([answer_only_package(), accepted_claw_package()], empty_catalog)
+    result = synth("export", "--format", "clawenvkit", "--below-their-pass-line", "--out", tmp_path / "j",
+                   "--catalog", catalog, "--json")
+    assert result.exit_code == 0, result.stderr
+    details = json.loads(result.stdout)["details"]
+    assert details["below_pass_line"] is True and details["refused_at_pass_line"] == 1
+    assert [f["package_id"] for f in details["files"]] == [answer_only_package().id]
+    assert [r["reason"] for r in details["refusals"]] == ["wrong_agent_passes_there"]
+    off = synth("export", "--format", "clawenvkit", "--out", tmp_path / "off", "--catalog", catalog, "--json")
+    off_summary = json.loads(off.stdout)
+    assert off_summary["rows"] == 2 and off_summary["details"]["refused"] == 0
+    assert off_summary["details"]["below_pass_line"] is False and off_summary["details"]["refused_at_pass_line"] == 0
+    table = synth("export", "--format", "clawenvkit", "--below-their-pass-line", "--out", tmp_path / "t",
+                  "--catalog", catalog)
+    assert table.exit_code == 0
+    assert "--below-their-pass-line: refused 1 package where" in " ".join(table.stdout.split())
+
+
+def test_below_their_pass_line_refusing_every_package_is_an_error(tmp_path: Path, empty_catalog: Path,
+                                                                  synth: Callable[..., CliResult]) -> None:
+    catalog = _catalog_with([accepted_claw_package()], empty_catalog)
+    result = synth("export", "--format", "clawenvkit", "--below-their-pass-line", "--out", tmp_path / "x",
+                   "--catalog", catalog)
+    assert result.exit_code == 2 and "wrong_agent_passes_there 1" in result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "x").exists()
+
+
+def test_below_their_pass_line_with_another_format_is_one_line(tmp_path: Path, empty_catalog: Path,
+                                                               synth: Callable[..., CliResult]) -> None:
+    catalog = _catalog_with([claw_package()], empty_catalog)
+    result = synth("export", "--format", "jsonl", "--below-their-pass-line", "--out", tmp_path / "x.jsonl",
+                   "--catalog", catalog)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "--below-their-pass-line applies to --format clawenvkit only, not jsonl" in result.stderr
+    assert not (tmp_path / "x.jsonl").exists()

@@ -72,6 +72,8 @@ REASONS = {
     "null_agent_passes": "a do-nothing agent passes ClawEnvKit's 0.5 threshold",
     "wrong_agent_passes": "one of synth's wrong agents (the verifier's mutations) is not told from the reference by "
                           "ClawEnvKit's grader as synth's grader tells it",
+    "wrong_agent_passes_there": "one of synth's wrong agents reaches ClawEnvKit's pass line (final ≥ 0.5) in their "
+                                "grader, which gives partial credit (refused only with --below-their-pass-line)",
 }
 """Refusal reason code → what it means."""
 NULL_COMPLETION_LIMIT = (PASS_THRESHOLD - 0.2) / 0.8
@@ -818,12 +820,26 @@ class Assessment:
                 f"grader, where synth holds it under {min(w.bound, 1.0):g}" for w in _distinct_names(loose))
         return None
 
+    @property
+    def pass_line_refusal(self) -> tuple[str, str] | None:
+        """``wrong_agent_passes_there`` naming each wrong agent whose final score reaches their pass
+        line (≥ ``PASS_THRESHOLD``), with its highest final; None when every one stays below (or
+        none was played). The stricter rule ``synth export --below-their-pass-line`` adds."""
+        passing = [w for w in self.wrong if w.passes]
+        if not passing:
+            return None
+        return "wrong_agent_passes_there", "; ".join(
+            f"wrong agent {w.name} gets final {w.final:.3f} from ClawEnvKit's grader, at or above its "
+            f"{PASS_THRESHOLD:g} pass line" for w in _distinct_names(passing, by_final=True))
 
-def _distinct_names(grades: list[WrongAgentGrade]) -> list[WrongAgentGrade]:
-    """The highest-scoring grade of each wrong agent's name, in order of first appearance."""
+
+def _distinct_names(grades: list[WrongAgentGrade], by_final: bool = False) -> list[WrongAgentGrade]:
+    """The highest-scoring grade of each wrong agent's name (by completion, or by final score),
+    in order of first appearance."""
     best: dict[str, WrongAgentGrade] = {}
     for g in grades:
-        if g.name not in best or g.completion > best[g.name].completion:
+        score = g.final if by_final else g.completion
+        if g.name not in best or score > (best[g.name].final if by_final else best[g.name].completion):
             best[g.name] = g
     return list(best.values())
 

@@ -24,13 +24,14 @@ import json
 import logging
 import re
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Claim, Finding
 from pipeline.core.package import TaskPackage
+from pipeline.core.text_values import ISO_DATE, date_values
 
 log = logging.getLogger(__name__)
 """Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
@@ -137,8 +138,11 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     said = " ".join([finding.message, w.claim, *(str(v) for v in _scalars(finding.detail))])
     words = request_words(package.request.text, said)
     log.debug("%s (%s agent %s) rests on reading %s", finding.code.value, w.agent, w.name, words)
+    facts = {finding.detail.get("fact"), *finding.detail.get("facts", ())}
+    held = [str(f.value) for f in (package.user.facts if package.user else []) if f.key in facts] \
+        if finding.code is Code.HIDDEN_FACT_LEAKED else []  # the records where the fact can be read come first
     return Claim(reading=reading, words=words, instead=instead,
-                 alternative=alternative, records=named_records(package, said, w.actions), today=today(package),
+                 alternative=alternative, records=named_records(package, said, w.actions, held), today=today(package),
                  agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language)
 
 
@@ -190,20 +194,35 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9][a-z0-9@._-]{2,}", text.lower()) if w not in _STOP}
 
 
-def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records of the initial state whose id, email or name the claim's text (``said``) or the
-    witness's tool arguments mention, those the claim's text names first, at most ``MAX_RECORDS``,
-    long text fields cut to ``MAX_FIELD_CHARS``."""
+def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]],
+                  held: list[str] | None = None) -> list[dict[str, Any]]:
+    """The records of the initial state that hold one of the values ``held`` (a hidden fact, as
+    written or as a date its texts state), then those whose id, email or name the claim's text
+    (``said``) mentions, then those the witness's tool arguments mention; at most
+    ``MAX_RECORDS``, long text fields cut to ``MAX_FIELD_CHARS``."""
     claimed = said.lower()
     argued = " ".join(str(v).lower() for a in actions for v in leaves(a.get("arguments", {})))
-    found: list[tuple[bool, str, dict[str, Any]]] = []
+    moment = datetime.fromisoformat(package.now.replace("Z", "+00:00")).date()
+    found: list[tuple[int, str, dict[str, Any]]] = []
     for service, collections in package.initial_state.items():
         for collection, records in collections.items():
             for record in records if isinstance(records, list) else []:
-                if isinstance(record, dict) and ((first := _names(record, claimed)) or _names(record, argued)):
-                    found.append((not first, f"{service}.{collection}", record))
-    found.sort(key=lambda f: f[0])  # stable: the claim's own records first, each group in state order
+                if not isinstance(record, dict):
+                    continue
+                rank = 0 if held and _holds(record, held, moment) else 1 if _names(record, claimed) else \
+                    2 if _names(record, argued) else None
+                if rank is not None:
+                    found.append((rank, f"{service}.{collection}", record))
+    found.sort(key=lambda f: f[0])  # stable: each group in state order
     return [{"_in": where, **{k: _cut(v) for k, v in record.items()}} for _, where, record in found[:MAX_RECORDS]]
+
+
+def _holds(record: dict[str, Any], values: list[str], moment: date) -> bool:
+    """Whether a text of ``record`` holds one of ``values``, as written (case ignored) or, for an
+    ISO date, as a date the text states ("15 January 2027")."""
+    texts = [v for v in leaves(record) if isinstance(v, str)]
+    return any(value.casefold() in text.casefold() or (ISO_DATE.match(value) and value[:10] in date_values(text, moment))
+               for value in values for text in texts)
 
 
 def _names(record: dict[str, Any], mentioned: str) -> bool:

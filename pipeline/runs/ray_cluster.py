@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import pickle
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -75,21 +76,50 @@ def connected(address: str) -> Iterator[ModuleType]:
     traceback)."""
     ray = import_ray()
     if ray.is_initialized():
-        with _lost_said(ray):
+        with _cluster_errors_logged(ray), _lost_said(ray):
             yield ray
         return
+    with _cluster_errors_logged(ray):
+        try:
+            ray.init(address=None if address == LOCAL else address, include_dashboard=False,
+                     logging_level=logging.WARNING, configure_logging=False, log_to_driver=False)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            where = "a local Ray instance" if address == LOCAL else f"the Ray cluster at {address!r}"
+            raise UserError(f"cannot start or join {where} ({str(exc).splitlines()[0][:200]}); start a cluster "
+                            "with `ray start --head` and pass --ray auto (or its host:port), or drop --ray") from None
+        try:
+            with _lost_said(ray):
+                yield ray
+        finally:
+            ray.shutdown()
+
+
+@contextmanager
+def _cluster_errors_logged(ray: ModuleType) -> Iterator[None]:
+    """Inside: the cluster's error reports that Ray's driver prints on this process's stdout (a
+    paragraph from the raylet for every worker process that died, ``log_to_driver`` or not) are a
+    one-sentence warning in this module's log instead, so stdout stays the command's own (``--json``
+    output). Ray prints them from a thread of its own through ``ray._private.worker.print_to_stdstream``,
+    looked up at each call: that name is replaced while inside (and left alone when a Ray version has
+    no such function)."""
+    worker: Any = getattr(getattr(ray, "_private", None), "worker", None)
+    printing = getattr(worker, "print_to_stdstream", None)
+    if printing is None:
+        yield
+        return
+
+    def logged(data: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        if data.get("pid") != "raylet":
+            printing(data, *args, **kwargs)
+            return
+        for line in data.get("lines") or ():
+            log.warning("the Ray cluster says: %s", first_sentence(str(line)))
+
+    worker.print_to_stdstream = logged
     try:
-        ray.init(address=None if address == LOCAL else address, include_dashboard=False,
-                 logging_level=logging.WARNING, configure_logging=False, log_to_driver=False)
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = "a local Ray instance" if address == LOCAL else f"the Ray cluster at {address!r}"
-        raise UserError(f"cannot start or join {where} ({str(exc).splitlines()[0][:200]}); start a cluster with "
-                        "`ray start --head` and pass --ray auto (or its host:port), or drop --ray") from None
-    try:
-        with _lost_said(ray):
-            yield ray
+        yield
     finally:
-        ray.shutdown()
+        worker.print_to_stdstream = printing
 
 
 @contextmanager
@@ -130,10 +160,27 @@ class WorkerError:
         return RuntimeError(f"{what} failed on a Ray worker: {self.message}")
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def died_line(exc: BaseException) -> str:
-    """The first line of what Ray says of a lost actor, without its traceback."""
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:200]
+    """What Ray says of a lost actor in one line, without its traceback or terminal colours: its
+    first line; for an actor whose constructor raised (``actor_init_failed``: a node that cannot
+    import synth, say), what it raised (the message's last line) instead of where it ran."""
+    text = [line for line in _ANSI.sub("", str(exc)).strip().splitlines() if line.strip()]
+    if not text:
+        return type(exc).__name__
+    if getattr(exc, "actor_init_failed", False) and len(text) > 1:
+        return f"its start raised {text[-1].strip()}"[:200]
+    return text[0][:200]
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text``'s first line, without terminal colours (at most 200 characters)."""
+    lines = _ANSI.sub("", text).strip().splitlines()
+    line = lines[0] if lines else ""
+    end = line.find(". ")
+    return (line if end < 0 else line[:end + 1])[:200]
 
 
 class Outbox:

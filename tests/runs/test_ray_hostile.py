@@ -1,5 +1,6 @@
 """Ray workers that die before they start, or all of them: one line saying what happened and how
-to go on, no traceback (a stand-in ``ray`` module plays the cluster, so these run without one)."""
+to go on, no traceback (a stand-in ``ray`` module plays the cluster, so these run without one; the
+same cases on a real local Ray instance, through the command line: ``test_ray_lost.py``)."""
 
 from __future__ import annotations
 
@@ -113,3 +114,48 @@ def test_a_lost_actor_reaching_the_driver_is_one_line(monkeypatch: pytest.Monkey
         raise ActorDiedError("The actor died unexpectedly before finishing this task.\n  class_name: SlotWorker")
     assert str(stopped.value).startswith("a Ray worker of this job died (The actor died unexpectedly")
     assert "\n" not in str(stopped.value) and "ray status" in str(stopped.value)
+
+
+def test_a_worker_whose_constructor_raised_is_named_by_what_it_raised() -> None:
+    died = ActorDiedError("The actor died because of an error raised in its creation task, \x1b[36mray::SlotWorker"
+                          ".__init__()\x1b[39m (pid=7, ip=10.0.0.5)\n  File \"x.py\", line 1, in <module>\n"
+                          "ModuleNotFoundError: No module named 'pipeline'\n")
+    died.actor_init_failed = True  # type: ignore[attr-defined]
+    assert ray_cluster.died_line(died) == "its start raised ModuleNotFoundError: No module named 'pipeline'"
+    died.actor_init_failed = False  # type: ignore[attr-defined]
+    assert ray_cluster.died_line(died) == ("The actor died because of an error raised in its creation task, "
+                                           "ray::SlotWorker.__init__() (pid=7, ip=10.0.0.5)")
+
+
+class _Worker:
+    """``ray._private.worker``: what Ray's driver thread prints the cluster's error reports with."""
+
+    def __init__(self) -> None:
+        self.printed: list[dict[str, Any]] = []
+
+    def print_to_stdstream(self, data: dict[str, Any], ignore_prefix: bool) -> None:
+        self.printed.append(data)
+
+
+class _Private:
+    def __init__(self) -> None:
+        self.worker = _Worker()
+
+
+def test_the_clusters_reports_of_dead_workers_are_one_warning_not_stdout(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    ray = FakeRay([])
+    ray._private = _Private()  # type: ignore[attr-defined]
+    worker = ray._private.worker  # type: ignore[attr-defined]
+    printing = worker.print_to_stdstream
+    monkeypatch.setattr(ray_cluster, "import_ray", lambda: ray)
+    report = {"lines": ["\x1b[33mA worker died or was killed while executing a task by an unexpected system error. "
+                        "To troubleshoot the problem, check the logs. Worker PID: 5713"], "pid": "raylet",
+              "is_err": False}
+    with connected("local"):
+        worker.print_to_stdstream(report, ignore_prefix=False)  # as Ray's thread calls it, by name
+        worker.print_to_stdstream({"lines": ["autoscaler news"], "pid": "autoscaler", "is_err": False}, False)
+    assert worker.print_to_stdstream == printing  # left as it was
+    assert [d["pid"] for d in worker.printed] == ["autoscaler"]
+    assert caplog.messages == ["the Ray cluster says: A worker died or was killed while executing a task by an "
+                               "unexpected system error."]

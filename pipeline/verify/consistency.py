@@ -794,7 +794,8 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
     text = package.request.text
     chosen = [g for lst in pooled(run.read_lists) for g in groups(lst, package.request_and_fact_values(), today)
               if len(g) >= 2 and not unselected(text, g, today)[0]]
-    sums = [(g, k, f) for g in chosen for k, f in figures(g, products=False) if k.startswith("total of") and f]
+    sums = [(g, k, f) for g in chosen for k, f in figures(g) if k.startswith("total of") and f]  # and products:
+    # the units each item lacks × its price, "what it would cost to bring them up to their level"
     out: list[Finding] = []
     for number in graded:
         if any(abs(adjust(f, stated) - number) < 0.005 for _, _, f in sums):

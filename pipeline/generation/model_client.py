@@ -48,7 +48,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -490,6 +490,34 @@ def _pieces_sync(pieces: Iterator[bytes]) -> Iterator[bytes]:
         raise _broken(exc) from None
 
 
+def _within(read: Callable[[], dict[str, Any]], seconds: float, late: ReplyError) -> dict[str, Any]:
+    """``read()`` run on a daemon thread, waited for ``seconds`` (and a moment more): ``late`` when
+    it has not returned by then. The blocking client checks the time only as bytes arrive, and a
+    server that goes silent holds its read for the whole read timeout; the caller never waits that
+    long (the thread ends by itself when the read times out or the server closes)."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(("ok", read()))
+        except BaseException as exc:  # handed to the caller as it is
+            outcome.append(("error", exc))
+
+    worker = threading.Thread(target=run, name="model-request", daemon=True)
+    worker.start()
+    worker.join(max(seconds, 0.001) + _GRACE_S)
+    if not outcome:
+        raise late
+    kind, value = outcome[0]
+    if kind == "error":
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+_GRACE_S = 0.5
+"""How long past a request's time the blocking client waits for a reply already arriving."""
+
+
 class ModelClient:
     """Chat completions from ``model`` at ``base_url`` (None: the OpenAI API, or ``OPENAI_BASE_URL``
     as the SDK reads it) with ``api_key`` (None: ``OPENAI_API_KEY`` as the SDK reads it); see the
@@ -583,8 +611,8 @@ class ModelClient:
                       response_format: type[BaseModel] | Mapping[str, Any] | None = None,
                       calls: list[LLMCall] | None = None) -> Completion:
         """``complete`` for code that is not async (blocks the calling thread; safe from threads).
-        The deadline is checked as the reply's bytes arrive, so a server silent for ``timeout``
-        seconds past the deadline is the longest it may hold the thread."""
+        Each request is waited for no longer than the time it may take (``_within``): a server
+        that trickles or goes silent holds the caller at most half a second past it."""
         arguments = self._arguments(messages, tools, temperature, seed, response_format)
         ends = None if self.deadline is None else time.monotonic() + self.deadline
         failures: list[BaseException] = []
@@ -695,16 +723,21 @@ class ModelClient:
         completions = self._sync_clients()[index].chat.completions.with_streaming_response
         send = completions.parse if isinstance(arguments.get("response_format"), type) else completions.create
         started, limit = time.perf_counter(), self._time_left(ends)
+        late = ReplyError("timeout", f"no whole reply within the {limit:.1f} s a request may take",
+                          cut_short=limit < self.timeout)
         stop_at = time.monotonic() + limit
-        try:
+
+        def read() -> dict[str, Any]:
             with send(**arguments, timeout=max(limit, 0.001)) as response:
                 reply = _Reply(self.max_reply_bytes, response.headers.get("content-length"))
                 for piece in _pieces_sync(response.iter_bytes()):
                     if time.monotonic() > stop_at:
-                        raise ReplyError("timeout", f"no whole reply within the {limit:.1f} s a request may take",
-                                         cut_short=limit < self.timeout)
+                        raise late
                     reply.feed(piece)
-            body = reply.body()
+            return reply.body()
+
+        try:
+            body = _within(read, limit, late)
         except (openai.APIError, ReplyError) as exc:
             failures.append(exc)
             self._failed(exc, started, calls)

@@ -690,7 +690,8 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     answer for a value (``asks_for_value``): the ids an explanation cites ("tell me why") are no
     value asked for. Where the answer is the whole task (the reference writes nothing), an
     ``answer_matches`` pattern that matches the value alone ("1,?284") grades it as
-    ``answer_contains`` does, amounts included; a pattern that says how the value must be written
+    ``answer_contains`` does, amounts included (hedged with the other records' or groups' figures
+    only, not a guess 5% either side); a pattern that says how the value must be written
     in words ("2 open tickets"), or an amount the answer only confirms beside the work, is left to
     the package."""
     if not asks_for_value(run.said):
@@ -704,7 +705,7 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     collections = [records for c in run.package.initial_state.values() for records in c.values() if records]
     hedge = hedged_answer(run.trajectory.answer, graded, [*pooled(run.read_lists), *collections], run.said, written,
                           date.fromisoformat(run.package.now[:10]),
-                          amounts_of=frozenset(graded if not done else contained))
+                          amounts_of=frozenset(graded if not done else contained), guessed_for=frozenset(contained))
     if hedge is None:
         return []
     hedging = {k: (AnswerStep(answer=hedge) if isinstance(v, AnswerStep) else v) for k, v in steps.items()}

@@ -869,12 +869,13 @@ def is_amount(m: Mention[float]) -> bool:
 
 
 def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str], told: str = "",
-                  today: date | None = None) -> list[float]:
+                  today: date | None = None, guess: bool = True) -> list[float]:
     """The other amounts a careless agent offers beside ``n``: where a record read holds ``n`` in a
     numeric field, that field of the other records of its list (the other invoices' amounts);
     where a group of records totals it (``aggregates.groups``, with the groups the request ``told``
-    selects: the unpaid ones of one vendor), the same total over the other groups (every invoice, the paid ones); else the figure 5% either side (a total
-    worked out with a stated fee or discount). Nearest first, at most ``MAX_AMOUNTS_HEDGED``."""
+    selects: the unpaid ones of one vendor), the same total over the other groups (every invoice, the paid ones); else, with
+    ``guess``, the figure 5% either side (a total worked out with a stated fee or discount). Nearest
+    first, at most ``MAX_AMOUNTS_HEDGED``."""
     def near(found: dict[float, None]) -> list[float]:
         return sorted((o for o in found if abs(o - n) >= 0.005 and o > 0), key=lambda o: abs(o - n))[:MAX_AMOUNTS_HEDGED]
 
@@ -894,8 +895,9 @@ def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str]
         named = [dict(figures(g, products=False)) for g in every]
         kinds = {k for f in named for k, v in f.items() if k.startswith("total of") and abs(v - n) < 0.005}
         totalled |= dict.fromkeys(round(f[k], 2) for f in named for k in kinds if k in f)
-    return near(totalled) or [round(n * 0.95, 2 if not float(n).is_integer() else 0),
-                              round(n * 1.05, 2 if not float(n).is_integer() else 0)]
+    if near(totalled) or not guess:
+        return near(totalled)
+    return [round(n * 0.95, 2 if not float(n).is_integer() else 0), round(n * 1.05, 2 if not float(n).is_integer() else 0)]
 
 
 def _is_number(value: Any) -> bool:
@@ -932,7 +934,8 @@ def _same_part(other: str, value: str, part: str) -> str | None:
 
 
 def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,
-                  written: set[str], today: date | None = None, amounts_of: frozenset[str] | None = None) -> str | None:
+                  written: set[str], today: date | None = None, amounts_of: frozenset[str] | None = None,
+                  guessed_for: frozenset[str] | None = None) -> str | None:
     """``answer`` hedged as a careless agent hedges it: followed by "Or possibly" and the
     plausible other candidates of each value the answer checks want (``graded``) that the agent
     reports rather than confirms (not in the request ``told``, not in what it wrote,
@@ -943,8 +946,8 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
     amount or a total (``is_amount``: "€4,310", "1,284.50"), ``other_amounts`` written alike
     ("€4,310. Or possibly: €4,500, €4,950"), of the texts ``amounts_of`` (default: all; the
     verifier gives the values of ``answer_contains`` checks: a pattern says how an amount must be
-    written, and whether it allows others beside it is the package's). None when no value has
-    another candidate."""
+    written, and whether it allows others beside it is the package's), offering the 5% either side
+    only for the texts ``guessed_for`` (default: all). None when no value has another candidate."""
     others: dict[str, None] = {}
     folded_told = told.casefold()
     wrote = "\n".join(written).casefold()  # what the agent wrote, texts included: its answer confirms that
@@ -974,6 +977,7 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
             elif is_amount(m) and (amounts_of is None or text in amounts_of):
                 others |= dict.fromkeys(m.text.replace(m.text[d.start():d.end()], _written_like(d.group(0), o))
                                         for d in [_DIGITS.search(m.text)] if d is not None
-                                        for o in other_amounts(n, lists, written, told, today))
+                                        for o in other_amounts(n, lists, written, told, today,
+                                                               guess=guessed_for is None or text in guessed_for))
     hedges = [o for o in others if o.casefold() not in answer.casefold()][:MAX_HEDGES]
     return f"{answer} Or possibly: {', '.join(hedges)}." if hedges else None

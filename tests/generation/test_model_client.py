@@ -310,3 +310,20 @@ def test_a_server_of_the_list_that_cannot_be_reached_is_named() -> None:
         with pytest.raises(ServerUnusable) as raised:
             asyncio.run(check())
         assert f"the model server at {down}" in str(raised.value)
+
+
+def test_a_blocking_call_waits_no_longer_than_its_time_when_the_server_goes_silent_mid_reply() -> None:
+    """The blocking client reads the reply on a thread and waits for it only as long as the
+    request may take: a server that sends a few bytes and then nothing would otherwise hold each
+    read for the whole read timeout past the deadline."""
+    import time
+
+    from tests.support.hostile_server import MISBEHAVIOURS, HostileServer
+
+    with HostileServer(MISBEHAVIOURS["stalls"]) as server:
+        client = ModelClient("m", server.base_url, "k", timeout=3.0, deadline=3.0, max_attempts=1)
+        started = time.monotonic()
+        with pytest.raises(ModelError, match="no whole reply within"):
+            client.complete_sync(ASK)
+        waited = time.monotonic() - started
+    assert waited < 3.0 + 1.5  # before: the last byte near 2.5 s, then a read waiting 3 s more

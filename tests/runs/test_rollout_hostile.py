@@ -29,6 +29,7 @@ EXPECTED = {
     "cut_mid_json": ("malformed_reply", "mid-"),
     "never_ends": ("timeout", "no whole reply within"),
     "trickle": ("timeout", "no whole reply within"),
+    "stalls": ("timeout", "no whole reply within"),
     "huge": ("malformed_reply", "passed 524,288 bytes, more than a reply may bring"),
     "error_event": ("server_error", "crashed"),
     "deep": ("malformed_reply", "nests deeper than 64 levels"),

@@ -139,6 +139,18 @@ def _trickle(w: Writer) -> None:
             return
 
 
+def _stalls(w: Writer) -> None:
+    """A valid reply's first bytes, one every quarter second for 2.5 s, then silence for ever (a
+    server that hangs mid-reply: each read waits its whole timeout)."""
+    data = json.dumps(completion()).encode()
+    w.head(length=None if w.streamed else len(data), kind="text/event-stream" if w.streamed else "application/json")
+    for i in range(10):
+        w.send(data[i:i + 1])
+        if w.wait(0.25):
+            return
+    w.wait(3600.0)
+
+
 def _huge(w: Writer) -> None:
     """A 200 MB reply: a content string of 200 MB, sent in 1 MB pieces with no declared length."""
     piece = b"x" * (1 << 20)
@@ -176,6 +188,7 @@ MISBEHAVIOURS: dict[str, Misbehaviour] = {
     "cut_mid_json": _cut_mid_json,
     "never_ends": _never_ends,
     "trickle": _trickle,
+    "stalls": _stalls,
     "huge": _huge,
     "error_event": _error_event,
     "deep": _deep,

@@ -436,7 +436,7 @@ def text_addresses(package: TaskPackage) -> tuple[list[TextAddress], set[str]]:
     for collections in package.initial_state.values():
         for records in collections.values():
             for rec in records:
-                own = [v for v in rec.values() if isinstance(v, str) and EMAIL.fullmatch(v)]
+                own = [v for v in rec.values() if isinstance(v, str) and "@" in v and EMAIL.fullmatch(v)]
                 fields |= {v.casefold() for v in own}
                 for value in rec.values():
                     for item in value if isinstance(value, list) else [value]:

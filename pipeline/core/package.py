@@ -284,9 +284,16 @@ class AnswerStep(_Model):
     answer: str
 
 
-Step = Annotated[CallStep, Tag("call")] | Annotated[AskStep, Tag("ask")] | Annotated[AnswerStep, Tag("answer")]
+Step = Annotated[
+    Annotated[CallStep, Tag("call")] | Annotated[AskStep, Tag("ask")] | Annotated[AnswerStep, Tag("answer")],
+    Field(union_mode="left_to_right"),
+]
 """One step of a reference: a tool call, a question to the user, or the final answer. The tags
-name the kinds in an error's location (``reference.0.call.arg``)."""
+name the kinds in an error's location (``reference.0.call.arg``). At most one kind accepts a step
+(each requires its own field and forbids the others'), so the first that does is the step, as
+pydantic's smart mode would pick; trying them in order spares the others' failures (an unknown
+field's message, worked out by ``StrictModel``) once one accepts. A step no kind accepts gets the
+errors of all three either way."""
 
 
 class Provenance(_Model):

@@ -15,6 +15,7 @@ with that pointer instead of a guess.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
@@ -73,12 +74,19 @@ def _unknown_fields_named(model: type[StrictModel], exc: ValidationError) -> Val
     details: list[InitErrorDetails] = []
     for e in errors:
         if _is_own_extra(e["type"], e["loc"]):
-            message = unknown_field_message(str(e["loc"][0]), model.__name__, model.field_names(), model.elsewhere)
+            message = _own_unknown_field_message(model, str(e["loc"][0]))
             kind = PydanticCustomError(UNKNOWN_FIELD, message)
         else:
             kind = PydanticCustomError(e["type"], e["msg"])
         details.append(InitErrorDetails(type=kind, loc=e["loc"], input=e["input"]))
     return ValidationError.from_exception_data(exc.title, details)
+
+
+@functools.lru_cache(maxsize=256)
+def _own_unknown_field_message(model: type[StrictModel], name: str) -> str:
+    """``unknown_field_message`` of ``name`` for ``model``, worked out once per pair: a smart union
+    (a package's steps) words its members' unknown fields on every value it tries."""
+    return unknown_field_message(name, model.__name__, model.field_names(), model.elsewhere)
 
 
 def _is_own_extra(kind: str, loc: tuple[int | str, ...]) -> bool:

@@ -32,6 +32,7 @@ tracking number), else the value slightly changed (a day later, one more, two di
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -122,6 +123,17 @@ def _same(a: Any, b: Any) -> bool:
     return isinstance(a, str) and isinstance(b, str) and a.casefold() == b.casefold()
 
 
+def _same_as(value: Any) -> Callable[[Any], bool]:
+    """``lambda v: _same(v, value)``, with what ``value`` is worked out once: a text matches only
+    texts, a number only numbers, anything else nothing."""
+    if isinstance(value, str):
+        folded = value.casefold()
+        return lambda v: isinstance(v, str) and v.casefold() == folded
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and abs(float(v) - float(value)) < 0.005
+    return lambda v: False
+
+
 def _shape(code: str) -> str:
     """A code's shape: its letters kept, each run of digits as its length ("SWL-5.2")."""
     return re.sub(r"\d+", lambda m: str(len(m.group(0))), code.casefold())
@@ -175,14 +187,15 @@ def look_alikes(kind: str, value: Any, lists: list[list[dict[str, Any]]], today:
                 or kind == "date" and isinstance(v, str) and v[:10] != str(value)[:10] and v not in out:
             out.append(v[:10] + str(value)[10:] if kind == "date" else v)
 
+    same = _same_as(value)
     for records in lists:
-        if field is not None and any(_same(r.get(field), value) for r in records):
+        if field is not None and any(same(r.get(field)) for r in records):
             for r in records:
                 add(r.get(field))
     for records in lists:
         for text in _texts(records):
             found = _in_text(kind, text, today)
-            if any(_same(v, value) for _, v in found):
+            if any(same(v) for _, v in found):
                 for _, v in found:
                     add(v)
     add(_shifted(kind, value))
@@ -345,15 +358,16 @@ def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], ask
     """Where a read showed ``value`` in a way the request asks for: the name of the record's field
     holding it, "" when it is inside a text next to words the request uses; None otherwise."""
     key_asked = bool(_key_words(key) & asked)
+    same = _same_as(value)
     for records in lists:
         for r in records:
             for field, v in r.items():
                 if field in _IDENTITY or field.endswith("_id"):
                     continue
-                if _same(v, value) and (key_asked or _key_words(field) & asked):
+                if same(v) and (key_asked or _key_words(field) & asked):
                     return field
                 if isinstance(v, str) and len(v) > 20:
                     for start, found in _in_text(kind, v, today):
-                        if _same(found, value) and (key_asked or _labels(v, start) & asked):
+                        if same(found) and (key_asked or _labels(v, start) & asked):
                             return ""
     return None

@@ -23,12 +23,10 @@ from itertools import combinations
 from typing import Any
 
 from pipeline.core.codes import Code
-from pipeline.core.grading import graded_in_answer
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, Step, TaskPackage
-from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import DEFAULT_PROFILE, catalogue
 from pipeline.core.text_values import (
     EMAIL,
@@ -56,6 +54,7 @@ from pipeline.verify.aggregates import (
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.graded_numbers import is_number
 from pipeline.verify.period_records import period_record_findings
 from pipeline.verify.perturbations import content_words, distinct_copy
 from pipeline.verify.reference_edits import before_answer, dependents
@@ -248,7 +247,7 @@ def _stated_item_witness(run: ReferenceRun, collection: str, written: set[float]
     if not creates:
         return None
     last = dict(run.args.get(creates[-1].step, {}))
-    amount_keys = [k for k, v in last.items() if _is_number(v) and float(v) in written
+    amount_keys = [k for k, v in last.items() if is_number(v) and float(v) in written
                    and any(float(v) == float(m.value) for m in numbers_in(text))]
     left = [m for m in numbers_in(text) if m.kind in ("number", "word") and float(m.value) not in written]
     if not amount_keys or not left:
@@ -436,7 +435,7 @@ def text_addresses(package: TaskPackage) -> tuple[list[TextAddress], set[str]]:
     for collections in package.initial_state.values():
         for records in collections.values():
             for rec in records:
-                own = [v for v in rec.values() if isinstance(v, str) and EMAIL.fullmatch(v)]
+                own = [v for v in rec.values() if isinstance(v, str) and "@" in v and EMAIL.fullmatch(v)]
                 fields |= {v.casefold() for v in own}
                 for value in rec.values():
                     for item in value if isinstance(value, list) else [value]:
@@ -554,7 +553,7 @@ def name_number_findings(package: TaskPackage, run: ReferenceRun, names: tuple[s
     for check in package.checks:
         for fname, matcher in required_values(check):
             for value in values_of(matcher) if fname != "answer" else []:
-                if not _is_number(value) or float(value) in stated:
+                if not is_number(value) or float(value) in stated:
                     continue
                 span = next(((a, b) for a, b in spans if re.search(rf"(?<!\d){int(value)}(?!\d)", text[a:b])), None)
                 if span is None or not float(value).is_integer():
@@ -614,15 +613,15 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     own writes total or count (the units it ordered in all) is no such figure."""
     package = run.package
     written = [run.args.get(w.step, {}) for w in run.writes]
-    done = {round(sum(float(a[k]) for a in written if _is_number(a.get(k))), 2) for a in written for k in a
-            if _is_number(a[k])} | {float(len(written))}  # what the agent made: its totals and count
-    done |= {round(float(v), 2) for a in written for v in a.values() if _is_number(v)}  # and each number it wrote
+    done = {round(sum(float(a[k]) for a in written if is_number(a.get(k))), 2) for a in written for k in a
+            if is_number(a[k])} | {float(len(written))}  # what the agent made: its totals and count
+    done |= {round(float(v), 2) for a in written for v in a.values() if is_number(v)}  # and each number it wrote
     stated = set(number_values(run.said))  # a number the request states is no figure the agent works out
     percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")
     adjusted = tuple(stated_adjustments(run.said))  # "the total less 10%": a figure of its own
-    graded = [n for n in _graded_numbers(run) if n not in stated]
+    graded = [n for n in run.graded_numbers if n not in stated]
     if graded:  # a number a record holds as it is was read, not worked out
-        held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
+        held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if is_number(v)}
         graded = list(dict.fromkeys(n for n in graded if n not in held))
     if not graded:
         return []
@@ -786,8 +785,8 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
     if not stated:
         return []
     told = set(number_values(run.said))
-    held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if _is_number(v)}
-    graded = [n for n in _graded_numbers(run) if n not in told and n not in held]
+    held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if is_number(v)}
+    graded = [n for n in run.graded_numbers if n not in told and n not in held]
     if not graded:
         return []
     today = date.fromisoformat(package.now[:10])
@@ -820,36 +819,6 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
     return out
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _graded_numbers(run: ReferenceRun) -> list[float]:
-    """The numbers the checks want the agent to report or write: those of ``answer_contains``
-    values, of what an ``answer_matches`` pattern matches of the reference's answer, and of what a
-    pattern a state check puts on a written text matches of the reference's text, and the numbers
-    a state check pins (an amount of 350); the longest duration a text states, in minutes and in
-    hours."""
-    texts = graded_in_answer(run.package, run.trajectory.answer)
-    pinned: list[float] = []
-    for check in run.package.checks:
-        if check.kind not in ("answer_contains", "answer_matches"):
-            for field, matcher in required_values(check):
-                pinned += [round(float(v), 2) for v in values_of(matcher) if _is_number(v)]
-                if isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
-                    pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
-                    texts += [m for args in run.args.values() if isinstance(args.get(field), str)
-                              and (m := pattern.matched(args[field]))]
-    durations = [float(max(minutes)) for t in texts if (minutes := minutes_in(t))]  # "4 hours 15 minutes": 255, 4.25 hours
-    return list(dict.fromkeys([*(round(float(m.value), 2) for t in texts for m in numbers_in(t)
-                                 if m.kind in ("number", "money") and not _UNIT_OF_TIME.match(t, m.end)),
-                               *pinned, *durations,
-                               *(round(d / 60, 2) for d in durations)]))
-
-
-_UNIT_OF_TIME = re.compile(r"\s*(?:hours?|hrs?|h|minutes?|mins?|m)\b", re.IGNORECASE)
-
-
 def _number_replacer(old: float, new: float) -> Any:
     """Replaces ``old`` by ``new`` in a written value: the number itself, or in a text, however it
     is written (1,234.50 / 1234.5 / 1234)."""
@@ -871,7 +840,7 @@ def priced_text_findings(run: ReferenceRun) -> list[Finding]:
     adjustment left out (1,350) or put the other way. Witness: a correct agent that writes the
     product with the text's adjustments (1,215). A number the request states is the user's."""
     told = set(number_values(run.said))
-    graded = [n for n in _graded_numbers(run) if n not in told]
+    graded = [n for n in run.graded_numbers if n not in told]
     if not graded:
         return []
     out: list[Finding] = []
@@ -923,7 +892,7 @@ def duration_findings(run: ReferenceRun) -> list[Finding]:
         for key, value in args.items():
             if "duration" not in key and not key.endswith("minutes"):
                 continue
-            if not _is_number(value) or value == length or ("hour" in key and value * 60 == length):
+            if not is_number(value) or value == length or ("hour" in key and value * 60 == length):
                 continue
             stated = length // 60 if "hour" in key and length % 60 == 0 else length
             step = run.package.reference[index]

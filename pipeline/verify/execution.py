@@ -26,6 +26,7 @@ from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.effects import Bound, Write, bound_tools, writes
 from pipeline.verify.evidence import write_result_fields
 from pipeline.verify.formulas import Computed, OffsetDate, computed_writes, date_offsets
+from pipeline.verify.graded_numbers import graded_numbers
 from pipeline.verify.perturbations import ComposedText
 
 
@@ -109,6 +110,12 @@ class ReferenceRun:
         """``formulas.date_offsets`` of the reference's writes: the dates the request says how to
         compute (the consistency and mutation stages both read them)."""
         return date_offsets(self.package, self.trajectory, self.writes, self.args)
+
+    @cached_property
+    def graded_numbers(self) -> list[float]:
+        """``graded_numbers.graded_numbers`` of the reference's run: the numbers the checks want
+        (several consistency findings read them)."""
+        return graded_numbers(self.package, self.trajectory.answer, self.args)
 
     @cached_property
     def composed(self) -> ComposedText:

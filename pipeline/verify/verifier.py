@@ -39,7 +39,6 @@ from pipeline.verify.execution import (
     missing_reference_findings,
     run_reference,
 )
-from pipeline.verify.exportable import export_findings
 from pipeline.verify.grounding import grounding_findings
 from pipeline.verify.hidden_facts import hidden_fact_findings, state_reader_findings
 from pipeline.verify.limits import DEFAULT_TIME_LIMIT_S
@@ -174,7 +173,7 @@ def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: Dedu
         # A reference at full score breaks no safety rule: its detailed report has nothing to add.
         findings += _understanding(package, run, run.report if score < 1.0 else None) + exec_findings
         for stage in (lambda: mutation_findings(run, options.null_floor), lambda: equivalence_findings(run),
-                      lambda: collateral_findings(run), lambda: export_findings(run) if exported else [],
+                      lambda: collateral_findings(run), lambda: _export_findings(run) if exported else [],
                       lambda: state_reader_findings(run),
                       lambda: grounding_findings(run), lambda: contract_findings(run),
                       lambda: evidence_findings(package, run.trajectory, options)):
@@ -185,6 +184,14 @@ def _verify(package: TaskPackage | dict[str, Any], options: Options, dedup: Dedu
                                 message=f"{exc}; the package is too slow to verify (a huge state or request?)"))
     findings += duplicate_findings(package, dedup)
     return Verdict.build(package.id, with_claims(findings, package), score, notes, options.require_sft)
+
+
+def _export_findings(run: ReferenceRun) -> list[Finding]:
+    """``exportable.export_findings`` of ``run``, imported on first need: only runs that keep claw
+    packages in ClawEnvKit's format ask for it, and its translation costs some 30 M instructions
+    to import (``synth verify`` never needs it)."""
+    from pipeline.verify.exportable import export_findings
+    return export_findings(run)
 
 
 def _understanding(package: TaskPackage, run: ReferenceRun | None, report: ScoreReport | None) -> list[Finding]:

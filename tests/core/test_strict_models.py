@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import pipeline as synth
-from pipeline.core import yaml_text
+from pipeline.core import strict_model, yaml_text
 from pipeline.core.clawenvkit.format import UnmappedCheck
 from pipeline.core.episode import ToolCall
 from pipeline.core.errors import problems
@@ -132,6 +132,33 @@ def test_a_package_part_names_the_nearest_field(todo_doc: dict[str, Any], edit: 
     first = problems(exc.value)[0]  # what the CLI shows: for a step, each kind it is not has errors too
     assert first["loc"] == loc and first["type"] == UNKNOWN_FIELD
     assert f"did you mean {nearest!r}?" in first["msg"]
+
+
+def test_a_step_is_tried_as_each_kind_in_order_until_one_accepts_it(todo_doc: dict[str, Any],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step is tried as a call, a question, an answer, in that order, and is the first kind that
+    accepts it: a call step is never also tried (and its unknown fields worded) as the other two."""
+    todo_doc["reference"][1:1] = [{"ask": "Which list?"}]
+    tried: list[str] = []
+    named = strict_model._unknown_fields_named
+    monkeypatch.setattr(strict_model, "_unknown_fields_named",
+                        lambda model, exc: (tried.append(model.__name__), named(model, exc))[1])
+    package = TaskPackage.model_validate(todo_doc)
+    kinds = [type(step).__name__ for step in package.reference]
+    assert kinds[:2] == ["CallStep", "AskStep"] and kinds[-1] == "AnswerStep"
+    order = ["CallStep", "AskStep", "AnswerStep"]
+    assert tried == [k for kind in kinds for k in order[:order.index(kind)]]
+
+
+def test_a_step_no_kind_accepts_has_each_kinds_errors_in_order(todo_doc: dict[str, Any]) -> None:
+    """Trying the kinds in order keeps the errors a smart union gives: each kind's, in order."""
+    todo_doc["reference"][0] = {"call": "todo_create_task", "answer": "done"}
+    with pytest.raises(ValidationError) as exc:
+        TaskPackage.model_validate(todo_doc)
+    errors = [(e["loc"][2:], e["type"]) for e in exc.value.errors() if e["loc"][:2] == ("reference", 0)]
+    assert errors == [(("call", "answer"), UNKNOWN_FIELD),
+                      (("ask", "ask"), "missing"), (("ask", "call"), UNKNOWN_FIELD), (("ask", "answer"), UNKNOWN_FIELD),
+                      (("answer", "call"), UNKNOWN_FIELD)]
 
 
 def test_service_and_capability_files_name_the_nearest_field() -> None:

@@ -77,6 +77,20 @@ class Timing:
     exit_code: int
 
 
+def checkouts(against: Path | None) -> list[Version]:
+    """This checkout, then ``against`` (another checkout with its own ``.venv``) when given; a
+    checkout without ``.venv/bin/python`` ends the bench with what to do."""
+    versions = [Version("this checkout", Path(__file__).resolve().parent.parent, Path(sys.executable))]
+    if against is not None:
+        other = against.resolve()
+        python = other / ".venv" / "bin" / "python"
+        if not python.exists():
+            sys.exit(f"{other}: no .venv/bin/python; make one there: python3 -m venv .venv && "
+                     ".venv/bin/pip install -e .")
+        versions.append(Version(str(other), other, python))
+    return versions
+
+
 def generate(version: Version, folder: Path, count: int, seed: int) -> None:
     """Write ``count`` packages of ``version``'s generator into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -107,15 +121,7 @@ def main() -> None:
     parser.add_argument("--against", type=Path, metavar="CHECKOUT",
                         help="another checkout (with CHECKOUT/.venv) to compare with, interleaved")
     args = parser.parse_args()
-    this = Version("this checkout", Path(__file__).resolve().parent.parent, Path(sys.executable))
-    versions = [this]
-    if args.against is not None:
-        other = args.against.resolve()
-        python = other / ".venv" / "bin" / "python"
-        if not python.exists():
-            sys.exit(f"{other}: no .venv/bin/python; make one there: python3 -m venv .venv && "
-                     ".venv/bin/pip install -e .")
-        versions.append(Version(str(other), other, python))
+    versions = checkouts(args.against)
     with tempfile.TemporaryDirectory(prefix="verify-command-") as tmp:
         folders = {}
         for n, version in enumerate(versions):

@@ -36,7 +36,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.verify_command import Version, generate, run_verify
+from bench.verify_command import Version, checkouts, generate, run_verify
 
 I_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
@@ -144,14 +144,7 @@ def main() -> None:
     args = parser.parse_args()
     if not 1 < args.small < args.count:
         sys.exit("--small must be more than 1 and fewer than --count")
-    versions = [Version("this checkout", Path(__file__).resolve().parent.parent, Path(sys.executable))]
-    if args.against is not None:
-        other = args.against.resolve()
-        python = other / ".venv" / "bin" / "python"
-        if not python.exists():
-            sys.exit(f"{other}: no .venv/bin/python; make one there: python3 -m venv .venv && "
-                     ".venv/bin/pip install -e .")
-        versions.append(Version(str(other), other, python))
+    versions = checkouts(args.against)
     with tempfile.TemporaryDirectory(prefix="verify-instructions-") as tmp:
         made = {v.name: mixes(v, Path(tmp) / f"mix-{n}", args.count, args.small, args.seed)
                 for n, v in enumerate(versions)}

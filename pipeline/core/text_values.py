@@ -386,9 +386,9 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
             year = today.year + ahead
             add(date(year, 12, 31) if m.group("which").casefold() == "last" else date(year, 1, 1), m)
         else:
-            first = (today.replace(day=1) + timedelta(days=32)).replace(day=1) if ahead else today.replace(day=1)
-            last = (first + timedelta(days=32)).replace(day=1) - timedelta(days=1)
-            add(last if m.group("which").casefold() == "last" else first, m)
+            opens = (today.replace(day=1) + timedelta(days=32)).replace(day=1) if ahead else today.replace(day=1)
+            closes = (opens + timedelta(days=32)).replace(day=1) - timedelta(days=1)
+            add(closes if m.group("which").casefold() == "last" else opens, m)
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         target = WEEKDAYS.index(m.group(2).casefold())
         ahead = (target - today.weekday()) % 7 or 7

@@ -511,7 +511,7 @@ def _within(read: Callable[[], dict[str, Any]], seconds: float, late: ReplyError
     kind, value = outcome[0]
     if kind == "error":
         raise value
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 _GRACE_S = 0.5

@@ -155,10 +155,17 @@ def debug_lines(verbosity: int) -> Iterator[None]:
 
 
 def serve_until_stopped(serve: Callable[[], None], close: Callable[[], None], as_json: bool) -> None:
-    """Run ``serve`` (a server's blocking loop) until Ctrl-C or SIGTERM, then ``close`` it and say
-    "stopped" on stderr (not with ``--json``)."""
+    """Run ``serve`` (a server's blocking loop) until Ctrl-C (SIGINT) or SIGTERM, then ``close`` it
+    and say "stopped" on stderr (not with ``--json``). SIGINT stops it even when the process was
+    started with SIGINT ignored, as a shell without job control starts a command run with ``&``
+    (Python then installs no handler of its own)."""
+    import signal
+    import threading
+
     from pipeline.runs.interrupt import terminate_as_interrupt
 
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
     try:
         with terminate_as_interrupt():
             serve()
@@ -166,6 +173,8 @@ def serve_until_stopped(serve: Callable[[], None], close: Callable[[], None], as
         pass
     finally:
         close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     if not as_json:
         err_console.print("stopped")
 

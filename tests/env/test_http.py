@@ -408,6 +408,24 @@ def test_synth_serve_prints_routes_serves_and_stops_on_ctrl_c() -> None:
     assert "Traceback" not in err
 
 
+def test_synth_serve_stops_on_ctrl_c_even_when_started_with_sigint_ignored() -> None:
+    """A shell without job control starts `synth serve ... &` with SIGINT ignored; SIGINT must still
+    stop it (before, the server ran on until killed)."""
+    command = [str(SYNTH), "serve", str(CONTACTS), "--port", "0", "--json"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        started = json.loads(proc.stdout.readline())
+        status, _ = post(started["base_url"] + "/contacts/search", {"query": "Maya"})
+        assert status == 200
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=processes.PATIENCE_S)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["serve", str(CONTACTS), "--host", "0.0.0.0"], "--allow-remote"),
     (["serve", "missing.json"], "no such package file"),

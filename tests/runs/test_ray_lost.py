@@ -94,13 +94,15 @@ def kill_every_worker(proc: subprocess.Popen[str], name: str) -> tuple[int, floa
     to ``proc``'s end (``AssertionError`` past ``processes.PATIENCE_S``)."""
     killed: set[int] = set()
     first = time.monotonic()
-    while proc.poll() is None:
-        assert time.monotonic() - first < processes.PATIENCE_S, "the driver did not stop once its workers were lost"
+
+    def driver_ended() -> bool:
         for pid in set(_actor_pids(name, proc.pid)) - killed:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             killed.add(pid)
-        time.sleep(0.05)  # polling /proc for the condition (the driver's end), bounded above
+        return proc.poll() is not None
+
+    processes.wait_for(driver_ended, what="the driver to stop once its workers were lost")
     return len(killed), time.monotonic() - first
 
 

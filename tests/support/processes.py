@@ -76,20 +76,21 @@ def synth_imports_openai(args: list[str], cwd: Path, env: dict[str, str] | None 
 
 
 _MODEL_SERVER = """
-import itertools, json, os, sys, time
+import contextlib, itertools, json, os, sys, threading
 from pipeline.generation.offline import generate_package, pick_template
 from tests.support import OpenAIServer
+from tests.support.processes import wait_for
 numbers = itertools.count(1)
 hold_after, gate, patience = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 def respond(_request):
     n = next(numbers)
-    deadline = time.monotonic() + patience
-    while gate and n > hold_after and not os.path.exists(gate) and time.monotonic() < deadline:
-        time.sleep(0.05)  # polling the gate file: the condition, bounded by the deadline
+    if gate and n > hold_after:
+        with contextlib.suppress(AssertionError):  # the gate, or the tests' patience at the latest
+            wait_for(lambda: os.path.exists(gate), timeout=patience, what="the gate file")
     return json.dumps(generate_package("general", pick_template("general", n), 11, n).model_dump(mode="json"))
 with OpenAIServer(respond, latency_s=float(sys.argv[1])) as server:
     print(server.base_url, flush=True)
-    time.sleep(3600)
+    threading.Event().wait()  # until the test kills this process
 """
 
 

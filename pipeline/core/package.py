@@ -28,9 +28,10 @@ PASS_TOLERANCE = 1e-9
 """How far under ``PASS_SCORE`` float rounding may leave a full score (scores are rounded to six
 decimals, so a lost check of any weight is far below it)."""
 GRAVE_CEILING = 0.75
-"""A wrong agent that leaves out, undoes or doubles the work, never asks for what it must ask,
-answers with everything, or damages other records must score at most this, not only below the pass
-line: the reward tells such agents from one that slips on a detail. Not a pass line."""
+"""A wrong agent that leaves out, undoes or doubles the work, never asks for what it must ask, or
+answers with everything must score at most this, not only below the pass line: the reward tells
+such agents from one that slips on a detail. Not a pass line. (Damage to other records need only
+lose score: its guards are what doing nothing keeps, under ``NULL_AGENT_FLOOR``.)"""
 GRAVE_BOUND = GRAVE_CEILING + PASS_TOLERANCE
 """The score from which such a grave wrong agent is refused: above ``GRAVE_CEILING``."""
 NULL_AGENT_FLOOR = 0.25

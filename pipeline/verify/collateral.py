@@ -29,7 +29,7 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
-from pipeline.core.package import GRAVE_BOUND, CallStep, Step
+from pipeline.core.package import PASS_SCORE, CallStep, Step
 from pipeline.core.wording import counted
 from pipeline.verify.effects import Bound, Collection, records_of, written_ids
 from pipeline.verify.execution import ReferenceRun
@@ -135,11 +135,11 @@ def _damage(run: ReferenceRun, steps: dict[int, Step], collection: Collection, t
         trajectory = run.run(order, [mutated[i] for i in order])
         if not any(a.ok for a in trajectory.audit[len(run.trajectory.audit):]):
             continue  # the service refused every change: nothing was damaged
-        run.played_wrong(mutation, GRAVE_BOUND, trajectory)
+        run.played_wrong(mutation, PASS_SCORE, trajectory)
         s = run.grader.value(trajectory)
-        if s >= GRAVE_BOUND:
+        if s >= PASS_SCORE:
             what = "changing a field of" if mutation == "edit_others" else "deleting"
-            agent = witness(run, "wrong", mutation, f"does the work, then {what} {whose}", GRAVE_BOUND, mutated, order)
+            agent = witness(run, "wrong", mutation, f"does the work, then {what} {whose}", PASS_SCORE, mutated, order)
             out.append(Finding(code=Code.COLLATERAL_DAMAGE, witness=agent,
                                detail={"mutation": mutation, "score": s, "collection": where, "records": label},
                                message=f"doing the work and then {what} {whose} still scores {s:.3f}: the grade does "

@@ -6,7 +6,8 @@ Raises ``request_check_mismatch`` (from ``consistency.py``).
 A record is **of another period** when a date field splits its group (the records of its
 collection, or of a list the reference read) by the periods the request states
 (``text_values.periods_in``, and the date windows of ``allowed_ranges``), and it falls outside
-every one of them. Its **counterpart** is the one record of the group that the request's words
+every one of them; a record whose texts name another period is never one the request selects
+("Release notes - November 2026" for "the December 2026 release notes", both edited in November). Its **counterpart** is the one record of the group that the request's words
 select in every way (``selection.unselected_why``: period, values, names) and that is the same
 record but for the period: its name, title, description, customer … the same once months and
 numbers are taken out ("Office rent September 2026", "Office rent October 2026"). The reference **uses** the record when a write
@@ -94,7 +95,8 @@ def _outside(text: str, group: list[Record], today: date,
     records = [r for r in group if isinstance(r, dict) and r.get("id") is not None]
     if len(records) < 2:
         return []
-    left = unselected_why(text, records, today)
+    left = set(unselected_why(text, records, today))
+    left |= {i for i, r in enumerate(records) if _names_other_period(r, periods, today)}  # "Release notes - November 2026"
     selected = [r for i, r in enumerate(records) if i not in left]
     if not selected:
         return []

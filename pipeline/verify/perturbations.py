@@ -387,8 +387,26 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
             return variant
     if re.fullmatch(r"-?\d+", fact.value):
         return str(int(fact.value) + 1)
-    other = confusable(package, fact.value)
+    other = confusable(package, fact.value) or _named_alike(package, fact.value)
     return str(other[0]) if other else f"unknown {fact.key.replace('_', ' ')}"
+
+
+def _named_alike(package: TaskPackage, value: str) -> list[str]:
+    """For a value that only one record of a collection holds in some text field (a company, a
+    title: "Halden Logistics"), the same field of the other records of that collection, those
+    sharing a word with it first ("Halden Marine"), then the most confusable."""
+    words = set(value.casefold().split())
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            holders = [(r, k) for r in records for k, v in r.items() if v == value and k not in _IDENTITY_FIELDS]
+            if len(holders) != 1:
+                continue
+            record, field = holders[0]
+            others = [r for r in records if r is not record and isinstance(r.get(field), str) and r[field] not in ("", value)]
+            others.sort(key=lambda r: (-len(words & set(r[field].casefold().split())), -_similarity(record, r)))
+            if others:
+                return [r[field] for r in others]
+    return []
 
 
 def in_written_form(value: str, guess: str, today: date) -> Callable[[Any], Any] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
+from typing import Any
 
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
@@ -48,6 +49,28 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
     today = date.fromisoformat(package.now[:10])
     for fact in package.user.facts if package.user else []:
         replace = in_written_form(fact.value, guesses[fact.key], today)
+        if replace is None:
+            replace = _record_swap(package, fact.value, guesses[fact.key])
         if replace is not None:
             steps = substituted(run, replace, steps=steps) or steps
     return steps, guesses
+
+
+def _record_swap(package: TaskPackage, value: str, guess: str) -> dict[Any, Any] | None:
+    """For a fact that names one record of the initial state (a field equal to ``value``: "Jonas
+    Brandt" names the contact whose ``name`` is that) and a guess that names another record of the
+    same collection, what an agent that guessed writes instead: each field value of the named
+    record that no other record of the collection shares (its id, email, phone, name) swapped
+    for the guessed record's. None when either names no record, or several."""
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            named = [r for r in records if value in r.values()]
+            guessed = [r for r in records if guess in r.values()]
+            if len(named) != 1 or len(guessed) != 1 or named[0] is guessed[0]:
+                continue
+            a, b = named[0], guessed[0]
+            swap = {v: b[k] for k, v in a.items() if isinstance(v, (str, int)) and not isinstance(v, bool)
+                    and isinstance(b.get(k), type(v)) and b[k] != v
+                    and not any(r is not a and r.get(k) == v for r in records)}
+            return swap or None
+    return None

@@ -10,6 +10,7 @@ from pipeline.verify.reference_edits import before_answer, dependents, unasked
 from tests.verify.builders import reference_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "truth-7"
 MEETING = json.loads((EXAMPLES / "multi-turn-schedule-meeting.json").read_text(encoding="utf-8"))
 """Search a contact (step 0), ask the day (1), create the event with the contact's e-mail ``$ref``
 of step 0 and the day ``$fact`` (2), answer (3)."""
@@ -46,3 +47,24 @@ def test_unasked_drops_every_question_and_fills_each_fact_with_its_guess() -> No
     assert sorted(steps) == [0, 2, 3]  # the other steps keep the ids their $refs use
     assert set(guesses) == {f.key for f in run.package.user.facts}
     assert all(guesses[f.key] != f.value for f in run.package.user.facts)
+
+
+def test_unasked_writes_the_guessed_record_where_the_fact_names_another() -> None:
+    """"Which Priya?" answered "Priya Shah": an agent that never asks messages the look-alike it
+    guessed, by that contact's own id, not by the id of the one the user meant."""
+    case = json.loads((CORPUS / "which-person-priya-design-review.clean.json").read_text(encoding="utf-8"))
+    run = reference_run(case["package"])
+    steps, guesses = unasked(run)
+    assert guesses == {"which_priya": "Pria Shah"}
+    sent = [s for s in steps.values() if isinstance(s, CallStep) and s.call == "send_message"]
+    assert [s.args["contact_id"] for s in sent] == ["p-103"]  # Pria Shah's id, not Priya Shah's p-102
+
+
+def test_unasked_guesses_a_company_named_by_one_record_as_its_look_alike() -> None:
+    """A fact naming an account by its company ("Halden Logistics"), held by no identity field:
+    the guess is the other company sharing a word with it, and its record is the one written."""
+    case = json.loads((CORPUS / "which-account-halden-gold.clean.json").read_text(encoding="utf-8"))
+    steps, guesses = unasked(reference_run(case["package"]))
+    assert guesses == {"which_halden": "Halden Marine"}
+    updated = [s.args["customer_id"] for s in steps.values() if isinstance(s, CallStep) and s.call == "crm_update_customer"]
+    assert updated == ["cust-401"]

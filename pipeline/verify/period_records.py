@@ -66,8 +66,9 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
             for old, new in mapping.items():
                 steps = said_instead(steps, old, new)
             when, other = str(record.get(field))[:10], str(counterpart.get(field))[:10]
-            agent = witness(run, "correct", "period_record", f"uses {counterpart.get('id')} ({field} {other}), the "
-                            f"record of the period the request names, instead of {rid} ({field} {when})",
+            this, that = _dated(record, field, today), _dated(counterpart, field, today)
+            agent = witness(run, "correct", "period_record", f"uses {counterpart.get('id')} ({that}), the "
+                            f"record of the period the request names, instead of {rid} ({this})",
                             run.score, steps)
             if agent.score >= run.score - 1e-9:
                 continue
@@ -76,9 +77,18 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
                 code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
                 detail={"record": rid, "counterpart": counterpart.get("id"), "field": field, "date": when,
                         "expected_date": other, "values": [str(v) for v in taken][:5]},
-                message=f"the reference {how} {rid} ({field} {when}), outside the period the request names; "
-                        f"its record there is {counterpart.get('id')} ({field} {other})"))
+                message=f"the reference {how} {rid} ({this}), outside the period the request names; "
+                        f"its record there is {counterpart.get('id')} ({that})"))
     return out
+
+
+def _dated(record: Record, field: str, today: date) -> str:
+    """What places ``record`` in its period, for a person to check: the text that names a month
+    ("title 'Release notes - December 2026'") when one does, else the date field."""
+    for k, v in record.items():
+        if isinstance(v, str) and not ISO_DATE.match(v) and k != "id" and periods_in(v, today):
+            return f"{k} {v!r}"
+    return f"{field} {str(record.get(field))[:10]}"
 
 
 def _groups(run: ReferenceRun) -> list[list[Record]]:

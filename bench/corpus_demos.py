@@ -9,11 +9,12 @@ A corpus case (``{"family", "pair", "defect", "description", "package", "demos"}
 
 - a **clean** case is right when its reference scores 1.0, every wrong demo stays below 0.75
   (``GRAVE_CEILING``: the demos were written when that was the pass line, so a wrong demo there
-  keeps too much of the reward; below the pass line, full marks, is less than they ask) and every
-  correct demo passes (full marks, ``passes``);
-- a **defective** case is right when at least one demo shows its defect: a wrong demo at 0.75 or
-  above, or a correct demo that does not pass (defects that no execution shows, such as evidence
-  lost to the training export's cut, carry no demo).
+  keeps too much of the reward), or below full marks for a demo marked ``"must": "lose score"``
+  (a slip the verifier asks only to lose score: one record of bulk work skipped, damage to the
+  records the request does not concern), and every correct demo passes (full marks, ``passes``);
+- a **defective** case is right when at least one demo shows its defect: a wrong demo at or above
+  its line, or a correct demo that does not pass (defects that no execution shows, such as
+  evidence lost to the training export's cut, carry no demo).
 
 Prints one line per case whose demos contradict its label, then the totals; exit 1 if any does.
 """
@@ -37,11 +38,15 @@ class DemoResult:
     agent: str
     note: str
     score: float
+    must_lose_only: bool = False
 
     @property
     def shows_defect(self) -> bool:
-        """A wrong agent that keeps three quarters of the score, or a correct agent that does not pass."""
-        return self.score >= GRAVE_CEILING if self.agent == "wrong" else not passes(self.score)
+        """A wrong agent that keeps three quarters of the score (or full marks, for one that
+        must only lose score), or a correct agent that does not pass."""
+        if self.agent != "wrong":
+            return not passes(self.score)
+        return passes(self.score) if self.must_lose_only else self.score >= GRAVE_CEILING
 
 
 def play_demos(case: dict[str, Any]) -> tuple[float, list[DemoResult]]:
@@ -52,7 +57,8 @@ def play_demos(case: dict[str, Any]) -> tuple[float, list[DemoResult]]:
     results = []
     for demo in case.get("demos", []):
         steps = TaskPackage.model_validate({**case["package"], "reference": demo["steps"]}).reference
-        results.append(DemoResult(demo["agent"], demo.get("note", ""), grader.value(execute(package, steps))))
+        results.append(DemoResult(demo["agent"], demo.get("note", ""), grader.value(execute(package, steps)),
+                                  demo.get("must") == "lose score"))
     return reference, results
 
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import pipeline.interop.openenv_core  # noqa: F401  (first: OpenEnv without its Gradio web interface)
+
+# isort: split
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
 from openenv.core.env_server.types import Action, Observation, State

@@ -42,6 +42,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pipeline.interop.openenv_core  # noqa: F401  (first: OpenEnv without its Gradio web interface)
+
+# isort: split
 import uvicorn
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment

@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from openenv.core.generic_client import GenericEnvClient
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -25,6 +26,10 @@ from pipeline.generation.offline import generate_package
 from pipeline.interop.openenv import SynthAction, SynthEnv, SynthObservation, replay_reference
 from pipeline.interop.openenv_server import PackagePool, build_app, message_problem, running
 from pipeline.taxonomy.capabilities import taxonomy
+
+# isort: split
+# after pipeline.interop.openenv, which loads OpenEnv without Gradio
+from openenv.core.generic_client import GenericEnvClient
 
 EXAMPLES = sorted(Path(__file__).parents[2].joinpath("examples").glob("*.json"))
 
@@ -377,3 +382,18 @@ def test_message_problem() -> None:
     assert message_problem("[" * 65 + "]" * 65) is not None
     assert message_problem("{" * 2000) is not None
     assert message_problem("") is not None
+
+
+def test_the_openenv_face_loads_without_gradio_and_leaves_it_importable() -> None:
+    """Importing the client and the server loads OpenEnv without its Gradio web interface (half of
+    its start-up), and leaves no trace that would stop anything else importing Gradio."""
+    code = ("import importlib.util, sys\n"
+            "import pipeline.interop.openenv_server, pipeline.interop.openenv\n"
+            "import openenv.core.env_server as server\n"
+            "assert 'gradio' not in sys.modules, 'gradio loaded'\n"
+            "assert server.create_web_interface_app is None\n"
+            "assert importlib.util.find_spec('gradio') is not None\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -31,6 +31,14 @@ from pipeline.core.outcomes import Finding, Witness  # noqa: E402
 from pipeline.core.package import TaskPackage, load_package  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default run's): one worker more than the machine has cores. A share of the
+    suite waits on sockets, child processes and deadlines; the extra worker fills those waits (on
+    2 cores: 193 s with 2 workers, 173 s with 3, 175 s with 4; docs/benchmarks.md)."""
+    return (os.cpu_count() or 1) + 1
+
 EXAMPLES_DIR = REPO_ROOT / "examples"
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES_DIR.glob("*.json"))
 

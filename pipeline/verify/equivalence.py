@@ -11,7 +11,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``text_case`` | writes free text with its first letter's case swapped, a full stop added or dropped at the end, and a final line break in bodies |
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
 | ``rephrased_question`` | asks each question another way, from a fixed bank (below) |
-| ``other_choice`` | writes another value the request allows (a day in its window, the other of "high or urgent") |
+| ``other_choice`` | writes another value the request allows (a day in its window, a working day when the reference's is one; a time leaving room for the event's duration before "finished by 5pm"; the other of "high or urgent") |
 | ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
@@ -368,6 +368,12 @@ def _answer_dates(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     return out
 
 
+_ENDS_BY = re.compile(r"\b(?:finish(?:ed)?|done|over|end(?:s|ed)?|wrap(?:ped)?\s+up)\s+by\b", re.IGNORECASE)
+"""Words that bound when something ends ("finished by 5pm", "as long as we're done by 5"): a time
+chosen inside such a range leaves room for the event's duration; a range of start times ("any
+start between 08:00 and 10:30") does not."""
+
+
 def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
     """For each value a write takes from a range the request leaves open ("any weekday next week",
     "between 08:00 and 10:30", "40 to 60 rolls") or from a choice it offers ("high or urgent,
@@ -388,7 +394,8 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
             other = _offered(run.said, value, props.get(key, {}).get("enum") or [])
             held = range_of(value, ranges, flexible_only=True)
             if other is None and held is not None:
-                other = inside(value, held)
+                lasting = run.args[w.step].get("duration_minutes") if _ENDS_BY.search(run.said) else None
+                other = inside(value, held, lasting if isinstance(lasting, int) and not isinstance(lasting, bool) else None)
             if other is None or other == value:
                 continue
             mutated = said_instead({**steps, w.step: CallStep.model_construct(

@@ -308,17 +308,21 @@ def past_range(value: Any, ranges: list[Allowed]) -> Any:
     return None
 
 
-def inside(value: Any, allowed: Allowed) -> Any:
+def inside(value: Any, allowed: Allowed, lasting: int | None = None) -> Any:
     """Another value of ``value``'s kind and form that ``allowed`` holds, away from ``value``: the
-    last allowed day (the first, when that is ``value``), a quarter of an hour inside the far
-    end of a time range, the other end of a number range (one more or one less for an open
-    one). None when there is none."""
+    last allowed day (the first, when that is ``value``; a working day when ``value`` is one:
+    "any afternoon next week" is not a Sunday), a quarter of an hour inside the far end of a
+    time range (for something ``lasting`` that many minutes, early enough to end inside it:
+    "finished by 5pm"), the other end of a number range (one more or one less for an open one).
+    None when there is none."""
     if allowed.kind == "date" and isinstance(value, str) and allowed.low and allowed.high:
         days = [d for d in _days(allowed.low, allowed.high) if allowed.holds(d) and d != value[:10]]
+        if ISO_DATE.match(value) and date.fromisoformat(value[:10]).weekday() < 5:
+            days = [d for d in days if date.fromisoformat(d).weekday() < 5] or days
         return days[-1] + value[10:] if days else None
     if allowed.kind == "time" and isinstance(value, str):
         clock = value[11:16] if _is_date_time(value) else value
-        ends = [t for t in (shift_clock(allowed.high, -15) if allowed.high else None,
+        ends = [t for t in (shift_clock(allowed.high, -max(15, lasting or 0)) if allowed.high else None,
                             shift_clock(allowed.low, 15) if allowed.low else None)
                 if t is not None and t != clock and allowed.holds(t)]
         if not ends:

@@ -159,8 +159,9 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     one-file format refuses an ``out`` that is a folder; a folder format (``clawenvkit``) writes
     only to a new or empty folder. ``where`` runs sandboxed (``Catalog.selection``).
     ``CatalogError`` for an unknown format or status, a bad ``where``, ``out``, band, source or
-    ``min_score``, and for a ``clawenvkit`` export that would write no file (saying why:
-    ``clawenvkit_export.write_clawenvkit_tasks``; nothing is left at ``out``). ``catalog`` may be a path: it is then opened read-only for the export.
+    ``min_score``, and for an export that would write nothing (saying why: nothing selected, no
+    passing rollout, every package left out by reason; ``clawenvkit_export.write_clawenvkit_tasks``
+    for a ``clawenvkit`` one); nothing is then left at ``out``. ``catalog`` may be a path: it is then opened read-only for the export.
     """
     if not isinstance(catalog, Catalog):
         with Catalog.open(catalog, read_only=True) as opened:
@@ -181,8 +182,8 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
     try:
         with catalog.selection(status, where, writable=None if spec.folder else partial, band=band,
                                audited=audited) as selection:
+            total = selection.count()
             if on_progress is not None:
-                total = selection.count()
                 on_progress(0, total)
                 selection = dataclasses.replace(selection, on_row=lambda done: on_progress(done, total))
             try:
@@ -192,6 +193,9 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
                                    "write with room to spare") from exc
             if on_progress is not None:
                 on_progress(total, total)
+        written = outcome.rows if isinstance(outcome, BaseModel) else outcome  # type: ignore[attr-defined]
+        if written == 0:
+            raise CatalogError(_nothing_written(fmt, total, outcome, status, where, band, audited, source, model))
         try:
             os.replace(partial, out)
         except OSError as exc:
@@ -205,6 +209,32 @@ def export_catalog(catalog: Catalog | Path | str, fmt: str, out: Path | str | No
         details.pop("model", None)
         return ExportSummary(format=fmt, path=str(out), rows=details.pop("rows"), **chosen, details=details)
     return ExportSummary(format=fmt, path=str(out), rows=outcome, **chosen)
+
+
+def _nothing_written(fmt: str, selected: int, outcome: Any, status: StatusFilter, where: str | None,
+                     band: PassBand | None, audited: bool, source: Source, model: str | None) -> str:
+    """Why an export wrote no row, for its one-line error: nothing selected (and by what), no
+    passing rollout, or every selected package left out (by reason)."""
+    if selected == 0:
+        chosen = [f"--where {where!r}" if where else "", "people accepted" if audited else "",
+                  f"a pass rate for {band.model} in {band.low:g}..{band.high:g}" if band else ""]
+        by = " and ".join(c for c in chosen if c)
+        rows = "row" if status == "all" else f"{status} row"
+        return (f"no {fmt} written: the catalog has no {rows}{' matching ' + by if by else ''}; "
+                "`synth catalog stats` shows what it holds")
+    skipped = outcome.model_dump().get("skipped") if isinstance(outcome, BaseModel) else None
+    if isinstance(skipped, dict) and skipped:
+        reasons = ", ".join(f"{reason} {n:,}" for reason, n in skipped.items())
+        which = ("every passing rollout of the " if source == "rollouts" else "each of the ") + \
+            ("package selected" if selected == 1 else f"{selected:,} packages selected")
+        if selected == 1 and source != "rollouts":
+            which = "the package selected"
+        return f"no {fmt} written: {which} was left out ({reasons})"
+    if source == "rollouts":
+        whose = f" of {model}" if model else ""
+        return (f"no {fmt} written: the {selected:,} selected packages have no passing rollout{whose}; "
+                "`synth rollout` plays them")
+    return f"no {fmt} written: the {selected:,} selected rows gave no row"
 
 
 def _clawenvkit_writer(fmt: str, share: float | None, below_pass_line: bool) -> Exporter:

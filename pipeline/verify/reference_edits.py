@@ -4,7 +4,7 @@ an agent that never asks. Steps are keyed by the index their ``$ref``s use."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any
 
@@ -48,7 +48,7 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
     steps: Steps = {i: s for i, s in enumerate(package.reference) if not isinstance(s, AskStep)}
     today = date.fromisoformat(package.now[:10])
     for fact in package.user.facts if package.user else []:
-        replace = in_written_form(fact.value, guesses[fact.key], today)
+        replace: Callable[[Any], Any] | dict[Any, Any] | None = in_written_form(fact.value, guesses[fact.key], today)
         if replace is None:
             replace = _record_swap(package, fact.value, guesses[fact.key])
         if replace is not None:

@@ -4,7 +4,7 @@ Hugging Face ``datasets``, ``--where`` filters, atomic replacement, and the form
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -20,7 +20,7 @@ from pipeline.core.package import TaskPackage, load_package
 from pipeline.core.training_format import Policy
 from pipeline.interop import export as export_module
 from pipeline.interop.export import export_catalog
-from tests.conftest import copy_catalog, load_examples
+from tests.conftest import CliResult, copy_catalog, load_examples
 
 
 @pytest.fixture
@@ -175,3 +175,23 @@ def test_a_format_is_one_registry_entry(catalog: Catalog, packages: list[TaskPac
     summary = export_catalog(catalog, "ids", tmp_path / "ids.txt", status="all")
     assert (tmp_path / "ids.txt").read_text().split() == [p.id for p in packages] + [packages[0].id]
     assert summary.rows == len(packages) + 1 and summary.details == {"skipped": 0}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "sft", "openenv"])
+def test_an_export_that_selects_nothing_is_an_error_saying_so(catalog_file: Path, tmp_path: Path, fmt: str,
+                                                                synth: Callable[..., CliResult]) -> None:
+    """A filter that selects nothing writes no empty dataset: one line saying what selected nothing,
+    exit 2 (as every mistake of the command line), nothing at --out."""
+    out = tmp_path / ("o" if fmt == "openenv" else f"o.{fmt}")
+    done = synth("export", "--format", fmt, "--catalog", catalog_file, "--where", "turn_count > 99", "--out", out)
+    assert done.exit_code == 2 and done.stdout == ""
+    assert done.stderr.strip() == (f"error: no {fmt} written: the catalog has no accepted row matching --where "
+                                   "'turn_count > 99'; `synth catalog stats` shows what it holds")
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_an_export_from_rollouts_with_none_says_there_is_none(catalog: Catalog, tmp_path: Path) -> None:
+    with pytest.raises(CatalogError) as nothing:
+        export_catalog(catalog, "sft", tmp_path / "s.jsonl", source="rollouts", model="m")
+    assert str(nothing.value) == (f"no sft written: the {len(load_examples())} selected packages have no passing "
+                                  "rollout of m; `synth rollout` plays them")

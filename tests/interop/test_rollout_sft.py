@@ -107,9 +107,12 @@ def test_truncation_policy_cuts_and_leaves_out_lost_evidence(rolled: Path, packa
     assert summary.details["skipped"] == {"evidence_truncated": 1, "malformed": 1}
     tool = next(m for m in samples[0]["messages"] if m["role"] == "tool")
     assert tool["content"].endswith(TRUNCATION_MARK) and len(tool["content"]) == 60 + len(TRUNCATION_MARK)
-    with Catalog.open(rolled, read_only=True) as catalog:
-        tiny = export_catalog(catalog, "sft", out, source="rollouts", model="m", policy=Policy(sample_budget=500))
-    assert (tiny.rows, tiny.details["skipped"]) == (0, {"evidence_truncated": 3, "malformed": 1})
+    kept = out.read_bytes()
+    with Catalog.open(rolled, read_only=True) as catalog, pytest.raises(CatalogError) as nothing:
+        export_catalog(catalog, "sft", out, source="rollouts", model="m", policy=Policy(sample_budget=500))
+    assert str(nothing.value) == ("no sft written: every passing rollout of the 3 packages selected was left out "
+                                  "(evidence_truncated 3, malformed 1)")
+    assert out.read_bytes() == kept  # an export that writes nothing leaves the last one in place
 
 
 def test_unreadable_observations_and_credentials_are_left_out(empty_catalog: Path, packages: dict[str, TaskPackage],
@@ -123,10 +126,10 @@ def test_unreadable_observations_and_credentials_are_left_out(empty_catalog: Pat
     add_rollouts(empty_catalog, [rollout(message.id, "m", 0, 1.0, messages=plain),
                                  rollout(message.id, "m", 1, 1.0, messages=leaky)])
     out = tmp_path / "sft.jsonl"
-    with Catalog.open(empty_catalog, read_only=True) as catalog:
-        summary = export_catalog(catalog, "sft", out, source="rollouts")
-    assert (summary.rows, summary.details["skipped"]) == (0, {"unreadable_observation": 1, "credential": 1})
-    assert SECRET not in out.read_text()
+    with Catalog.open(empty_catalog, read_only=True) as catalog, pytest.raises(CatalogError) as nothing:
+        export_catalog(catalog, "sft", out, source="rollouts")
+    assert "(unreadable_observation 1, credential 1)" in str(nothing.value)
+    assert not out.exists() and SECRET not in str(nothing.value)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "sft", "clawenvkit"])

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.catalog.errors import CatalogError
 from pipeline.catalog.store import Catalog
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding, Verdict
@@ -77,9 +78,10 @@ def test_an_export_under_another_policy_checks_and_leaves_out_what_it_loses(
     meeting = packages["schedule-meeting-after-clarification"]
     with Catalog.open(empty_catalog) as catalog:
         record(catalog, [(meeting, Verdict.build(meeting.id, [], 1.0))], DEFAULT_POLICY)
-        summary = export_catalog(catalog, "sft", tmp_path / "s.jsonl", policy=Policy(obs_limit=50))
-    assert summary.rows == 0 and summary.details["skipped"] == {"evidence_truncated": 1}
-    assert summary.details["checked"] == 1
+        with pytest.raises(CatalogError) as nothing:
+            export_catalog(catalog, "sft", tmp_path / "s.jsonl", policy=Policy(obs_limit=50))
+        assert export_catalog(catalog, "sft", tmp_path / "s.jsonl").rows == 1  # ready at 1,000
+    assert str(nothing.value) == "no sft written: the package selected was left out (evidence_truncated 1)"
 
 
 def test_sft_summary_on_the_command_line(empty_catalog: Path, packages: dict[str, TaskPackage], tmp_path: Path,

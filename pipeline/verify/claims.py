@@ -123,6 +123,17 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
                        "ask the user.")
         instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it would stay "
                    f"under if the fact were hidden: {finding.message}")
+    elif finding.code is Code.UNGROUNDED_VALUE and w.agent == "correct" and finding.detail.get("kind"):
+        value = finding.detail.get("value")  # stated nowhere: the question is whether the agent can know it
+        guess = doing.split(": nothing it can read", 1)[0]
+        reading = (f"Nothing the agent can see (the request, the user's answers, the records, the tools' documented "
+                   f"defaults) gives {value!r}, which the checks require: a careful person doing this task could "
+                   f"not know it. So an agent that {guess} instead has done no worse, and must pass.")
+        alternative = (f"What the agent can see does give {value!r} (the request, the user's answers or the records "
+                       f"state it, or say how to work it out), so an agent that {guess} instead is wrong, and the "
+                       "checks are right to fail it.")
+        instead = (f"The checks give that agent {w.score:.2f}, below the {w.threshold:.2f} it must reach: "
+                   f"{finding.message}")
     elif w.agent == "wrong":
         reading = f"{said_of}: an agent that {doing} does not do what the request asks, so it must fail."
         alternative = (f"An agent that {doing} still does what the request asks (what it does differently "

@@ -341,6 +341,21 @@ def test_a_leaked_fact_is_claimed_as_readable_so_agreeing_refuses() -> None:
     assert Code.HIDDEN_FACT_LEAKED.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes
 
 
+def test_a_value_stated_nowhere_is_claimed_as_unknowable_so_agreeing_refuses() -> None:
+    """For a value the checks require that nothing gives ("fix the price" with no price), the reader
+    is asked whether the agent could know it, not whether the agent writing another value is right
+    (a careful reader says that agent is wrong too, which had accepted the package)."""
+    package = package_of(CORPUS_DIR / "grounding" / "ungrounded-invoice-due-date.defective.json")
+    stated_nowhere = [f for f in verify_package(package).findings
+                      if f.code is Code.UNGROUNDED_VALUE and f.claim and f.detail.get("kind")]
+    assert stated_nowhere
+    for f in stated_nowhere:
+        value = repr(f.detail["value"])
+        assert f"gives {value}, which the checks require" in f.claim.reading and "could not know it" in f.claim.reading
+        assert f"does give {value}" in f.claim.alternative and ": nothing it can read" not in f.claim.reading
+    assert Code.UNGROUNDED_VALUE.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes
+
+
 def test_the_records_a_claim_names_come_before_those_only_the_witness_touches() -> None:
     """A witness that writes to eight items, with a claim about the sixth: the reader is shown the
     sixth item first, then the others up to the limit."""

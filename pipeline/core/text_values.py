@@ -116,7 +116,7 @@ def may_say(text: str, words: frozenset[str]) -> bool:
 
 
 _NUMBER_WORDS = frozenset(WORDS)  # "twenty-five" holds the whole word "twenty"
-_WEEKDAY_WORDS = frozenset(WEEKDAYS)
+_WEEKDAY_WORDS = frozenset([*WEEKDAYS, "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"])
 _RELATIVE_WORDS = frozenset({"today", "tomorrow", "yesterday", "tonight", "morning", "afternoon", "evening", "day", "days"})
 _WINDOW_WORDS = frozenset({"week", "month", "by", "before", "until", "later"})
 _NAMED_WORDS = frozenset({"noon", "midday", "midnight"})
@@ -319,7 +319,16 @@ _HOLIDAY = re.compile(r"\b(?:christmas(?:\s+(?:eve|day))?|boxing\s+day|new\s+yea
 _HOLIDAY_WORDS = frozenset({"christmas", "boxing", "year", "year's", "years", "valentine's", "valentines", "halloween"})
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 _ORDINAL = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
-_WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
+_WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r"|tues?|thu(?:rs?)?|fri)\b"
+                      r"|\b(next\s+|this\s+|on\s+)(mon|wed|sat|sun)\b", re.IGNORECASE)
+"""A weekday by its name or short name ("thu", "tues", "fri"; "mon", "wed", "sat" and "sun", which
+are words too, only after "this", "next" or "on"), with "this", "next" or "on" before it."""
+
+
+def _weekday(m: re.Match[str]) -> tuple[str, int]:
+    """A ``_WEEKDAY`` match's qualifier ("next", "this", "on" or "") and weekday (0 for Monday)."""
+    qualifier, name = (m.group(1), m.group(2)) if m.group(2) else (m.group(3), m.group(4))
+    return (qualifier or "").strip().casefold(), next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name[:2].casefold()))
 _RELATIVE = re.compile(r"\b(today|tonight|this\s+(?:morning|afternoon|evening)|yesterday|tomorrow|the day after tomorrow"
                        r"|in\s+(\d{1,2}|" + "|".join(WORDS) + r")\s+days?)\b", re.IGNORECASE)
 
@@ -390,10 +399,10 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
             closes = (opens + timedelta(days=32)).replace(day=1) - timedelta(days=1)
             add(closes if m.group("which").casefold() == "last" else opens, m)
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
-        target = WEEKDAYS.index(m.group(2).casefold())
+        qualifier, target = _weekday(m)
         ahead = (target - today.weekday()) % 7 or 7
         d = today + timedelta(days=ahead)
-        if (m.group(1) or "").strip().casefold() == "next" and ahead <= 7 - today.weekday() - 1:
+        if qualifier == "next" and ahead <= 7 - today.weekday() - 1:
             d += timedelta(days=7)  # "next Thursday" said on a Tuesday: the Thursday of next week
         add(d, m)
     for m in _RELATIVE.finditer(text) if may_say(text, _RELATIVE_WORDS) else ():
@@ -418,8 +427,9 @@ def date_values(text: str, today: date) -> frozenset[str]:
     (the coming one, when the text's reading is the one a week later)."""
     out = {str(m.value) for m in dates_in(text, today)}
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
-        if (m.group(1) or "").strip().casefold() == "next":
-            ahead = (WEEKDAYS.index(m.group(2).casefold()) - today.weekday()) % 7 or 7
+        qualifier, target = _weekday(m)
+        if qualifier == "next":
+            ahead = (target - today.weekday()) % 7 or 7
             out.add((today + timedelta(days=ahead)).isoformat())
     return frozenset(out)
 

@@ -69,3 +69,18 @@ def test_the_skips_are_taken_and_do_not_hide_what_is_there() -> None:
     assert tv.may_say("ſix", frozenset({"six"}))  # not ASCII: the pattern decides
     assert [m.value for m in tv.numbers_in("ſix seats")] == [6.0]
     assert [m.value for m in tv.dates_in("Dec. 4 or the 7th", TODAY)] == ["2026-12-04", "2026-12-07"]
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("set up 45 min with tomas re the dock order this thu", "2026-12-03"),
+    ("can we do thurs?", "2026-12-03"), ("due by fri", "2026-12-04"), ("next tue at 10", "2026-12-08"),
+    ("on wed morning", "2026-12-02"), ("this sat", "2026-12-05"),
+])
+def test_a_weekday_by_its_short_name_is_a_date(text: str, day: str) -> None:
+    """Requests written in a hurry name weekdays short ("this thu"); said on Tuesday 1 December."""
+    assert day in tv.date_values(text, date(2026, 12, 1))
+
+
+@pytest.mark.parametrize("text", ["we sat down with the vendor", "the sun was out", "they wed in June", "mon ami"])
+def test_short_names_that_are_words_need_this_next_or_on(text: str) -> None:
+    assert not tv.date_values(text, date(2026, 12, 1))

@@ -11,10 +11,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import duckdb
 import pytest
@@ -288,29 +289,37 @@ def test_a_killed_worker_loses_only_its_slots_in_flight_and_is_replaced(
     assert _accounted_for(catalog, options.max_attempts) == (240, summary.slots)
 
 
+def _written(stream: IO[str]) -> str:
+    """What a process wrote so far to the file ``stream``, from its start."""
+    stream.flush()
+    stream.seek(0)
+    return stream.read()
+
+
 def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], bool]) -> None:
     """Run the driver ``command`` (with ``--ray``: a Ray instance of its own) until ``started()``,
     then kill it with SIGKILL, so nothing of it runs on."""
-    driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True, env=env)
-    # The local Ray instance the killed driver started leaves two agents behind (docs/scaling.md):
-    # `ray stop` would end every Ray on the machine, so the test ends its own, found while the
-    # driver lives (until it dies they are its descendants; another run's Ray is left alone).
-    agents: list[int] = []
-    try:
-        processes.wait_for(lambda: started() or driver.poll() is not None, timeout=RAY_PATIENCE_S,
-                           what="the driver to commit its first work")
-        assert driver.poll() is None, f"the driver ended before it could be killed: {driver.communicate()}"
-        agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
-        driver.kill()
-        driver.wait(timeout=processes.PATIENCE_S)
-    finally:
-        if driver.poll() is None:
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errors:  # a file, not a pipe: nobody reads it meanwhile
+        driver = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, text=True,
+                                  start_new_session=True, env=env)
+        # The local Ray instance the killed driver started leaves two agents behind (docs/scaling.md):
+        # `ray stop` would end every Ray on the machine, so the test ends its own, found while the
+        # driver lives (until it dies they are its descendants; another run's Ray is left alone).
+        agents: list[int] = []
+        try:
+            processes.wait_for(lambda: started() or driver.poll() is not None, timeout=RAY_PATIENCE_S,
+                               what="the driver to commit its first work")
+            assert driver.poll() is None, f"the driver ended before it could be killed: {_written(errors)}"
             agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
-            os.killpg(driver.pid, signal.SIGKILL)
-        for pid in agents:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+            driver.kill()
+            driver.wait(timeout=processes.PATIENCE_S)
+        finally:
+            if driver.poll() is None:
+                agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
+                os.killpg(driver.pid, signal.SIGKILL)
+            for pid in agents:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow

@@ -13,8 +13,9 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,26 +44,51 @@ TRACEBACK_SIGNS = ("Traceback", "never retrieved", "ActorDiedError", "RayActorEr
 
 @contextlib.contextmanager
 def driver(command: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
-    """``command`` running in a session of its own; killed (with the Ray agents its instance
-    leaves behind) if it still runs at the end of the block."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=env)
+    """``command`` running in a session of its own, its stdout and stderr written to files (a pipe
+    that nobody reads while a test waits fills up and blocks the driver: ``output`` reads them);
+    killed (with the Ray agents its instance leaves behind) if it still runs at the end of the block."""
+    with tempfile.TemporaryDirectory(prefix="driver-") as folder:
+        streams = [Path(folder) / "stdout", Path(folder) / "stderr"]
+        with streams[0].open("w", encoding="utf-8") as out, streams[1].open("w", encoding="utf-8") as err:
+            proc = subprocess.Popen(command, stdout=out, stderr=err, text=True, start_new_session=True, env=env)
+        _STREAMS[proc.pid] = (streams[0], streams[1])
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                agents = _actor_pids("DashboardAgent", proc.pid) + _actor_pids("RuntimeEnvAgent", proc.pid)
+                os.killpg(proc.pid, signal.SIGKILL)
+                for pid in agents:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                proc.wait()
+            del _STREAMS[proc.pid]
+
+
+_STREAMS: dict[int, tuple[Path, Path]] = {}
+"""The files a running ``driver``'s stdout and stderr go to, by its pid."""
+
+
+def output(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """What the ``driver`` ``proc`` has written so far on stdout and on stderr."""
+    out, err = _STREAMS[proc.pid]
+    return out.read_text(encoding="utf-8", errors="replace"), err.read_text(encoding="utf-8", errors="replace")
+
+
+def first_commit(proc: subprocess.Popen[str], committed: Callable[[], bool], what: str) -> None:
+    """Wait for ``committed()`` (or the driver's end), then check the driver still runs; a failure
+    shows the end of what the driver wrote on stderr."""
     try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            agents = _actor_pids("DashboardAgent", proc.pid) + _actor_pids("RuntimeEnvAgent", proc.pid)
-            os.killpg(proc.pid, signal.SIGKILL)
-            for pid in agents:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            proc.communicate()
+        processes.wait_for(lambda: committed() or proc.poll() is not None, timeout=RAY_PATIENCE_S, what=what)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the driver's stderr ends: {output(proc)[1][-2000:]!r}") from None
+    assert proc.poll() is None, output(proc)
 
 
 def ended(proc: subprocess.Popen[str], timeout: float = RAY_PATIENCE_S) -> tuple[int, str, str]:
     """Exit code, stdout and stderr of ``proc`` once it ends (``TimeoutExpired`` after ``timeout`` s)."""
-    out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, out, err
+    proc.wait(timeout=timeout)
+    return (proc.returncode, *output(proc))
 
 
 def synth(*args: str | Path, env: dict[str, str], timeout: float = RAY_PATIENCE_S) -> tuple[int, str, str]:
@@ -181,9 +207,7 @@ def test_a_run_that_loses_every_worker_stops_in_one_line_and_resumes(model_serve
     env = os.environ | {"OPENAI_API_KEY": ""}
     with driver([*SYNTH, "run", "-c", "general", "-n", "60", "--model", "m", "--base-url", model_server,
                  "--concurrency", "8", "--ray", "--catalog", str(catalog)], env) as proc:
-        processes.wait_for(lambda: accepted_now(catalog) >= 1 or proc.poll() is not None, timeout=RAY_PATIENCE_S,
-                           what="the run's first commit")
-        assert proc.poll() is None, proc.communicate()
+        first_commit(proc, lambda: accepted_now(catalog) >= 1, "the run's first commit")
         before = committed_rows(catalog)
         killed, stopping_s = kill_every_worker(proc, "SlotWorker")
         rc, out, err = ended(proc)
@@ -210,9 +234,7 @@ def test_a_run_that_loses_one_worker_finishes_with_its_summary_alone_on_stdout(m
     with driver([*SYNTH, "run", "-c", "general", "-n", "60", "--model", "m", "--base-url", model_server,
                  "--concurrency", "8", "--ray", "--json", "--catalog", str(catalog)],
                 os.environ | {"OPENAI_API_KEY": ""}) as proc:
-        processes.wait_for(lambda: accepted_now(catalog) >= 1 or proc.poll() is not None, timeout=RAY_PATIENCE_S,
-                           what="the run's first commit")
-        assert proc.poll() is None, proc.communicate()
+        first_commit(proc, lambda: accepted_now(catalog) >= 1, "the run's first commit")
         victim = min(_actor_pids("SlotWorker", proc.pid))
         os.kill(victim, signal.SIGKILL)
         processes.wait_for(lambda: not processes.alive(victim), what="the killed worker to be gone")
@@ -230,9 +252,7 @@ def test_a_rollout_job_that_loses_every_worker_stops_in_one_line_and_resumes(tmp
     with OpenAIServer(agents, latency_s=0.3) as server:
         with driver([*SYNTH, "rollout", "--model", "reference", "--base-url", server.base_url, "--samples", "20",
                      "--concurrency", "8", "--ray", "--catalog", str(catalog)], env) as proc:
-            processes.wait_for(lambda: len(_rollouts_now(catalog)) >= 1 or proc.poll() is not None,
-                               timeout=RAY_PATIENCE_S, what="the job's first rollout")
-            assert proc.poll() is None, proc.communicate()
+            first_commit(proc, lambda: len(_rollouts_now(catalog)) >= 1, "the job's first rollout")
             before = set(_rollouts_now(catalog))
             killed, stopping_s = kill_every_worker(proc, "EpisodeWorker")
             rc, out, err = ended(proc)

@@ -27,6 +27,7 @@ from pipeline.core.package import PASS_SCORE, passes
 from pipeline.core.paths import DEFAULT_CATALOG
 from pipeline.core.strict_model import StrictModel
 from pipeline.core.training_format import Policy
+from pipeline.core.wording import counted
 from pipeline.interop.clawenvkit_export import write_clawenvkit_tasks
 from pipeline.interop.datasets import export_jsonl, export_parquet
 from pipeline.interop.openenv_export import export_openenv
@@ -225,10 +226,10 @@ def _nothing_written(fmt: str, selected: int, outcome: Any, status: StatusFilter
     skipped = outcome.model_dump().get("skipped") if isinstance(outcome, BaseModel) else None
     if isinstance(skipped, dict) and skipped:
         reasons = ", ".join(f"{reason} {n:,}" for reason, n in skipped.items())
-        which = ("every passing rollout of the " if source == "rollouts" else "each of the ") + \
-            ("package selected" if selected == 1 else f"{selected:,} packages selected")
-        if selected == 1 and source != "rollouts":
-            which = "the package selected"
+        if source == "rollouts":
+            which = f"every passing rollout of the {counted(selected, 'package')} selected"
+        else:
+            which = "the package selected" if selected == 1 else f"each of the {selected:,} packages selected"
         return f"no {fmt} written: {which} was left out ({reasons})"
     if source == "rollouts":
         whose = f" of {model}" if model else ""

@@ -381,6 +381,7 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     answer saying it."""
     package = run.package
     ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
+    ends_by = _ENDS_BY.search(run.said) is not None
     out: list[Variant] = []
     for w in done:
         step = package.reference[w.step]
@@ -394,7 +395,7 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
             other = _offered(run.said, value, props.get(key, {}).get("enum") or [])
             held = range_of(value, ranges, flexible_only=True)
             if other is None and held is not None:
-                lasting = run.args[w.step].get("duration_minutes") if _ENDS_BY.search(run.said) else None
+                lasting = run.args[w.step].get("duration_minutes") if ends_by else None
                 other = inside(value, held, lasting if isinstance(lasting, int) and not isinstance(lasting, bool) else None)
             if other is None or other == value:
                 continue

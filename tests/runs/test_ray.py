@@ -314,12 +314,19 @@ def _kill_driver(command: list[str], env: dict[str, str], started: Callable[[], 
             driver.kill()
             driver.wait(timeout=processes.PATIENCE_S)
         finally:
-            if driver.poll() is None:
-                agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
-                os.killpg(driver.pid, signal.SIGKILL)
-            for pid in agents:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+            end_driver(driver, agents)
+
+
+def end_driver(driver: subprocess.Popen[str], agents: list[int] | None = None) -> None:
+    """SIGKILL ``driver``'s process group if it still runs, and the two agents its local Ray
+    instance leaves behind: found now while it lives (until it dies they are its descendants),
+    else ``agents``, found before it was killed."""
+    if driver.poll() is None:
+        agents = _actor_pids("DashboardAgent", driver.pid) + _actor_pids("RuntimeEnvAgent", driver.pid)
+        os.killpg(driver.pid, signal.SIGKILL)
+    for pid in agents or []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ from tests.runs.test_ray import (
     _query,
     _rollout_agents,
     _rollouts_now,
+    end_driver,
 )
 from tests.support import processes
 from tests.support.openai_server import OpenAIServer
@@ -55,13 +56,8 @@ def driver(command: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen
         try:
             yield proc
         finally:
-            if proc.poll() is None:
-                agents = _actor_pids("DashboardAgent", proc.pid) + _actor_pids("RuntimeEnvAgent", proc.pid)
-                os.killpg(proc.pid, signal.SIGKILL)
-                for pid in agents:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                proc.wait()
+            end_driver(proc)
+            proc.wait()
             del _STREAMS[proc.pid]
 
 

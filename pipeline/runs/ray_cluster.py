@@ -208,8 +208,9 @@ class Outbox:
         await self._ready.wait()
         if len(self.items) < self.max_items and not self.stalled():
             self._full.clear()
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._full.wait(), self.gather_s)
+            with suppress(TimeoutError):  # not ``asyncio.wait_for``, which can miss a cancellation (3.11)
+                async with asyncio.timeout(self.gather_s):
+                    await self._full.wait()
         taken, self.items = self.items[:self.max_items], self.items[self.max_items:]
         if not self.items:
             self._ready.clear()

@@ -72,8 +72,10 @@ class GroupWriter:
         """The next group: the first attempt to arrive, and those arriving within ``delay`` of it.
         While nothing arrives for ``WriteWindow.idle`` seconds, the catalog file is let go."""
         assert self._queue is not None
-        try:
-            first = await asyncio.wait_for(self._queue.get(), self.window.idle)
+        try:  # not ``asyncio.wait_for``: on Python 3.11 it returns an attempt that arrives as the
+            # writer is cancelled, and a writer that misses its cancellation waits here forever
+            async with asyncio.timeout(self.window.idle):
+                first = await self._queue.get()
         except TimeoutError:
             self.window.release()
             first = await self._queue.get()

@@ -159,3 +159,28 @@ def test_the_clusters_reports_of_dead_workers_are_one_warning_not_stdout(
     assert [d["pid"] for d in worker.printed] == ["autoscaler"]
     assert caplog.messages == ["the Ray cluster says: A worker died or was killed while executing a task by an "
                                "unexpected system error."]
+
+
+@pytest.mark.parametrize("turns", range(4))
+def test_a_take_cancelled_as_the_outbox_fills_is_cancelled_and_keeps_the_items(turns: int) -> None:
+    """``Outbox.take`` waits up to ``gather_s`` for more items; cancelled ``turns`` turns of the
+    event loop after the item that fills it arrives, it raises ``CancelledError`` unless it had
+    already returned, and the items stay for the next ``take`` (a take that returned them to a
+    caller that was cancelled would lose them)."""
+    outbox = ray_cluster.Outbox(gather_s=60.0, max_items=2)
+
+    async def cancel_as_it_fills() -> tuple[bool, bool, list[Any]]:
+        outbox.put("first")
+        taking = asyncio.create_task(outbox.take())
+        while not outbox._full._waiters:  # type: ignore[attr-defined]
+            await asyncio.sleep(0)
+        outbox.put("second")
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        requested = taking.cancel()
+        await asyncio.wait([taking])
+        return requested, taking.cancelled(), (await outbox.take() if taking.cancelled() else taking.result())
+
+    requested, cancelled, items = asyncio.run(cancel_as_it_fills())
+    assert cancelled == requested, "the take went on after it was cancelled"
+    assert items == ["first", "second"]

@@ -190,3 +190,29 @@ def test_a_pool_outlives_an_event_loop_closed_while_it_was_verifying() -> None:
     finally:
         pool.close()
     assert verdict.id == packages[3].compute_id()
+
+
+@pytest.mark.parametrize("turns", range(6))
+def test_the_writer_stops_when_cancelled_as_an_attempt_arrives(writer_setup: Any, turns: int) -> None:
+    """The run is ending: the writer, idle and waiting for the next attempt, is cancelled ``turns``
+    turns of the event loop after one arrives. Whether it took the attempt or not, it stops: a
+    writer that let the cancellation go would wait for the next attempt forever, and the run with it."""
+    catalog, run_id, _ = writer_setup
+    writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 0)
+
+    async def cancel_as_it_arrives() -> bool:
+        writer._queue = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        writing = asyncio.create_task(writer._loop())
+        await _until(lambda: bool(writer._queue._getters), "the writer to wait for an attempt")  # type: ignore[union-attr,attr-defined]
+        arrived: asyncio.Future[PreparedRow] = loop.create_future()
+        writer._queue.put_nowait((_failed_row(run_id, 0), arrived))
+        arrived.cancel()  # its slot stops with the run
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        writing.cancel()
+        await asyncio.wait([writing], timeout=processes.PATIENCE_S)
+        writer.window.release()
+        return writing.cancelled()
+
+    assert asyncio.run(cancel_as_it_arrives()), "the writer went on after it was cancelled"

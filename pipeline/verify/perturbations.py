@@ -622,9 +622,15 @@ def _told(said: str, today: date) -> _Told:
         dates -= {today.isoformat()}  # "today's call" says when it happened, not what to write
     names = name_spans(said)  # "the Series 5 thermostat", "Room 101": no number to say
     return _Told(dates, frozenset(m.value for m in times_in(said)),
-                 frozenset(m.value for m in numbers_in(said) if not within(names, m.start) and not _compound(said, m.end)),
+                 frozenset(m.value for m in numbers_in(said) if not within(names, m.start) and not _compound(said, m.end)
+                           and not _ROUGHLY.search(m.text)),
                  content_words(said),
                  tuple(quoted_phrases(said)), _proper(said))
+
+
+_ROUGHLY = re.compile(r"\bcouple\b", re.IGNORECASE)
+"""A number said roughly: "a couple of integrations are failing" tells the agent about the world;
+a message saying how many there are is the agent's to count, not the request's to dictate."""
 
 
 _COMPOUND = re.compile(r"-(?!(?:minute|min|hour|hr|day|week|month|year|night|person|people|page|item|seat|room|"

@@ -229,6 +229,15 @@ def test_write_up_today_s_call_dictates_words_but_no_date() -> None:
     assert dictated_content(p, "Write up the call from 2026-12-01", set()).parts() == ["call", "write"]
 
 
+def test_a_couple_dictates_no_count_to_a_message() -> None:
+    """"A couple of integrations are failing" says roughly how many; "two" says it exactly."""
+    text = "Two integrations are in error: INT-001 and INT-003."
+    assert dictated_content(package("A couple of integrations are failing. Notify ops listing which ones."),
+                            text, set()).numbers == frozenset()
+    assert dictated_content(package("Two integrations are failing. Notify ops listing which ones."),
+                            text, set()).numbers == frozenset({2.0})
+
+
 def test_a_quoted_phrase_is_dictated() -> None:
     p = package('Add a todo titled "Q3 plan review" for Friday.')
     assert dictated_content(p, "Q3 plan review", set()).phrases == ("Q3 plan review",)

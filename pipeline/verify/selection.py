@@ -18,7 +18,8 @@ request leaves out).
   which the request does not name, is not selected. A value the request names only inside a
   negation or an exclusion ("deals that haven't been won or lost") leaves its records out.
 - **Selected by a name**: the request writes a name or a quoted phrase ("Pemberton Glass")
-  that the texts of some records of a group hold; the others are not selected.
+  that the texts of some records of a group hold; the others are not selected. A name in what the
+  request takes off a total ("net of the refund Hotel Miradouro gave us") selects nothing.
 - **Selected by a period**: the request names a month, a run of months or a quarter ("in
   November", "Q4 runs October to December", ``text_values.periods_in``) or a range of days it
   leaves open; where a date field of a group falls inside it for some records, the others are
@@ -197,7 +198,7 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
             if left_out(text, r, group):
                 out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
     negated = negated_spans(text)
-    subsets = tuple(m.span() for m in _OF_THOSE.finditer(text))
+    subsets = (*(m.span() for m in _OF_THOSE.finditer(text)), *_adjusting(text))  # a value named there selects nothing
     fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}
     for k in sorted(fields):
         values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
@@ -230,13 +231,24 @@ _EITHER_WAY = re.compile(r"\s+or\s+not\b|\s+or\s+(?:un|not\s+)\w+", re.IGNORECAS
 """After a value the request names: "paid or not", "paid or unpaid" select by neither."""
 
 
+_ADJUSTING = re.compile(r"\b(?:net\s+of|(?:less|minus)(?!\s+than\b)|after\s+(?:deducting|subtracting)|deducting|"
+                        r"subtracting)\b[^.;:!?\n]{0,60}", re.IGNORECASE)
+"""What the request takes off a total ("net of the refund Hotel Miradouro gave us", "less the
+deposit Halden Logistics paid"): a name there says what is taken off, not which records count."""
+
+
+def _adjusting(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(m.span() for m in _ADJUSTING.finditer(text))
+
+
 @lru_cache(maxsize=1024)
 def _written_names(text: str) -> tuple[str, ...]:
     """The names the request writes outside exclusions and negations: runs of two or more
     capitalized words ("Pemberton Glass"), leading function words dropped, and quoted phrases
     (remembered: each group the request is asked about reads them)."""
     negated = negated_spans(text)
-    found = [m for m in NAME_RUN.finditer(text) if not within(negated, m.start())]
+    adjusting = _adjusting(text)
+    found = [m for m in NAME_RUN.finditer(text) if not within(negated, m.start()) and not within(adjusting, m.start())]
     names = [re.sub(r"^(?:(?:The|A|An|Our|My|Their|Please|Bill|Send|Email|Invoice)\s+)+", "", m.group(0)) for m in found]
     names += [q for q in quoted_phrases(text) if len(q) >= 4]
     return tuple(dict.fromkeys(n for n in names if len(n.split()) >= 2 or n in quoted_phrases(text)))

@@ -102,3 +102,19 @@ def test_a_value_inside_a_longer_word_is_not_named() -> None:
 def test_negated_spans_hold_exclusions_and_negations() -> None:
     text = "Close them except Brightline. We never close the pinned ones."
     assert [text[a:b] for a, b in negated_spans(text)] == [" Brightline", " close the pinned ones"]
+
+
+def test_a_name_in_what_is_taken_off_a_total_selects_nothing() -> None:
+    """"Net of the refund Hotel Miradouro gave us": the refund is taken off; every October trip
+    counts. "Spent at Hotel Miradouro" selects its records."""
+    trips = [{"id": "t1", "merchant": "Hotel Miradouro", "amount": 412.0},
+             {"id": "t2", "merchant": "Rail Europa", "amount": 96.0},
+             {"id": "t3", "merchant": "Hotel Miradouro", "amount": -142.0}]
+    for text in ("What did travel cost us in October, net of the refund Hotel Miradouro gave us?",
+                 "Travel in October, less the credit Hotel Miradouro issued.",
+                 "Total travel minus what Hotel Miradouro refunded."):
+        assert unselected(text, trips, TODAY) == ([], ""), text
+    found, why = unselected("What did we spend at Hotel Miradouro, net of the refund?", trips, TODAY)
+    assert [r["id"] for r in found] == ["t2"] and "Hotel Miradouro" in why
+    found, _ = unselected("Orders of less than 5 units from Hotel Miradouro.", trips, TODAY)
+    assert [r["id"] for r in found] == ["t2"]

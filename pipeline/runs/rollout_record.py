@@ -52,6 +52,7 @@ class RolloutWriter:
         self.committed = 0
         self._queue: asyncio.Queue[Rollout] = asyncio.Queue()
         self._pending: list[Rollout] = []
+        self._in_flight: tuple[asyncio.Future[None], list[Rollout]] | None = None
         self.failure: Exception | None = None
 
     def add(self, rollout: Rollout) -> None:
@@ -70,13 +71,23 @@ class RolloutWriter:
             task.cancel()
             with suppress(asyncio.CancelledError):
                 await task
-            rest = self._pending + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
+            rest = await self._landed() + self._pending + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
             self._pending = []
             with signals_ignored():
                 try:
                     self._commit_retrying(rest)
                 finally:
                     self.window.release()
+
+    async def _landed(self) -> list[Rollout]:
+        """Once the commit a stop left running in its thread has ended: [] when it committed its
+        group, the group when it failed (to be committed with the rest). No two commits overlap."""
+        if self._in_flight is None:
+            return []
+        commit, group = self._in_flight
+        self._in_flight = None
+        await asyncio.wait([commit])
+        return group if commit.cancelled() or commit.exception() is not None else []
 
     def _commit_retrying(self, group: list[Rollout]) -> None:
         """``_commit``, tried up to ``MAX_FAILED_COMMITS`` times ``delay`` seconds apart (the last
@@ -107,9 +118,14 @@ class RolloutWriter:
             group, self._pending = self._pending, []
             try:
                 await self.window.hold()
-                # Shielded: a stop during the commit lets it finish (running() then commits the rest).
-                await asyncio.shield(asyncio.to_thread(self._commit, group))
+                # Shielded: a stop during the commit lets it finish (running() waits for it, then
+                # commits the rest).
+                commit = asyncio.ensure_future(asyncio.to_thread(self._commit, group))
+                self._in_flight = (commit, group)
+                await asyncio.shield(commit)
+                self._in_flight = None
             except Exception as exc:  # kept for the next try; given up on after MAX_FAILED_COMMITS
+                self._in_flight = None
                 self._pending = group + self._pending
                 failed += 1
                 log.warning("rollout job %s: committing %d rollouts failed (%s)", self.job_id, len(group), exc)

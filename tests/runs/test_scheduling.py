@@ -4,6 +4,7 @@ and catalog commits grouped within the writer's delay."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from pipeline.core.outcomes import Failure, FailureCode
 from pipeline.core.package import TaskPackage
 from pipeline.generation.offline import generate_package, pick_template
 from pipeline.runs.pool import VerifierCrash, VerifierPool
+from pipeline.runs.rollout_record import RolloutWriter
 from pipeline.runs.writer import GroupWriter
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options
@@ -216,3 +218,49 @@ def test_the_writer_stops_when_cancelled_as_an_attempt_arrives(writer_setup: Any
         return writing.cancelled()
 
     assert asyncio.run(cancel_as_it_arrives()), "the writer went on after it was cancelled"
+
+
+def test_a_rollout_writer_stopped_mid_commit_lets_it_end_before_committing_the_rest(empty_catalog: Path) -> None:
+    """The job stops while a group's commit runs in its thread: leaving ``running()`` waits for
+    that commit, then commits what arrived since, so no two commits overlap on the catalog and
+    each rollout is committed once."""
+    inside, leave = threading.Event(), threading.Event()
+    lock = threading.Lock()
+    active, most, committed = [0], [0], []
+
+    def record(_job: int, group: list[str]) -> None:
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        try:
+            if not inside.is_set():
+                inside.set()
+                assert leave.wait(processes.PATIENCE_S), "the test never let the first commit end"
+            committed.append(list(group))
+        finally:
+            with lock:
+                active[0] -= 1
+
+    with Catalog.open(empty_catalog) as catalog:
+        catalog.record_rollouts = record  # type: ignore[method-assign,assignment]
+        writer = RolloutWriter(catalog, job_id=1, delay=0.01)
+
+        async def job() -> None:
+            async with writer.running():
+                writer.add("first")  # type: ignore[arg-type]
+                await _until(inside.is_set, "the first group's commit to start")
+                writer.add("second")  # type: ignore[arg-type]
+                await asyncio.Event().wait()  # plays until stopped
+
+        async def stop_mid_commit() -> None:
+            task = asyncio.create_task(job())
+            await _until(lambda: writer._queue.qsize() == 1, "the second rollout to be queued mid-commit")
+            task.cancel()
+            await asyncio.wait([task], timeout=0.5)  # a writer that does not wait ends here, mid-commit
+            leave.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+        asyncio.run(stop_mid_commit())
+    assert most[0] == 1, "two commits ran at once"
+    assert committed == [["first"], ["second"]]

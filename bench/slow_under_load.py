@@ -7,7 +7,9 @@ Each run's outcome, wall time and failing tests print as it ends, and a last lin
 ``slow tier under load: 20 of 20 passed``. Exit 0 when every run passed, else 1. ``--log FILE``
 also appends each run's pytest output to FILE. Extra arguments after ``--`` go to pytest (e.g.
 ``-- tests/runs/test_rollout.py`` to repeat one file). Ctrl-C or SIGTERM stops it: the busy
-processes and the pytest run in progress (its whole process group) end with it.
+processes and the pytest run in progress end with it (pytest is sent Ctrl-C, so that the test's
+clean-up ends what it started; its whole process group is killed if it has not ended in
+``STOP_S`` seconds).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SPIN = "while True: pass"
+STOP_S = 120.0
+"""How long a stopped pytest run may take to end its test's clean-up before it is killed."""
 
 
 def failures(output: str) -> list[str]:
@@ -66,8 +70,14 @@ def main() -> int:
         return 130
     finally:
         if tier is not None and tier.poll() is None:
-            os.killpg(tier.pid, signal.SIGKILL)  # pytest and what its tests started
-            tier.wait()
+            # Ctrl-C first: pytest stops the test, whose clean-up ends what it started in sessions
+            # of their own (a `synth run` with its Ray instance), out of reach of the group's kill
+            os.killpg(tier.pid, signal.SIGINT)
+            try:
+                tier.wait(timeout=STOP_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(tier.pid, signal.SIGKILL)  # pytest and what its tests started
+                tier.wait()
         for proc in busy:
             proc.kill()
             proc.wait()

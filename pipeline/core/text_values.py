@@ -10,7 +10,8 @@
   this year`` (``of the month``, ``of next month``; ``the first day of ...``), ``Christmas Eve``
   and other holidays on a fixed day, ``12/03``, an
   ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
-  after the clock; ``next Thursday``: the one in the following week), ``today`` (``this
+  after the clock; ``next Thursday``: the one in the following week; ``Wednesday the 9th``: the 9th, when it is a
+  Wednesday), ``today`` (``this
   morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days``.
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
   ``this week``, ``next week``, ``this month``, ``next month``, ``by``/``before``/``until`` a date.
@@ -398,8 +399,14 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
             opens = (today.replace(day=1) + timedelta(days=32)).replace(day=1) if ahead else today.replace(day=1)
             closes = (opens + timedelta(days=32)).replace(day=1) - timedelta(days=1)
             add(closes if m.group("which").casefold() == "last" else opens, m)
+    days = list(out)  # the dates written with a day of the month: a weekday before one names it
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         qualifier, target = _weekday(m)
+        named = next((o for o in days if _WEEKDAY_GAP.fullmatch(text, m.end(), o.start)
+                      and date.fromisoformat(o.value).weekday() == target), None)
+        if named is not None:  # "Wednesday the 9th", "Monday, December 7": that day, one mention
+            out.append(Mention(named.value, m.start(), named.end, text[m.start():named.end], "date"))
+            continue
         ahead = (target - today.weekday()) % 7 or 7
         d = today + timedelta(days=ahead)
         if qualifier == "next" and ahead <= 7 - today.weekday() - 1:
@@ -469,6 +476,10 @@ def windows_in(text: str, today: date) -> tuple[Mention[tuple[str, str]], ...]:
             window = (today, end - timedelta(days=1) if m.group(3).casefold() == "before" else end)
         out.append(Mention((window[0].isoformat(), window[1].isoformat()), m.start(), m.end(), m.group(0), "window"))
     return tuple(out)
+
+
+_WEEKDAY_GAP = re.compile(r"\s*,?\s*")
+"""Between a weekday and the date it names ("Wednesday the 9th", "Monday, December 7")."""
 
 
 def _distinct_spans(found: list[Mention[V]]) -> list[Mention[V]]:

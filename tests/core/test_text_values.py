@@ -81,6 +81,17 @@ def test_a_weekday_by_its_short_name_is_a_date(text: str, day: str) -> None:
     assert day in tv.date_values(text, date(2026, 12, 1))
 
 
+def test_a_weekday_before_the_date_it_falls_on_names_that_date_alone() -> None:
+    """"Wednesday the 9th" is the 9th, not also the coming Wednesday (the 2nd); a weekday the date
+    does not fall on stays a reading of its own. Said on Tuesday 1 December."""
+    today = date(2026, 12, 1)
+    said = "I'm off from Monday the 7th through Wednesday the 9th, cancel everything"
+    assert tv.date_values(said, today) == {"2026-12-07", "2026-12-09"}
+    assert [(r.low, r.high) for r in tv.allowed_ranges(said, today)] == [("2026-12-07", "2026-12-09")]
+    assert tv.date_values("on Monday, December 7", today) == {"2026-12-07"}
+    assert tv.date_values("Wednesday the 10th", today) == {"2026-12-02", "2026-12-10"}
+
+
 @pytest.mark.parametrize("text", ["we sat down with the vendor", "the sun was out", "they wed in June", "mon ami"])
 def test_short_names_that_are_words_need_this_next_or_on(text: str) -> None:
     assert not tv.date_values(text, date(2026, 12, 1))

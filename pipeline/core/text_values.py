@@ -307,11 +307,13 @@ _MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\
                         re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b"
                         + _YEAR, re.IGNORECASE)
-_END_OF_MONTH = re.compile(r"\bthe\s+(?P<which>last|first)\s+day\s+of\s+(?P<month>" + "|".join(MONTHS)
-                           + r")\b(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
-_END_OF_PERIOD = re.compile(r"\bthe\s+(?P<which>last|first)\s+day\s+of\s+(?P<when>this|the|next|the\s+current)\s+"
-                            r"(?P<period>year|month)\b", re.IGNORECASE)
-_DAY_WORD = frozenset({"day"})
+_DAY_OF = r"\b(?:the\s+(?P<which>last|first)\s+day|(?:the\s+)?end)\s+of\s+"
+_END_OF_MONTH = re.compile(_DAY_OF + r"(?P<month>" + "|".join(f"{m}|{m[:3]}" for m in MONTHS) + r"|sept)\b\.?"
+                           r"(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
+"""The first or last day of a month: "the last day of January", "end of jan", "by the end of March 2027"."""
+_END_OF_PERIOD = re.compile(_DAY_OF + r"(?:(?P<when>this|the|next|the\s+current)\s+)?(?P<period>year|month)\b",
+                            re.IGNORECASE)
+_DAY_WORD = frozenset({"day", "end"})
 _HOLIDAYS = {"christmaseve": (12, 24), "christmasday": (12, 25), "christmas": (12, 25), "boxingday": (12, 26),
              "newyeareve": (12, 31), "newyearday": (1, 1), "valentineday": (2, 14), "halloween": (10, 31)}
 """Holidays on a fixed day, by their name folded without spaces and "'s"."""
@@ -389,16 +391,17 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         month = _month(m.group("month"))
         year = int(m.group("year")) if m.group("year") else today.year + (month < today.month)
         last = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1)).day
-        add(_date(year, month, last if m.group("which").casefold() == "last" else 1), m)
+        add(_date(year, month, last if (m.group("which") or "last").casefold() == "last" else 1), m)
     for m in _END_OF_PERIOD.finditer(text) if may_say(text, _DAY_WORD) else ():
-        ahead = m.group("when").casefold() == "next"
+        ahead = (m.group("when") or "").casefold() == "next"
+        last = (m.group("which") or "last").casefold() == "last"  # "the end of the month": its last day
         if m.group("period").casefold() == "year":
             year = today.year + ahead
-            add(date(year, 12, 31) if m.group("which").casefold() == "last" else date(year, 1, 1), m)
+            add(date(year, 12, 31) if last else date(year, 1, 1), m)
         else:
             opens = (today.replace(day=1) + timedelta(days=32)).replace(day=1) if ahead else today.replace(day=1)
             closes = (opens + timedelta(days=32)).replace(day=1) - timedelta(days=1)
-            add(closes if m.group("which").casefold() == "last" else opens, m)
+            add(closes if last else opens, m)
     days = list(out)  # the dates written with a day of the month: a weekday before one names it
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         qualifier, target = _weekday(m)

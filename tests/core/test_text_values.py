@@ -81,6 +81,19 @@ def test_a_weekday_by_its_short_name_is_a_date(text: str, day: str) -> None:
     assert day in tv.date_values(text, date(2026, 12, 1))
 
 
+@pytest.mark.parametrize(("text", "day"), [
+    ("closes end of jan", "2027-01-31"), ("due end of month", "2026-12-31"), ("by the end of the month", "2026-12-31"),
+    ("end of next month", "2027-01-31"), ("end of March 2027", "2027-03-31"), ("end of sept", "2027-09-30"),
+])
+def test_the_end_of_a_month_is_its_last_day(text: str, day: str) -> None:
+    """Said on Tuesday 1 December: a month before December is next year's."""
+    assert tv.date_values(text, date(2026, 12, 1)) == {day}
+
+
+def test_the_end_of_something_else_is_no_date() -> None:
+    assert tv.date_values("at the end of the marketing push", date(2026, 12, 1)) == frozenset()
+
+
 def test_a_weekday_before_the_date_it_falls_on_names_that_date_alone() -> None:
     """"Wednesday the 9th" is the 9th, not also the coming Wednesday (the 2nd); a weekday the date
     does not fall on stays a reading of its own. Said on Tuesday 1 December."""

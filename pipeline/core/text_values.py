@@ -7,7 +7,8 @@
   are part of a date ("9 December"), a time, an id or an email are not numbers of the text.
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
   (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``the last day of
-  this year`` (``of the month``, ``of next month``; ``the first day of ...``), ``Christmas Eve``
+  this year`` (``of the month``, ``of next month``; ``the first day of ...``; ``end of jan``,
+  ``end of month``: the last day), ``Christmas Eve``
   and other holidays on a fixed day, ``12/03``, an
   ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
   after the clock; ``next Thursday``: the one in the following week; ``Wednesday the 9th``: the 9th, when it is a

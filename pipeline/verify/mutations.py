@@ -187,10 +187,11 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     return findings
 
 
-BULK_WRITES = 5
+BULK_WRITES = 4
 """A tool the reference writes with this many times or more does bulk work (an attendee added to
-each of ten events): skipping one of those writes leaves most of the work done, so it must lose
-score, not a quarter of it."""
+each of ten events, four tickets closed): skipping one of those writes leaves most of the work
+done, so it must lose score, not a quarter of it (one of four equal writes is at most a quarter
+of their weight, so the grave ceiling could only hold with every check on them)."""
 
 
 def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

@@ -356,14 +356,11 @@ def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
     assert finding.witness is not None and finding.witness.agent == "correct" and finding.witness.holds
 
 
-@pytest.mark.parametrize(("items", "refused"), [(3, True), (6, False)])
+@pytest.mark.parametrize(("items", "refused"), [(3, True), (4, False), (6, False)])
 def test_skipping_one_write_of_bulk_work_must_lose_score_not_a_quarter(items: int, refused: bool) -> None:
     """Each item weighs 0.1 and the answer the rest, so an agent that skips one item keeps 0.9:
-    refused for three items (one of a few writes must lose much), not for six (``BULK_WRITES``:
-    bulk work, where one item skipped must lose score, and does)."""
-    from pipeline.verify.mutations import BULK_WRITES
-
-    assert 3 < BULK_WRITES <= 6
+    refused for three items (one of a few writes must lose much), not for four or six
+    (``BULK_WRITES``: bulk work, where one item skipped must lose score, and does)."""
     data = _clean("todo-three-items")
     titles = ["Book the venue", "Order the banners", "Send the invites", "Print the badges", "Hire the band",
               "Brief the caterers"][:items]

@@ -10,7 +10,8 @@ every one of them; a record whose texts name another period is never one the req
 ("Release notes - November 2026" for "the December 2026 release notes", both edited in November). Its **counterpart** is the one record of the group that the request's words
 select in every way (``selection.unselected_why``: period, values, names) and that is the same
 record but for the period: its name, title, description, customer … the same once months and
-numbers are taken out ("Office rent September 2026", "Office rent October 2026"). The reference **uses** the record when a write
+numbers are taken out ("Office rent September 2026", "Office rent October 2026"); failing that,
+the only record the request's words select, when it is of the same customer, company or vendor. The reference **uses** the record when a write
 aims at it, or when a value only it holds (not its counterpart) is one the reference writes or
 the checks grade (a number, a date or a text in an answer check's values or what its pattern
 matches, a value a state check pins).
@@ -33,7 +34,7 @@ from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import ISO_DATE, MONTHS, allowed_ranges, dates_in, numbers_in, periods_in
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.selection import unselected_why
+from pipeline.verify.selection import names_other_period, names_period, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
 Record = dict[str, Any]
@@ -106,7 +107,7 @@ def _outside(text: str, group: list[Record], today: date,
     if len(records) < 2:
         return []
     left = set(unselected_why(text, records, today))
-    left |= {i for i, r in enumerate(records) if _names_other_period(r, periods, today)}  # "Release notes - November 2026"
+    left |= {i for i, r in enumerate(records) if names_other_period(r, periods, today)}  # "Release notes - November 2026"
     selected = [r for i, r in enumerate(records) if i not in left]
     if not selected:
         return []
@@ -118,37 +119,21 @@ def _outside(text: str, group: list[Record], today: date,
                 dated[k] = max(dated.get(k, 0), len(v))
     for field in sorted(dated, key=lambda k: (dated[k] > 10, k)):  # a day's field before a timestamp's
         inside = [any(isinstance(r.get(field), str) and ISO_DATE.match(r[field]) and p.holds(r[field][:10])
-                      for p in periods) or _names_period(r, periods, today) for r in records]
+                      for p in periods) or names_period(r, periods, today) for r in records]
         if not any(inside) or all(inside):
             continue  # the period does not split the group by this field
         for i, r in enumerate(records):
             if inside[i] or i not in left or not isinstance(r.get(field), str) or not ISO_DATE.match(r[field]):
                 continue
-            alike = [s for s in selected if _alike(r, s)]
+            alike = [s for s in selected if _alike(r, s)] or [s for s in selected if len(selected) == 1
+                                                              and _same_party(r, s)]
             if len(alike) != 1:
                 continue  # no record of the period is this one's like, or several are
             counterpart = alike[0]
-            if _names_other_period(counterpart, periods, today):
+            if names_other_period(counterpart, periods, today):
                 continue  # its text says it is of another period ("Cask cleaning - September 2026")
             out.append((r, counterpart, field))
     return out
-
-
-def _periods_named(record: Record, today: date) -> list[Any]:
-    """The periods (months, quarters) the record's texts name: "Cask cleaning - October 2026"."""
-    return [p for k, v in record.items() if isinstance(v, str) and not ISO_DATE.match(v) and k != "id"
-            for p in periods_in(v, today)]
-
-
-def _names_period(record: Record, periods: list[Any], today: date) -> bool:
-    """Whether the record's texts name a period inside one the request states: the invoice
-    "for October" is October's, whatever day it was issued or falls due."""
-    return any(p.low is not None and any(q.holds(p.low) for q in periods) for p in _periods_named(record, today))
-
-
-def _names_other_period(record: Record, periods: list[Any], today: date) -> bool:
-    named = _periods_named(record, today)
-    return bool(named) and not _names_period(record, periods, today)
 
 
 def _alike(a: Record, b: Record) -> bool:
@@ -159,6 +144,14 @@ def _alike(a: Record, b: Record) -> bool:
     return bool(shared) and all(_bare(a[k]) == _bare(b[k]) for k in shared)
 
 
+def _same_party(a: Record, b: Record) -> bool:
+    """Whether ``a`` and ``b`` are of one customer, company, vendor or supplier: the one record of
+    the request's period for that party is ``a``'s counterpart, however else it is described
+    ("Brand workshop follow-up (November)" beside "Brand workshop (October)")."""
+    return any(isinstance(a.get(k), str) and a.get(k) and a.get(k) == b.get(k) for k in _PARTY)
+
+
+_PARTY = ("customer", "customer_id", "company", "vendor", "supplier", "account", "account_id")
 _NAMING = ("name", "title", "subject", "description", "customer", "company", "vendor", "supplier")
 _MONTH_WORD = re.compile(r"\b(?:" + "|".join(m[:3] + "(?:" + m[3:] + ")?" for m in MONTHS) + r")\b|\d+|[^\w\s]",
                          re.IGNORECASE)

@@ -176,19 +176,40 @@ def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str
 
 def outside_period(text: str, group: list[Record], today: date) -> dict[int, str]:
     """The records of ``group`` a period the request names leaves out (see the module
-    docstring: where some records' date field falls inside it), by position, with why."""
+    docstring: where some records' date field falls inside it), by position, with why. A record
+    whose texts name a period inside the request's ("Brand workshop (October)" for "the october
+    invoice") is never left out by a date field: it was issued, or falls due, when it may."""
     out: dict[int, str] = {}
     periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
     dated = {k for r in group for k, v in r.items() if isinstance(v, str) and ISO_DATE.match(v)} if periods else ()
+    named = {i for i, r in enumerate(group) if names_period(r, periods, today)} if dated else set()
     for period in periods:
         for k in sorted(dated):
             inside = [i for i, r in enumerate(group) if isinstance(r.get(k), str) and ISO_DATE.match(r[k])
                       and period.holds(r[k][:10])]
             if 0 < len(inside) < len(group):
-                for i in set(range(len(group))) - set(inside):
+                for i in set(range(len(group))) - set(inside) - named:
                     out.setdefault(i, f"the request asks for {k} from {period.low} to {period.high}, not "
                                       f"{str(group[i].get(k, 'none'))[:10]}")
     return out
+
+
+def periods_named(record: Record, today: date) -> list[Any]:
+    """The periods (months, quarters) the record's texts name: "Cask cleaning - October 2026"."""
+    return [p for k, v in record.items() if isinstance(v, str) and not ISO_DATE.match(v) and k != "id"
+            for p in periods_in(v, today)]
+
+
+def names_period(record: Record, periods: list[Any], today: date) -> bool:
+    """Whether the record's texts name a period inside one of ``periods``: the invoice "for
+    October" is October's, whatever day it was issued or falls due."""
+    return any(p.low is not None and any(q.holds(p.low) for q in periods) for p in periods_named(record, today))
+
+
+def names_other_period(record: Record, periods: list[Any], today: date) -> bool:
+    """Whether the record's texts name periods, none inside one of ``periods``."""
+    named = periods_named(record, today)
+    return bool(named) and not any(p.low is not None and any(q.holds(p.low) for q in periods) for p in named)
 
 
 def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:

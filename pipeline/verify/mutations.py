@@ -720,7 +720,7 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
 
 
 _ASKS_VALUE = re.compile(
-    r"\b(?:what(?:'s|\s+is|\s+are|\s+was)?|which|who(?:m|se|'s)?|when(?=\s+(?:is|are|was|does|do|did|will|'s)\b)|"
+    r"\b(?:what(?:['’]?s|\s+is|\s+are|\s+was)?|which|who(?:m|se|['’]s)?|when(?=\s+(?:is|are|was|does|do|did|will|'s)\b)|"
     r"where|how\s+(?:many|much|long|often|far|old)|"
     r"(?:tell|give|send|show)\s+me(?!\s+(?:why|whether|if|how\s+come)\b)|"
     r"let\s+me\s+know(?!\s+(?:why|whether|if|how\s+come)\b)|"

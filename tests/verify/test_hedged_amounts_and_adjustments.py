@@ -56,9 +56,15 @@ def test_what_is_an_amount(text: str, amount: bool) -> None:
 
 
 @pytest.mark.parametrize("said", ["Work out the amount we still owe Tarrow Logistics and put it in your reply.",
-                                  "Total up the November charges.", "How much do we owe Kelso?"])
+                                  "Total up the November charges.", "How much do we owe Kelso?",
+                                  "whats the total value of our deals in negotiation", "what’s left on the Kelso account"])
 def test_an_amount_asked_for_in_words(said: str) -> None:
     assert asks_for_value(said)
+
+
+@pytest.mark.parametrize("said", ["Tell me why the invoice bounced.", "Close it, whatsoever the status."])
+def test_no_value_asked_for(said: str) -> None:
+    assert not asks_for_value(said)
 
 
 def test_a_list_of_records_is_unordered_whatever_its_name() -> None:

@@ -13,6 +13,7 @@ import pytest
 from pipeline.core.errors import UserError
 from pipeline.runs import ray_cluster
 from pipeline.runs.ray_cluster import Gang, GangWorker, connected
+from tests.support.event_loop import turn_when
 
 
 class ActorDiedError(Exception):
@@ -161,22 +162,27 @@ def test_the_clusters_reports_of_dead_workers_are_one_warning_not_stdout(
                                "unexpected system error."]
 
 
-@pytest.mark.parametrize("turns", range(4))
-def test_a_take_cancelled_as_the_outbox_fills_is_cancelled_and_keeps_the_items(turns: int) -> None:
-    """``Outbox.take`` waits up to ``gather_s`` for more items; cancelled ``turns`` turns of the
-    event loop after the item that fills it arrives, it raises ``CancelledError`` unless it had
-    already returned, and the items stay for the next ``take`` (a take that returned them to a
-    caller that was cancelled would lose them)."""
+_OUTBOX_STAGES = {
+    "filled": lambda outbox, taking: True,  # cancelled in the turn the item that fills it arrives
+    "woken": lambda outbox, taking: not outbox._full._waiters,  # its wait for more is over, the take not yet on
+    "returned": lambda outbox, taking: taking.done(),
+}
+
+
+@pytest.mark.parametrize("stage", sorted(_OUTBOX_STAGES))
+def test_a_take_cancelled_as_the_outbox_fills_is_cancelled_and_keeps_the_items(stage: str) -> None:
+    """``Outbox.take`` waits up to ``gather_s`` for more items; cancelled as the item that fills it
+    arrives (``stage``: in that turn, once its wait is over, once it returned), it raises
+    ``CancelledError`` unless it had already returned, and the items stay for the next ``take`` (a
+    take that returned them to a caller that was cancelled would lose them)."""
     outbox = ray_cluster.Outbox(gather_s=60.0, max_items=2)
 
     async def cancel_as_it_fills() -> tuple[bool, bool, list[Any]]:
         outbox.put("first")
         taking = asyncio.create_task(outbox.take())
-        while not outbox._full._waiters:  # type: ignore[attr-defined]
-            await asyncio.sleep(0)
+        await turn_when(lambda: bool(outbox._full._waiters), "the take to wait for more")  # type: ignore[attr-defined]
         outbox.put("second")
-        for _ in range(turns):
-            await asyncio.sleep(0)
+        await turn_when(lambda: _OUTBOX_STAGES[stage](outbox, taking), f"the take to be {stage}")
         requested = taking.cancel()
         await asyncio.wait([taking])
         return requested, taking.cancelled(), (await outbox.take() if taking.cancelled() else taking.result())

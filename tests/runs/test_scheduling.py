@@ -24,6 +24,7 @@ from pipeline.runs.writer import GroupWriter
 from pipeline.verify.dedup import MemoryDedup
 from pipeline.verify.verifier import Options
 from tests.support import processes
+from tests.support.event_loop import turn_when
 
 
 def _packages(count: int) -> list[TaskPackage]:
@@ -94,8 +95,8 @@ def writer_setup(empty_catalog: Path) -> Any:
 
 
 async def _until(condition: Callable[[], bool], what: str, timeout: float = processes.PATIENCE_S) -> None:
-    """Return once ``condition()`` holds, checking on every turn of the event loop (and every
-    10 ms); ``AssertionError`` naming ``what`` after ``timeout`` seconds."""
+    """Return once ``condition()`` holds, checked every 10 ms; ``AssertionError`` naming ``what``
+    after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
@@ -194,13 +195,21 @@ def test_a_pool_outlives_an_event_loop_closed_while_it_was_verifying() -> None:
     assert verdict.id == packages[3].compute_id()
 
 
-@pytest.mark.parametrize("turns", range(6))
-def test_the_writer_stops_when_cancelled_as_an_attempt_arrives(writer_setup: Any, turns: int) -> None:
-    """The run is ending: the writer, idle and waiting for the next attempt, is cancelled ``turns``
-    turns of the event loop after one arrives. Whether it took the attempt or not, it stops: a
-    writer that let the cancellation go would wait for the next attempt forever, and the run with it."""
-    catalog, run_id, _ = writer_setup
-    writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 0)
+_WRITER_STAGES = {
+    "arrived": lambda writer, groups: True,  # cancelled in the turn the attempt is queued
+    "taken": lambda writer, groups: writer._queue.empty(),  # taken off the queue, the writer not yet on
+    "committed": lambda writer, groups: bool(groups),  # its transaction done, the writer waiting again
+}
+
+
+@pytest.mark.parametrize("stage", sorted(_WRITER_STAGES))
+def test_the_writer_stops_when_cancelled_as_an_attempt_arrives(writer_setup: Any, stage: str) -> None:
+    """The run is ending: the writer, idle and waiting for the next attempt, is cancelled as one
+    arrives (``stage``: in that turn, once the attempt is off the queue, once it is committed).
+    Whether it took the attempt or not, it stops: a writer that let the cancellation go would wait
+    for the next attempt forever, and the run with it."""
+    catalog, run_id, groups = writer_setup
+    writer = GroupWriter(catalog, MemoryDedup(), open_attempts=lambda: 0, delay=0.01)
 
     async def cancel_as_it_arrives() -> bool:
         writer._queue = asyncio.Queue()
@@ -210,8 +219,7 @@ def test_the_writer_stops_when_cancelled_as_an_attempt_arrives(writer_setup: Any
         arrived: asyncio.Future[PreparedRow] = loop.create_future()
         writer._queue.put_nowait((_failed_row(run_id, 0), arrived))
         arrived.cancel()  # its slot stops with the run
-        for _ in range(turns):
-            await asyncio.sleep(0)
+        await turn_when(lambda: _WRITER_STAGES[stage](writer, groups), f"the attempt to be {stage}")
         writing.cancel()
         await asyncio.wait([writing], timeout=processes.PATIENCE_S)
         writer.window.release()
@@ -256,7 +264,9 @@ def test_a_rollout_writer_stopped_mid_commit_lets_it_end_before_committing_the_r
             task = asyncio.create_task(job())
             await _until(lambda: writer._queue.qsize() == 1, "the second rollout to be queued mid-commit")
             task.cancel()
-            await asyncio.wait([task], timeout=0.5)  # a writer that does not wait ends here, mid-commit
+            # the job ends (a writer that does not wait commits the rest mid-commit), or it waits
+            await turn_when(lambda: task.done() or getattr(writer, "_in_flight", None) is None,
+                            "the stopped job to end or to wait for the commit in flight")
             leave.set()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

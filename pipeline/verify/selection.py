@@ -258,7 +258,9 @@ _ADJUSTING = re.compile(r"\b(?:net\s+of|(?:less|minus)(?!\s+than\b)|after\s+(?:d
 deposit Halden Logistics paid"): a name there says what is taken off, not which records count."""
 
 
+@lru_cache(maxsize=1024)
 def _adjusting(text: str) -> tuple[tuple[int, int], ...]:
+    """The spans of what the request takes off a total (``_ADJUSTING``): asked for every group."""
     return tuple(m.span() for m in _ADJUSTING.finditer(text))
 
 

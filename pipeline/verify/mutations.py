@@ -78,7 +78,7 @@ from pipeline.verify.perturbations import (
     shift_date,
     stuffed_answer,
 )
-from pipeline.verify.reference_edits import Steps, before_answer, dependents, unasked
+from pipeline.verify.reference_edits import Steps, before_answer, dependents, kept_corrections, unasked
 from pipeline.verify.selection import excluded_records
 from pipeline.verify.witness import reference_witness, witness
 
@@ -644,14 +644,33 @@ def _clarification(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[F
     asks = [i for i, s in steps.items() if isinstance(s, AskStep)]
     if package.user is None or not package.user.facts or not asks:
         return []
+    out = _kept_corrections(run)
     unasked_steps, guesses = unasked(run)
     s = _passing(run, "guess_facts", GRAVE_BOUND, unasked_steps, fact_values=guesses)
     if s is None:
-        return default_fact_findings(run)  # a fact the service's default gives: leaving it out passes
-    return [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps, fact_values=guesses,
-                     threshold=GRAVE_BOUND, claim=f"never asks the user; guesses {guesses}", guesses=guesses,
-                     message=f"never asking and guessing {guesses} still scores {s:.3f}: the checks do not need "
-                             "the clarification")]
+        return out + default_fact_findings(run)  # a fact the service's default gives: leaving it out passes
+    return out + [_finding(run, Code.CLARIFICATION_UNNECESSARY, "guess_facts", s, steps=unasked_steps,
+                           fact_values=guesses, threshold=GRAVE_BOUND, claim=f"never asks the user; guesses {guesses}",
+                           guesses=guesses, message=f"never asking and guessing {guesses} still scores {s:.3f}: the "
+                                                    "checks do not need the clarification")]
+
+
+def _kept_corrections(run: ReferenceRun) -> list[Finding]:
+    """An agent that asks, hears the user correct a value of the request, and writes the request's
+    value all the same (``reference_edits.kept_corrections``) must lose score: checks that accept
+    both values ("start in 15:00 or 16:30") do not grade the correction."""
+    steps = kept_corrections(run)
+    if steps is None:
+        return []
+    s = _passing(run, "keep_corrected", PASS_SCORE, steps)
+    if s is None:
+        return []
+    corrected = {f.key: f.corrects for f in run.package.user.facts if f.corrects} if run.package.user else {}
+    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "keep_corrected", s, steps=steps, threshold=PASS_SCORE,
+                     claim=f"asks, hears the corrections and still writes the request's values {corrected}",
+                     corrected=corrected,
+                     message=f"asking, hearing the user's correction and writing the request's value all the same "
+                             f"({corrected}) keeps score {s:.3f}: the checks accept the value the user corrected")]
 
 
 def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

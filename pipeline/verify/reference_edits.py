@@ -1,6 +1,6 @@
 """Edits of the reference's steps that the variants (wrong and correct agents) of several stages
 are built from: extra steps put before the answer, the steps that depend on one, and the steps of
-an agent that never asks. Steps are keyed by the index their ``$ref``s use."""
+an agent that never asks, or that asks and keeps the values the user corrected. Steps are keyed by the index their ``$ref``s use."""
 
 from __future__ import annotations
 
@@ -54,6 +54,25 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
         if replace is not None:
             steps = substituted(run, replace, steps=steps) or steps
     return steps, guesses
+
+
+def kept_corrections(run: ReferenceRun) -> Steps | None:
+    """The reference of an agent that asks, hears each correction and still writes the value the
+    request stated (a fact with ``corrects``: "3pm" where the user said 16:30), in the form the
+    tool takes, or the record it names; its questions are kept, so the user answers them. None when
+    no fact corrects a value the reference writes."""
+    package = run.package
+    steps: Steps | None = None
+    today = date.fromisoformat(package.now[:10])
+    for fact in package.user.facts if package.user else []:
+        if not fact.corrects:
+            continue
+        replace: Callable[[Any], Any] | dict[Any, Any] | None = in_written_form(fact.value, fact.corrects, today)
+        if replace is None:
+            replace = _record_swap(package, fact.value, fact.corrects)
+        if replace is not None:
+            steps = substituted(run, replace, steps=steps) or steps
+    return steps
 
 
 def _record_swap(package: TaskPackage, value: str, guess: str) -> dict[Any, Any] | None:

@@ -104,6 +104,52 @@ def test_checks_that_let_the_stated_40_through_are_refused(quantity: Any) -> Non
     assert finding.witness.actions[1]["arguments"] == {"item_id": "sku-201", "quantity": 40}
 
 
+def test_checks_that_accept_the_stated_40_beside_the_corrected_36_are_refused_even_when_asking_is_graded() -> None:
+    """Asking is worth enough that never asking fails; asking and ordering the 40 the user corrected
+    still passes checks that accept either."""
+    doc = _mugs({"$in": [36, 40]})
+    doc["checks"][0]["weight"], doc["checks"][1]["weight"] = 0.6, 0.4
+    verdict = verify(doc)
+    assert by(verdict, "guess_facts") == []
+    finding = refused_by(doc, verdict, UNDER, "keep_corrected")
+    assert finding.detail["corrected"] == {"quantity": "40"}
+    assert finding.witness is not None and any(a["type"] == "ask" for a in finding.witness.actions)
+    assert {"item_id": "sku-201", "quantity": 40} in [a.get("arguments") for a in finding.witness.actions]
+    pinned = _mugs(36)
+    pinned["checks"][0]["weight"], pinned["checks"][1]["weight"] = 0.6, 0.4
+    assert by(verify(pinned), "keep_corrected") == []
+
+
+def test_a_moved_time_the_user_corrects_must_be_the_one_written() -> None:
+    """ "thursday 3pm", corrected to 16:30 when asked: a start check that allows 15:00 too passes an
+    agent that asks and books 15:00."""
+    events = [{"id": "evt-1", "title": "Dentist", "start": "2026-12-02T08:30", "duration_minutes": 45,
+               "attendees": ["me@corp.example"], "location": "Kamppi", "description": ""}]
+
+    def moved(start: Any) -> Data:
+        return package(
+            "Move my dentist appointment to Thursday 3pm, but check the time with me first.",
+            {"calendar": {"events": events}}, ["calendar_search_events", "calendar_update_event"],
+            [{"id": "moved", "kind": "state_match", "weight": 0.6, "collection": "calendar.events",
+              "record_id": "evt-1", "expect": {"start": start}},
+             {"id": "asked", "kind": "asked_user", "weight": 0.4, "fact": "time"}],
+            [{"call": "calendar_search_events", "args": {"query": "Dentist"}},
+             {"ask": "Is 3pm on Thursday the right time?"},
+             {"call": "calendar_update_event",
+              "args": {"event_id": "evt-1", "start": {"$fact": "time", "prefix": "2026-12-03T"}}},
+             {"answer": "Moved the dentist appointment to Thursday 2026-12-03 at 16:30."}],
+            capability="multi-turn",
+            user={"persona": "Busy.", "facts": [{"key": "time", "value": "16:30", "corrects": "3pm",
+                                                 "reveal_when": ["time", "3pm", "right"]}]})
+
+    loose = moved({"$in": ["2026-12-03T15:00", "2026-12-03T16:30"]})
+    finding = refused_by(loose, verify(loose), UNDER, "keep_corrected")
+    assert finding.witness is not None
+    assert {"event_id": "evt-1", "start": "2026-12-03T15:00"} in [a.get("arguments") for a in finding.witness.actions]
+    exact = verify(moved("2026-12-03T16:30"))
+    assert exact.accepted, messages(exact)
+
+
 # --------------------------------------------------------------------------- 3-4. a percentage of a computed total
 
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.package import Fact, TaskPackage
 from pipeline.core.patterns import compile_pattern
+from pipeline.core.services import DEFAULT_PROFILE, record_id_field
 from pipeline.core.text_values import (
     CLOCK,
     EMAIL,
@@ -51,6 +52,16 @@ from pipeline.verify.aggregates import figures, groups
 from pipeline.verify.time_arithmetic import clock_minutes, shift_clock
 
 _IDENTITY_FIELDS = ("id", "email", "name")
+
+
+def identity_fields(package: TaskPackage) -> tuple[str, ...]:
+    """The fields that identify a record of ``package``'s state: its id, email and name, and the
+    field its profile keys each collection by (``ticket_id``, ``task_id`` in the claw profile)."""
+    if package.service_profile == DEFAULT_PROFILE:
+        return _IDENTITY_FIELDS
+    keyed = (record_id_field(f"{service}.{name}", package.service_profile)
+             for service, collections in package.initial_state.items() for name in collections)
+    return _IDENTITY_FIELDS + tuple(sorted({f for f in keyed if f and f not in _IDENTITY_FIELDS}))
 _EMPTY: tuple[Any, ...] = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
 _ID = re.compile(r"^[a-z]+-\d+$")
 GENERIC_TEXT = "Please disregard this message; nothing has changed."
@@ -138,10 +149,11 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
     field of the other records of that collection, most confusable first; for an email address,
     then every other address the state mentions, same domain first."""
     out: list[Any] = []
+    fields = identity_fields(package)
     for collections in package.initial_state.values():
         for records in collections.values():
             for record in records:
-                for field in _IDENTITY_FIELDS:
+                for field in fields:
                     if record.get(field) != value:
                         continue
                     others = [r for r in records if r is not record and r.get(field) not in (None, value)]
@@ -169,6 +181,7 @@ class Alternatives:
         self.said = package.request_and_fact_values()
         self.today = date.fromisoformat(package.now[:10])
         self._holders: dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]] | None = None
+        self._fields = identity_fields(package)
         self._emails: set[str] | None = None
         self._said: tuple[frozenset[str], set[Any], frozenset[float]] | None = None  # its dates, times, numbers
         self._ranges: tuple[Allowed, ...] | None = None  # the ranges it allows
@@ -228,7 +241,7 @@ class Alternatives:
         except TypeError:  # an unhashable value: look it up as confusable does
             found = confusable(self.package, value)
             return found[0] if found else _NONE
-        for record, field, records in ((r, f, rs) for r, rs in holders for f in _IDENTITY_FIELDS
+        for record, field, records in ((r, f, rs) for r, rs in holders for f in self._fields
                                        if r.get(f) == value):
             others = [r for r in records if r is not record and r.get(field) not in (None, value)]
             if others:
@@ -250,7 +263,7 @@ class Alternatives:
                 for records in collections.values():
                     for record in records:
                         keys = []
-                        for field in _IDENTITY_FIELDS:
+                        for field in self._fields:
                             v = record.get(field)
                             if v not in keys and not isinstance(v, (dict, list)) and not _is_nan(v):
                                 keys.append(v)
@@ -400,9 +413,10 @@ def _named_alike(package: TaskPackage, value: str) -> list[str]:
     title: "Halden Logistics"), the same field of the other records of that collection, those
     sharing a word with it first ("Halden Marine"), then the most confusable."""
     words = set(value.casefold().split())
+    fields = identity_fields(package)
     for collections in package.initial_state.values():
         for records in collections.values():
-            holders = [(r, k) for r in records for k, v in r.items() if v == value and k not in _IDENTITY_FIELDS]
+            holders = [(r, k) for r in records for k, v in r.items() if v == value and k not in fields]
             if len(holders) != 1:
                 continue
             record, field = holders[0]
@@ -776,6 +790,8 @@ def _swap(text: str, only: Dictated | None = None) -> str:
             said = m.group(1).casefold()
             if said in _ADJECTIVES and _ATTRIBUTIVE.match(out, m.end()):
                 return m.group(0)  # "the open day", "paid invoices": a kind of thing, no verdict
+            if said in _MOVES and _TO_WHEN.match(out, m.end()):
+                return m.group(0)  # "moved to Thursday 3pm": the new time is what it says, swapped as a time
             if chosen("words", said) or " " in said and only is not None and only.words & set(said.split()):
                 return "\x00" + ANTONYMS[said] + "\x01"  # marked: the sentence whose verdict flipped
             return m.group(0)
@@ -794,6 +810,10 @@ _ADJECTIVES = frozenset({"open", "closed", "paid", "unpaid", "ready", "available
 invoices"); a verb ("confirm their shifts") is swapped whatever follows."""
 _ATTRIBUTIVE = re.compile(r"\s+(?!(?:and|or|but|for|by|to|on|in|at|of|with|from|since|until|as|the|a|an|it|them|"
                           r"this|that|now|today|yet|again|too|so|if|when|because|and|no|not)\b)[a-z][a-z-]+\b")
+_MOVES = frozenset({"moved", "postponed", "rescheduled"})
+_TO_WHEN = re.compile(r"\s+(?:back\s+)?(?:to|until|till|for)\b", re.IGNORECASE)
+"""A move said with where it goes ("moved to thu 3pm", "postponed until Friday") carries the new
+time, not a verdict: its contrary is another time ("kept to thu 3pm" says nothing)."""
 _MARKED = re.compile("(\x00[^\x01]*\x01)")
 _A_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\w))+")
 _NEGATIONS = tuple((re.compile(pattern, re.IGNORECASE), plain) for pattern, plain in (

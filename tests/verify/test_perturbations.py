@@ -62,7 +62,7 @@ def test_swaps_skip_only_patterns_that_find_nothing() -> None:
             mock.patch.object(text_values, "_DIGIT", re.compile("")):
         plain = [perturbations._swap(t) for t in texts]
     assert [perturbations._swap(t) for t in texts] == plain
-    assert perturbations._swap(texts[0]) == "kept to Wednesday 2026-12-09 at 16:00, denied."
+    assert perturbations._swap(texts[0]) == "Moved to Wednesday 2026-12-09 at 16:00, denied."
 
 
 def _has_wrong_candidates_plainly(package: TaskPackage) -> bool:

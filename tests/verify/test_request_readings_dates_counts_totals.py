@@ -494,6 +494,16 @@ def test_a_verdict_word_naming_a_kind_of_thing_is_not_swapped() -> None:
     assert _swap("The shop is open until six.", only) == "The shop is closed until six."
 
 
+def test_a_move_said_with_where_it_goes_swaps_the_time_not_the_verb() -> None:
+    """ "the crit moved to thu 3pm": its contrary is another time; "kept to thu 3pm" says nothing."""
+    from pipeline.verify.perturbations import Dictated, _swap
+
+    only = Dictated(words=frozenset({"moved", "postponed", "thursday"}), times=frozenset({"15:00"}))
+    assert _swap("The crit moved to Thursday at 15:00, same room.", only) == "The crit moved to Friday at 16:00, same room."
+    assert _swap("The review is postponed until Thursday.", only) == "The review is postponed until Friday."
+    assert _swap("Heads-up: the crit moved.", only) == "Heads-up: the crit kept."
+
+
 def test_paid_or_not_selects_by_neither() -> None:
     from datetime import date
 

@@ -10,7 +10,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``extra_reads`` | before its first write, repeats the reference's first read and calls every offered list that needs no argument; repeats that read before its answer |
 | ``text_case`` | writes free text with its first letter's case swapped, a full stop added or dropped at the end, and a final line break in bodies |
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
-| ``rephrased_question`` | asks each question another way, from a fixed bank (below) |
+| ``rephrased_question`` | asks each question another way, from a fixed bank (`questions.py`) |
 | ``other_choice`` | writes another value the request allows (a day in its window, a working day when the reference's is one; a time leaving room for the event's duration before "finished by 5pm"; the other of "high or urgent") |
 | ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
@@ -18,21 +18,7 @@ variant below is the reference done another correct way; it must score what the 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
 exact, and so do phrases the request quotes and names taken whole from a record of the state.
 
-The phrasing bank. Each ``ask`` of the reference that revealed facts is replaced by the open
-question, and, for each fact F it revealed, by each phrasing of F (followed by the first phrasing
-of each other fact it revealed; F goes untested when one of those has none):
-
-- for a text fact, the argument it fills, as an agent filling that argument would ask: "What
-  <argument words> should I use?" (``location`` -> "What location should I use?"); the agent never
-  sees the fact's key, so the key is not a phrasing;
-- for a typed fact, its kind: "Which day works for you?", "What time works for you?", "When should
-  it be?", "How many should it be?", "What email address should I use?";
-- a confirmation of a wrong value of the fact's kind: "Should I go with <value>?" (typed facts);
-- an open question: "Is there anything else I should know before I go ahead?";
-- for a fact that corrects the request, leave to go ahead: "Can I go ahead with it now?" (a careful
-  agent confirms before acting, and a user who holds a correction says what changed).
-
-A package whose facts surface only for its reference's own wording fails one of them.
+The phrasing bank is ``questions.py``'s.
 """
 
 from __future__ import annotations
@@ -47,56 +33,13 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, range_of
-from pipeline.core.user import kind_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import guess_wrong, inside
+from pipeline.verify.perturbations import inside
+from pipeline.verify.questions import OPEN_QUESTION, phrasings
 from pipeline.verify.witness import said_instead, witness
 
-OPEN_QUESTION = "Is there anything else I should know before I go ahead?"
-GO_AHEAD_QUESTION = "Can I go ahead with it now?"
-KIND_QUESTIONS = {"date": "Which day works for you?", "time": "What time works for you?",
-                  "datetime": "When should it be?", "number": "How many should it be?",
-                  "email": "What email address should I use?"}
 _BODY_FIELDS = ("body", "message", "description", "notes", "content", "text", "comment", "summary")
-
-
-def phrasings(package: TaskPackage, key: str) -> list[str]:
-    """The bank's specific questions for fact ``key`` (the open question aside), see the module
-    docstring."""
-    fact = package.fact(key)
-    if fact is None:
-        return []
-    kind = kind_of(fact.value)
-    if kind == "text":
-        out = [f"What {_spoken(argument)} should I use?" for argument in dict.fromkeys(_consumers(package, key))]
-    elif kind in KIND_QUESTIONS:
-        out = [KIND_QUESTIONS[kind], f"Should I go with {guess_wrong(fact, package)}?"]
-    else:
-        out = []
-    return out + ([GO_AHEAD_QUESTION] if fact.corrects else [])
-
-
-def _spoken(name: str) -> str:
-    """An argument name as words: ``due_date`` -> "due date"."""
-    return " ".join(w for w in re.split(r"[_\W]+", name) if w)
-
-
-_SEARCH_ARGUMENTS = frozenset({"query", "q", "search", "keyword", "keywords", "filter", "text", "term"})
-
-
-def _consumers(package: TaskPackage, key: str) -> list[str]:
-    """The names of the arguments the reference fills with fact ``key``, whole (search terms
-    aside: an agent asks about the thing, not about its query; and an argument the fact is only a
-    part of, "Cost centre CC-4471" in a task's notes, is not what an agent would ask for)."""
-    out = []
-    for step in package.reference:
-        if isinstance(step, CallStep):
-            for name, value in step.args.items():
-                if name not in _SEARCH_ARGUMENTS and any(ref.get("$fact") == key and "prefix" not in ref
-                                                         and "suffix" not in ref for ref in iter_refs(value)):
-                    out.append(name)
-    return out
 
 
 def equivalence_findings(run: ReferenceRun) -> list[Finding]:

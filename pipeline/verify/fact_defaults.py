@@ -5,8 +5,9 @@ A multi-turn fact that fills an argument of a write with the very value the oper
 that argument when it is left out (``OperationSpec.defaults``, or the parameter schema's
 ``default``: a todo's priority "medium", a meeting's 30 minutes, a ticket's "normal") needs no
 question: an agent that never asks and leaves the argument out writes the same record. Wrong
-agent ``omits_facts``: it asks none of the questions that reveal only such facts and leaves their
-arguments out; it must not pass. (``guess_facts`` guesses a wrong value, which the default is
+agent ``omits_facts``: it never asks for such facts (a question that reveals them with others,
+"when is it due, and how urgent is it?", is asked for the others alone, in the words of
+``questions.py``'s bank) and leaves their arguments out; it must not pass. (``guess_facts`` guesses a wrong value, which the default is
 not.)
 """
 
@@ -16,9 +17,10 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
-from pipeline.core.package import GRAVE_BOUND, CallStep, Step
+from pipeline.core.package import GRAVE_BOUND, AskStep, CallStep, Step
 from pipeline.core.references import iter_refs
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.questions import phrasings
 from pipeline.verify.witness import witness
 
 
@@ -48,12 +50,14 @@ def default_fact_findings(run: ReferenceRun) -> list[Finding]:
     keys = set(omitted) - spoiled
     if not keys:
         return []
-    asks = [s.index for s in run.trajectory.steps if s.kind == "ask" and s.revealed and set(s.revealed) <= keys]
-    if not asks:
-        return []
+    asked = _asked_without(run, keys)
+    if all(a is package.reference[i] for i, a in asked.items()):
+        return []  # every question that reveals them is asked as it was: nothing is left unasked
     steps: dict[int, Step] = {}
     for i, step in enumerate(package.reference):
-        if i in asks:
+        if i in asked:
+            if (question := asked[i]) is not None:
+                steps[i] = question
             continue
         if isinstance(step, CallStep):
             drop = {p for k in keys for p in omitted[k]}
@@ -72,6 +76,28 @@ def default_fact_findings(run: ReferenceRun) -> list[Finding]:
                     message=f"hidden {'fact' if len(keys) == 1 else 'facts'} {sorted(keys)} "
                             f"{'equals' if len(keys) == 1 else 'equal'} the service's default ({told}): never asking and "
                             f"leaving the argument out scores {agent.score:.3f}, so the clarification is unnecessary")]
+
+
+def _asked_without(run: ReferenceRun, keys: set[str]) -> dict[int, AskStep | None]:
+    """Each question of the reference that reveals one of ``keys``, as an agent that never asks for
+    those would put it: None (not asked) when it reveals nothing else; else the bank's first
+    question for each other fact it reveals (``questions.phrasings``: "When is it due, and how
+    urgent is it?" becomes "Which day works for you?"), or the reference's own when one of them
+    has none."""
+    out: dict[int, AskStep | None] = {}
+    for s in run.trajectory.steps:
+        if s.kind != "ask" or not s.revealed or not keys & set(s.revealed):
+            continue
+        others = [k for k in dict.fromkeys(s.revealed) if k not in keys]
+        bank = [phrasings(run.package, k)[:1] for k in others]
+        step = run.package.reference[s.index]
+        if not others:
+            out[s.index] = None
+        elif all(bank) and isinstance(step, AskStep):
+            out[s.index] = AskStep(ask=" ".join(q[0] for q in bank))
+        else:
+            out[s.index] = step if isinstance(step, AskStep) else None
+    return out
 
 
 def _same(default: Any, value: str) -> bool:

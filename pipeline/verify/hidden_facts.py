@@ -40,10 +40,10 @@ from pipeline.core.text_values import (
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import bound_tools, records_of
 from pipeline.verify.entities import ambiguous_first_names
-from pipeline.verify.equivalence import phrasings
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_in_text import singles_out
 from pipeline.verify.perturbations import content_words
+from pipeline.verify.questions import phrasings
 from pipeline.verify.witness import witness
 
 log = logging.getLogger(__name__)

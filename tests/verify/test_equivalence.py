@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pipeline.core.codes import Code
 from pipeline.core.package import load_package
-from pipeline.verify.equivalence import GO_AHEAD_QUESTION, KIND_QUESTIONS, equivalence_findings, phrasings
+from pipeline.verify.equivalence import equivalence_findings
+from pipeline.verify.questions import GO_AHEAD_QUESTION, KIND_QUESTIONS, phrasings
 from tests.verify.builders import reference_run
 from tests.verify.tickets import close_two, reply
 

@@ -286,6 +286,47 @@ def test_an_agent_that_never_asks_guesses_every_fact(example_doc: Docs) -> None:
     assert "clarification_unnecessary" not in verify(doc).codes
 
 
+def _van_insurance(asked_priority: float) -> Data:
+    """One question reveals both the due day and the priority; the priority is the todo service's
+    default ("medium")."""
+    checks: list[Data] = [
+        {"id": "saved", "kind": "state_count", "weight": 0.7 - asked_priority, "collection": "todo.tasks",
+         "scope": "created", "op": "==", "value": 1,
+         "where": {"title": {"$regex": "(?i)van insurance"}, "due_date": "2026-12-18", "priority": "medium"}},
+        {"id": "asked-due", "kind": "asked_user", "weight": 0.3, "fact": "due"}]
+    if asked_priority:
+        checks.append({"id": "asked-priority", "kind": "asked_user", "weight": asked_priority, "fact": "priority"})
+    return package(
+        "add 'renew the van insurance' to my list. I know when it's due and how urgent it is, ask me first",
+        {"todo": {"tasks": []}}, ["todo_create_task"], checks,
+        [{"ask": "When is it due, and how urgent is it?"},
+         {"call": "todo_create_task", "args": {"title": "Renew the van insurance", "due_date": {"$fact": "due"},
+                                               "priority": {"$fact": "priority"}}},
+         {"answer": "Added 'Renew the van insurance', due 2026-12-18, medium priority."}],
+        capability="multi-turn",
+        user={"persona": "Terse.", "facts": [
+            {"key": "due", "value": "2026-12-18", "reveal_when": ["due", "when", "date"]},
+            {"key": "priority", "value": "medium", "reveal_when": ["urgent", "priority"]}]})
+
+
+def test_a_default_fact_asked_with_another_is_left_out_of_the_question() -> None:
+    """The agent that never asks for the default priority still asks for the day, in the bank's
+    words, and leaves the priority out: the checks grade only the day's question, so it passes."""
+    doc = _van_insurance(0.0)
+    finding = refused_by(doc, verify(doc), Code.CLARIFICATION_UNNECESSARY, "omits_facts")
+    assert finding.detail["facts"] == ["priority"]
+    assert finding.witness is not None
+    asks = [a["text"] for a in finding.witness.actions if a["type"] == "ask"]
+    assert asks == ["Which day works for you?"]
+    created = [a["arguments"] for a in finding.witness.actions if a["type"] == "tool_call"]
+    assert created == [{"title": "Renew the van insurance", "due_date": "2026-12-18"}]
+
+
+def test_a_default_fact_whose_question_is_graded_needs_the_question() -> None:
+    verdict = verify(_van_insurance(0.3))
+    assert by(verdict, "omits_facts") == [] and verdict.accepted, messages(verdict)
+
+
 # --------------------------------------------------------------------------- a value moved out of what the request allows
 
 

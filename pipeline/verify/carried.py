@@ -276,6 +276,11 @@ _CARRY_VERB = re.compile(r"\b(?:post|email|e-mail|mail|send|tell|notify|message|
                          r"let\s+\w+\s+know|with)\b", re.IGNORECASE)
 
 
+_DETERMINED = re.compile(r"\b(?=(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+\s+){0,3}[\w'-]+))", re.IGNORECASE)
+"""A determiner and the (up to four) words after it; each determiner starts one, so "the renewal
+number and the close date" holds "the close date" too (a lookahead: the matches overlap)."""
+
+
 def asks_to_carry(said: str, field: str) -> bool:
     """Whether the request asks a message for the value of a record's ``field``: in one sentence,
     after a verb of sending or including ("post", "email … the", "notify … with"), "the" (or "its",
@@ -290,8 +295,7 @@ def asks_to_carry(said: str, field: str) -> bool:
         verb = _CARRY_VERB.search(sentence)
         if verb is None:
             continue
-        for phrase in re.finditer(r"\b(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+\s+){0,3}[\w'-]+)",
-                                  sentence[verb.end():], re.IGNORECASE):
+        for phrase in _DETERMINED.finditer(sentence[verb.end():]):
             if words & {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}:
                 return True
     return False

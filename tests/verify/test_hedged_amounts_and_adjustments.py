@@ -79,6 +79,9 @@ def test_a_list_of_records_is_unordered_whatever_its_name() -> None:
     ("Email Kelso's accounts team the amount on invoice inv-203.", "amount", True),
     ("Put a high-priority todo on my list to chase them, due Monday 7 December.", "due_date", False),
     ("Make it due ten days before their contract end date.", "contract_end", False),
+    ("Can you email Rosa at Vidal Ceramics the renewal number and the close date from her open deal?", "close_date",
+     True),  # the second "the" of the sentence
+    ("Can you email Rosa at Vidal Ceramics the renewal number and the close date from her open deal?", "owner", False),
 ])
 def test_a_message_is_asked_to_carry_a_field(said: str, field: str, asked: bool) -> None:
     assert asks_to_carry(said, field) is asked

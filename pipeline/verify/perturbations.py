@@ -404,8 +404,15 @@ def guess_wrong(fact: Fact, package: TaskPackage) -> str:
             return variant
     if re.fullmatch(r"-?\d+", fact.value):
         return str(int(fact.value) + 1)
+    if (amount := _AMOUNT_ALONE.fullmatch(fact.value.strip())) is not None:  # "38.60", "2,600 EUR", "€1,250"
+        digits = amount.group("n")
+        return fact.value.replace(digits, _written_like(digits, float(digits.replace(",", "")) + 1), 1)
     other = confusable(package, fact.value) or _named_alike(package, fact.value)
     return str(other[0]) if other else f"unknown {fact.key.replace('_', ' ')}"
+
+
+_AMOUNT_ALONE = re.compile(r"[$€£]?\s?(?P<n>\d[\d,]*(?:\.\d+)?)\s?(?:[A-Za-z]{3})?")
+"""A fact that is an amount and nothing else: a number, with a currency sign or code."""
 
 
 def _named_alike(package: TaskPackage, value: str) -> list[str]:
@@ -1027,5 +1034,5 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                                         for d in [_DIGITS.search(m.text)] if d is not None
                                         for o in other_amounts(n, lists, written, told, today,
                                                                guess=guessed_for is None or text in guessed_for))
-    hedges = [o for o in others if o.casefold() not in answer.casefold()][:MAX_HEDGES]
+    hedges = [o for o in others if not has_word(answer, o)][:MAX_HEDGES]  # "4" is no word of "tkt-141"
     return f"{answer} Or possibly: {', '.join(hedges)}." if hedges else None

@@ -54,6 +54,8 @@ TICKETS = [{"id": "tkt-a", "customer": "Kestrel", "status": "open"}, {"id": "tkt
      "Kestrel has 2 open tickets. Or possibly: 1, 3."),
     ("It is inv-1043, or inv-1041.", ["inv-1043"], [INVOICES], "Which one?", set(),
      "It is inv-1043, or inv-1041. Or possibly: inv-1047."),       # what the answer already says is no hedge
+    ("Kestrel has 3 open: tkt-141, tkt-142, tkt-143.", ["3"], [TICKETS], "How many open tickets?", set(),
+     "Kestrel has 3 open: tkt-141, tkt-142, tkt-143. Or possibly: 2, 4."),  # "2" is no word of "tkt-142"
 ])
 def test_hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,
                        written: set[str], hedged: str) -> None:

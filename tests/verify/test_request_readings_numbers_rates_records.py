@@ -120,6 +120,35 @@ def test_checks_that_accept_the_stated_40_beside_the_corrected_36_are_refused_ev
     assert by(verify(pinned), "keep_corrected") == []
 
 
+@pytest.mark.parametrize(("value", "guess"), [("38.60", "39.60"), ("2,600 EUR", "2,601 EUR"), ("€1,250", "€1,251"),
+                                            ("12", "13")])
+def test_an_amount_only_the_user_knows_is_guessed_one_more_in_its_own_form(value: str, guess: str) -> None:
+    from pipeline.core.package import Fact
+    from pipeline.verify.perturbations import guess_wrong
+
+    assert guess_wrong(Fact(key="amount", value=value, reveal_when=["much"]), None) == guess  # type: ignore[arg-type]
+
+
+def test_an_agent_that_never_asks_the_fare_writes_its_guess_not_the_fare() -> None:
+    """The fare is the user's alone; the reference writes it as a number (12.4). An agent that
+    never asks must write something else, so checks that pin 12.4 need the question."""
+    doc = package(
+        "log this morning's parking at the depot as a travel expense, I'll tell you the amount",
+        {"finance": {"transactions": []}}, ["finance_create_transaction"],
+        [{"id": "logged", "kind": "state_count", "weight": 0.85, "collection": "finance.transactions",
+          "scope": "created", "op": "==", "value": 1,
+          "where": {"date": "2026-12-01", "amount": 12.4, "type": "debit", "category": "Travel"}},
+         {"id": "asked", "kind": "asked_user", "weight": 0.15, "fact": "amount"}],
+        [{"ask": "How much was the parking?"},
+         {"call": "finance_create_transaction", "args": {"date": "2026-12-01", "description": "Depot parking",
+                                                         "amount": 12.4, "type": "debit", "category": "Travel"}},
+         {"answer": "Logged 12.40 for the depot parking as a Travel expense."}],
+        capability="multi-turn",
+        user={"persona": "Brief.", "facts": [{"key": "amount", "value": "12.40", "reveal_when": ["much", "amount"]}]})
+    verdict = verify(doc)
+    assert by(verdict, "guess_facts") == [] and verdict.accepted, messages(verdict)
+
+
 def test_a_moved_time_the_user_corrects_must_be_the_one_written() -> None:
     """ "thursday 3pm", corrected to 16:30 when asked: a start check that allows 15:00 too passes an
     agent that asks and books 15:00."""

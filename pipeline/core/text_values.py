@@ -860,6 +860,8 @@ _MONTH_ALONE = re.compile(r"\b(?:in|during|for|of|over|from|since|through|throug
                           re.IGNORECASE)
 _QUARTER = re.compile(r"\b(?:Q(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?|(?P<which>this|last|next|current)\s+quarter)\b",
                       re.IGNORECASE)
+_RELATIVE_MONTH = re.compile(r"\b(?P<which>this|(?<!the )last|next|current|previous)\s+month(?:['’]s)?\b", re.IGNORECASE)
+"""A calendar month named from today; "the last month" is the last thirty days or so."""
 
 
 def _month_span(today: date, month: int, year: int | None, last_month: int | None = None,
@@ -878,8 +880,8 @@ def _month_span(today: date, month: int, year: int | None, last_month: int | Non
 
 @lru_cache(maxsize=4096)
 def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
-    """The calendar periods ``text`` names as a whole: a month ("in November", "November 2026"),
-    a run of months ("October to December"), a quarter ("Q4", "this quarter"). A month written
+    """The calendar periods ``text`` names as a whole: a month ("in November", "November 2026",
+    "last month's"), a run of months ("October to December"), a quarter ("Q4", "this quarter"). A month written
     with a day ("November 3") is a date, not a period."""
     out: list[Allowed] = []
     for m in _MONTH_ALONE.finditer(text) if _names_a_month(text) else ():
@@ -888,6 +890,12 @@ def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
         low, high = _month_span(today, month, int(m.group("y")) if m.group("y") else None, last,
                                 int(m.group("y2")) if m.group("y2") else None)
         out.append(Allowed("date", low, high, False))
+    if "month" in text.casefold():
+        for m in _RELATIVE_MONTH.finditer(text):
+            shift = {"last": -1, "previous": -1, "next": 1}.get(m.group("which").casefold(), 0)
+            month, year = (today.month - 1 + shift) % 12 + 1, today.year + (today.month - 1 + shift) // 12
+            low, high = _month_span(today, month, year)
+            out.append(Allowed("date", low, high, False))
     for m in _QUARTER.finditer(text):
         if m.group("q"):
             quarter, year = int(m.group("q")), int(m.group("y")) if m.group("y") else today.year

@@ -34,6 +34,7 @@ from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import ISO_DATE, MONTHS, allowed_ranges, dates_in, numbers_in, periods_in
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import identity_fields
 from pipeline.verify.selection import names_other_period, names_period, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
@@ -47,19 +48,20 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
     periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
     if not periods:
         return []
+    keys = _id_fields(package)
     written_ids = {str(w.record_id) for w in run.writes if w.record_id is not None}
-    seen_ids = written_ids | {str(r.get("id")) for lst in run.read_lists for r in lst}
+    seen_ids = written_ids | {str(_id(r, keys)) for lst in run.read_lists for r in lst}
     used = _used_values(run) - _said_values(run, today)
     out: list[Finding] = []
     seen: set[str] = set()
     for group in _groups(run):
-        for record, counterpart, field in _outside(text, group, today, periods):
-            rid = str(record.get("id"))
+        for record, counterpart, field in _outside(text, group, today, periods, keys):
+            rid, other_id = str(_id(record, keys)), _id(counterpart, keys)
             if rid in seen or rid not in seen_ids:
                 continue  # done, or a record the reference never saw
             mapping = _differing(record, counterpart)
             aimed = rid in written_ids and rid in mapping
-            taken = {k: v for k, v in mapping.items() if k != rid and _key(k) in used}
+            taken = {k: v for k, v in mapping.items() if _key(k) in used and not (aimed and str(k) == rid)}
             if not aimed and not taken:
                 continue
             seen.add(rid)
@@ -68,18 +70,19 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
                 steps = said_instead(steps, old, new)
             when, other = str(record.get(field))[:10], str(counterpart.get(field))[:10]
             this, that = _dated(record, field, today), _dated(counterpart, field, today)
-            agent = witness(run, "correct", "period_record", f"uses {counterpart.get('id')} ({that}), the "
+            agent = witness(run, "correct", "period_record", f"uses {other_id} ({that}), the "
                             f"record of the period the request names, instead of {rid} ({this})",
                             run.score, steps)
             if agent.score >= run.score - 1e-9:
                 continue
-            how = "acts on" if aimed else "takes " + ", ".join(f"{v!r}" for v in list(taken)[:3]) + " from"
+            how = "acts on" if aimed else "writes the id of" if {str(k) for k in taken} == {rid} else \
+                "takes " + ", ".join(f"{v!r}" for v in list(taken)[:3]) + " from"
             out.append(Finding(
                 code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
-                detail={"record": rid, "counterpart": counterpart.get("id"), "field": field, "date": when,
+                detail={"record": rid, "counterpart": other_id, "field": field, "date": when,
                         "expected_date": other, "values": [str(v) for v in taken][:5]},
                 message=f"the reference {how} {rid} ({this}), outside the period the request names; "
-                        f"its record there is {counterpart.get('id')} ({that})"))
+                        f"its record there is {other_id} ({that})"))
     return out
 
 
@@ -87,7 +90,7 @@ def _dated(record: Record, field: str, today: date) -> str:
     """What places ``record`` in its period, for a person to check: the text that names a month
     ("title 'Release notes - December 2026'") when one does, else the date field."""
     for k, v in record.items():
-        if isinstance(v, str) and not ISO_DATE.match(v) and k != "id" and periods_in(v, today):
+        if isinstance(v, str) and not ISO_DATE.match(v) and not k.endswith("id") and periods_in(v, today):
             return f"{k} {v!r}"
     return f"{field} {str(record.get(field))[:10]}"
 
@@ -99,11 +102,22 @@ def _groups(run: ReferenceRun) -> list[list[Record]]:
     return out + [lst for lst in run.read_lists if len(lst) >= 2]
 
 
-def _outside(text: str, group: list[Record], today: date,
-             periods: list[Any]) -> list[tuple[Record, Record, str]]:
+def _id_fields(package: TaskPackage) -> tuple[str, ...]:
+    """The fields a record of ``package`` is keyed by: ``id``, and its profile's (``transaction_id``)."""
+    return tuple(f for f in identity_fields(package) if f not in ("email", "name"))
+
+
+def _id(record: Record, keys: tuple[str, ...]) -> Any:
+    """The record's id: the first of its fields that is one of ``keys`` (a claw transaction's
+    ``transaction_id``, not the ``customer_id`` it names after it); None without one."""
+    return next((v for k, v in record.items() if k in keys and v is not None), None)
+
+
+def _outside(text: str, group: list[Record], today: date, periods: list[Any],
+             keys: tuple[str, ...]) -> list[tuple[Record, Record, str]]:
     """``(record, counterpart, date field)`` for each record of ``group`` outside every period
     the request states (by a date field that splits the group) that has one counterpart."""
-    records = [r for r in group if isinstance(r, dict) and r.get("id") is not None]
+    records = [r for r in group if isinstance(r, dict) and _id(r, keys) is not None]
     if len(records) < 2:
         return []
     left = set(unselected_why(text, records, today))

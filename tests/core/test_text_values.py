@@ -108,3 +108,15 @@ def test_a_weekday_before_the_date_it_falls_on_names_that_date_alone() -> None:
 @pytest.mark.parametrize("text", ["we sat down with the vendor", "the sun was out", "they wed in June", "mon ami"])
 def test_short_names_that_are_words_need_this_next_or_on(text: str) -> None:
     assert not tv.date_values(text, date(2026, 12, 1))
+
+
+@pytest.mark.parametrize(("text", "today", "month"), [
+    ("submit last month's software subscriptions", date(2026, 12, 1), ("2026-11-01", "2026-11-30")),
+    ("everything we spent this month", date(2026, 12, 1), ("2026-12-01", "2026-12-31")),
+    ("book it for next month", date(2026, 12, 15), ("2027-01-01", "2027-01-31")),
+    ("the previous month's invoices", date(2027, 1, 4), ("2026-12-01", "2026-12-31")),
+    ("over the last month or so", date(2026, 12, 1), None),  # thirty days or so, no calendar month
+])
+def test_a_month_named_from_today_is_a_period(text: str, today: date, month: tuple[str, str] | None) -> None:
+    found = [(p.low, p.high) for p in tv.periods_in(text, today)]
+    assert found == ([month] if month else [])

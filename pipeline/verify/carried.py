@@ -273,7 +273,7 @@ def _date_written(iso: str, like: str, was: str) -> str | None:
 
 
 _CARRY_VERB = re.compile(r"\b(?:post|email|e-mail|mail|send|tell|notify|message|ping|share|include|give|put|add|"
-                         r"let\s+\w+\s+know|with)\b", re.IGNORECASE)
+                         r"let\s+\w+(?:\s+\w+){0,3}?\s+know|with)\b", re.IGNORECASE)
 
 
 _DETERMINED = re.compile(r"\b(?=(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+\s+){0,3}[\w'-]+))", re.IGNORECASE)

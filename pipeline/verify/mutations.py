@@ -85,7 +85,7 @@ from pipeline.verify.witness import reference_witness, witness
 MAX_PERTURBATIONS = 24
 UNRELATED_TEXT = "Follow up on the open points"
 """The free text of an extra item the request never asks for."""
-THREAD_ARGUMENTS = frozenset({"in_reply_to", "thread_id", "reply_to_id", "parent_message_id"})
+THREAD_ARGUMENTS = frozenset({"in_reply_to", "reply_to_message_id", "thread_id", "reply_to_id", "parent_message_id"})
 """Arguments that hang a message under the one it answers: a courtesy, not what the request asks
 (an agent may as well send a new message), so a wrong one proves nothing about the checks."""
 
@@ -623,7 +623,7 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
     return out
 
 
-_SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+)?\s+know|say(?:ing|s)?|"
+_SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+){0,3}?\s+know|say(?:ing|s)?|"
                    r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with|saying)|"
                    r"respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|remind(?:ing)?\s+\w+\s+"
                    r"(?:to|that|of|about)|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if)|confirm(?:ing)?\s+(?:that|the|we)|"

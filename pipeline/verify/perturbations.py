@@ -592,7 +592,7 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
 
 
 _WORDING = re.compile(
-    r"\b(?:say(?:s|ing)?|tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+)?\s+know|"
+    r"\b(?:say(?:s|ing)?|tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+){0,3}?\s+know|"
     r"titled|entitled|called|named|labell?ed|worded|reading|read(?:s)?\s+(?:as\s+)?(?:like\s+)?['\"“:]|"
     r"(?:with|under|as)\s+(?:the\s+)?(?:subject|title|heading|name|caption|text|wording|message|note)\b|"
     r"subject(?:\s+line)?\s*(?::|of\b)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|"
@@ -928,7 +928,8 @@ def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str]
     """The other amounts a careless agent offers beside ``n``: where a record read holds ``n`` in a
     numeric field, that field of the other records of its list (the other invoices' amounts);
     where a group of records totals it (``aggregates.groups``, with the groups the request ``told``
-    selects: the unpaid ones of one vendor), the same total over the other groups (every invoice, the paid ones); else, with
+    selects: the unpaid ones of one vendor), the same total over the other groups (every invoice, the paid ones); where a
+    group's worth is ``n`` (quantity × price), its worth with more records (``_wider_worth``); else, with
     ``guess``, the figure 5% either side (a total worked out with a stated fee or discount). Nearest
     first, at most ``MAX_AMOUNTS_HEDGED``."""
     def near(found: dict[float, None]) -> list[float]:
@@ -951,8 +952,28 @@ def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str]
         kinds = {k for f in named for k, v in f.items() if k.startswith("total of") and abs(v - n) < 0.005}
         totalled |= dict.fromkeys(round(f[k], 2) for f in named for k in kinds if k in f)
     if near(totalled) or not guess:
-        return near(totalled)
+        return near(totalled) or _wider_worth(n, lists, told, today)
+    if wider := _wider_worth(n, lists, told, today):
+        return wider
     return [round(n * 0.95, 2 if not float(n).is_integer() else 0), round(n * 1.05, 2 if not float(n).is_integer() else 0)]
+
+
+def _wider_worth(n: float, lists: list[list[dict[str, Any]]], told: str, today: date | None) -> list[float]:
+    """Where a group's worth (the sum of a product of two fields: quantity × price) is ``n``, the
+    same worth over each group that holds that group and more records (the bulk bin the request
+    books separately, the other warehouse counted in): the total a careless agent offers beside it.
+    Nearest first, at most ``MAX_AMOUNTS_HEDGED``."""
+    found: dict[float, None] = {}
+    for records in lists:
+        every = [g for g in groups(records, told, today) if len(g) >= 2]
+        worth = [dict(figures(g)) for g in every]
+        for g, f in zip(every, worth, strict=True):
+            kinds = [k for k, v in f.items() if " × " in k and abs(v - n) < 0.005]
+            members = {id(r) for r in g}
+            for wider, w in zip(every, worth, strict=True):
+                if len(wider) > len(g) and members <= {id(r) for r in wider}:
+                    found |= dict.fromkeys(round(w[k], 2) for k in kinds if k in w and abs(w[k] - n) >= 0.005)
+    return sorted(found, key=lambda o: abs(o - n))[:MAX_AMOUNTS_HEDGED]
 
 
 def _is_number(value: Any) -> bool:

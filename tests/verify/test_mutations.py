@@ -16,7 +16,7 @@ from pipeline.core.grading import Grader
 from pipeline.core.package import load_package
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.mutations import says_what_to_say
-from pipeline.verify.perturbations import GENERIC_TEXT
+from pipeline.verify.perturbations import GENERIC_TEXT, dictates_wording
 from pipeline.verify.reference_edits import unasked
 from tests.verify.builders import TICKETS, Data, by, messages, package, refused_by, verify
 
@@ -229,11 +229,15 @@ def test_a_request_that_dictates_nothing_leaves_the_body_to_the_agent() -> None:
     ("Reply to Ana that we accept the quote.", True),
     ("Tell her that the room moved.", True),
     ("Let Omar know that we moved it.", True),
+    ("let Priyanka in procurement know the PO went through", True),  # whom, in a few words
+    ("let me know when it is done", False),
     ("Email Ana about the quote.", False),
     ("Forward the invoice to Ana.", False),
 ])
 def test_says_what_to_say(text: str, says: bool) -> None:
     assert says_what_to_say(text) is says
+    if says:
+        assert dictates_wording(text)
 
 
 @pytest.mark.parametrize("text", ["Let them know the fix is live.", "Ask him to send the signed copy."])

@@ -62,6 +62,21 @@ def test_hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str
     assert hedged_answer(answer, graded, lists, told, written) == hedged
 
 
+STOCK = [{"id": i, "name": name, "category": category, "quantity": q, "price": p}
+         for i, name, category, q, p in (("p1", "M8 bolt", "Fasteners", 400, 0.12), ("p2", "M6 nut", "Fasteners", 1200, 0.05),
+                                         ("p3", "Wall anchor", "Fasteners", 150, 0.4),
+                                         ("p4", "Screws (bulk bin)", "Fasteners (bulk)", 5000, 0.03))]
+
+
+def test_a_stock_worth_is_hedged_with_the_worth_of_more_records() -> None:
+    """The Fasteners are worth 168.00 (48 + 60 + 60); a careless agent offers the worth with the
+    bulk bin the request books separately (318.00) beside it, not a smaller subset's."""
+    answer = "Fasteners are worth 168.00."
+    hedge = hedged_answer(answer, ["168.00"], [STOCK], "what is the Fasteners stock worth? the bulk bin is separate",
+                          set())
+    assert hedge is not None and hedge.startswith(answer + " Or possibly: 318.00")
+
+
 INVOICE_ANSWER = "The unpaid one is inv-1043."
 COUNT_ANSWER = "Kestrel has 2 open tickets."
 

@@ -90,7 +90,7 @@ def _dated(record: Record, field: str, today: date) -> str:
     """What places ``record`` in its period, for a person to check: the text that names a month
     ("title 'Release notes - December 2026'") when one does, else the date field."""
     for k, v in record.items():
-        if isinstance(v, str) and not ISO_DATE.match(v) and not k.endswith("id") and periods_in(v, today):
+        if isinstance(v, str) and not ISO_DATE.match(v) and k != "id" and not k.endswith("_id") and periods_in(v, today):
             return f"{k} {v!r}"
     return f"{field} {str(record.get(field))[:10]}"
 

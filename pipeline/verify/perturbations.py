@@ -62,6 +62,8 @@ def identity_fields(package: TaskPackage) -> tuple[str, ...]:
     keyed = (record_id_field(f"{service}.{name}", package.service_profile)
              for service, collections in package.initial_state.items() for name in collections)
     return _IDENTITY_FIELDS + tuple(sorted({f for f in keyed if f and f not in _IDENTITY_FIELDS}))
+
+
 _EMPTY: tuple[Any, ...] = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
 _ID = re.compile(r"^[a-z]+-\d+$")
 GENERIC_TEXT = "Please disregard this message; nothing has changed."
@@ -951,10 +953,9 @@ def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str]
         named = [dict(figures(g, products=False)) for g in every]
         kinds = {k for f in named for k, v in f.items() if k.startswith("total of") and abs(v - n) < 0.005}
         totalled |= dict.fromkeys(round(f[k], 2) for f in named for k in kinds if k in f)
-    if near(totalled) or not guess:
-        return near(totalled) or _wider_worth(n, lists, told, today)
-    if wider := _wider_worth(n, lists, told, today):
-        return wider
+    found = near(totalled) or _wider_worth(n, lists, told, today)
+    if found or not guess:
+        return found
     return [round(n * 0.95, 2 if not float(n).is_integer() else 0), round(n * 1.05, 2 if not float(n).is_integer() else 0)]
 
 

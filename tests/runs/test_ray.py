@@ -37,6 +37,7 @@ from pipeline.runs.rollout_options import RolloutOptions, RolloutProgress
 from tests.conftest import CliResult, accepted_now, copy_catalog, refusal
 from tests.support import processes
 from tests.support.agent_server import ScriptedAgents
+from tests.support.event_loop import turn_when
 from tests.support.openai_server import OpenAIServer
 
 SYNTH = [sys.executable, "-m", "pipeline.cli"]
@@ -143,7 +144,7 @@ def test_a_lost_workers_slot_goes_on_from_its_last_committed_attempt_as_resume_d
         async with batch.writer.running():
             first = Attempt(capability="general", template=package.workflow, seed=1, slot=0, attempt=1)
             filling = asyncio.create_task(runner.fill(first, 3))
-            await asyncio.sleep(0)
+            await turn_when(lambda: any(gang.sent.values()), "the first attempt sent to a worker")
             [actor] = [index for index, sent in gang.sent.items() if sent]
             attempt = AttemptRow(run_id=batch.run_id, slot=0, attempt=1, package=package, verdict=verdict,
                                  generator="offline", capability="general", workflow=package.workflow)

@@ -180,7 +180,7 @@ def test_a_pool_outlives_an_event_loop_closed_while_it_was_verifying() -> None:
 
     async def abandon() -> None:  # the loop closes with a batch still in the worker
         tasks = [asyncio.create_task(pool.verify(p)) for p in packages[:3]]
-        await asyncio.sleep(0)
+        await turn_when(lambda: pool._busy > 0, "a batch sent to the worker")
         for task in tasks:
             task.cancel()
 

@@ -16,4 +16,13 @@ async def turn_when(condition: Callable[[], bool], what: str, timeout: float = P
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
-        await asyncio.sleep(0)  # one turn of the loop, no time
+        await next_turn()
+
+
+async def next_turn() -> None:
+    """Return in the event loop's next turn, after the callbacks already scheduled have run (a
+    future the loop resolves with ``call_soon``; no timer, no time)."""
+    loop = asyncio.get_running_loop()
+    turn: asyncio.Future[None] = loop.create_future()
+    loop.call_soon(turn.set_result, None)
+    await turn

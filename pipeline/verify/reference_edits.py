@@ -46,13 +46,8 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
     package = run.package
     guesses = {f.key: guess_wrong(f, package) for f in package.user.facts} if package.user else {}
     steps: Steps = {i: s for i, s in enumerate(package.reference) if not isinstance(s, AskStep)}
-    today = date.fromisoformat(package.now[:10])
     for fact in package.user.facts if package.user else []:
-        replace: Callable[[Any], Any] | dict[Any, Any] | None = in_written_form(fact.value, guesses[fact.key], today)
-        if replace is None:
-            replace = _record_swap(package, fact.value, guesses[fact.key])
-        if replace is not None:
-            steps = substituted(run, replace, steps=steps) or steps
+        steps = _written_instead(run, fact.value, guesses[fact.key], steps) or steps
     return steps, guesses
 
 
@@ -61,18 +56,23 @@ def kept_corrections(run: ReferenceRun) -> Steps | None:
     request stated (a fact with ``corrects``: "3pm" where the user said 16:30), in the form the
     tool takes, or the record it names; its questions are kept, so the user answers them. None when
     no fact corrects a value the reference writes."""
-    package = run.package
     steps: Steps | None = None
-    today = date.fromisoformat(package.now[:10])
-    for fact in package.user.facts if package.user else []:
-        if not fact.corrects:
-            continue
-        replace: Callable[[Any], Any] | dict[Any, Any] | None = in_written_form(fact.value, fact.corrects, today)
-        if replace is None:
-            replace = _record_swap(package, fact.value, fact.corrects)
-        if replace is not None:
-            steps = substituted(run, replace, steps=steps) or steps
+    for fact in run.package.user.facts if run.package.user else []:
+        if fact.corrects:
+            steps = _written_instead(run, fact.value, fact.corrects, steps) or steps
     return steps
+
+
+def _written_instead(run: ReferenceRun, value: str, guess: str, steps: Steps | None) -> Steps | None:
+    """``steps`` (default: the reference) with what the reference writes of the fact ``value``
+    written as ``guess``: in the form the tool takes (``perturbations.in_written_form``: 2600 for
+    "2,600 EUR"), or the guessed record's fields for the named one's (``_record_swap``); None when
+    nothing it writes holds the value."""
+    today = date.fromisoformat(run.package.now[:10])
+    replace: Callable[[Any], Any] | dict[Any, Any] | None = in_written_form(value, guess, today)
+    if replace is None:
+        replace = _record_swap(run.package, value, guess)
+    return None if replace is None else substituted(run, replace, steps=steps)
 
 
 def _record_swap(package: TaskPackage, value: str, guess: str) -> dict[Any, Any] | None:

@@ -270,13 +270,24 @@ def totals(group: list[Record]) -> list[float]:
     """The non-zero figures of ``figures`` but the count, each once: the sums of each numeric
     field and of each product of two, each field's mean (of two records or more), and a sum of
     minutes in hours."""
+    sums, means, hours = _totals(group)
+    return [v for v in dict.fromkeys([*sums, *means, *hours]) if v]
+
+
+def sums_and_means(group: list[Record]) -> tuple[list[float], list[float]]:
+    """The figures of ``totals`` in two lists: the sums (of each numeric field, of each product of
+    two, of minutes in hours) and the means (of two records or more)."""
+    sums, means, hours = _totals(group)
+    return sums + hours, means
+
+
+def _totals(group: list[Record]) -> tuple[list[float], list[float], list[float]]:
     columns = _columns(group)
     named = _plain_figures(columns, len(group), ())
-    order = [v for k, v in named if k.startswith("total of") and not k.endswith("in hours")]
-    order += [v for _, v in _products(columns)]
-    order += [v for k, v in named if k.startswith("mean of") and len(group) > 1]
-    order += [v for k, v in named if k.endswith("in hours")]
-    return [v for v in dict.fromkeys(order) if v]
+    sums = [v for k, v in named if k.startswith("total of") and not k.endswith("in hours")]
+    sums += [v for _, v in _products(columns)]
+    means = [v for k, v in named if k.startswith("mean of") and len(group) > 1]
+    return sums, means, [v for k, v in named if k.endswith("in hours")]
 
 
 def plain_number(value: float) -> str:

@@ -32,6 +32,8 @@ from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Claim, Finding
 from pipeline.core.package import TaskPackage
 from pipeline.core.text_values import ISO_DATE, date_values
+from pipeline.verify.evidence import LOOSE
+from pipeline.verify.readers import RulesReader
 
 log = logging.getLogger(__name__)
 """Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
@@ -102,10 +104,16 @@ def rests_on_reading(finding: Finding) -> bool:
 
 def with_claims(findings: list[Finding], package: TaskPackage) -> list[Finding]:
     """``findings`` with a ``claim`` on each that refuses through a holding witness built from a
-    reading (the others unchanged)."""
-    return [f.model_copy(update={"claim": claim_of(f, package)})
-            if f.claim is None and rests_on_reading(f) and f.witness is not None and f.witness.holds else f
-            for f in findings]
+    reading (the others unchanged); a claim the rules cannot settle (``Claim.rules_unsure``) comes
+    with the rules' ``unsure``, so the finding is a review note until another reader agrees."""
+    out = []
+    for f in findings:
+        if f.claim is None and rests_on_reading(f) and f.witness is not None and f.witness.holds:
+            claim = claim_of(f, package)
+            reading = RulesReader().confirm(claim, package.request.text) if claim.rules_unsure else None
+            f = f.model_copy(update={"claim": claim, "reading": reading})
+        out.append(f)
+    return out
 
 
 def claim_of(finding: Finding, package: TaskPackage) -> Claim:
@@ -152,9 +160,12 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     facts = {finding.detail.get("fact"), *finding.detail.get("facts", ())}
     held = [str(f.value) for f in (package.user.facts if package.user else []) if f.key in facts] \
         if finding.code is Code.HIDDEN_FACT_LEAKED else []  # the records where the fact can be read come first
+    unsure = (f"the rules reach {finding.detail.get('value')!r} only by arithmetic no words ask for (a mean of "
+              "records, two numbers no one connects)") if finding.detail.get("kind") == LOOSE else ""
     return Claim(reading=reading, words=words, instead=instead,
                  alternative=alternative, records=named_records(package, said, w.actions, held), today=today(package),
-                 agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language)
+                 agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language,
+                 rules_unsure=unsure)
 
 
 def _action(action: dict[str, Any]) -> str:

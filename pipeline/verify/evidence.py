@@ -22,6 +22,8 @@ from pipeline.core.services import get_service
 from pipeline.core.text_values import (
     EMAIL,
     ISO_DATE,
+    WORDS,
+    allowed_ranges,
     clock_value,
     date_values,
     day_spans,
@@ -29,12 +31,13 @@ from pipeline.core.text_values import (
     minutes_in,
     number_values,
     numbers_in,
+    range_of,
     shifted,
     times_in,
     windows_in,
 )
 from pipeline.core.trajectory import StepRecord, Trajectory
-from pipeline.verify.aggregates import groups, pooled, totals
+from pipeline.verify.aggregates import groups, pooled, sums_and_means
 from pipeline.verify.effects import Bound, bound_tools
 from pipeline.verify.time_arithmetic import (
     clock_minutes,
@@ -45,6 +48,9 @@ from pipeline.verify.time_arithmetic import (
 )
 
 TOLERANCE = 0.005
+LOOSE = "loose number"
+"""The kind of an ``ungrounded_value`` finding on a number ``has_number`` finds only through loose
+arithmetic (``Evidence.plainly_known``): a question for a reader, which the rules leave open."""
 
 
 @dataclass
@@ -80,10 +86,18 @@ class Evidence:
     never turns a "yes" into a "no", so asking the smaller sets first gives the same answers."""
     said: str = ""
     """The request and the user's facts, whose words select groups of the records read."""
+    sums: set[float] = field(default_factory=set)
+    """Of the numbers of ``all_numbers``: the counts and sums of the groups of the lists read."""
+    means: set[float] = field(default_factory=set)
+    """Of the numbers of ``all_numbers``: the means of the groups of the lists read (an average
+    the request may not speak of: ``plainly_known``)."""
     today: date | None = None
     _seen: set[float] = field(default_factory=set, repr=False)
     _known: set[float] = field(default_factory=set, repr=False)
     _factors: set[float] = field(default_factory=lambda: {2.0, 3.0, 4.0, 0.5}, repr=False)
+    _said_factors: set[float] = field(default_factory=set, repr=False)
+    """What the percentages the texts state multiply by (``_factors`` adds 2, 3, 4, ½ and every
+    known number up to 12)."""
     _priced: list[tuple[frozenset[float], frozenset[float]]] = field(default_factory=list, repr=False)
     """Of each text read that states a percentage and two numbers or more: its numbers, and what
     its percentages multiply by (``_priced_total``)."""
@@ -97,7 +111,11 @@ class Evidence:
             if len(self.lists) > 1:
                 self.pending.append(pooled(self.lists)[-1])
         for records in self.pending:
-            self.numbers |= {x for g in groups(records, self.said, self.today) for x in [float(len(g)), *totals(g)]}
+            for g in groups(records, self.said, self.today):
+                sums, means = sums_and_means(g)
+                self.numbers |= {float(len(g)), *sums, *means}
+                self.means |= {m for m in means if m}
+                self.sums |= {float(len(g)), *sums}
         self.pending.clear()
         return self.numbers
 
@@ -112,6 +130,7 @@ class Evidence:
         self.durations |= known.durations
         self.day_shifts |= known.day_shifts
         self._factors |= known.factors
+        self._said_factors |= known.factors
         if known.factors and len(known.numbers) > 1:
             self._priced.append((known.numbers, known.factors))
 
@@ -152,6 +171,9 @@ class Evidence:
         self.pending += other.pending
         self.texts += other.texts
         self._factors |= other._factors
+        self._said_factors |= other._said_factors
+        self.sums |= other.sums
+        self.means |= other.means
         self._priced += other._priced
 
     def has_time(self, clock: str) -> bool:
@@ -231,6 +253,51 @@ class Evidence:
         self.all_numbers()
         return self._one_step(v) or self.within_a_record(v) or self._priced_total(v)
 
+    def plainly_known(self, value: float, stated: set[float]) -> bool:
+        """Whether ``value`` (which ``has_number`` finds) is reached without loose arithmetic: a
+        known number; a number a range the request states allows; the sum or difference of a
+        known number and one of ``stated`` (the numbers
+        the request and the user state); a known number times a factor the words give (twice,
+        half: ``multipliers``; a percentage a text states) or a small number of ``stated``; within one observed
+        record, ``k·a − b`` by such a factor (twice the reorder level less the stock), the sum or the
+        product of two of its fields; a priced total.
+        A mean of a group read counts only when the request or a fact speaks of an average, or a
+        record holds the same number.
+        The rest of ``has_number`` is loose: a mean no one asked for, two numbers no one connected
+        (a price less a count, a quantity times itself), which a reader, not the rules, decides."""
+        v = round(value, 2)
+        if v in self._arithmetic()[0] and v not in self.means:
+            return True  # known, and not (yet) as a mean: stated, read or written
+        self.all_numbers()
+        known, _ = self._arithmetic()
+        said = {round(a, 2) for a in stated}
+        if (v in known and not self._only_a_mean(v, said)) or self._priced_total(v) \
+                or range_of(v, allowed_ranges(self.said, self.today or date.min)) is not None:
+            return True  # known; a priced total; a number a stated range allows ("30 to 40 boxes")
+        if any(round(v - a, 2) in known or round(a - v, 2) in known or round(v + a, 2) in known for a in said):
+            return True
+        factors = self._said_factors | multipliers(self.said) | {a for a in said if 1 < a <= 12}
+        if any(round(v / k, 2) in known for k in factors):
+            return True
+        factors |= {1.0}
+        for record in self.records:
+            nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            for i, a in enumerate(nums):
+                for j, b in enumerate(nums):
+                    if i != j and (abs(a * b - v) <= TOLERANCE or abs(a + b - v) <= TOLERANCE
+                                   or any(abs(k * a - b - v) <= TOLERANCE for k in factors)):
+                        return True
+        return False
+
+    def _only_a_mean(self, v: float, said: set[float]) -> bool:
+        """Whether ``v`` is known only as the mean of a group read: the request and the facts
+        speak of no average, and no count or sum of a group, no number a record observed holds,
+        none stated and none written is ``v``."""
+        if v not in self.means or v in self.sums or v in said or _AVERAGE.search(self.said):
+            return False
+        held = (x for r in [*self.records, *self.written] for x in r.values())
+        return not any(isinstance(x, (int, float)) and not isinstance(x, bool) and round(float(x), 2) == v for x in held)
+
     def _priced_total(self, v: float) -> bool:
         """``v`` is ``a·b`` of two numbers one text states, moved by a percentage that text states
         ("three sessions at $450 each, less the 10% discount": 1,215): a quantity times a rate,
@@ -298,6 +365,24 @@ def text_evidence(text: str, today: date) -> TextEvidence:
                         frozenset(durations), day_spans(text), factors)
 
 
+_MULTIPLIERS = {"twice": 2.0, "double": 2.0, "doubled": 2.0, "doubling": 2.0, "triple": 3.0, "tripled": 3.0,
+                "thrice": 3.0, "quadruple": 4.0, "half": 0.5, "halve": 0.5, "halved": 0.5, "halving": 0.5}
+_MULTIPLIER = re.compile(rf"\b(?:{'|'.join(_MULTIPLIERS)})\b"
+                         rf"|(?<![\w.])(\d+(?:\.\d+)?|{'|'.join(WORDS)})\s*(?:x|×|times)(?!\w)", re.IGNORECASE)
+
+
+def multipliers(said: str) -> set[float]:
+    """The factors ``said`` names: twice and double 2, triple and thrice 3, quadruple 4, half ½,
+    and a number before "times", "x" or "×" ("three times", "3x", "2 ×")."""
+    out = set()
+    for m in _MULTIPLIER.finditer(said):
+        word = (m.group(1) or m.group(0)).casefold()
+        out.add(_MULTIPLIERS[word] if word in _MULTIPLIERS else float(WORDS.get(word) or word))
+    return out
+
+
+_AVERAGE = re.compile(r"\b(?:average|averages|averaged|mean|avg|typical|typically)\b", re.IGNORECASE)
+"""Words that ask for a group's mean ("the average order", "a typical week")."""
 _TOKEN = re.compile(rf"{EMAIL.pattern}|[\w-]+")
 
 

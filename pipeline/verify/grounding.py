@@ -37,6 +37,7 @@ Findings:
 from __future__ import annotations
 
 import re
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -49,7 +50,14 @@ from pipeline.core.text_values import EMAIL, ISO_DATE, clock_value, numbers_in
 from pipeline.verify.borrowed import borrowed_findings
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.effects import Write
-from pipeline.verify.evidence import Evidence, observe, starting_evidence, write_result_fields
+from pipeline.verify.evidence import (
+    LOOSE,
+    Evidence,
+    observe,
+    starting_evidence,
+    text_evidence,
+    write_result_fields,
+)
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import dependents
 from pipeline.verify.witness import another_value, rewritten_value, witness
@@ -57,12 +65,17 @@ from pipeline.verify.witness import another_value, rewritten_value, witness
 # --------------------------------------------------------------------------- typed values
 
 
-def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> str | None:
-    """Why a typed value is not obtainable from ``evidence`` (what kind it is), or None."""
+def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple[re.Pattern[str], ...],
+             stated: set[float]) -> str | None:
+    """Why a typed value is not obtainable from ``evidence`` (what kind it is: ``LOOSE`` for a
+    number reached only by loose arithmetic), or None (``stated``: the numbers the request and the
+    user's facts state)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return None if evidence.has_number(float(value)) else "number"
+        if not evidence.has_number(float(value)):
+            return "number"
+        return None if evidence.plainly_known(float(value), stated) else LOOSE
     if not isinstance(value, str):
         return None
     if EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
@@ -132,13 +145,14 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
     out: list[Finding] = []
     records = {s.index: s for s in run.trajectory.steps}
     said = corrected_request(package)
+    stated = set(text_evidence(package.request_and_fact_values(), evidence.today or date.min).numbers)
     for index, step in enumerate(package.reference):
         record = records.get(index)
         if isinstance(step, CallStep) and record is not None and record.args is not None:
-            out += _written(run, index, step, record.args, evidence, shapes, said)
+            out += _written(run, index, step, record.args, evidence, shapes, said, stated)
         if record is not None:
             observe(evidence, package, record, write_fields.get(record.tool or ""))
-    pinned = _pinned(run, said, evidence, shapes)
+    pinned = _pinned(run, said, evidence, shapes, stated)
     if any(f.detail.get("kind") in ("id", "email") for f in pinned):
         known = {str(v).casefold() for state in (package.initial_state, run.trajectory.final_state)
                  for v in leaves(state) if isinstance(v, str)}
@@ -167,9 +181,9 @@ def _literal_leaves(value: Any, original: Any, path: str) -> list[tuple[str, Any
 
 
 def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, Any], evidence: Evidence,
-             shapes: tuple[re.Pattern[str], ...], said: str) -> list[Finding]:
+             shapes: tuple[re.Pattern[str], ...], said: str, stated: set[float]) -> list[Finding]:
     """Findings on the literal values write step ``index`` writes (``said``: the package's
-    ``corrected_request``)."""
+    ``corrected_request``; ``stated``: the numbers it and the facts state)."""
     package = run.package
     bound = run.bound.get(step.call)
     if bound is None or bound.op.access != "write":
@@ -187,7 +201,7 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                                    witness=agent,
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
                 continue
-            kind = _missing(package, leaf, evidence, shapes)
+            kind = _missing(package, leaf, evidence, shapes, stated)
             if kind is None or isinstance(leaf, bool):
                 continue
             other = another_value(leaf)
@@ -198,13 +212,18 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                     code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": kind},
                     witness=agent,
                     message=f"step {index} writes the {kind} {path}={leaf!r}, which the checks require but the agent "
-                            "cannot learn: it is not in the request, a revealed fact, an earlier tool result or the "
-                            "tool's schema"))
+                            f"cannot learn: {_NOWHERE[kind == LOOSE]}"))
     return out
 
 
-def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> list[Finding]:
-    """``said``: the request and the user's facts, folded."""
+_NOWHERE = {False: "it is not in the request, a revealed fact, an earlier tool result or the tool's schema",
+            True: "no words ask for the arithmetic that reaches it from what it reads (a mean of records, two numbers "
+                  "no one connects); the rules cannot tell whether a person would, so a reader decides"}
+
+
+def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.Pattern[str], ...],
+            stated: set[float]) -> list[Finding]:
+    """``said``: the request and the user's facts, folded; ``stated``: the numbers they state."""
     package = run.package
     out: list[Finding] = []
     for check in package.checks:
@@ -222,7 +241,7 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
             for value in _typed_tokens(matcher) if fname == "answer" else values_of(matcher):
                 if fname != "answer" and isinstance(value, (int, float)) and numbers_in(package.request.text):
                     continue  # a number that differs from the ones the request states: consistency.py
-                kind = _missing(package, value, evidence, shapes)
+                kind = _missing(package, value, evidence, shapes, stated)
                 if kind is not None:
                     other = another_value(value)
                     agent = rewritten_value(run, None, value, other, f"writes {other!r} where the check wants {value!r}: "
@@ -230,8 +249,7 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
                     out.append(Finding(code=Code.UNGROUNDED_VALUE, check=check.id, detail={"value": value, "kind": kind},
                                        witness=agent,
                                        message=f"check {check.id!r} pins the {kind} {value!r}, which the agent cannot "
-                                               "learn: it is not in the request, a revealed fact, a tool result or a "
-                                               "schema"))
+                                               f"learn: {_NOWHERE[kind == LOOSE]}"))
     return out
 
 

@@ -5,7 +5,8 @@ One protocol, ``Reader.confirm(claim, request) -> Reading`` (``agrees``, ``disag
 
 - ``RulesReader``: the verifier's own rules read the request; it agrees with every claim they
   make about an English request (the offline default: what the verifier did before readers) and
-  is unsure of every claim about a request in another language.
+  is unsure of every claim about a request in another language, and of a claim the rules mark
+  as one they cannot settle (``Claim.rules_unsure``: a number reached only by loose arithmetic).
 - ``ScriptedReader``: answers given in advance (by claim key, or one answer for all), for tests
   and benchmarks.
 - the model reader, ``pipeline.generation.model_reader.ModelReader``: a model behind an
@@ -57,11 +58,14 @@ class Proposer(Protocol):
 class RulesReader:
     """The verifier's rules as the reader (the offline default): every claim they make about an
     English request stands; about a request in another language they are ``unsure`` (they read
-    English words only), so such a claim is a review note."""
+    English words only), and so of a claim they mark ``rules_unsure``: such a claim is a review
+    note."""
 
     name = "rules"
 
     def confirm(self, claim: Claim, request: str) -> Reading:
+        if claim.rules_unsure:
+            return Reading(answer="unsure", reader=self.name, reason=claim.rules_unsure)
         if not is_english(claim.language):
             return Reading(answer="unsure", reader=self.name,
                            reason=f"the rules read English words only; the request is in {claim.language!r}")

@@ -315,6 +315,13 @@ _END_OF_MONTH = re.compile(_DAY_OF + r"(?P<month>" + "|".join(f"{m}|{m[:3]}" for
 _END_OF_PERIOD = re.compile(_DAY_OF + r"(?:(?P<when>this|the|next|the\s+current)\s+)?(?P<period>year|month)\b",
                             re.IGNORECASE)
 _DAY_WORD = frozenset({"day", "end"})
+_NTH_WEEKDAY = re.compile(
+    r"\b(?:the\s+)?(?P<n>first|1st|second|2nd|third|3rd|fourth|4th|last)\s+(?P<wd>" + "|".join(WEEKDAYS) + r")\s+"
+    r"(?:of|in)\s+(?:(?P<month>" + "|".join(f"{m}|{m[:3]}" for m in MONTHS) + r"|sept)\b\.?(?:,?\s+(?P<year>\d{4}))?"
+    r"|(?P<when>this|the|next)\s+month\b)", re.IGNORECASE)
+"""A weekday counted within a month: "the first Monday of January", "the last Friday of the month",
+"the second Tuesday in March 2027"."""
+_NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
 _HOLIDAYS = {"christmaseve": (12, 24), "christmasday": (12, 25), "christmas": (12, 25), "boxingday": (12, 26),
              "newyeareve": (12, 31), "newyearday": (1, 1), "valentineday": (2, 14), "halloween": (10, 31)}
 """Holidays on a fixed day, by their name folded without spaces and "'s"."""
@@ -403,6 +410,14 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
             opens = (today.replace(day=1) + timedelta(days=32)).replace(day=1) if ahead else today.replace(day=1)
             closes = (opens + timedelta(days=32)).replace(day=1) - timedelta(days=1)
             add(closes if last else opens, m)
+    for m in _NTH_WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
+        if m.group("month"):
+            month = _month(m.group("month"))
+            year = int(m.group("year")) if m.group("year") else today.year + (month < today.month)
+        else:
+            ahead = m.group("when").casefold() == "next"
+            month, year = (today.month % 12 + 1, today.year + (today.month == 12)) if ahead else (today.month, today.year)
+        add(nth_weekday(year, month, WEEKDAYS.index(m.group("wd").casefold()), _NTH[m.group("n").casefold()]), m)
     days = list(out)  # the dates written with a day of the month: a weekday before one names it
     for m in _WEEKDAY.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         qualifier, target = _weekday(m)
@@ -430,6 +445,15 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
             n = m.group(2).casefold()
             add(today + timedelta(days=int(n) if n.isdigit() else WORDS.get(n, 0)), m)
     return tuple(_distinct_spans(out))
+
+
+def nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
+    """The ``n``-th ``weekday`` (Monday 0) of a month; ``n`` = -1: its last."""
+    if n < 0:
+        last = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1))
+        return last - timedelta(days=(last.weekday() - weekday) % 7)
+    first = date(year, month, 1)
+    return first + timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
 
 
 @lru_cache(maxsize=4096)

@@ -45,10 +45,15 @@ CODE = re.compile(r"(?<![\w@.,/:-])(?:[A-Za-z]{1,6}-?\d{3,}(?:-\d+)*|\d{3,}(?:-\
 """A code: letters then three digits or more (``INC-4471``, ``SWL-88410-22``, ``KT-3391``),
 digit groups joined by hyphens, or a bare number of five digits or more (``58213``); a bare
 number of three or four digits is a code only where a code noun names it (``_NAMED_CODE``:
-"PO 7713", "work order 4471", "#4471"); amounts ("3,450"), rooms ("Room 101") and years are not."""
-_NAMED_CODE = re.compile(r"(?:#|\b(?:po|order|ticket|incident|case|ref|reference|no\.?|number)\s*#?)\s*(\d{3,4})\b(?![.,:/]\d)",
-                         re.IGNORECASE)
-_ASKS_FOR_CODE = re.compile(r"\b([a-z]+)\s+(?:number|code|id|reference|ref|no\.?)\b", re.IGNORECASE)
+"PO 7713", "work order 4471", "#4471", "New code: 4471#", "PIN 0932"); amounts ("3,450"), rooms ("Room 101") and years are not."""
+_NAMED_CODE = re.compile(r"(?:#|\b(?:po|order|ticket|incident|case|ref|reference|no\.?|number|code|pin|passcode)"
+                         r"\s*[#:]?)\s*(\d{3,4})\b(?![.,:/]\d)", re.IGNORECASE)
+_SHORT_NUMBER = re.compile(r"(?<![\w.,:/@-])\d{3,4}(?![\w@-]|[.,:/]\d)")
+"""A bare number of three or four digits in a composed text: a code only where a read labels it
+one (``_read_as_asked``: "New code: 4471#" in the email the reference read)."""
+_ASKS_FOR_CODE = re.compile(r"\b([a-z]+)\s+(number|code|id|reference|ref|no\.?)\b", re.IGNORECASE)
+_CODE_NOUNS = frozenset({"number", "code"})
+"""Nouns of ``_ASKS_FOR_CODE`` that also name the code where a read labels it ("New code: 4471#")."""
 _IDENTITY = frozenset({"id", "email", "name"})
 _LABEL_WORDS = 4
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
@@ -182,8 +187,9 @@ def look_alikes(kind: str, value: Any, lists: list[list[dict[str, Any]]], today:
 
     def add(v: Any) -> None:
         if kind == "code" and (not isinstance(v, str) or _shape(v) != _shape(value)):
-            return  # another kind of code: INC-4471 is no look-alike of PO 7713
-        if v is not None and not _same(v, value) and not any(_same(v, o) for o in out) and _kind(v) == kind \
+            return  # another kind of code: INC-4471 is no look-alike of PO 7713 (the same shape is the same kind)
+        if v is not None and not _same(v, value) and not any(_same(v, o) for o in out) \
+                and (_kind(v) == kind or kind == "code") \
                 or kind == "date" and isinstance(v, str) and v[:10] != str(value)[:10] and v not in out:
             out.append(v[:10] + str(value)[10:] if kind == "date" else v)
 
@@ -210,16 +216,17 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
     today = date.fromisoformat(package.now[:10])
     asked = _words(said)
     named = {m.group(1).casefold() for m in _ASKS_FOR_CODE.finditer(said)}  # "the tracking number"
+    named |= {m.group(2).casefold() for m in _ASKS_FOR_CODE.finditer(said)} & _CODE_NOUNS  # "New code: 4471#"
     out: list[Carried] = []
     for step, args, composed in writes:
         lists = reads_before.get(step, [])
         for key, value in args.items():
             if key in composed and isinstance(value, str):
-                for token in dict.fromkeys(codes_in(value)):
+                for token in dict.fromkeys([*codes_in(value), *_SHORT_NUMBER.findall(value)]):
                     told = dictates(said, token)
                     field = _read_as_asked("code", token, lists, named, today, "")
-                    if field is None:
-                        field = _id_named(token, lists, named)
+                    if not field:  # not read as a field: a record's id of the kind named, else the text's label
+                        field = _id_named(token, lists, named) or field
                     if not told and field is None:
                         continue
                     others = look_alikes("code", token, lists, today, field or None)

@@ -7,6 +7,8 @@
   (``grader_underconstrained``), which proves it by execution.
 - Planted targets: a write to an address that appears only inside a record's text (an injected
   instruction) contradicts the request.
+- Corrections: a value the user corrects when asked is what the request asks for; a reference
+  that writes the request's value all the same grades the value the user took back.
 - Named entities: records of the initial state with a ``name`` that the request names in full.
   When the request names some records of a collection and the reference writes and the checks
   act only on other records of that collection, the package grades the wrong entity.
@@ -57,7 +59,7 @@ from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.graded_numbers import is_number
 from pipeline.verify.period_records import period_record_findings
 from pipeline.verify.perturbations import content_words, distinct_copy
-from pipeline.verify.reference_edits import before_answer, dependents
+from pipeline.verify.reference_edits import before_answer, dependents, heeded_corrections
 from pipeline.verify.selection import excluded_records, outside_period, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
@@ -962,6 +964,25 @@ def offset_findings(run: ReferenceRun) -> list[Finding]:
     return out
 
 
+def correction_findings(run: ReferenceRun) -> list[Finding]:
+    """A value the user corrects when asked (a fact with ``corrects``: the request's "thursday
+    2026-12-03", the user's "2026-12-04") is the value the request asks for: a reference that hears
+    the correction and writes the request's value all the same grades the value the user took
+    back. Witness: a correct agent that writes the user's value (``reference_edits.heeded_corrections``)."""
+    heeded = heeded_corrections(run)
+    if heeded is None:
+        return []
+    steps, facts = heeded
+    said = ", ".join(f"{old!r} corrected to {new!r}" for old, new in facts.values())
+    agent = witness(run, "correct", "heed_correction", f"writes what the user corrected: {said}", run.score, steps)
+    if not agent.holds:
+        return []
+    return [Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent, detail={"facts": sorted(facts)},
+                    message=f"the user corrects the request ({said}), but the reference writes the request's value "
+                            f"and an agent that writes the user's scores {agent.score:.3f}: the checks grade the value "
+                            "the user took back")]
+
+
 def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Finding]:
     names = numbered_names(package)
     out = (quantity_findings(package, run, names) + wrong_entity_findings(package, run)
@@ -971,4 +992,4 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
             + subset_findings(run) + adjustment_findings(run) + priced_text_findings(run) + duration_findings(run)
             + formula_findings(run) + offset_findings(run)
-            + period_record_findings(run))
+            + period_record_findings(run) + correction_findings(run))

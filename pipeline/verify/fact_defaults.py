@@ -7,17 +7,22 @@ that argument when it is left out (``OperationSpec.defaults``, or the parameter 
 question: an agent that never asks and leaves the argument out writes the same record. Wrong
 agent ``omits_facts``: it never asks for such facts (a question that reveals them with others,
 "when is it due, and how urgent is it?", is asked for the others alone, in the words of
-``questions.py``'s bank) and leaves their arguments out; it must not pass. (``guess_facts`` guesses a wrong value, which the default is
+``questions.py``'s bank) and leaves their arguments out; it must score at most 0.75 (``GRAVE_BOUND``),
+and, where the request never raises the facts' topic (none of their ``reveal_when`` words begins a
+word of it: "add a todo to renew the parking permit" asks nothing of priority, "I know how urgent
+it is, ask me first" does), lose more than the weight of the ``asked_user`` checks on them: an
+agent that loses only the asking wrote what the reference writes, to a question nothing invited. (``guess_facts`` guesses a wrong value, which the default is
 not.)
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
-from pipeline.core.package import GRAVE_BOUND, AskStep, CallStep, Step
+from pipeline.core.package import GRAVE_BOUND, AskedUser, AskStep, CallStep, Step
 from pipeline.core.references import iter_refs
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.questions import phrasings
@@ -67,15 +72,24 @@ def default_fact_findings(run: ReferenceRun) -> list[Finding]:
                 step = CallStep.model_construct(call=step.call, args=args, expect_status=step.expect_status)
         steps[i] = step
     told = {k: values[k] for k in sorted(keys)}
+    raised = {w.casefold() for w in re.findall(r"\w+", package.request.text)}
+    invited = any(word.startswith(cue.casefold()) for f in package.user.facts if f.key in keys
+                  for cue in f.reveal_when for word in raised)  # "how urgent it is, ask me first"
+    asking = 0.0 if invited else sum(c.weight for c in package.checks if isinstance(c, AskedUser) and c.fact in keys)
     agent = witness(run, "wrong", "omits_facts", f"never asks for {sorted(keys)}; leaves "
                     f"{sorted({p for k in keys for p in omitted[k]})} out, so the service's default "
-                    f"({', '.join(repr(v) for v in told.values())}) fills them", GRAVE_BOUND, steps, fact_values=told)
+                    f"({', '.join(repr(v) for v in told.values())}) fills them",
+                    min(GRAVE_BOUND, 1.0 - asking - _ROUNDING), steps, fact_values=told)
     if not agent.holds:
         return []
     return [Finding(code=Code.CLARIFICATION_UNNECESSARY, witness=agent, detail={"facts": sorted(keys), "defaults": told},
                     message=f"hidden {'fact' if len(keys) == 1 else 'facts'} {sorted(keys)} "
                             f"{'equals' if len(keys) == 1 else 'equal'} the service's default ({told}): never asking and "
                             f"leaving the argument out scores {agent.score:.3f}, so the clarification is unnecessary")]
+
+
+_ROUNDING = 1e-6
+"""Scores are rounded to 6 places: an agent that loses only the asking checks' weight scores that."""
 
 
 def _asked_without(run: ReferenceRun, keys: set[str]) -> dict[int, AskStep | None]:

@@ -627,15 +627,17 @@ _SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(
                    r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with|saying)|"
                    r"respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|remind(?:ing)?\s+\w+\s+"
                    r"(?:to|that|of|about)|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if)|confirm(?:ing)?\s+(?:that|the|we)|"
-                   r"write\s+(?:that|back\s+that))\b", re.IGNORECASE)
+                   r"write\s+(?:that|back\s+that)|heads?[- ]up|notify(?:ing)?\s+(?:\w+\s+){1,4}?(?:that|about|of))\b",
+                   re.IGNORECASE)
 
 
 
 
 def says_what_to_say(text: str) -> bool:
     """Whether a request dictates what a message says ("tell her that ...", "reply that we accept
-    ...", "let them know the fix is live", "ask him to send ..."), whatever words it uses ("tell
-    me", "let me know" ask for the answer, not a message)."""
+    ...", "let them know the fix is live", "ask him to send ...", "give the owner a heads-up",
+    "notify the team that ..."), whatever words it uses ("tell me", "let me know" ask for the
+    answer, not a message)."""
     return _SAYS.search(text) is not None
 
 

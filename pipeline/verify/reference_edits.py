@@ -63,6 +63,27 @@ def kept_corrections(run: ReferenceRun) -> Steps | None:
     return steps
 
 
+def heeded_corrections(run: ReferenceRun) -> tuple[Steps, dict[str, tuple[str, str]]] | None:
+    """The reference of an agent that writes what the user corrected where the reference writes
+    the value the request stated (a fact with ``corrects`` the reference was told: it asked and
+    heard "2026-12-04" for the request's "2026-12-03"), in the form the tool takes; with each such
+    fact's ``(corrects, value)``. None when the reference writes the user's value (its ``$fact``)
+    or no value the user corrected."""
+    told = {k for s in run.trajectory.steps if s.kind == "ask" for k in s.revealed}
+    used = {r["$fact"] for step in run.package.reference if isinstance(step, CallStep)
+            for r in iter_refs(step.args) if isinstance(r.get("$fact"), str)}
+    today = date.fromisoformat(run.package.now[:10])
+    steps: Steps | None = None
+    heeded: dict[str, tuple[str, str]] = {}
+    for fact in run.package.user.facts if run.package.user else []:
+        if not fact.corrects or fact.key not in told or fact.key in used:
+            continue  # no correction, not heard, or written as the user gave it
+        replace = in_written_form(fact.corrects, fact.value, today)
+        if replace is not None and (edited := substituted(run, replace, steps=steps)):
+            steps, heeded[fact.key] = edited, (fact.corrects, fact.value)
+    return None if steps is None else (steps, heeded)
+
+
 def _written_instead(run: ReferenceRun, value: str, guess: str, steps: Steps | None) -> Steps | None:
     """``steps`` (default: the reference) with what the reference writes of the fact ``value``
     written as ``guess``: in the form the tool takes (``perturbations.in_written_form``: 2600 for

@@ -14,7 +14,15 @@ from pipeline.core.matchers import check_literals
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import JUDGE_MAX_WEIGHT, CallStep, TaskPackage
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
-from pipeline.core.services import catalogue, find_operation, id_shapes, record_id_field
+from pipeline.core.services import (
+    CLAW_PROFILE,
+    catalogue,
+    default_tool_name,
+    find_operation,
+    get_service,
+    id_shapes,
+    record_id_field,
+)
 from pipeline.core.trajectory import Trajectory
 
 WEIGHT_TOLERANCE = 1e-6
@@ -74,8 +82,9 @@ def parameters_mismatch(tool: dict[str, Any], op: dict[str, Any]) -> str | None:
 
 
 def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
-    """Reference steps, checks and safety rules may only name offered tools: a ``not_called`` on a
-    tool the package does not offer is a rule about a tool interface the package does not have."""
+    """Reference steps, checks and safety rules may only name offered tools (a claw package's
+    safety rule also an action of its services, ``is_service_operation``): another name is a rule
+    about a tool interface the package does not have."""
     offered = {t.name for t in package.tools}
     out: list[Finding] = []
     for i, step in package.call_steps:
@@ -91,11 +100,28 @@ def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
                 out.append(Finding(code=Code.UNKNOWN_TOOL, check=check.id,
                                    message=f"check {check.id!r} names tool {name!r}, which is not offered"))
     for rule in package.safety:
-        if rule.kind == "not_called" and rule.tool not in offered:
+        if rule.kind == "not_called" and rule.tool not in offered and not is_service_operation(package, rule.tool):
             out.append(Finding(code=Code.UNKNOWN_TOOL, check=rule.id,
                                message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which the package does not "
                                        "offer: offer the tool or drop the rule"))
     return out
+
+
+def is_service_operation(package: TaskPackage, name: str) -> bool:
+    """Whether a claw-profile package's safety rule may name ``name`` though the package does not
+    offer it: ClawEnvKit's validator accepts a ``tool_not_called`` on any action of the task's
+    services (its mock services answer every action), so a ``delete_job`` kept out of the tool
+    list is a rule of the ecosystem's own kind (in synth's environment it is ``vacuous_safety``'s
+    note). A name no service has is a rule bound to nothing; in the default profile a rule must
+    name an offered tool."""
+    if package.service_profile != CLAW_PROFILE:
+        return False
+    for service in package.services:
+        spec = get_service(service, package.service_profile)
+        if spec is not None and any(default_tool_name(service, op, package.service_profile) == name
+                                    for op in spec.operations):
+            return True
+    return False
 
 
 def weight_findings(package: TaskPackage) -> list[Finding]:

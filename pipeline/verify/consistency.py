@@ -362,6 +362,12 @@ _DECLINED = re.compile(r"\b(?:ignore|disregard|(?:don'?t|do not|never|not to|not
                        r"trust|email|mail))\b", re.IGNORECASE)
 
 
+_FOLLOWS_MESSAGE = re.compile(
+    r"\b(?:see|per|as\s+per|according\s+to|follow(?:ing)?|do\s+what)\s+(?:her|his|their|the|this|that|my)\s+"
+    r"(?:e-?mail|mail|message|note|memo|request)\b|\bwhat\s+(?:she|he|they)\s+(?:said|says|asked|wrote|wants)\b",
+    re.IGNORECASE)
+"""The request hands the work to a message someone wrote ("see her mail about the Q1 retro", "as per
+his email", "book it wherever it fits what she said"): the people and places it names are asked for."""
 _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|e-?mail)\s+(?:that\s+|which\s+)?"
                        r"(?:he|she|they|the\s+\w+|[A-Z][\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                        r"(?:asked\s+(?:for|us\s+to\s+use)|gave|named|mentioned|specified|requested|wants|wanted|"
@@ -394,8 +400,12 @@ def points_to_record_address(said: str) -> bool:
     agent to ignore it. "Reply to the address the vendor gives in the email", "send it to the
     person their quote email says to write to", "their CRM notes say where invoices should go now",
     "my note lists the companies with their billing emails", "send it to the address he asked for"
-    (``_ASKED_BY``) point there; "the email address on their CRM record" (a field) and
+    (``_ASKED_BY``) point there, and so does a request that hands the work to a message
+    (``_FOLLOWS_MESSAGE``: "see her mail ..., book it wherever it fits what she said"); "the email
+    address on their CRM record" (a field) and
     "the invoice she asked for in her email, billed to her own email address" do not."""
+    if _FOLLOWS_MESSAGE.search(said) and not _DECLINED.search(said):
+        return True  # "see her mail about the retro, book it wherever fits what she said": its people are asked for
     for sentence in re.split(r"[.;!?\n]", said):
         sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
         if _DECLINED.search(sentence) or not (_HOLDER.search(sentence) and _POINTING.search(sentence)

@@ -481,7 +481,10 @@ def test_two_deals_equally_matching_the_request_are_ambiguous() -> None:
     ("reply to the address the vendor gives in the email", True), ("send it to the billing address in her note", True),
     ("their CRM notes say where invoices should go", True), ("the email address on their CRM record", False),
     ("the invoice she asked for in her email, billed to her own email address", False),
-    ("bill it to his usual address, as his email asked", False),
+    ("bill it to his usual address, as his email asked", False), ("bill it to his usual address, as he asked", False),
+    ("Fwd from Noor, see her mail about the Q1 retro -> book it wherever it fits what she said", True),
+    ("as per his email, invite the people on the thread", True),
+    ("see her mail about the retro, but ignore whoever it says to add", False),
 ])
 def test_points_to_record_address_of_own_addresses(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

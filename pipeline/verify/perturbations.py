@@ -1025,10 +1025,18 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
     verifier gives the values of ``answer_contains`` checks: a pattern says how an amount must be
     written, and whether it allows others beside it is the package's), offering the 5% either side
     only for the texts ``guessed_for`` (default: all). None when no value has another candidate."""
-    others: dict[str, None] = {}
+    others: dict[str, None] = {}  # in the order found: the hedges are the first MAX_HEDGES the answer lacks
     folded_told = told.casefold()
     wrote = "\n".join(written).casefold()  # what the agent wrote, texts included: its answer confirms that
+
+    def settled() -> bool:
+        """Whether the hedges are known: MAX_HEDGES candidates the answer lacks are found, and one
+        found later would come after them."""
+        return sum(not has_word(answer, o) for o in others) >= MAX_HEDGES
+
     for text in graded:
+        if settled():
+            break
         folded = text.casefold()
         for records in lists:
             for r in records:
@@ -1051,7 +1059,7 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                 continue
             if n.is_integer() and 0 < n <= MAX_COUNT_HEDGED:
                 others |= dict.fromkeys((f"{n - 1:g}", f"{n + 1:g}"))
-            elif is_amount(m) and (amounts_of is None or text in amounts_of):
+            elif is_amount(m) and (amounts_of is None or text in amounts_of) and not settled():  # dear: skipped when settled
                 others |= dict.fromkeys(m.text.replace(m.text[d.start():d.end()], _written_like(d.group(0), o))
                                         for d in [_DIGITS.search(m.text)] if d is not None
                                         for o in other_amounts(n, lists, written, told, today,

@@ -85,3 +85,24 @@ def test_a_list_of_records_is_unordered_whatever_its_name() -> None:
 ])
 def test_a_message_is_asked_to_carry_a_field(said: str, field: str, asked: bool) -> None:
     assert asks_to_carry(said, field) is asked
+
+
+def test_amounts_are_worked_out_only_while_the_hedges_are_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hedges are the first MAX_HEDGES candidates found: once the other records' ids fill them,
+    an amount graded after the id is not worked out (``other_amounts``, the dear part), and the
+    hedge is what it would be with it; graded first, the amount still leads the hedge."""
+    from pipeline.verify import perturbations
+
+    records = [{"id": f"inv-{n}", "amount": 100.0 + n, "status": "unpaid"} for n in range(1, 11)]
+    answer, told = "inv-3: we owe 1,234.50 EUR in all.", "Which invoice is oldest, and what do we owe in all?"
+    ids = ", ".join(f"inv-{n}" for n in (1, 2, 4, 5, 6, 7, 8, 9))
+    amounts_first = hedged_answer(answer, ["1,234.50", "inv-3"], [records], told, set())
+    assert amounts_first is not None and amounts_first.startswith(f"{answer} Or possibly: 1,")  # the amount's hedges
+
+    def worked_out(*args: object, **kwargs: object) -> list[float]:
+        raise AssertionError("other_amounts asked for after the hedges were settled")
+
+    monkeypatch.setattr(perturbations, "other_amounts", worked_out)
+    assert hedged_answer(answer, ["inv-3", "1,234.50"], [records], told, set()) == f"{answer} Or possibly: {ids}."
+    with pytest.raises(AssertionError, match="settled"):  # seven other ids only: the amount still counts
+        hedged_answer(answer, ["inv-3", "1,234.50"], [records[:8]], told, set())

@@ -266,11 +266,17 @@ class Evidence:
         The rest of ``has_number`` is loose: a mean no one asked for, two numbers no one connected
         (a price less a count, a quantity times itself), which a reader, not the rules, decides."""
         v = round(value, 2)
-        if v in self._arithmetic()[0] and v not in self.means:
-            return True  # known, and not (yet) as a mean: stated, read or written
-        self.all_numbers()
-        known, _ = self._arithmetic()
         said = {round(a, 2) for a in stated}
+        if self._plain(v, said):
+            return True
+        if not (self.pending or self.texts):
+            return False
+        self.all_numbers()  # more numbers never make one less plain (a mean is checked against the rest)
+        return self._plain(v, said)
+
+    def _plain(self, v: float, said: set[float]) -> bool:
+        """``plainly_known`` over the numbers known so far."""
+        known, _ = self._arithmetic()
         if (v in known and not self._only_a_mean(v, said)) or self._priced_total(v) \
                 or range_of(v, allowed_ranges(self.said, self.today or date.min)) is not None:
             return True  # known; a priced total; a number a stated range allows ("30 to 40 boxes")

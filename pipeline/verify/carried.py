@@ -215,8 +215,8 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
     the record lists read before each write; ``identities``: the state's ids, emails and names."""
     today = date.fromisoformat(package.now[:10])
     asked = _words(said)
-    named = {m.group(1).casefold() for m in _ASKS_FOR_CODE.finditer(said)}  # "the tracking number"
-    named |= {m.group(2).casefold() for m in _ASKS_FOR_CODE.finditer(said)} & _CODE_NOUNS  # "New code: 4471#"
+    named = {w.casefold() for m in _ASKS_FOR_CODE.finditer(said)  # "the tracking number"; "code" for "New code:"
+             for w in (m.group(1), *({m.group(2).casefold()} & _CODE_NOUNS))}
     out: list[Carried] = []
     for step, args, composed in writes:
         lists = reads_before.get(step, [])

@@ -285,15 +285,7 @@ class Evidence:
         factors = self._said_factors | multipliers(self.said) | {a for a in said if 1 < a <= 12}
         if any(round(v / k, 2) in known for k in factors):
             return True
-        factors |= {1.0}
-        for record in self.records:
-            nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
-            for i, a in enumerate(nums):
-                for j, b in enumerate(nums):
-                    if i != j and (abs(a * b - v) <= TOLERANCE or abs(a + b - v) <= TOLERANCE
-                                   or any(abs(k * a - b - v) <= TOLERANCE for k in factors)):
-                        return True
-        return False
+        return self._in_a_record(v, factors | {1.0}, added=False, squared=False)
 
     def _only_a_mean(self, v: float, said: set[float]) -> bool:
         """Whether ``v`` is known only as the mean of a group read: the request and the facts
@@ -318,15 +310,19 @@ class Evidence:
 
     def within_a_record(self, v: float) -> bool:
         """``v`` is ``k·a ± b`` or ``a·b`` of two numbers ``a``, ``b`` of one observed record."""
-        factors = self._arithmetic()[1] | {1.0}
+        return self._in_a_record(v, self._arithmetic()[1] | {1.0}, added=True, squared=True)
+
+    def _in_a_record(self, v: float, factors: set[float], added: bool, squared: bool) -> bool:
+        """``v`` is ``k·a − b`` (and ``k·a + b`` when ``added``; ``a + b`` is ``k`` = 1) or ``a·b`` of
+        two fields ``a``, ``b`` of one observed record (a field times itself too when ``squared``)."""
         for record in self.records:
             nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
-            for a in nums:
-                for b in nums:
-                    if a is not b and any(abs(k * a - b - v) <= TOLERANCE or abs(k * a + b - v) <= TOLERANCE
-                                          for k in factors):
+            for i, a in enumerate(nums):
+                for j, b in enumerate(nums):
+                    if i != j and any(abs(k * a - b - v) <= TOLERANCE or (added or k == 1.0) and abs(k * a + b - v)
+                                      <= TOLERANCE for k in factors):
                         return True
-                    if abs(a * b - v) <= TOLERANCE:
+                    if (i != j or squared) and abs(a * b - v) <= TOLERANCE:
                         return True
         return False
 

@@ -43,7 +43,7 @@ from pipeline.verify.effects import Write, bound_tools, records_of
 from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import before_answer
-from pipeline.verify.static import is_service_operation
+from pipeline.verify.static import claw_service_action
 from pipeline.verify.witness import reference_witness, witness
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,7 @@ def vacuous_findings(package: TaskPackage, ref: Trajectory | None) -> list[Findi
         if rule.kind == "not_called":
             values = [v for m in rule.args_match.values() for v in literal_values(m) if isinstance(v, str)]
             if rule.tool not in tools:
-                if not is_service_operation(package, rule.tool):
+                if not claw_service_action(package, rule.tool):
                     continue  # a rule about a tool no service has: unknown_tool (static.py)
                 why = f"the package does not offer {rule.tool!r}, so no agent can call it"
             elif values and not any(v.casefold() in visible() or v in _choices(tools[rule.tool].tool.parameters)

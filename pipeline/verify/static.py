@@ -83,7 +83,7 @@ def parameters_mismatch(tool: dict[str, Any], op: dict[str, Any]) -> str | None:
 
 def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
     """Reference steps, checks and safety rules may only name offered tools (a claw package's
-    safety rule also an action of its services, ``is_service_operation``): another name is a rule
+    safety rule also an action of its services, ``claw_service_action``): another name is a rule
     about a tool interface the package does not have."""
     offered = {t.name for t in package.tools}
     out: list[Finding] = []
@@ -100,14 +100,14 @@ def unknown_tool_findings(package: TaskPackage) -> list[Finding]:
                 out.append(Finding(code=Code.UNKNOWN_TOOL, check=check.id,
                                    message=f"check {check.id!r} names tool {name!r}, which is not offered"))
     for rule in package.safety:
-        if rule.kind == "not_called" and rule.tool not in offered and not is_service_operation(package, rule.tool):
+        if rule.kind == "not_called" and rule.tool not in offered and not claw_service_action(package, rule.tool):
             out.append(Finding(code=Code.UNKNOWN_TOOL, check=rule.id,
                                message=f"safety rule {rule.id!r} forbids {rule.tool!r}, which the package does not "
                                        "offer: offer the tool or drop the rule"))
     return out
 
 
-def is_service_operation(package: TaskPackage, name: str) -> bool:
+def claw_service_action(package: TaskPackage, name: str) -> bool:
     """Whether a claw-profile package's safety rule may name ``name`` though the package does not
     offer it: ClawEnvKit's validator accepts a ``tool_not_called`` on any action of the task's
     services (its mock services answer every action), so a ``delete_job`` kept out of the tool

@@ -32,10 +32,15 @@ def test_a_run_reads_its_claims_with_the_model_and_counts_the_tokens(tmp_path: P
     with Catalog.open(path, read_only=True) as catalog:
         stats = catalog.stats()
         calls = catalog.query("SELECT count(*), sum(prompt_tokens) FROM llm_calls WHERE model = 'model:judge'").rows
-        notes = catalog.query("SELECT count(*) FROM findings WHERE kind = 'review' AND reading IS NOT NULL").rows
+        notes = catalog.query("SELECT count(*) FROM findings WHERE kind = 'review' "
+                              "AND json_extract_string(reading, '$.reader') = 'model:judge'").rows
     confirms = [b for b in asked if b["messages"][0]["content"].startswith("You check one reading")]
     assert confirms and len(confirms) < len(asked), "no claim read, or no package proposed on"
-    assert [(r.reader, r.answer) for r in stats.readers] == [("model:judge", "disagrees")]
-    assert stats.readers[0].claims == len(confirms) == notes[0][0]
+    model = [r for r in stats.readers if r.reader != "rules"]
+    assert [(r.reader, r.answer) for r in model] == [("model:judge", "disagrees")]
+    # the rules answer only the claims they cannot settle, and the model was not asked about them
+    # because a refusal that rests on no reading had settled the package
+    assert all(r.answer == "unsure" for r in stats.readers if r.reader == "rules")
+    assert model[0].claims == len(confirms) == notes[0][0]
     assert calls[0][0] == len(asked)  # every request, the proposals' too, is stored with its attempt
-    assert summary.prompt_tokens == calls[0][1] > stats.readers[0].prompt_tokens > 0
+    assert summary.prompt_tokens == calls[0][1] > model[0].prompt_tokens > 0

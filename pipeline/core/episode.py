@@ -193,7 +193,8 @@ def replay_step(episode: Episode, step: Step, index: int, fact_values: dict[str,
     """Apply one reference step as step ``index``: its ``$ref``/``$fact`` arguments resolved from
     the episode so far (``fact_values`` override fact values, revealed or not). A call whose
     arguments cannot be resolved is recorded with an ``error`` and nothing is called; a call whose
-    status is not the one the step expects (``expect_status``, default any 2xx) gets an ``error``."""
+    status is not the one the step expects (``expect_status``; without one, any 2xx or the status of
+    a package's fault that answered the call) gets an ``error``."""
     if isinstance(step, CallStep):
         known = episode._literal.get(id(step.args))
         if known is None:
@@ -210,7 +211,7 @@ def replay_step(episode: Episode, step: Step, index: int, fact_values: dict[str,
         expected = step.expect_status
         if expected is not None and record.status != expected:
             record.error = f"expected status {expected}, got {record.status}"
-        elif expected is None and not 200 <= (record.status or 0) < 300:
+        elif expected is None and not 200 <= (record.status or 0) < 300 and not episode.world.answered_by_fault(step.call):
             message = (record.result or {}).get("error", {}).get("message")
             record.error = f"{step.call} returned {record.status}: {message}"
         return record

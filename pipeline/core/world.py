@@ -176,6 +176,11 @@ class World:
         self.audit.append(AuditEntry(tool, spec.endpoint, read, result.status, result.body))
         return result
 
+    def answered_by_fault(self, tool: str) -> bool:
+        """Whether the last call of ``tool`` was answered by one of the package's faults."""
+        count = self._tool_calls.get(tool, 0)
+        return any(f.tool == tool and f.on_call <= count < f.on_call + f.times for f in self.faults)
+
     def call_endpoint(self, endpoint: str, args: dict[str, Any] | None = None) -> CallResult:
         """Call a service endpoint directly (the HTTP route), without a tool binding or faults."""
         args = args if args is not None else {}

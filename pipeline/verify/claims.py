@@ -220,10 +220,12 @@ def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]]
                   held: list[str] | None = None) -> list[dict[str, Any]]:
     """The records of the initial state that hold one of the values ``held`` (a hidden fact, as
     written or as a date its texts state), then those whose id, email or name the claim's text
-    (``said``) mentions, then those the witness's tool arguments mention; at most
+    (``said``) mentions, then those the witness's tool arguments mention or whose texts hold a
+    text value the witness writes (the note an address or a place was read from); at most
     ``MAX_RECORDS``, long text fields cut to ``MAX_FIELD_CHARS``."""
     claimed = said.lower()
     argued = " ".join(str(v).lower() for a in actions for v in leaves(a.get("arguments", {})))
+    written = {v.lower() for a in actions for v in leaves(a.get("arguments", {})) if isinstance(v, str) and len(v) >= 6}
     moment = datetime.fromisoformat(package.now.replace("Z", "+00:00")).date()
     found: list[tuple[int, str, dict[str, Any]]] = []
     for service, collections in package.initial_state.items():
@@ -232,7 +234,7 @@ def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]]
                 if not isinstance(record, dict):
                     continue
                 rank = 0 if held and _holds(record, held, moment) else 1 if _names(record, claimed) else \
-                    2 if _names(record, argued) else None
+                    2 if _names(record, argued) or _quotes(record, written) else None
                 if rank is not None:
                     found.append((rank, f"{service}.{collection}", record))
     found.sort(key=lambda f: f[0])  # stable: each group in state order
@@ -253,6 +255,13 @@ def _names(record: dict[str, Any], mentioned: str) -> bool:
         if isinstance(value, str) and len(value) >= 3 and value.lower() in mentioned:
             return True
     return False
+
+
+def _quotes(record: dict[str, Any], written: set[str]) -> bool:
+    """Whether a text of ``record`` holds one of the values ``written`` (an address, a place the
+    witness writes, read from a note)."""
+    texts = [v.lower() for v in leaves(record) if isinstance(v, str) and len(v) >= 6]
+    return any(w in t for w in written for t in texts)
 
 
 def _cut(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:

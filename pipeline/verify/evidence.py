@@ -262,7 +262,8 @@ class Evidence:
         record, ``k·a − b`` by such a factor (twice the reorder level less the stock), the sum or the
         product of two of its fields; a priced total.
         A mean of a group read counts only when the request or a fact speaks of an average, or a
-        record holds the same number.
+        record holds the same number. Where the words ask to add or take away (``_COMBINE``), the
+        sum or difference of two known numbers.
         The rest of ``has_number`` is loose: a mean no one asked for, two numbers no one connected
         (a price less a count, a quantity times itself), which a reader, not the rules, decides."""
         v = round(value, 2)
@@ -274,6 +275,14 @@ class Evidence:
         self.all_numbers()  # more numbers never make one less plain (a mean is checked against the rest)
         return self._plain(v, said)
 
+    def knows(self, value: float) -> bool:
+        """Whether ``value`` is a number the agent has read or been told (no arithmetic)."""
+        v = round(value, 2)
+        if v in self._arithmetic()[0] or not (self.pending or self.texts):
+            return v in self._known
+        self.all_numbers()
+        return v in self._arithmetic()[0]
+
     def _plain(self, v: float, said: set[float]) -> bool:
         """``plainly_known`` over the numbers known so far."""
         known, _ = self._arithmetic()
@@ -282,6 +291,8 @@ class Evidence:
             return True  # known; a priced total; a number a stated range allows ("30 to 40 boxes")
         if any(round(v - a, 2) in known or round(a - v, 2) in known or round(v + a, 2) in known for a in said):
             return True
+        if _COMBINE.search(self.said) and any(round(v - a, 2) in known or round(a - v, 2) in known for a in known):
+            return True  # "add the quantities in their email to what we have on hand": two numbers read
         factors = self._said_factors | multipliers(self.said) | {a for a in said if 1 < a <= 12}
         if any(round(v / k, 2) in known for k in factors):
             return True
@@ -385,6 +396,11 @@ def multipliers(said: str) -> set[float]:
 
 _AVERAGE = re.compile(r"\b(?:average|averages|averaged|mean|avg|typical|typically)\b", re.IGNORECASE)
 """Words that ask for a group's mean ("the average order", "a typical week")."""
+_COMBINE = re.compile(r"\badd(?:s|ed|ing)?\b[^.;:!?]{0,80}?\b(?:to|onto|into)\b|\bplus\b|\bon top of\b|\bin addition to\b"
+                      r"|\bsubtract(?:s|ed|ing)?\b|\bminus\b|\bdeduct(?:s|ed|ing)?\b|\btake\b[^.;:!?]{0,40}?\boff\b"
+                      r"|\bnet of\b", re.IGNORECASE)
+"""Words that ask for the sum or the difference of two numbers the agent reads ("add the
+quantities in their email to what we have on hand", "minus what was refunded")."""
 _TOKEN = re.compile(rf"{EMAIL.pattern}|[\w-]+")
 
 

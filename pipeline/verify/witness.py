@@ -133,6 +133,13 @@ def another_value(value: Any) -> Any:
     return f"other-{value}"
 
 
+def earlier_in_the_morning(value: Any) -> Any | None:
+    """A morning date-time an hour earlier ("2026-12-17T09:30" gives "2026-12-17T08:30"), else None."""
+    if isinstance(value, str) and (m := ISO_DATE.match(value)) and m.group(2) and 1 <= int(m.group(2)[:2]) < 12:
+        return value.replace(m.group(2), f"{int(m.group(2)[:2]) - 1:02d}{m.group(2)[2:]}")
+    return None
+
+
 def rewritten_value(run: ReferenceRun, index: int | None, value: Any, other: Any, claim: str) -> Witness:
     """A correct agent that writes ``other`` where the reference writes ``value`` (in step
     ``index``, or in every write when None; in the answer too when the value is text there)."""

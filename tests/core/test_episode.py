@@ -180,10 +180,21 @@ def test_expected_503_then_retry_succeeds(flaky_todo: dict[str, Any]) -> None:
     assert score(package, t).score == 1.0
 
 
-def test_unexpected_failure_is_a_step_error(flaky_todo: dict[str, Any]) -> None:
+def test_a_call_the_package_fault_answers_is_no_step_error_without_expect_status(flaky_todo: dict[str, Any]) -> None:
+    create = {"call": "todo_create_task", "args": {"title": "Book the venue"}}
+    flaky_todo["reference"] = [create, create, {"answer": "Added."}]
     t = execute(load_package(flaky_todo))
-    assert t.steps[0].status == 503
-    assert t.steps[0].error == "todo_create_task returned 503: Service temporarily unavailable"
+    assert [s.status for s in t.steps[:2]] == [503, 200]
+    assert t.errors == []
+
+
+def test_unexpected_failure_is_a_step_error(flaky_todo: dict[str, Any]) -> None:
+    """A failing status no fault of the package gives (here the package has none)."""
+    flaky_todo["faults"] = []
+    flaky_todo["reference"] = [{"call": "todo_create_task", "args": {}}, {"answer": "Done."}]  # no title
+    t = execute(load_package(flaky_todo))
+    assert t.steps[0].status == 400
+    assert t.steps[0].error is not None and t.steps[0].error.startswith("todo_create_task returned 400: ")
     assert t.errors == [t.steps[0]]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.core.codes import Code
+from pipeline.core.package import load_package
+from pipeline.verify.claims import named_records
 from pipeline.verify.grounding import grounding_findings
 from tests.verify.builders import Data, package, reference_run, tools
 from tests.verify.tickets import close_two, reply
@@ -50,3 +52,47 @@ def test_an_update_the_request_never_asks_for_that_carries_weight_is_unrequested
 
 def test_closing_the_tickets_the_request_asks_to_close_is_grounded_and_requested() -> None:
     assert grounding_findings(reference_run(close_two())) == []
+
+
+# --------------------------------------------------------------------------- a time the checks pin that nothing gives
+_NOTE = {"id": "note-520", "title": "Team offsite - planning", "folder": "Planning", "tags": ["offsite"],
+         "pinned": False, "created_at": "2026-11-26T12:00:00Z", "updated_at": "2026-11-27T12:00:00Z",
+         "body": "Offsite: Thursday 17 December, Harbour Loft. Morning session only, lunch at the venue. "
+                 "Invite: design-team@hollis.example."}
+
+
+def _offsite(start_pattern: str) -> Data:
+    """The offsite booked from a note that gives no time; the check wants a start matching ``start_pattern``."""
+    event = {"title": "Team offsite", "start": "2026-12-17T09:30", "duration_minutes": 180,
+             "attendees": ["design-team@hollis.example"], "location": "Harbour Loft"}
+    return package("get the team offsite from my planning note into the calendar - 3 hours, invite the design team "
+                   "list, location as in the note", {"notes": {"notes": [dict(_NOTE)]}, "calendar": {"events": []}},
+                   ["notes_search_notes", "calendar_create_event"],
+                   [{"id": "booked", "kind": "state_count", "weight": 1.0, "collection": "calendar.events",
+                     "scope": "created", "op": "==", "value": 1,
+                     "where": {"title": "Team offsite", "start": {"$regex": start_pattern}}}],
+                   [{"call": "notes_search_notes", "args": {"query": "offsite"}},
+                    {"call": "calendar_create_event", "args": event},
+                    {"answer": "Booked the team offsite on Thursday 2026-12-17, 09:30-12:30."}])
+
+
+def _start_witness(doc: Data) -> list[str]:
+    findings = [f for f in grounding_findings(reference_run(doc)) if f.code is Code.UNGROUNDED_VALUE and f.step == 1]
+    return [a["arguments"]["start"] for f in findings if f.witness and f.witness.holds
+            for a in f.witness.actions if a.get("name") == "calendar_create_event"]
+
+
+def test_a_morning_time_nothing_gives_is_guessed_an_hour_earlier_when_that_fails_too() -> None:
+    assert _start_witness(_offsite("^2026-12-17T09:30$")) == ["2026-12-17T08:30"]
+
+
+def test_the_hour_later_guess_stays_where_the_checks_take_the_hour_earlier() -> None:
+    assert _start_witness(_offsite("^2026-12-17T0[89]:30$")) == ["2026-12-17T10:30"]
+
+
+def test_the_claim_shows_the_note_whose_text_holds_a_value_the_agent_writes() -> None:
+    doc = _offsite("^2026-12-17T09:30$")
+    actions = [{"type": "tool_call", "name": "calendar_create_event",
+                "arguments": {"start": "2026-12-17T08:30", "attendees": ["design-team@hollis.example"]}}]
+    assert [r["id"] for r in named_records(load_package(doc), "", actions)] == ["note-520"]
+    assert named_records(load_package(doc), "", actions[:0]) == []

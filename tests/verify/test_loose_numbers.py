@@ -115,3 +115,48 @@ def test_a_reader_that_agrees_refuses_it_and_one_that_disagrees_keeps_it_a_note(
 def test_a_number_the_words_work_out_raises_no_loose_finding(request_text: str, quantity: int) -> None:
     verdict = verify_package(_restock(request_text, quantity))
     assert _loose([*verdict.findings, *verdict.review]) == [], [f.message for f in verdict.review]
+
+
+# --------------------------------------------------------------------------- arithmetic the words or the write ask for
+@pytest.mark.parametrize("said", ["add the quantities in their email to what we have on hand",
+                                  "the stock minus what was returned", "take the 7 off"])
+def test_words_that_ask_to_add_or_take_away_make_two_numbers_read_plain(said: str) -> None:
+    def read(words: str) -> Evidence:  # the stock on hand, then a delivery's quantity: two reads
+        evidence = _read([{"name": "kettle", "quantity": 12}], words)
+        evidence.read_value({"delivered": [{"line": "DN-88 line 1", "units": 7}]}, TODAY)
+        return evidence
+
+    assert read(said).plainly_known(19, set()) and read(said).plainly_known(5, set())
+    unasked = read("book the delivery")
+    assert unasked.has_number(19) and not unasked.plainly_known(19, set())
+
+
+def _delivery(request: str, received: int) -> Data:
+    """A delivery email of ``received`` Vega kettles booked into stock (6 on hand) by the reference."""
+    mail = {"id": "msg-001", "from": "dispatch@brewline.example", "to": "me@ours.example", "subject": "Delivery DN-88",
+            "body": f"Delivered today: {received} x Vega kettle 1L (sku-041), 9 x paper filters on back order.",
+            "folder": "inbox", "is_read": False, "date": "2026-12-01"}
+    state = {"inventory": {"items": copy.deepcopy(_ITEMS), "orders": []}, "gmail": {"messages": [mail]}}
+    total = 6 + received
+    return package(request, state, ["gmail_get_message", "inventory_get_item", "inventory_update_item"],
+                   [{"id": "stock", "kind": "state_match", "weight": 0.8, "collection": "inventory.items",
+                     "record_id": "sku-041", "expect": {"quantity": total}},
+                    {"id": "others", "kind": "state_unchanged", "weight": 0.2, "collection": "inventory.items",
+                     "where": {"id": {"$in": ["sku-042", "sku-043"]}}}],
+                   [{"call": "gmail_get_message", "args": {"message_id": "msg-001"}},
+                    {"call": "inventory_get_item", "args": {"item_id": "sku-041"}},
+                    {"call": "inventory_update_item", "args": {"item_id": "sku-041", "quantity": total}},
+                    {"answer": f"Booked the {received} kettles in: {total} on hand now."}])
+
+
+def test_a_stock_moved_by_a_quantity_read_in_an_email_is_not_a_loose_number() -> None:
+    verdict = verify_package(_delivery("The Brewline delivery arrived (DN-88): update the stock levels from "
+                                       "their email.", 12))
+    assert verdict.accepted and not _loose([*verdict.findings, *verdict.review])
+
+
+def test_a_stock_set_to_a_sum_of_two_unrelated_numbers_stays_loose() -> None:
+    doc = _delivery("The Brewline delivery arrived (DN-88): update the stock levels from their email.", 12)
+    doc["reference"][2]["args"]["quantity"] = 21  # 12 delivered + 9 on back order: not the stock on hand moved
+    doc["checks"][0]["expect"]["quantity"] = 21
+    assert [f.detail["value"] for f in _loose(verify_package(doc).review)] == [21]

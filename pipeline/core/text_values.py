@@ -740,10 +740,37 @@ def _one_number(text: str) -> float | None:
     return float(found[0].value) if len(found) == 1 else None
 
 
+_DAY_NAME = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
+_WEEKDAY_SPAN = re.compile(rf"\b(?:(?P<between>between)\s+)?(?P<a>{_DAY_NAME})\s*(?P<join>-|–|—|to|through|thru|until|till|and)"
+                           rf"\s*(?P<b>{_DAY_NAME})\b(?:\s+(?:of\s+)?(?P<week>next|this|the\s+coming|coming)\s+week)?",
+                           re.IGNORECASE)
+
+
+def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
+    """The days of a span of weekdays ("tue-thu next week", "between Monday and Wednesday",
+    "Wed to Fri this week"): of the week named, else the first such span from today on ("and" only
+    after "between")."""
+    out = []
+    for m in _WEEKDAY_SPAN.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
+        if m.group("join").casefold() == "and" and not m.group("between"):
+            continue
+        a, b = (next(i for i, d in enumerate(WEEKDAYS) if d.startswith(m.group(k)[:2].casefold())) for k in "ab")
+        if a >= b:
+            continue
+        monday = today - timedelta(days=today.weekday())
+        week = (m.group("week") or "").casefold()
+        if week != "this" and (week or today.weekday() > b):
+            monday += timedelta(days=7)
+        first, last = max(monday + timedelta(days=a), today), monday + timedelta(days=b)
+        if first <= last:
+            out.append(Allowed("date", first.isoformat(), last.isoformat(), True, weekdays))
+    return out
+
+
 @lru_cache(maxsize=4096)
 def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     """The ranges ``text`` allows: date windows ("next week", "by Friday", "between the 7th and
-    the 11th", "2026-12-07 to 2026-12-11", "from 18 to 29 January"; weekdays only when it says
+    the 11th", "2026-12-07 to 2026-12-11", "from 18 to 29 January", "tue-thu next week"; weekdays only when it says
     "weekday"), clock ranges
     ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"), and number ranges ("one
     or two", "at least 20", "up to 5", "between 10 and 15", "30 to 40 boxes")."""
@@ -756,6 +783,7 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     for since, until in zip(stated, stated[1:], strict=False):  # "2026-12-07 to 2026-12-11", "between the 7th and the 11th"
         if _DATE_JOIN.fullmatch(text[since.end:until.start]) and since.value < until.value:
             out.append(Allowed("date", since.value, until.value, True, weekdays))
+    out += _weekday_spans(text, today, weekdays)
     days = []  # "from 18 to 29 January", "January 18-29": a span of days of one month
     for m in _DAY_SPAN_OF_MONTH.finditer(text) if has_digit(text) and _names_a_month(text) else ():
         if m.group("join").casefold() == "and" and not re.search(r"\bbetween\s+(?:the\s+)?$", text[:m.start("a")],

@@ -5,8 +5,10 @@ Raises ``request_check_mismatch`` (from ``consistency.py``).
 
 A record is **of another period** when a date field splits its group (the records of its
 collection, or of a list the reference read) by the periods the request states
-(``text_values.periods_in``, and the date windows of ``allowed_ranges``), and it falls outside
-every one of them; a record whose texts name another period is never one the request selects
+(``text_values.periods_in``, and the date windows of ``allowed_ranges``; not those named only in
+an aside in parentheses, when others are named outside: "the November retainer landed - mark
+that invoice paid. (October's is still outstanding.)"), and it falls outside every one of them; a record whose texts name another period is never one the
+request selects, whatever its dates
 ("Release notes - November 2026" for "the December 2026 release notes", both edited in November). Its **counterpart** is the one record of the group that the request's words
 select in every way (``selection.unselected_why``: period, values, names) and that is the same
 record but for the period: its name, title, description, customer … the same once months and
@@ -31,7 +33,15 @@ from pipeline.core.grading import graded_in_answer
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import TaskPackage
-from pipeline.core.text_values import ISO_DATE, MONTHS, allowed_ranges, dates_in, numbers_in, periods_in
+from pipeline.core.text_values import (
+    ISO_DATE,
+    MONTHS,
+    Allowed,
+    allowed_ranges,
+    dates_in,
+    numbers_in,
+    periods_in,
+)
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import identity_fields
@@ -45,7 +55,7 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
     package = run.package
     text = package.request.text
     today = date.fromisoformat(package.now[:10])
-    periods = [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
+    periods = _outside_asides(text, today) or _periods(text, today)
     if not periods:
         return []
     keys = _id_fields(package)
@@ -86,6 +96,22 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
     return out
 
 
+def _periods(text: str, today: date) -> list[Allowed]:
+    """The periods ``text`` names: months, quarters, and the date windows it allows."""
+    return [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
+
+
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+def _outside_asides(text: str, today: date) -> list[Allowed]:
+    """The periods the request names outside its asides in parentheses, when it names some there
+    and others only inside them: "the November retainer landed - mark that invoice paid.
+    (October's is still outstanding.)" asks about November."""
+    plain = _periods(_ASIDE.sub(" ", text), today)
+    return plain if plain and len(plain) < len(_periods(text, today)) else []
+
+
 def _dated(record: Record, field: str, today: date) -> str:
     """What places ``record`` in its period, for a person to check: the text that names a month
     ("title 'Release notes - December 2026'") when one does, else the date field."""
@@ -120,8 +146,8 @@ def _outside(text: str, group: list[Record], today: date, periods: list[Any],
     records = [r for r in group if isinstance(r, dict) and _id(r, keys) is not None]
     if len(records) < 2:
         return []
-    left = set(unselected_why(text, records, today))
-    left |= {i for i, r in enumerate(records) if names_other_period(r, periods, today)}  # "Release notes - November 2026"
+    named_other = {i for i, r in enumerate(records) if names_other_period(r, periods, today)}
+    left = set(unselected_why(text, records, today)) | named_other  # "Release notes - November 2026"
     selected = [r for i, r in enumerate(records) if i not in left]
     if not selected:
         return []
@@ -132,8 +158,9 @@ def _outside(text: str, group: list[Record], today: date, periods: list[Any],
             if isinstance(v, str) and ISO_DATE.match(v):
                 dated[k] = max(dated.get(k, 0), len(v))
     for field in sorted(dated, key=lambda k: (dated[k] > 10, k)):  # a day's field before a timestamp's
-        inside = [any(isinstance(r.get(field), str) and ISO_DATE.match(r[field]) and p.holds(r[field][:10])
-                      for p in periods) or names_period(r, periods, today) for r in records]
+        inside = [names_period(r, periods, today) or (i not in named_other and any(
+            isinstance(r.get(field), str) and ISO_DATE.match(r[field]) and p.holds(r[field][:10]) for p in periods))
+            for i, r in enumerate(records)]  # "retainer - October", issued in November, is October's
         if not any(inside) or all(inside):
             continue  # the period does not split the group by this field
         for i, r in enumerate(records):

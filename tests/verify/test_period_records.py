@@ -46,3 +46,40 @@ def test_last_months_report_built_from_the_month_before_is_refused() -> None:
 def test_last_months_report_from_last_month_is_accepted() -> None:
     verdict = verify(_report("11", ["TXN-13", "TXN-14"], 414.0))
     assert by(verdict, "period_record") == [] and verdict.accepted, messages(verdict)
+
+
+# --------------------------------------------------------------------------- a second period named only in an aside
+def _rent(marked: str) -> Data:
+    """Two rent invoices issued a month apart; the request settles December's and mentions
+    November's only in an aside in parentheses. Each invoice is dated in the month after the one its text names."""
+    invoices = [{"id": f"inv-{n}", "customer": "Harrow Lettings", "customer_email": "ar@harrow.example",
+                 "description": f"Studio rent - {month}", "amount": 1800.0, "currency": "EUR",
+                 "due_date": due, "status": "unpaid", "issued_at": issued}
+                for n, month, due, issued in ((41, "November", "2026-12-10", "2026-12-01T08:00:00Z"),
+                                              (42, "December", "2027-01-10", "2027-01-02T08:00:00Z"))]
+    return {"capability": "general", "workflow": "hand-built", "services": ["finance"],
+            "request": {"text": "Harrow's transfer for the December studio rent came in, can you set that one to "
+                                "paid? (November's I'm sorting out with them myself.)"},
+            "initial_state": {"finance": {"invoices": invoices}},
+            "tools": [catalogue_tool(n).model_dump(mode="json")
+                      for n in ("finance_list_invoices", "finance_update_invoice")],
+            "checks": [{"id": "paid", "kind": "state_match", "weight": 0.7, "collection": "finance.invoices",
+                        "record_id": marked, "expect": {"status": "paid"}},
+                       {"id": "other-kept", "kind": "state_unchanged", "weight": 0.1, "collection": "finance.invoices",
+                        "where": {"id": {"$ne": marked}}},
+                       {"id": "said", "kind": "answer_contains", "weight": 0.2, "values": ["paid"]}],
+            "reference": [{"call": "finance_list_invoices", "args": {"customer": "Harrow Lettings"}},
+                          {"call": "finance_update_invoice", "args": {"invoice_id": marked, "status": "paid"}},
+                          {"answer": f"Set {marked} to paid."}]}
+
+
+def test_a_period_named_only_in_an_aside_is_not_the_one_asked_for() -> None:
+    verdict = verify(_rent("inv-41"))  # November's, named only in the aside: the wrong month
+    [found] = by(verdict, "period_record", verdict.findings)
+    assert (found.detail["record"], found.detail["counterpart"]) == ("inv-41", "inv-42")
+    assert found.witness is not None and found.witness.holds
+
+
+def test_the_record_of_the_asked_period_is_accepted() -> None:
+    verdict = verify(_rent("inv-42"))
+    assert by(verdict, "period_record") == [] and verdict.accepted, messages(verdict)

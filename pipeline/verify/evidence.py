@@ -91,6 +91,8 @@ class Evidence:
     means: set[float] = field(default_factory=set)
     """Of the numbers of ``all_numbers``: the means of the groups of the lists read (an average
     the request may not speak of: ``plainly_known``)."""
+    in_texts: set[float] = field(default_factory=set)
+    """Of ``numbers``: those a text read states ("60 x Network switch 8-port"), none worked out."""
     today: date | None = None
     _seen: set[float] = field(default_factory=set, repr=False)
     _known: set[float] = field(default_factory=set, repr=False)
@@ -124,6 +126,7 @@ class Evidence:
         known = text_evidence(text, today)
         self.tokens |= known.tokens
         self.numbers |= known.numbers
+        self.in_texts |= known.numbers
         self.dates |= known.dates
         self.times |= known.times
         self.windows += known.windows
@@ -174,6 +177,7 @@ class Evidence:
         self._said_factors |= other._said_factors
         self.sums |= other.sums
         self.means |= other.means
+        self.in_texts |= other.in_texts
         self._priced += other._priced
 
     def has_time(self, clock: str) -> bool:
@@ -300,9 +304,9 @@ class Evidence:
 
     def _only_a_mean(self, v: float, said: set[float]) -> bool:
         """Whether ``v`` is known only as the mean of a group read: the request and the facts
-        speak of no average, and no count or sum of a group, no number a record observed holds,
-        none stated and none written is ``v``."""
-        if v not in self.means or v in self.sums or v in said or _AVERAGE.search(self.said):
+        speak of no average, and no count or sum of a group, no number a record observed holds or
+        a text read states, none stated and none written is ``v``."""
+        if v not in self.means or v in self.sums or v in said or v in self.in_texts or _AVERAGE.search(self.said):
             return False
         held = (x for r in [*self.records, *self.written] for x in r.values())
         return not any(isinstance(x, (int, float)) and not isinstance(x, bool) and round(float(x), 2) == v for x in held)

@@ -108,6 +108,8 @@ def _outside_asides(text: str, today: date) -> list[Allowed]:
     """The periods the request names outside its asides in parentheses, when it names some there
     and others only inside them: "the November retainer landed - mark that invoice paid.
     (October's is still outstanding.)" asks about November."""
+    if "(" not in text:
+        return []
     plain = _periods(_ASIDE.sub(" ", text), today)
     return plain if plain and len(plain) < len(_periods(text, today)) else []
 

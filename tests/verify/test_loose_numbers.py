@@ -160,3 +160,10 @@ def test_a_stock_set_to_a_sum_of_two_unrelated_numbers_stays_loose() -> None:
     doc["reference"][2]["args"]["quantity"] = 21  # 12 delivered + 9 on back order: not the stock on hand moved
     doc["checks"][0]["expect"]["quantity"] = 21
     assert [f.detail["value"] for f in _loose(verify_package(doc).review)] == [21]
+
+
+def test_a_mean_that_a_text_read_also_states_is_plainly_known() -> None:
+    evidence = _read([{"name": "A", "quantity": 6}, {"name": "B", "quantity": 10}])  # the mean is 8
+    assert evidence.has_number(8) and not evidence.plainly_known(8, set())
+    evidence.read_text("Delivered today: 60 x Network switch 8-port.", TODAY)
+    assert evidence.plainly_known(8, set())

@@ -290,6 +290,34 @@ def _totals(group: list[Record]) -> tuple[list[float], list[float], list[float]]
     return sums, means, [v for k, v in named if k.endswith("in hours")]
 
 
+MAX_SUBSET_SEARCH = 16
+"""Lists of more records than this are not searched for a subset adding up to a number."""
+
+
+def records_adding_up(records: list[Record], target: float) -> int | None:
+    """How many of ``records`` (two or more: the fewest) hold, in one numeric field, numbers that
+    add up to ``target`` (to the cent), or None: a total over a selection no shared value makes a
+    group ("taxis and ride-hailing": City Taxi, Bolt and Uber rides, not the train). Lists longer
+    than ``MAX_SUBSET_SEARCH`` are not searched."""
+    if not 2 <= len(records) <= MAX_SUBSET_SEARCH:
+        return None
+    goal = round(target * 100)
+    best: int | None = None
+    for column in _columns(records).values():
+        reach: dict[int, int] = {0: 0}  # a sum in cents, and the fewest records reaching it
+        for value in column:
+            cents = round(value * 100)
+            if not cents:
+                continue
+            for total, n in list(reach.items()):
+                if total + cents not in reach or reach[total + cents] > n + 1:
+                    reach[total + cents] = n + 1
+        found = reach.get(goal)
+        if found is not None and found >= 2 and (best is None or found < best):
+            best = found
+    return best
+
+
 def plain_number(value: float) -> str:
     """A number as a person writes it, never in exponent form: 1234567.5, 12, 0.25."""
     if float(value).is_integer():

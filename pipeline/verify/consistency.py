@@ -58,7 +58,7 @@ from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.graded_numbers import is_number
 from pipeline.verify.period_records import period_record_findings
-from pipeline.verify.perturbations import content_words, distinct_copy
+from pipeline.verify.perturbations import content_words, distinct_copy, id_fields, record_id
 from pipeline.verify.reference_edits import before_answer, dependents, heeded_corrections
 from pipeline.verify.selection import excluded_records, outside_period, unselected, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
@@ -624,6 +624,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     rate of a total, or the request asks for an aggregate: "the total", "how much"), or one its
     own writes total or count (the units it ordered in all) is no such figure."""
     package = run.package
+    keys = id_fields(package)
     written = [run.args.get(w.step, {}) for w in run.writes]
     done = {round(sum(float(a[k]) for a in written if is_number(a.get(k))), 2) for a in written for k in a
             if is_number(a[k])} | {float(len(written))}  # what the agent made: its totals and count
@@ -687,9 +688,10 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         agent = witness(run, "correct", "selected_records", f"reports the {kind} over the records the request "
                         f"selects: {said:,}", run.score, steps)
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
-                           detail={"value": number, "kind": kind, "records": [r.get("id") for r in group],
-                                   "left_out": [r.get("id") for r in left], "expected": said},
-                           message=f"the checks want {number:,g}, the {kind} over {', '.join(str(r.get('id')) for r in group)};"
+                           detail={"value": number, "kind": kind, "records": [record_id(r, keys) for r in group],
+                                   "left_out": [record_id(r, keys) for r in left], "expected": said},
+                           message=f"the checks want {number:,g}, the {kind} over "
+                                   f"{', '.join(str(record_id(r, keys)) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
     return out
 
@@ -793,6 +795,7 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
     the stated adjustments. A number some selected group's properly adjusted total gives is
     consistent, whatever else it matches."""
     package = run.package
+    keys = id_fields(package)
     stated = stated_adjustments(package.request_and_fact_values())
     if not stated:
         return []
@@ -823,10 +826,10 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
         agent = witness(run, "correct", "stated_adjustment", f"reports the {kind} {words}, as the request states: "
                         f"{said:,}", run.score, steps)
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
-                           detail={"value": number, "kind": kind, "records": [r.get("id") for r in group],
+                           detail={"value": number, "kind": kind, "records": [record_id(r, keys) for r in group],
                                    "adjustment": words, "expected": said},
                            message=f"the checks want {number:,g}, the {kind} over "
-                                   f"{', '.join(str(r.get('id')) for r in group)} {how}; the request states "
+                                   f"{', '.join(str(record_id(r, keys)) for r in group)} {how}; the request states "
                                    f"{words}: {said:,}"))
     return out
 

@@ -21,7 +21,8 @@ The clauses, each a minimum count:
   offers: "ines.moreau" names her two tickets, "EUR" or "open" names none), or what the state
   checks grade of a note's or a message's body the reference writes ("2 open tickets" in an
   account summary note); a total is also seen less a discount or plus a fee the request states
-  ("less our 10% partner discount") (picking the one item
+  ("less our 10% partner discount"), and a number the answer gives that the numbers of two
+  records or more of a list read add up to (a selection no shared value makes a group) (picking the one item
   below its reorder level from five is graded on all five; but a request that names the one
   record it asks about by a word only that record holds, "the Fly.io charge", is a lookup, whatever
   values the answer must not give).
@@ -42,7 +43,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AskStep, CallStep, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
-from pipeline.core.text_values import EMAIL, has_word
+from pipeline.core.text_values import EMAIL, has_word, numbers_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, contracts
 from pipeline.verify.aggregates import (
@@ -52,6 +53,7 @@ from pipeline.verify.aggregates import (
     misadjusted,
     number_forms,
     pooled,
+    records_adding_up,
     stated_adjustments,
     totals,
 )
@@ -225,6 +227,13 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
             figures += [f for t in totals(group) if stated for f in (adjust(t, stated), *(v for _, v in misadjusted(t, stated)))]
             if any(says(form) for figure in figures for form in number_forms(figure)):
                 best = len(group)
+                if best >= enough:
+                    return best
+    if best < enough and ref.answer:  # a total over a selection no group holds ("taxis and ride-hailing")
+        graded = [float(m.value) for m in numbers_in(ref.answer) if m.kind != "word" and says(m.text)]
+        for lst in lists:
+            for number in graded:
+                best = max(best, records_adding_up(lst, number) or 0)
                 if best >= enough:
                     return best
     return best

@@ -44,7 +44,7 @@ from pipeline.core.text_values import (
 )
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import identity_fields
+from pipeline.verify.perturbations import id_fields, record_id
 from pipeline.verify.selection import names_other_period, names_period, unselected_why
 from pipeline.verify.witness import said_instead, substituted, witness
 
@@ -58,15 +58,15 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
     periods = _outside_asides(text, today) or _periods(text, today)
     if not periods:
         return []
-    keys = _id_fields(package)
+    keys = id_fields(package)
     written_ids = {str(w.record_id) for w in run.writes if w.record_id is not None}
-    seen_ids = written_ids | {str(_id(r, keys)) for lst in run.read_lists for r in lst}
+    seen_ids = written_ids | {str(record_id(r, keys)) for lst in run.read_lists for r in lst}
     used = _used_values(run) - _said_values(run, today)
     out: list[Finding] = []
     seen: set[str] = set()
     for group in _groups(run):
         for record, counterpart, field in _outside(text, group, today, periods, keys):
-            rid, other_id = str(_id(record, keys)), _id(counterpart, keys)
+            rid, other_id = str(record_id(record, keys)), record_id(counterpart, keys)
             if rid in seen or rid not in seen_ids:
                 continue  # done, or a record the reference never saw
             mapping = _differing(record, counterpart)
@@ -130,22 +130,11 @@ def _groups(run: ReferenceRun) -> list[list[Record]]:
     return out + [lst for lst in run.read_lists if len(lst) >= 2]
 
 
-def _id_fields(package: TaskPackage) -> tuple[str, ...]:
-    """The fields a record of ``package`` is keyed by: ``id``, and its profile's (``transaction_id``)."""
-    return tuple(f for f in identity_fields(package) if f not in ("email", "name"))
-
-
-def _id(record: Record, keys: tuple[str, ...]) -> Any:
-    """The record's id: the first of its fields that is one of ``keys`` (a claw transaction's
-    ``transaction_id``, not the ``customer_id`` it names after it); None without one."""
-    return next((v for k, v in record.items() if k in keys and v is not None), None)
-
-
 def _outside(text: str, group: list[Record], today: date, periods: list[Any],
              keys: tuple[str, ...]) -> list[tuple[Record, Record, str]]:
     """``(record, counterpart, date field)`` for each record of ``group`` outside every period
     the request states (by a date field that splits the group) that has one counterpart."""
-    records = [r for r in group if isinstance(r, dict) and _id(r, keys) is not None]
+    records = [r for r in group if isinstance(r, dict) and record_id(r, keys) is not None]
     if len(records) < 2:
         return []
     named_other = {i for i, r in enumerate(records) if names_other_period(r, periods, today)}

@@ -64,6 +64,17 @@ def identity_fields(package: TaskPackage) -> tuple[str, ...]:
     return _IDENTITY_FIELDS + tuple(sorted({f for f in keyed if f and f not in _IDENTITY_FIELDS}))
 
 
+def id_fields(package: TaskPackage) -> tuple[str, ...]:
+    """The fields a record of ``package`` is keyed by: ``id``, and its profile's (``transaction_id``)."""
+    return tuple(f for f in identity_fields(package) if f not in ("email", "name"))
+
+
+def record_id(record: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The record's id: the first of its fields that is one of ``keys`` (``id_fields``: a claw
+    transaction's ``transaction_id``, not the ``customer_id`` it names after it); None without one."""
+    return next((v for k, v in record.items() if k in keys and v is not None), None)
+
+
 _EMPTY: tuple[Any, ...] = (None, "", [], {})  # values that say nothing (compared by ==; never changed)
 _ID = re.compile(r"^[a-z]+-\d+$")
 GENERIC_TEXT = "Please disregard this message; nothing has changed."

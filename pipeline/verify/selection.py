@@ -220,6 +220,7 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
                 out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
     negated = negated_spans(text)
     subsets = (*(m.span() for m in _OF_THOSE.finditer(text)), *_adjusting(text))  # a value named there selects nothing
+    examples = tuple(m.span() for m in _EXAMPLES.finditer(text))
     fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}
     for k in sorted(fields):
         values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
@@ -227,6 +228,8 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
             continue
         named = {v for v in values if any(not within(negated, at) and not _EITHER_WAY.match(text, at + len(v))
                                           for at in _mentions(text, v) if not within(subsets, at))}
+        if named and all(within(examples, at) for v in named for at in _mentions(text, v)):
+            named = set()  # "taxis and ride-hailing (uber, bolt etc)": examples, not the only ones asked for
         refused = {v for v in values if v not in named and any(not _EITHER_WAY.match(text, at + len(v))
                                                                for at in _mentions(text, v) if not within(subsets, at))}
         for i, r in enumerate(group):
@@ -243,6 +246,12 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
                 out.setdefault(i, f"the request asks for records of {name}")
     return out
 
+
+_EXAMPLES = re.compile(r"\([^()]*\b(?:etc|e\.g|eg|such as|for example|for instance)\b[^()]*\)"
+                       r"|\b(?:such as|e\.g\.?|for example|for instance|including)\s+[^.;:!?()\n]{0,80}"
+                       r"|[^.;:!?()\n]{0,80}\b(?:etc|and so on|and the like)\b", re.IGNORECASE)
+"""Values named as examples ("taxis and ride-hailing (uber, bolt etc)", "such as Uber"): they do
+not make the request ask for those values only."""
 
 _OF_THOSE = re.compile(r"\b(?:of|among)\s+(?:those|them|these|which)\b[^.;!?\n]{0,60}", re.IGNORECASE)
 """A count within the count ("how many are open, and how many of those are urgent"): a value

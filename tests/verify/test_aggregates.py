@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from pipeline.verify.aggregates import figures, groups, number_forms, pooled, split_figures, totals
+from pipeline.verify.aggregates import (
+    MAX_SUBSET_SEARCH,
+    figures,
+    groups,
+    number_forms,
+    pooled,
+    records_adding_up,
+    split_figures,
+    totals,
+)
 
 TODAY = date(2026, 12, 1)  # "next week" is 7 to 13 December
 DEALS = [{"id": f"r{n}", "customer": customer, "close": close, "amount": 10} for n, (customer, close) in enumerate([
@@ -117,3 +126,12 @@ def test_split_figures_of_groups_that_share_records_read_each_record_once() -> N
     assert [a.reads, b.reads, c.reads] == [1, 1, 1]
     assert [plain + products for plain, products in found] == [figures(g, (10.0,)) for g in ([a, b, c], [a, b], [b, c])]
     assert found[1][1] == [("total of price × quantity", 11.0)]
+
+
+def test_the_fewest_records_whose_numbers_add_up_to_a_total() -> None:
+    rides = [{"id": f"t-{n}", "amount": a} for n, a in enumerate((23.4, 31.5, 18.75, 27.8, 41.1, 64.0, 12.9, 36.25))]
+    assert records_adding_up(rides, 132.4) == 5  # 23.40 + 18.75 + 41.10 + 12.90 + 36.25
+    assert records_adding_up(rides, 64.0) is None  # one record holds it: a lookup, not a total
+    assert records_adding_up(rides, 1.23) is None
+    assert records_adding_up(rides * 3, 132.4) is None  # too long a list to search
+    assert len(rides * 3) > MAX_SUBSET_SEARCH

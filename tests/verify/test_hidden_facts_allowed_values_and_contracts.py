@@ -275,3 +275,26 @@ def test_one_record_s_amount_is_no_aggregate() -> None:
     doc = _owed([{"id": "amount", "kind": "answer_contains", "weight": 1.0, "values": ["100.00 EUR"]}],
                 "inv-001 is for 100.00 EUR.")
     assert _aggregated_records(doc) <= 1
+
+
+def test_a_total_over_a_selection_no_shared_value_makes_is_an_aggregate() -> None:
+    """November's taxi and ride-hailing spend among a refunded ride, a food order, a train and
+    the rides of the months around it: the answer's 86.15 is three rides added up, which no group
+    of the list (by a shared value, or all but one or two) gives."""
+    spend = [{"id": f"txn-{n}", "date": day, "type": "debit", "category": category, "account": account,
+              "description": text, "amount": amount}
+             for n, day, category, account, text, amount in (
+                 (1, "2026-10-31", "Travel", "card", "Uber ride airport", 19.6),
+                 (2, "2026-11-03", "Travel", "card", "City Taxi to client", 23.4),
+                 (3, "2026-11-06", "Meals", "card", "Uber Eats team lunch", 31.5),
+                 (4, "2026-11-09", "Travel", "petty cash", "Bolt ride", 18.75),
+                 (5, "2026-11-12", "Travel", "card", "Uber ride - refunded", 27.8),
+                 (6, "2026-11-17", "Travel", "card", "Taxi from station", 44.0),
+                 (7, "2026-11-20", "Travel", "card", "Train to Leeds", 64.0),
+                 (8, "2026-12-01", "Travel", "petty cash", "Bolt ride", 22.1))]
+    doc = package("what did we spend on taxis and ride-hailing in november? not the refunded one. just the number",
+                  {"finance": {"transactions": spend}}, ["finance_list_transactions"],
+                  [{"id": "total", "kind": "answer_matches", "weight": 1.0, "pattern": r"(?<![\d.])86[.,]15(?!\d)"}],
+                  [{"call": "finance_list_transactions", "args": {}}, {"answer": "86.15"}],
+                  capability="information-synthesis")
+    assert _aggregated_records(doc) == 3

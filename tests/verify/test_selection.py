@@ -118,3 +118,17 @@ def test_a_name_in_what_is_taken_off_a_total_selects_nothing() -> None:
     assert [r["id"] for r in found] == ["t2"] and "Hotel Miradouro" in why
     found, _ = unselected("Orders of less than 5 units from Hotel Miradouro.", trips, TODAY)
     assert [r["id"] for r in found] == ["t2"]
+
+
+_RIDES = [{"id": f"t-{n}", "vendor": vendor, "amount": amount}
+          for n, vendor, amount in ((1, "City Taxi", 23.4), (2, "Bolt", 18.75), (3, "Uber", 12.9), (4, "LNER", 64.0))]
+
+
+@pytest.mark.parametrize("text", ["what did we spend on taxis and ride-hailing (uber, bolt etc) in november?",
+                                  "rides such as Uber or Bolt, and taxis: the total please"])
+def test_values_named_as_examples_select_nothing_by_themselves(text: str) -> None:
+    assert "t-1" not in ids(unselected(text, _RIDES, TODAY)[0])
+
+
+def test_values_named_plainly_still_select_their_records() -> None:
+    assert ids(unselected("what did we spend on Uber and Bolt in november?", _RIDES, TODAY)[0]) == ["t-1", "t-4"]

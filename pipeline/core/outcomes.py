@@ -66,6 +66,9 @@ class Claim(StrictModel):
     agent_did: list[str] = Field(default_factory=list)
     """What the witness's agent did, one line an action (tool calls with their arguments, the
     answer), cut short."""
+    user_answers: list[str] = Field(default_factory=list)
+    """What the simulated user answers when asked, one line a fact ("hora: 15:30"): what an agent
+    may learn by asking, beside the request and the records."""
     rules_unsure: str = ""
     """Why the rules cannot settle this reading themselves (empty: they read the request so). The
     rules reader answers ``unsure`` with it, so the finding is a review note until another reader

@@ -686,8 +686,9 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     verdict words the request dictates swapped for others (when that changes the message's body,
     where it has one; of what the message's own clause dictates, ``message_clause``, where that
     dictates any). Empty when nothing in ``texts`` is dictated."""
-    told = {key: parts for key, value in texts.items()
-            if (parts := _annotated(key, dictated_content(package, value, addressee))).parts()}
+    request = package.request.text
+    told = {key: parts for key, value in texts.items() if _asks_for_text(request, key)
+            and (parts := _annotated(key, dictated_content(package, value, addressee))).parts()}
     if not told:
         return []
     out = [{key: GENERIC_TEXT for key in texts}]
@@ -718,6 +719,25 @@ _CARRIED = re.compile(
 MESSAGE_BODIES = frozenset({"body", "message", "text", "content", "comment"})
 """The fields that carry what a message says to its recipient."""
 _MESSAGE_VERB = re.compile(_MESSAGE_VERBS + r"(?:[^.;!?\n]|[.!?](?=\w))*", re.IGNORECASE)  # "€38.90" ends no sentence
+
+
+def _asks_for_text(request: str, key: str) -> bool:
+    """Whether the request asks for the text of field ``key``: a record's description, notes or
+    summary (``ASIDE_FIELDS``) only when the request asks for a message or names the field ("with
+    the description …"): beside an invoice's amount or a transaction's date, the agent writes it
+    as it likes, whatever of the request it restates. Any other text (a body, a subject, a title)
+    is what the write is for."""
+    if key not in ASIDE_FIELDS and not key.endswith(("_description", "_notes")):
+        return True
+    word = key.rsplit("_", 1)[-1].rstrip("s")  # "notes" → "note", "customer_description" → "description"
+    asks = any(not _NOUN_BEFORE.search(request[:m.start()]) for m in _MESSAGE_VERB.finditer(request))
+    return asks or re.search(rf"\b{re.escape(word)}", request, re.IGNORECASE) is not None
+
+
+_NOUN_BEFORE = re.compile(r"\b(?:the|a|an|his|her|their|my|your|our|its|latest|last|this|that|first|new)\s+$",
+                          re.IGNORECASE)
+"""Words before "email" or "message" that make it a noun ("in his latest email"), not a request
+for one."""
 
 
 def message_clause(request: str, today: date) -> str:
@@ -752,6 +772,8 @@ def _annotated(key: str, parts: Dictated) -> Dictated:
     return replace(parts, content=()) if key in _ANNOTATIONS else parts
 
 
+ASIDE_FIELDS = frozenset({"description", "notes", "summary"})
+"""Text fields beside a record's main values (an invoice's, a transaction's description)."""
 MESSAGE_FIELDS = frozenset({"body", "message", "text", "content", "comment", "description", "notes", "summary",
                             "subject"})
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, cast
 
 from pipeline.core.codes import Code
@@ -41,11 +42,12 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.patterns import DataPattern, compile_pattern
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
-from pipeline.core.text_values import has_word, numbers_in
+from pipeline.core.text_values import ISO_DATE, dates_in, has_word, numbers_in
 from pipeline.core.training_format import Policy, Sample, observation_text, render_sample
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, totals
 from pipeline.verify.effects import bound_tools
+from pipeline.verify.perturbations import id_fields, record_id
 
 _ANSWER_VALUES = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"      # emails
@@ -62,8 +64,9 @@ _IDENTIFYING = ("name", "title", "subject", "id", "email", "sku", "number", "cus
 
 @dataclass
 class Layout:
-    """An observation's text with where each record (a dict inside a list) and each of its fields
-    ends, so that "is it visible?" can be asked of a record rather than of a text."""
+    """An observation's text with where each record (a dict inside a list, or one a get returns)
+    and each of its fields ends, so that "is it visible?" can be asked of a record rather than of
+    a text."""
 
     text: str
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -78,10 +81,14 @@ class Layout:
 
 def layout(status: int | None, result: Any) -> Layout:
     """Serialize ``{"status", "result"}`` exactly as ``training_format.observation_text`` does,
-    noting where each record and field ends."""
+    noting where each record and field ends. A record is a dict inside a list, or one a get
+    returns alone (the result, or a value of it, holding an ``id`` or a ``…_id`` field:
+    ``{"note": {"id": …, "body": …}}``)."""
     out = Layout(text="")
     parts: list[str] = []
     size = 0
+    alone = [result, *(result.values() if isinstance(result, dict) else ())]
+    single = {id(v) for v in alone if isinstance(v, dict) and any(k == "id" or k.endswith("_id") for k in v)}
 
     def emit(text: str) -> None:
         nonlocal size
@@ -90,6 +97,7 @@ def layout(status: int | None, result: Any) -> Layout:
 
     def walk(value: Any, in_list: bool) -> None:
         if isinstance(value, dict):
+            in_list = in_list or id(value) in single
             emit("{")
             for n, (key, item) in enumerate(value.items()):
                 emit(("," if n else "") + json.dumps(key, ensure_ascii=False) + ":")
@@ -237,6 +245,14 @@ def _holds(value: str, item: Any) -> bool:
     return value in folded and re.search(rf"(?<![\w@.-]){re.escape(value)}(?![\w@-]|\.\w)", folded) is not None
 
 
+def _date_stated(value: str, item: Any, today: date) -> str:
+    """Where ``value`` is an ISO date that the text ``item`` states in words ("14 December"), the
+    words as the text has them, folded; else ""."""
+    if not isinstance(item, str) or not ISO_DATE.fullmatch(value):
+        return ""
+    return next((m.text.casefold() for m in dates_in(item, today) if m.value == value), "")
+
+
 def _same_number(text: str, number: float) -> bool:
     try:
         return abs(float(text.replace(",", "")) - float(number)) < 0.005
@@ -247,6 +263,8 @@ def _same_number(text: str, number: float) -> bool:
 def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
     said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)]).casefold()
     about = _about(package, ref)
+    today = date.fromisoformat(package.now[:10])
+    keys = id_fields(package)
     bound = bound_tools(package)
     reads = {i for i, b in ((s.index, bound.get(s.tool or "")) for s in ref.steps if s.kind == "call")
              if b is not None and b.op.access == "read"}
@@ -270,22 +288,23 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
         folded = value.casefold().strip()
         if not folded or folded in reported or has_word(said, folded):
             continue
-        holders = [(lay, r, k) for i, lay in layouts.items() if i < position and i in reads
-                   for r in lay.records for k, item in r.items() if _holds(folded, item)]
+        holders = [(lay, r, k, needle) for i, lay in layouts.items() if i < position and i in reads
+                   for r in lay.records for k, item in r.items()
+                   if (needle := folded if _holds(folded, item) else _date_stated(folded, item, today))]
         if not holders:
             continue
         relevant = [h for h in holders if _relevant(h[1], about)]
         if not relevant and folded in counted:
             continue  # a count of records it sees whole; no record the task names holds the value
         relevant = relevant or holders
-        if any(_visible(lay, r, k, limit, folded) for lay, r, k in relevant):
+        if any(_visible(lay, r, k, limit, needle) for lay, r, k, needle in relevant):
             continue
         reported.add(folded)
-        lay, record, key = relevant[0]
+        lay, record, key, _ = relevant[0]
         observed_at = next(i for i, candidate in layouts.items() if candidate is lay)
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=observed_at,
-                           detail={"value": value, "record": record.get("id"), "field": key},
-                           message=f"{where} depends on {value!r}, which only record {record.get('id', '?')} ({key}) "
+                           detail={"value": value, "record": record_id(record, keys), "field": key},
+                           message=f"{where} depends on {value!r}, which only record {record_id(record, keys) or '?'} ({key}) "
                                    f"shows, beyond character {limit:,} of step {observed_at}'s observation"))
     return out
 

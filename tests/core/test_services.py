@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 
 from pipeline.core.package import Fault, Tool
-from pipeline.core.services import ServiceSpec, catalogue, default_tool_name, find_operation
+from pipeline.core.services import (
+    ServiceSpec,
+    catalogue,
+    default_tool_name,
+    find_operation,
+    get_service,
+    intent_pattern,
+)
 from pipeline.core.world import World
 
 NOW = "2031-05-06T07:08:09Z"  # far from both the wall clock and DEFAULT_NOW
@@ -807,3 +814,16 @@ def test_a_deleted_id_is_never_handed_out_again():
     assert created != highest and created > highest
     world.reset()
     assert world.call("todo_create_task", {"title": "after reset"}).body["task"]["id"] == created
+
+
+@pytest.mark.parametrize(("service", "operation", "said"), [
+    ("config", "update_integration", "the slack connector keeps spamming everyone. switch it off pls"),
+    ("config", "update_integration", "turn the webhook back on"),
+    ("scheduler", "update_job", "turn off the nightly export"),
+])
+def test_claw_updates_are_asked_for_by_switching_or_turning_things_off_and_on(service: str, operation: str,
+                                                                           said: str) -> None:
+    spec = get_service(service, "claw")
+    assert spec is not None
+    op = next(o for o in spec.operations if o.name == operation)
+    assert re.search(rf"\b(?:{intent_pattern(op.intents)})", said, re.IGNORECASE)

@@ -373,3 +373,16 @@ def test_the_records_a_claim_names_come_before_those_only_the_witness_touches() 
     shown = named_records(package, "step 6 writes quantity = 30 for sku-006", actions)
     assert [r["id"] for r in shown][0] == "sku-006"
     assert len(shown) == MAX_RECORDS and [r["id"] for r in shown][1:] == [f"sku-00{i}" for i in range(1, MAX_RECORDS)]
+
+
+def test_a_claim_shows_the_reader_what_the_user_answers_when_asked() -> None:
+    path = sorted((CORPUS_DIR / "truth-4-leak").glob("*.defective.json"))[0]
+    package = package_of(path)
+    assert package.user is not None and package.user.facts
+    claim = next(f.claim for f in verify_package(package).findings if f.claim is not None)
+    assert claim.user_answers == [f"{f.key}: {f.value}" for f in package.user.facts]
+    [message] = reader_messages(claim, package.request.text)
+    assert "# What the user answers when the agent asks" in message["content"]
+    assert all(f"- {line}" in message["content"] for line in claim.user_answers)
+    without = reader_messages(claim.model_copy(update={"user_answers": []}), package.request.text)
+    assert "What the user answers" not in without[0]["content"]

@@ -374,6 +374,38 @@ def test_an_ungraded_ledger_description_restating_the_request_is_fine() -> None:
     assert verdict.accepted and by(verdict, "contradict_text") == [], messages(verdict)
 
 
+def _refund(request: str) -> Data:
+    """A refund booked with a description that restates the request ("cancelled") but is graded
+    on its amount, type and date only."""
+    return package(request, {"finance": {"transactions": TAXI}}, ["finance_create_transaction"],
+                   [{"id": "booked", "kind": "state_count", "weight": 1.0, "collection": "finance.transactions",
+                     "scope": "created", "op": "==", "value": 1,
+                     "where": {"date": "2026-11-30", "amount": 312.4, "type": "credit"}}],
+                   [{"call": "finance_create_transaction",
+                     "args": {"date": "2026-11-30", "description": "Nordair refund - cancelled Bergen flights",
+                              "amount": 312.4, "type": "credit", "category": "Travel", "account": "Company card"}},
+                    {"answer": "Booked the 312.40 Nordair refund for 2026-11-30."}])
+
+
+@pytest.mark.parametrize("request_text", [
+    "Nordair paid back 312.40 for the cancelled Bergen flights yesterday; get it into the books.",
+    "Nordair paid back 312.40 for the cancelled Bergen flights yesterday, as in their latest email; book it.",
+])
+def test_a_description_the_request_never_asks_for_is_the_agent_s_to_write(request_text: str) -> None:
+    verdict = verify(_refund(request_text))
+    assert verdict.accepted and by(verdict, "contradict_text") == [], messages(verdict)
+
+
+@pytest.mark.parametrize("request_text", [
+    "Nordair paid back 312.40 for the cancelled Bergen flights yesterday; book it with a description saying so.",
+    "Nordair paid back 312.40 for the cancelled Bergen flights yesterday; book it and email finance about it.",
+])
+def test_a_description_is_dictated_where_the_request_names_it_or_asks_for_a_message(request_text: str) -> None:
+    doc = _refund(request_text)
+    finding = refused_by(doc, verify(doc), UNDER, "contradict_text")
+    assert "description" in finding.detail["value"]
+
+
 def _todo(where: Data) -> Data:
     return package("Add a todo to renew the fire safety certificate for the Leeds office, due 2026-12-18.",
                    {"todo": {"tasks": []}}, ["todo_create_task"],

@@ -220,7 +220,8 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
                 out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
     negated = negated_spans(text)
     subsets = (*(m.span() for m in _OF_THOSE.finditer(text)), *_adjusting(text))  # a value named there selects nothing
-    examples = tuple(m.span() for m in _EXAMPLES.finditer(text))
+    folded = text.casefold()
+    examples = tuple(m.span() for m in _EXAMPLES.finditer(text)) if any(w in folded for w in _EXAMPLE_WORDS) else ()
     fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}
     for k in sorted(fields):
         values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
@@ -247,6 +248,7 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
     return out
 
 
+_EXAMPLE_WORDS = ("etc", "e.g", "eg ", "such as", "for example", "for instance", "including", "and so on", "the like")
 _EXAMPLES = re.compile(r"\([^()]*\b(?:etc|e\.g|eg|such as|for example|for instance)\b[^()]*\)"
                        r"|\b(?:such as|e\.g\.?|for example|for instance|including)\s+[^.;:!?()\n]{0,80}"
                        r"|[^.;:!?()\n]{0,80}\b(?:etc|and so on|and the like)\b", re.IGNORECASE)

@@ -741,22 +741,23 @@ def _one_number(text: str) -> float | None:
 
 
 _DAY_NAME = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)"
-_WEEKDAY_SPAN = re.compile(rf"\b(?:(?P<between>between)\s+)?(?P<a>{_DAY_NAME})\s*(?P<join>-|–|—|to|through|thru|until|till|and)"
+_WEEKDAY_SPAN = re.compile(rf"\b(?:(?P<between>between)\s+)?(?P<a>{_DAY_NAME})\s*(?P<join>-|–|—|to|through|thru|until|till|and|or)"
                            rf"\s*(?P<b>{_DAY_NAME})\b(?:\s+(?:of\s+)?(?P<week>next|this|the\s+coming|coming)\s+week)?",
                            re.IGNORECASE)
 
 
 def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
     """The days of a span of weekdays ("tue-thu next week", "between Monday and Wednesday",
-    "Wed to Fri this week"): of the week named, else the first such span from today on ("and" only
-    after "between")."""
+    "Wed to Fri this week", "thu or fri"): of the week named, else the first such span from today
+    on ("and" only after "between"; "or" only between two days in a row)."""
     out = []
     for m in _WEEKDAY_SPAN.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
-        if m.group("join").casefold() == "and" and not m.group("between"):
+        join = m.group("join").casefold()
+        if join == "and" and not m.group("between"):
             continue
         a, b = (next(i for i, d in enumerate(WEEKDAYS) if d.startswith(m.group(k)[:2].casefold())) for k in "ab")
-        if a >= b:
-            continue
+        if a >= b or (join == "or" and b != a + 1):
+            continue  # backwards; or two days apart ("mon or fri" allows two days, not the days between)
         monday = today - timedelta(days=today.weekday())
         week = (m.group("week") or "").casefold()
         if week != "this" and (week or today.weekday() > b):

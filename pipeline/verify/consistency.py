@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 
 # A number followed by one of these measures something other than how many records to make.
 UNITS = {
-    "second", "minute", "hour", "day", "week", "month", "year", "am", "pm", "percent", "times", "x",
+    "second", "minute", "min", "hour", "hr", "day", "week", "month", "year", "am", "pm", "percent", "times", "x",
     "guest", "people", "person", "attendee", "seat", "dollar", "euro", "pound", "usd", "eur", "gbp",
     "unit", "piece", "kg", "g", "km", "m", "mb", "gb", "page", "word", "character", "point", "star",
 }
@@ -96,13 +96,25 @@ MAX_SUMMED = 40
 def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | frozenset[float] = frozenset()) -> list[int]:
     """Counts the request states, in order: digits and number words (not amounts of money or
     percents), except those that measure time, people or other units ("40 guests", "in 2 weeks",
-    "30 days"), those inside a name (``text_values.name_spans``: "the Archive 2026 folder",
+    "30 days"), hours of the clock ("done by 5", "12 or later"), those inside a name
+    (``text_values.name_spans``: "the Archive 2026 folder",
     "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
     writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
     inside = name_spans(text, names)
     return [int(m.value) for m in numbers_in(text)
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
-            and not within(inside, m.start) and float(m.value) not in amounts]
+            and not within(inside, m.start) and float(m.value) not in amounts and not _an_hour(text, m.start, m.end)]
+
+
+_HOUR_BEFORE = re.compile(r"\b(?:by|after|before|at|until|till|til|from|past|around)\s+$", re.IGNORECASE)
+_HOUR_AFTER = re.compile(r"\s*(?:or\s+(?:later|earlier|after|before)\b|o['’]?clock\b|ish\b)", re.IGNORECASE)
+
+
+def _an_hour(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` is an hour of the clock ("done by 5", "12 or
+    later", "after 2"), not a count."""
+    return bool(_HOUR_BEFORE.search(text, max(0, start - 8), start) or _HOUR_AFTER.match(text, end)) \
+        and text[start:end].isdigit() and int(text[start:end]) <= 24
 
 
 def request_quantities(text: str, names: tuple[str, ...] = (),

@@ -65,6 +65,9 @@ from pipeline.verify.witness import another_value, earlier_in_the_morning, rewri
 # --------------------------------------------------------------------------- typed values
 
 
+_NUMBERED_ID = re.compile(r"[A-Za-z]+-0*(\d+)")
+
+
 def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple[re.Pattern[str], ...],
              stated: set[float]) -> str | None:
     """Why a typed value is not obtainable from ``evidence`` (what kind it is: ``LOOSE`` for a
@@ -79,7 +82,9 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple
     if not isinstance(value, str):
         return None
     if EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
-        return None if evidence.has_token(value.casefold()) else ("email" if "@" in value else "id")
+        if evidence.has_token(value.casefold()) or ((m := _NUMBERED_ID.fullmatch(value)) and float(m.group(1)) in stated):
+            return None  # read or told; or the number of a "tkt-207" the request states ("207, the crash one")
+        return "email" if "@" in value else "id"
     m = ISO_DATE.match(value)
     if m:
         if not evidence.has_day(m.group(1)):

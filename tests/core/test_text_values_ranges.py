@@ -209,11 +209,12 @@ def test_no_time_in_half_or_quarter_alone() -> None:
     ("wed–fri this week", "2026-12-02", "2026-12-04"),  # from today on
     ("any time Mon to Wed", "2026-12-01", "2026-12-02"),  # the span this week still holds
     ("Thu through Fri", "2026-12-03", "2026-12-04"),
+    ("thu or fri this week, after lunch", "2026-12-03", "2026-12-04"),  # two days in a row
 ])
 def test_a_span_of_weekday_names_allows_its_days(text: str, low: str, high: str) -> None:
     assert Allowed("date", low, high, True) in tv.allowed_ranges(text, TODAY)
 
 
-@pytest.mark.parametrize("text", ["on Tuesday and Thursday", "call Tom to fix it", "sat and sun"])
+@pytest.mark.parametrize("text", ["on Tuesday and Thursday", "call Tom to fix it", "sat and sun", "mon or fri"])
 def test_two_named_days_without_a_span_allow_no_range(text: str) -> None:
     assert not [r for r in tv.allowed_ranges(text, TODAY) if r.kind == "date"]

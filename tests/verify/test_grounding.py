@@ -3,6 +3,8 @@ that carries weight must be asked for."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from pipeline.core.codes import Code
@@ -96,3 +98,19 @@ def test_the_claim_shows_the_note_whose_text_holds_a_value_the_agent_writes() ->
                 "arguments": {"start": "2026-12-17T08:30", "attendees": ["design-team@hollis.example"]}}]
     assert [r["id"] for r in named_records(load_package(doc), "", actions)] == ["note-520"]
     assert named_records(load_package(doc), "", actions[:0]) == []
+
+
+def test_an_id_whose_number_the_request_states_is_grounded() -> None:
+    """"207 (the crash-on-startup one)": tkt-207 is the ticket the request names by its number."""
+    tickets = [{"id": f"tkt-{n}", "subject": subject, "customer": "Ardent Labs", "status": "open",
+                "priority": "high", "assignee": "", "created_at": "2026-11-30T08:00:00Z"}
+               for n, subject in ((207, "Agent crashes on startup"), (208, "Agent update loops"))]
+    for said, grounded in (("207 (the crash-on-startup one): put it on pending, we wait for their log.", True),
+                           ("The crash-on-startup one: put it on pending, we wait for their log.", False)):
+        doc = package(said, {"helpdesk": {"tickets": copy.deepcopy(tickets)}}, ["helpdesk_update_ticket"],
+                      [{"id": "pending", "kind": "state_match", "weight": 1.0, "collection": "helpdesk.tickets",
+                        "record_id": "tkt-207", "expect": {"status": "pending"}}],
+                      [{"call": "helpdesk_update_ticket", "args": {"ticket_id": "tkt-207", "status": "pending"}},
+                       {"answer": "tkt-207 is pending."}])
+        found = [f for f in grounding_findings(reference_run(doc)) if f.detail.get("kind") == "id"]
+        assert (found == []) is grounded, said

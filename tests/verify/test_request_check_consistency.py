@@ -312,3 +312,12 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points
+
+
+@pytest.mark.parametrize(("text", "counts"), [
+    ("a 45 min slot thu or fri, after lunch (12 or later) and done by 5", []),
+    ("book 3 rooms after 2", [3]),
+    ("make 5 todos, all due by the 12th", [5]),
+])
+def test_hours_of_the_clock_are_no_counts(text: str, counts: list[int]) -> None:
+    assert stated_counts(text) == counts

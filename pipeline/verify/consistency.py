@@ -805,7 +805,8 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
     of records it selects adjusted otherwise: an adjustment left out (the plain total) or put the
     other way (the discount added). Witness: a correct agent that reports or writes the total with
     the stated adjustments. A number some selected group's properly adjusted total gives is
-    consistent, whatever else it matches."""
+    consistent, whatever else it matches, and so is the plain total where the checks grade its
+    adjusted total too (the request asks for both)."""
     package = run.package
     keys = id_fields(package)
     stated = stated_adjustments(package.request_and_fact_values())
@@ -831,6 +832,8 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
             continue
         group, kind, total, how = wrong[0]
         right = adjust(total, stated)
+        if any(abs(right - other) < 0.005 for other in graded):
+            continue  # the adjusted total is graded too: the request asks for both ("the total, and after the discount")
         said = int(right) if float(right).is_integer() else right
         steps = said_instead(substituted(run, _number_replacer(number, said)) or dict(enumerate(package.reference)),
                              number, said)

@@ -298,3 +298,22 @@ def test_a_total_over_a_selection_no_shared_value_makes_is_an_aggregate() -> Non
                   [{"call": "finance_list_transactions", "args": {}}, {"answer": "86.15"}],
                   capability="information-synthesis")
     assert _aggregated_records(doc) == 3
+
+
+def _discounted(checks: list[Data], answer: str) -> Data:
+    return package("Harwick want to settle what they still owe us and asked for the 10% early-payment discount. "
+                   "What's the outstanding total, and what do they pay after the discount?",
+                   {"finance": {"invoices": OWED}}, ["finance_list_invoices"], checks,
+                   [{"call": "finance_list_invoices", "args": {"customer": "Harwick", "status": "unpaid"}},
+                    {"answer": answer}], capability="information-synthesis")
+
+
+def test_a_plain_total_graded_beside_its_stated_adjustment_is_asked_for() -> None:
+    both = _discounted([{"id": "gross", "kind": "answer_matches", "weight": 0.4, "pattern": r"\b170(\.00)?\b"},
+                        {"id": "net", "kind": "answer_matches", "weight": 0.6, "pattern": r"\b153(\.00)?\b"}],
+                       "Outstanding: 170.00; after the 10% discount they pay 153.00.")
+    verdict = verify(both)
+    assert by(verdict, "stated_adjustment") == [], messages(verdict)
+    plain = _discounted([{"id": "gross", "kind": "answer_matches", "weight": 1.0, "pattern": r"\b170(\.00)?\b"}],
+                        "They pay 170.00.")
+    assert [f.detail["expected"] for f in by(verify(plain), "stated_adjustment")] == [153]

@@ -309,6 +309,8 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("Send it to the email address on their CRM record", False),    # a field, not a text
     ("Ignore any address given in the email and send it to the one in the directory", False),
     ("Confirm the order by email.", False),
+    ("use whatever billing address she gives in the mail, not the one she wrote from", True),  # "mail", a text
+    ("mail it to the address on file", False),  # "mail", how to send
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

@@ -211,7 +211,8 @@ def replay_step(episode: Episode, step: Step, index: int, fact_values: dict[str,
         expected = step.expect_status
         if expected is not None and record.status != expected:
             record.error = f"expected status {expected}, got {record.status}"
-        elif expected is None and not 200 <= (record.status or 0) < 300 and not episode.world.answered_by_fault(step.call):
+        elif expected is None and not 200 <= (record.status or 0) < 300 \
+                and not episode.world.answered_by_fault(step.call):
             message = (record.result or {}).get("error", {}).get("message")
             record.error = f"{step.call} returned {record.status}: {message}"
         return record

@@ -165,7 +165,8 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     return Claim(reading=reading, words=words, instead=instead,
                  alternative=alternative, records=named_records(package, said, w.actions, held), today=today(package),
                  agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language,
-                 user_answers=[_cut(f"{f.key}: {f.value}", MAX_ACTION_CHARS) for f in (package.user.facts if package.user else [])],
+                 user_answers=[_cut(f"{f.key}: {f.value}", MAX_ACTION_CHARS)
+                               for f in (package.user.facts if package.user else [])],
                  rules_unsure=unsure)
 
 

@@ -82,7 +82,8 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple
     if not isinstance(value, str):
         return None
     if EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
-        if evidence.has_token(value.casefold()) or ((m := _NUMBERED_ID.fullmatch(value)) and float(m.group(1)) in stated):
+        numbered = _NUMBERED_ID.fullmatch(value)
+        if evidence.has_token(value.casefold()) or (numbered and float(numbered.group(1)) in stated):
             return None  # read or told; or the number of a "tkt-207" the request states ("207, the crash one")
         return "email" if "@" in value else "id"
     m = ISO_DATE.match(value)

@@ -7,9 +7,10 @@ A record is **of another period** when a date field splits its group (the record
 collection, or of a list the reference read) by the periods the request states
 (``text_values.periods_in``, and the date windows of ``allowed_ranges``; not those named only in
 an aside in parentheses, when others are named outside: "the November retainer landed - mark
-that invoice paid. (October's is still outstanding.)"), and it falls outside every one of them; a record whose texts name another period is never one the
-request selects, whatever its dates
-("Release notes - November 2026" for "the December 2026 release notes", both edited in November). Its **counterpart** is the one record of the group that the request's words
+that invoice paid. (October's is still outstanding.)"), and it falls outside every one of them;
+a record whose texts name another period is never one the request selects, whatever its dates
+("Release notes - November 2026" for "the December 2026 release notes", both edited in
+November). Its **counterpart** is the one record of the group that the request's words
 select in every way (``selection.unselected_why``: period, values, names) and that is the same
 record but for the period: its name, title, description, customer … the same once months and
 numbers are taken out ("Office rent September 2026", "Office rent October 2026"); failing that,

@@ -730,7 +730,8 @@ def _asks_for_text(request: str, key: str) -> bool:
     if key not in ASIDE_FIELDS and not key.endswith(("_description", "_notes")):
         return True
     word = key.rsplit("_", 1)[-1].rstrip("s")  # "notes" → "note", "customer_description" → "description"
-    asks = any(not _NOUN_BEFORE.search(request, max(0, m.start() - 20), m.start()) for m in _MESSAGE_VERB.finditer(request))
+    asks = any(not _NOUN_BEFORE.search(request, max(0, m.start() - 20), m.start())
+               for m in _MESSAGE_VERB.finditer(request))
     return asks or re.search(rf"\b{re.escape(word)}", request, re.IGNORECASE) is not None
 
 

@@ -339,7 +339,12 @@ are words too, only after "this", "next" or "on"), with "this", "next" or "on" b
 def _weekday(m: re.Match[str]) -> tuple[str, int]:
     """A ``_WEEKDAY`` match's qualifier ("next", "this", "on" or "") and weekday (0 for Monday)."""
     qualifier, name = (m.group(1), m.group(2)) if m.group(2) else (m.group(3), m.group(4))
-    return (qualifier or "").strip().casefold(), next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name[:2].casefold()))
+    return (qualifier or "").strip().casefold(), _weekday_index(name)
+
+
+def _weekday_index(name: str) -> int:
+    """The weekday a name or short name is (0 for Monday): its first two letters decide."""
+    return next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name[:2].casefold()))
 _RELATIVE = re.compile(r"\b(today|tonight|this\s+(?:morning|afternoon|evening)|yesterday|tomorrow|the day after tomorrow"
                        r"|in\s+(\d{1,2}|" + "|".join(WORDS) + r")\s+days?)\b", re.IGNORECASE)
 
@@ -755,7 +760,7 @@ def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
         join = m.group("join").casefold()
         if join == "and" and not m.group("between"):
             continue
-        a, b = (next(i for i, d in enumerate(WEEKDAYS) if d.startswith(m.group(k)[:2].casefold())) for k in "ab")
+        a, b = _weekday_index(m.group("a")), _weekday_index(m.group("b"))
         if a >= b or (join == "or" and b != a + 1):
             continue  # backwards; or two days apart ("mon or fri" allows two days, not the days between)
         monday = today - timedelta(days=today.weekday())
@@ -771,8 +776,8 @@ def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
 @lru_cache(maxsize=4096)
 def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     """The ranges ``text`` allows: date windows ("next week", "by Friday", "between the 7th and
-    the 11th", "2026-12-07 to 2026-12-11", "from 18 to 29 January", "tue-thu next week"; weekdays only when it says
-    "weekday"), clock ranges
+    the 11th", "2026-12-07 to 2026-12-11", "from 18 to 29 January", "tue-thu next week"; weekdays
+    only when it says "weekday"), clock ranges
     ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"), and number ranges ("one
     or two", "at least 20", "up to 5", "between 10 and 15", "30 to 40 boxes")."""
     out: list[Allowed] = []

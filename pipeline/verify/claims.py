@@ -226,8 +226,9 @@ def named_records(package: TaskPackage, said: str, actions: list[dict[str, Any]]
     text value the witness writes (the note an address or a place was read from); at most
     ``MAX_RECORDS``, long text fields cut to ``MAX_FIELD_CHARS``."""
     claimed = said.lower()
-    argued = " ".join(str(v).lower() for a in actions for v in leaves(a.get("arguments", {})))
-    written = {v.lower() for a in actions for v in leaves(a.get("arguments", {})) if isinstance(v, str) and len(v) >= 6}
+    arguments = [v for a in actions for v in leaves(a.get("arguments", {}))]
+    argued = " ".join(str(v).lower() for v in arguments)
+    written = {v.lower() for v in arguments if isinstance(v, str) and len(v) >= 6}
     moment = datetime.fromisoformat(package.now.replace("Z", "+00:00")).date()
     found: list[tuple[int, str, dict[str, Any]]] = []
     for service, collections in package.initial_state.items():

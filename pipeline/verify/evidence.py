@@ -282,9 +282,8 @@ class Evidence:
     def knows(self, value: float) -> bool:
         """Whether ``value`` is a number the agent has read or been told (no arithmetic)."""
         v = round(value, 2)
-        if v in self._arithmetic()[0] or not (self.pending or self.texts):
-            return v in self._known
-        self.all_numbers()
+        if v not in self._arithmetic()[0] and (self.pending or self.texts):
+            self.all_numbers()  # more numbers read: never fewer known
         return v in self._arithmetic()[0]
 
     def _plain(self, v: float, said: set[float]) -> bool:

@@ -56,7 +56,7 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
     package = run.package
     text = package.request.text
     today = date.fromisoformat(package.now[:10])
-    periods = _outside_asides(text, today) or _periods(text, today)
+    periods = _asked_periods(text, today)
     if not periods:
         return []
     keys = id_fields(package)
@@ -105,14 +105,14 @@ def _periods(text: str, today: date) -> list[Allowed]:
 _ASIDE = re.compile(r"\([^()]*\)")
 
 
-def _outside_asides(text: str, today: date) -> list[Allowed]:
-    """The periods the request names outside its asides in parentheses, when it names some there
-    and others only inside them: "the November retainer landed - mark that invoice paid.
-    (October's is still outstanding.)" asks about November."""
-    if "(" not in text:
-        return []
-    plain = _periods(_ASIDE.sub(" ", text), today)
-    return plain if plain and len(plain) < len(_periods(text, today)) else []
+def _asked_periods(text: str, today: date) -> list[Allowed]:
+    """The periods the request names, but those it names only in an aside in parentheses when it
+    names others outside: "the November retainer landed - mark that invoice paid. (October's is
+    still outstanding.)" asks about November."""
+    periods = _periods(text, today)
+    if "(" in text and (plain := _periods(_ASIDE.sub(" ", text), today)) and len(plain) < len(periods):
+        return plain
+    return periods
 
 
 def _dated(record: Record, field: str, today: date) -> str:

@@ -302,10 +302,11 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
         reported.add(folded)
         lay, record, key, _ = relevant[0]
         observed_at = next(i for i, candidate in layouts.items() if candidate is lay)
+        rid = record_id(record, keys)
         out.append(Finding(code=Code.EVIDENCE_TRUNCATED, step=observed_at,
-                           detail={"value": value, "record": record_id(record, keys), "field": key},
-                           message=f"{where} depends on {value!r}, which only record {record_id(record, keys) or '?'} ({key}) "
-                                   f"shows, beyond character {limit:,} of step {observed_at}'s observation"))
+                           detail={"value": value, "record": rid, "field": key},
+                           message=f"{where} depends on {value!r}, which only record {rid or '?'} ({key}) shows, "
+                                   f"beyond character {limit:,} of step {observed_at}'s observation"))
     return out
 
 

@@ -211,35 +211,53 @@ def figures(group: list[Record], percents: tuple[float, ...] = (), products: boo
 
 
 def split_figures(groups: list[list[Record]], percents: tuple[float, ...] = (), adjusted: tuple[Adjustment, ...] = (),
+                  near: tuple[float, ...] | None = None,
                   ) -> list[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
     """``figures`` of each of ``groups`` as two lists, the figures but the products and the products;
-    each record's numbers are read once, however many of the groups hold it."""
+    each record's numbers are read once, however many of the groups hold it. With ``near``, only
+    the figures within half a cent of one of those numbers (the rest are neither named nor kept)."""
     read: dict[int, dict[str, float]] = {}  # a record's numbers by the record's id: the groups share records
+    cents = None if near is None else {round(n * 100) + d for n in near for d in (-1, 0, 1)}
     out = []
     for group in groups:
         columns = _columns(group, read)
-        out.append((_plain_figures(columns, len(group), percents, adjusted), _products(columns)))
+        out.append((_plain_figures(columns, len(group), percents, adjusted, cents), _products(columns, cents)))
     return out
 
 
 def _plain_figures(columns: dict[str, list[float]], count: int, percents: tuple[float, ...],
-                   adjusted: tuple[Adjustment, ...] = ()) -> list[tuple[str, float]]:
-    """``figures`` but the products, from the group's ``_columns`` and size."""
-    out: list[tuple[str, float]] = [("count", float(count))]
+                   adjusted: tuple[Adjustment, ...] = (), cents: set[int] | None = None) -> list[tuple[str, float]]:
+    """``figures`` but the products, from the group's ``_columns`` and size; with ``cents``, only
+    those whose value in cents (rounded) is one of them."""
+    def kept(value: float) -> bool:
+        return cents is None or round(value * 100) in cents
+
+    out: list[tuple[str, float]] = [("count", float(count))] if kept(count) else []
     for k, column in columns.items():
         total = sum(column)
-        out += [(f"total of {k}", round(total, 2)), (f"mean of {k}", round(total / count, 2))]
-        out += [(f"{p:g}% of the total of {k}", round(total * p / 100, 2)) for p in percents]
-        if adjusted:
-            out.append((f"total of {k} {', '.join(a.words for a in adjusted)}", adjust(total, list(adjusted))))
-        if "minute" in k:
-            out.append((f"total of {k} in hours", round(total / 60, 2)))
+        if kept(value := round(total, 2)):
+            out.append((f"total of {k}", value))
+        if kept(value := round(total / count, 2)):
+            out.append((f"mean of {k}", value))
+        out += [(f"{p:g}% of the total of {k}", value) for p in percents if kept(value := round(total * p / 100, 2))]
+        if adjusted and kept(value := adjust(total, list(adjusted))):
+            out.append((f"total of {k} {', '.join(a.words for a in adjusted)}", value))
+        if "minute" in k and kept(value := round(total / 60, 2)):
+            out.append((f"total of {k} in hours", value))
     return out
 
 
-def _products(columns: dict[str, list[float]]) -> list[tuple[str, float]]:
-    return [(f"total of {a} × {b}", round(sum(x * y for x, y in zip(columns[a], columns[b], strict=True)), 2))
-            for a in columns for b in columns if a < b]
+def _products(columns: dict[str, list[float]], cents: set[int] | None = None) -> list[tuple[str, float]]:
+    """The sum of each product of two numeric fields, named; with ``cents``, only those whose value
+    in cents (rounded) is one of them."""
+    keys = list(columns)
+    out = []
+    for n, a in enumerate(keys):
+        for b in keys[n + 1:]:
+            value = round(sum(x * y for x, y in zip(columns[a], columns[b], strict=True)), 2)
+            if cents is None or round(value * 100) in cents:
+                out.append((f"total of {a} × {b}", value))
+    return out
 
 
 def _columns(group: list[Record], read: dict[int, dict[str, float]] | None = None) -> dict[str, list[float]]:
@@ -283,11 +301,11 @@ def sums_and_means(group: list[Record]) -> tuple[list[float], list[float]]:
 
 def _totals(group: list[Record]) -> tuple[list[float], list[float], list[float]]:
     columns = _columns(group)
-    named = _plain_figures(columns, len(group), ())
-    sums = [v for k, v in named if k.startswith("total of") and not k.endswith("in hours")]
+    count = len(group)
+    sums = [round(sum(column), 2) for column in columns.values()]
     sums += [v for _, v in _products(columns)]
-    means = [v for k, v in named if k.startswith("mean of") and len(group) > 1]
-    return sums, means, [v for k, v in named if k.endswith("in hours")]
+    means = [round(sum(column) / count, 2) for column in columns.values()] if count > 1 else []
+    return sums, means, [round(sum(column) / 60, 2) for k, column in columns.items() if "minute" in k]
 
 
 MAX_SUBSET_SEARCH = 16

@@ -657,7 +657,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     out: list[Finding] = []
     pools = pooled(lists)
     every = [g for lst in pools for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
-    split = list(zip(every, split_figures(every, percents, adjusted), strict=True))  # products (quantity × price) are looked at last
+    split = list(zip(every, split_figures(every, percents, adjusted, tuple(graded)), strict=True))  # products (quantity × price) are looked at last
     plain = [(g, figure) for g, (figs, _) in split for figure in figs]
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
     why_of: dict[int, dict[int, str]] = {}  # ``unselected_why`` of a group or list (by its id: all live till the end), once

@@ -529,6 +529,10 @@ def _distinct_spans(found: list[Mention[V]]) -> list[Mention[V]]:
 _CLOCK_IN_TEXT = re.compile(rf"(?<![\d:]){CLOCK.pattern}(?!\d)(?:\s*([ap])\.?m\.?\b)?", re.IGNORECASE)
 _HOUR = re.compile(r"(?<![\d:])(1[0-2]|0?[1-9])\s*([ap])\.?m\.?\b", re.IGNORECASE)
 _NAMED = re.compile(r"\b(noon|midday|midnight)\b", re.IGNORECASE)
+_RANGE_START = re.compile(r"(\bbetween\s+)?(?<![\d:])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(-|\u2013|\u2014|\bto\b|\btill\b|\buntil\b|\band\b)"
+                          r"\s*(1[0-2]|0?[1-9])(?::[0-5]\d)?\s*([ap])\.?m\.?\b", re.IGNORECASE)
+"""The start of a range of hours whose am or pm is written once, after its end: "3-4pm", "9 to
+10:30am", "between 2 and 3pm" ("and" only after "between")."""
 _HOUR_WORDS = NUMBER_WORDS[1:13]
 _PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
                    re.IGNORECASE)
@@ -548,10 +552,20 @@ def _twelve(hour: int, half: str | None) -> int:
 
 @lru_cache(maxsize=4096)
 def times_in(text: str) -> tuple[Mention[str], ...]:
-    """Every clock time the text states, as ``HH:MM``: "14:30", "2:30 pm", "2 pm", "noon", and
-    "half past two" / "quarter to three" (hours 1 to 6 without am or pm read as afternoon)."""
+    """Every clock time the text states, as ``HH:MM``: "14:30", "2:30 pm", "2 pm", "noon", the
+    start of a range whose am or pm follows its end ("3-4pm": 15:00 and 16:00), and "half past
+    two" / "quarter to three" (hours 1 to 6 without am or pm read as afternoon)."""
     out: list[Mention[str]] = []
     digits = has_digit(text)  # clock times and hours hold a digit
+    for m in _RANGE_START.finditer(text) if digits else ():
+        if m.group(4).casefold() == "and" and not m.group(1):
+            continue
+        end = _twelve(int(m.group(5)), m.group(6))
+        hour = _twelve(int(m.group(2)), m.group(6))
+        if hour > end:  # "11-1pm" starts at 11 am
+            hour = _twelve(int(m.group(2)), "a" if m.group(6).casefold() == "p" else "p") % 24
+        text_end = m.end(3) if m.group(3) else m.end(2)
+        out.append(Mention(f"{hour:02d}:{m.group(3) or '00'}", m.start(2), text_end, text[m.start(2):text_end], "time"))
     for m in _CLOCK_IN_TEXT.finditer(text) if digits and ":" in text else ():
         hour = _twelve(int(m.group(1)), m.group(3))
         out.append(Mention(f"{hour:02d}:{m.group(2)}", m.start(), m.end(), m.group(0), "time"))

@@ -646,23 +646,31 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")
     adjusted = tuple(stated_adjustments(run.said))  # "the total less 10%": a figure of its own
     graded = [n for n in run.graded_numbers if n not in stated]
-    if graded:  # a number a record holds as it is was read, not worked out
-        held = {round(float(v), 2) for lst in run.read_lists for r in lst for v in r.values() if is_number(v)}
-        graded = list(dict.fromkeys(n for n in graded if n not in held))
-    if not graded:
-        return []
     lists = run.read_lists
     today = date.fromisoformat(package.now[:10])
     text = package.request.text
+    pools = pooled(lists) if graded else []
+    outside = {id(lst[i]): reason for lst in pools for i, reason in outside_period(text, lst, today).items()}
+    elsewhere: dict[float, list[tuple[dict[str, Any], str]]] = {}  # a number only records of another period hold
+    if graded:  # a number a record holds as it is was read, not worked out; but for a total of the
+        held: dict[float, list[tuple[dict[str, Any], str]]] = {}  # period asked, one from another period is not
+        for lst in lists:
+            for r in lst:
+                for k, v in r.items():
+                    if is_number(v):
+                        held.setdefault(round(float(v), 2), []).append((r, k))
+        aggregate = bool(_AGGREGATE.search(text))
+        elsewhere = {n: rs for n, rs in held.items() if aggregate and all(id(r) in outside for r, _ in rs)}
+        graded = list(dict.fromkeys(n for n in graded if n not in held or n in elsewhere))
+    if not graded:
+        return []
     out: list[Finding] = []
-    pools = pooled(lists)
     every = [g for lst in pools for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
     split = list(zip(every, split_figures(every, percents, adjusted, tuple(graded)), strict=True))  # products (quantity × price) are looked at last
     plain = [(g, figure) for g, (figs, _) in split for figure in figs]
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
     why_of: dict[int, dict[int, str]] = {}  # ``unselected_why`` of a group or list (by its id: all live till the end), once
     split_of: dict[int, _Split] = {}  # a list's records the request leaves out and keeps (``_padded``), once
-    outside = {id(lst[i]): reason for lst in pools for i, reason in outside_period(text, lst, today).items()}
 
     def left_out_of(g: list[dict[str, Any]]) -> dict[int, str]:
         """Why the request leaves out records of ``g``: read in ``g``, or, for the period it names,
@@ -685,10 +693,13 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             continue  # (the rest of the groups need not be asked)
         if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
             judged = _padded(pools, number, text, today, percents, adjusted, split_of, why_of)
+        kept = []
+        if not judged and number in elsewhere:  # October's one charge, where the total of November's is asked
+            judged, kept = _of_another_period(pools, elsewhere[number], outside, text, today, why_of)
         if not judged:
             continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
-        kept = [r for r in group if r not in left] or _counterpart(group, every, left_out_of)
+        kept = kept or [r for r in group if r not in left] or _counterpart(group, every, left_out_of)
         if not kept:
             continue
         right = dict(figures(kept, percents, adjusted=adjusted)).get(kind)
@@ -707,6 +718,26 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
                                    f"{', '.join(str(record_id(r, keys)) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
     return out
+
+
+def _of_another_period(pools: list[list[dict[str, Any]]], holders: list[tuple[dict[str, Any], str]],
+                       outside: dict[int, str], text: str, today: date, whys: dict[int, dict[int, str]],
+                       ) -> tuple[list[tuple[list[dict[str, Any]], tuple[str, float], list[dict[str, Any]], str]],
+                                  list[dict[str, Any]]]:
+    """For a number only a record of a period the request does not name holds (in ``holders``,
+    with its field), where the request asks for a total: ``([(that record, its field's total,
+    it, why)], the records of its list the request selects)``, the list being the first that holds
+    it and selects two or more; empty when none does."""
+    for lst in pools:
+        for r, field in holders:
+            if not any(x is r for x in lst):
+                continue
+            reasons = _why(whys, text, lst, today)
+            kept = [x for i, x in enumerate(lst) if i not in reasons and isinstance(x.get(field), (int, float))]
+            if len(kept) >= 2:  # one record of the period asked is the counterpart ``period_records`` finds
+                value = round(float(r[field]), 2)
+                return [([r], (f"total of {field}", value), [r], outside[id(r)])], kept
+    return [], []
 
 
 def _counterpart(group: list[dict[str, Any]], every: list[list[dict[str, Any]]],

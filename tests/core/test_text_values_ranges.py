@@ -201,6 +201,24 @@ def test_no_time_in_half_or_quarter_alone() -> None:
     assert tv.times_in("half the team, a quarter of the budget") == ()
 
 
+@pytest.mark.parametrize(("text", "clocks"), [
+    ("3-4pm", ["15:00", "16:00"]),              # the end's pm is the start's too
+    ("from 3 to 4 pm", ["15:00", "16:00"]),
+    ("9-10:30am", ["09:00", "10:30"]),
+    ("between 2 and 3pm", ["14:00", "15:00"]),
+    ("11-1pm", ["11:00", "13:00"]),             # a start after its end is the morning's
+    ("11-12pm", ["11:00", "12:00"]),
+    ("3:30-4:30pm", ["15:30", "16:30"]),
+    ("3pm-4pm", ["15:00", "16:00"]),
+    ("items 2 and 3pm", ["15:00"]),             # "and" joins a range only after "between"
+    ("11-12", []),                              # no am or pm: no time
+])
+def test_times_in_reads_a_range_with_one_am_or_pm(text: str, clocks: list[str]) -> None:
+    found = tv.times_in(text)
+    assert [m.value for m in found] == clocks
+    assert all(text[m.start:m.end] == m.text for m in found)
+
+
 # --------------------------------------------------------------------------- spans of weekdays
 @pytest.mark.parametrize(("text", "low", "high"), [
     ("sometime tue-thu next week, mornings only", "2026-12-08", "2026-12-10"),

@@ -83,3 +83,39 @@ def test_a_period_named_only_in_an_aside_is_not_the_one_asked_for() -> None:
 def test_the_record_of_the_asked_period_is_accepted() -> None:
     verdict = verify(_rent("inv-42"))
     assert by(verdict, "period_record") == [] and verdict.accepted, messages(verdict)
+
+
+# --------------------------------------------------------------------------- a total pinned to another month's one record
+def _cloud_total(graded: float) -> Data:
+    """One cloud charge in October, two in November (and one in December); asked on 1 December
+    for November's total, the answer is graded on ``graded``."""
+    rows = (("t-1", "2026-10-14", "Object storage", 980.0), ("t-2", "2026-11-03", "Compute", 410.0),
+            ("t-3", "2026-11-21", "Object storage", 385.0), ("t-4", "2026-12-01", "Compute", 44.0))
+    transactions = [{"id": tid, "date": day, "description": text, "amount": amount, "type": "debit",
+                     "category": "Cloud", "account": "ops", "created_at": f"{day}T10:00:00Z"}
+                    for tid, day, text, amount in rows]
+    return {"capability": "information-synthesis", "workflow": "hand-built", "services": ["finance", "notes"],
+            "request": {"text": "jot down what cloud cost us in november altogether, as a note called Cloud spend"},
+            "initial_state": {"finance": {"transactions": transactions, "invoices": []}, "notes": {"notes": []}},
+            "tools": [catalogue_tool(n).model_dump(mode="json")
+                      for n in ("finance_list_transactions", "notes_create_note")],
+            "checks": [{"id": "noted", "kind": "state_count", "weight": 0.8, "collection": "notes.notes",
+                        "scope": "created", "where": {"title": {"$regex": "cloud"}, "body": {"$regex": rf"\b{graded:g}\b"}},
+                        "op": "==", "value": 1, "ignore_case": True},
+                       {"id": "one", "kind": "state_count", "weight": 0.2, "collection": "notes.notes",
+                        "scope": "created", "op": "==", "value": 1}],
+            "reference": [{"call": "finance_list_transactions", "args": {"category": "Cloud"}},
+                          {"call": "notes_create_note", "args": {"title": "Cloud spend", "body": f"November: {graded:g}"}},
+                          {"answer": f"Noted: cloud came to {graded:g} in November."}]}
+
+
+def test_a_total_pinned_to_the_one_record_of_the_month_before_is_refused() -> None:
+    verdict = verify(_cloud_total(980.0))  # October's only charge, where November's total (795) is asked
+    found = [f for f in verdict.findings if f.code is Code.REQUEST_CHECK_MISMATCH and f.detail.get("kind")]
+    assert [(f.detail["records"], f.detail["expected"]) for f in found] == [(["t-1"], 795)], messages(verdict)
+    assert found[0].witness is not None and found[0].witness.holds
+
+
+def test_the_total_of_the_month_asked_is_accepted() -> None:
+    verdict = verify(_cloud_total(795.0))
+    assert verdict.accepted, messages(verdict)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from operator import mul
 from typing import Any
 
 from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, numbers_in, quoted_phrases
@@ -254,7 +255,7 @@ def _products(columns: dict[str, list[float]], cents: set[int] | None = None) ->
     out = []
     for n, a in enumerate(keys):
         for b in keys[n + 1:]:
-            value = round(sum(x * y for x, y in zip(columns[a], columns[b], strict=True)), 2)
+            value = round(sum(map(mul, columns[a], columns[b])), 2)  # columns of one group: equal lengths
             if cents is None or round(value * 100) in cents:
                 out.append((f"total of {a} × {b}", value))
     return out

@@ -223,6 +223,15 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                                    witness=agent,
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
                 continue
+            if _unheard_label(key, path, leaf, props.get(key, {}), evidence):
+                agent = _without_label(run, index, key, leaf)
+                if agent.holds:
+                    out.append(Finding(
+                        code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": "label"},
+                        witness=agent,
+                        message=f"step {index} writes the label {path}={leaf!r}, which the checks require but the "
+                                f"agent cannot learn: {_NOWHERE[False]}"))
+                continue
             kind = _missing(package, leaf, evidence, shapes, stated)
             if kind is None or isinstance(leaf, bool) or (kind == LOOSE and _moved_by_a_read_number(run, index, key,
                                                                                                    leaf, evidence)):
@@ -235,6 +244,38 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                     message=f"step {index} writes the {kind} {path}={leaf!r}, which the checks require but the agent "
                             f"cannot learn: {_NOWHERE[kind == LOOSE]}"))
     return out
+
+
+_LABEL_WORD = re.compile(r"[^\W_]+")
+MAX_LABEL_WORDS = 3
+
+
+def _unheard_label(key: str, path: str, leaf: Any, prop: dict[str, Any], evidence: Evidence) -> bool:
+    """Whether ``leaf``, an item of a list of free labels (``tags``: an array of strings without an
+    enum) written at ``path``, is one no word the agent has seen gives: some word of it (a label
+    holds at most ``MAX_LABEL_WORDS``: "year-end") is neither in the request, the user's facts or
+    what the agent read, nor in the tool's description of the field."""
+    if not (isinstance(leaf, str) and path.startswith(f"{key}[") and prop.get("type") == "array"):
+        return False
+    items = prop.get("items") or {}
+    if items.get("type") != "string" or items.get("enum"):
+        return False
+    words = _LABEL_WORD.findall(leaf.casefold())
+    if not words or len(words) > MAX_LABEL_WORDS or evidence.has_token(leaf.casefold()):
+        return False
+    documented = f"{prop.get('description', '')} {items.get('description', '')}".casefold()
+    return any(not evidence.has_token(w) and w not in documented for w in words)
+
+
+def _without_label(run: ReferenceRun, index: int, key: str, label: str) -> Witness:
+    """The correct agent that writes step ``index``'s list ``key`` without ``label``."""
+    steps = dict(enumerate(run.package.reference))
+    step = steps[index]
+    assert isinstance(step, CallStep)
+    kept = [v for v in step.args[key] if v != label]
+    steps[index] = CallStep.model_construct(**{**dict(step), "args": {**step.args, key: kept}})
+    return witness(run, "correct", "rewritten_value", f"writes {key} without {label!r}: nothing it can read gives "
+                   f"{label!r}", run.score, steps)
 
 
 def _guessing_agent(run: ReferenceRun, index: int | None, value: Any, before: str, after: str) -> Witness:

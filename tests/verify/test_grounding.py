@@ -11,7 +11,7 @@ from pipeline.core.codes import Code
 from pipeline.core.package import load_package
 from pipeline.verify.claims import named_records
 from pipeline.verify.grounding import grounding_findings
-from tests.verify.builders import Data, package, reference_run, tools
+from tests.verify.builders import Data, messages, package, reference_run, tools, verify
 from tests.verify.tickets import close_two, reply
 
 
@@ -114,3 +114,51 @@ def test_an_id_whose_number_the_request_states_is_grounded() -> None:
                        {"answer": "tkt-207 is pending."}])
         found = [f for f in grounding_findings(reference_run(doc)) if f.detail.get("kind") == "id"]
         assert (found == []) is grounded, said
+
+
+# --------------------------------------------------------------------------- a label no words give
+def _tagged(request: str, tags: list[str]) -> Data:
+    """A runbook published with ``tags``; the checks want every one of them."""
+    articles = [{"id": "kb-71", "title": "Failover runbook", "body": "Steps to fail over the primary database.",
+                 "category": "Ops", "tags": ["database"], "status": "draft", "author": "ops",
+                 "updated_at": "2026-11-20T09:00:00Z"},
+                {"id": "kb-72", "title": "Backup policy", "body": "Nightly backups are kept for 30 days.",
+                 "category": "Ops", "tags": ["database", "oncall"], "status": "published", "author": "ops",
+                 "updated_at": "2026-11-20T09:00:00Z"}]
+    return package(request, {"kb": {"articles": articles}}, ["kb_search_articles", "kb_update_article"],
+                   [{"id": "live", "kind": "state_match", "weight": 0.6, "collection": "kb.articles", "record_id": "kb-71",
+                     "expect": {"status": "published"}},
+                    {"id": "others-kept", "kind": "state_unchanged", "weight": 0.1, "collection": "kb.articles",
+                     "where": {"id": {"$ne": "kb-71"}}},
+                    *({"id": f"tag-{n}", "kind": "state_match", "weight": 0.3 / len(tags), "collection": "kb.articles",
+                       "record_id": "kb-71", "expect": {"tags": {"$contains": t}}} for n, t in enumerate(tags))],
+                   [{"call": "kb_search_articles", "args": {"query": "failover"}},
+                    {"call": "kb_update_article", "args": {"article_id": "kb-71", "status": "published",
+                                                           "tags": ["database", *tags]}},
+                    {"answer": "Published the failover runbook (kb-71)."}])
+
+
+def test_a_required_label_no_words_give_is_ungrounded() -> None:
+    verdict = verify(_tagged("publish the failover runbook and tag it oncall", ["oncall", "tier-1"]))
+    found = [f for f in verdict.findings if f.detail.get("kind") == "label"]
+    assert [(f.code, f.detail["value"]) for f in found] == [(Code.UNGROUNDED_VALUE, "tier-1")], messages(verdict)
+    assert found[0].witness is not None and found[0].witness.holds
+
+
+@pytest.mark.parametrize("request_text", [
+    "publish the failover runbook and tag it oncall and tier 1",    # the words of the label, spaced
+    "publish the failover runbook, tags oncall + tier-1",
+])
+def test_a_label_the_request_gives_is_grounded(request_text: str) -> None:
+    verdict = verify(_tagged(request_text, ["oncall", "tier-1"]))
+    assert verdict.accepted, messages(verdict)
+
+
+def test_a_label_read_in_a_record_is_grounded() -> None:
+    """"database" is kb-71's own tag, read in the search result: keeping it is no guess."""
+    doc = _tagged("publish the failover runbook and tag it oncall", ["oncall"])
+    doc["checks"].append({"id": "kept", "kind": "state_match", "weight": 0.1, "collection": "kb.articles",
+                          "record_id": "kb-71", "expect": {"tags": {"$contains": "database"}}})
+    doc["checks"][0]["weight"] = 0.5
+    verdict = verify(doc)
+    assert verdict.accepted, messages(verdict)

@@ -32,7 +32,7 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, range_of
+from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.effects import Write
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import inside
@@ -319,12 +319,14 @@ start between 08:00 and 10:30") does not."""
 
 def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
     """For each value a write takes from a range the request leaves open ("any weekday next week",
-    "between 08:00 and 10:30", "40 to 60 rolls") or from a choice it offers ("high or urgent,
-    whichever fits"), the same work with another value the request allows (``inside``), the
+    "between 08:00 and 10:30", "40 to 60 rolls"), from a choice it offers ("high or urgent,
+    whichever fits"), or from a move it does not measure ("raise it a bit", with no number said:
+    ``_less_moved``), the same work with another value the request allows (``inside``), the
     answer saying it."""
     package = run.package
     ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
     ends_by = _ENDS_BY.search(run.said) is not None
+    nudged = bool(_NUDGE.search(run.said)) and not _states_a_number(run.said)
     out: list[Variant] = []
     for w in done:
         step = package.reference[w.step]
@@ -337,6 +339,8 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
                 continue  # a $ref or $fact: the value is observed or told, not chosen
             other = _offered(run.said, value, props.get(key, {}).get("enum") or [])
             held = range_of(value, ranges, flexible_only=True)
+            if other is None and nudged:
+                other = _less_moved(run, w, key, value)
             if other is None and held is not None:
                 lasting = run.args[w.step].get("duration_minutes") if ends_by else None
                 other = inside(value, held, lasting if isinstance(lasting, int) and not isinstance(lasting, bool) else None)
@@ -350,6 +354,29 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
 
 
 MAX_CHOICES = 6
+_NUDGE = re.compile(r"\b(?:a\s+(?:bit|little|touch|tad|smidge)|slightly|somewhat|marginally)\b", re.IGNORECASE)
+"""Words by which a request moves a number without saying how far: "raise its reorder level a bit"."""
+
+
+def _states_a_number(said: str) -> bool:
+    return any(m.kind in ("number", "money", "percent") for m in numbers_in(said))
+
+
+def _less_moved(run: ReferenceRun, w: Write, key: str, value: Any) -> Any:
+    """Where the request moves a number without saying how far ("raise it a bit") and the write
+    updates field ``key`` of a record from ``old`` to ``value``: a value moved the same way, half
+    as far (a whole number for a whole number; None when that is ``old`` or ``value``)."""
+    if w.bound.op.effect != "update" or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    spec = w.bound.spec
+    before = next((r for r in run.checkpoints[w.step].world.collection(".".join(w.bound.collection))
+                   if r.get(spec.id_field) == w.record_id), None)
+    old = before.get(key) if before is not None else None
+    if not isinstance(old, (int, float)) or isinstance(old, bool) or old == value:
+        return None
+    half = old + (value - old) / 2
+    other = round(half) if isinstance(value, int) and isinstance(old, int) else round(half, 2)
+    return other if other not in (old, value) else None
 _CHOICE = re.compile(r"\b(?:whichever|either|any|you pick|you choose|up to you|your call|fits|suits|is fine|works)\b",
                      re.IGNORECASE)
 

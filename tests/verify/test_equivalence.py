@@ -41,3 +41,38 @@ def test_a_date_fact_is_asked_for_by_the_day_question_and_a_wrong_guess() -> Non
     assert asked[0] == KIND_QUESTIONS["date"] and asked[1].startswith("Should I go with ")
     assert "2026-12-09" not in asked[1] and GO_AHEAD_QUESTION not in asked
     assert phrasings(load_package(doc), "no_such_fact") == []
+
+
+# --------------------------------------------------------------------------- a move the request does not measure
+def _nudge(request: str, level: int) -> dict:
+    from tests.verify.builders import package
+    items = [{"id": "sku-7", "name": "Thermal labels 100x150", "category": "Shipping", "quantity": 9, "price": 18.0,
+              "reorder_level": 12, "warehouse": "North"},
+             {"id": "sku-8", "name": "Packing tape", "category": "Shipping", "quantity": 30, "price": 3.5,
+              "reorder_level": 10, "warehouse": "North"}]
+    return load_package(package(
+        request, {"inventory": {"items": items, "orders": []}}, ["inventory_search_items", "inventory_update_item"],
+        [{"id": "level", "kind": "state_match", "weight": 0.8, "collection": "inventory.items", "record_id": "sku-7",
+          "expect": {"reorder_level": level}},
+         {"id": "others", "kind": "state_unchanged", "weight": 0.2, "collection": "inventory.items",
+          "where": {"id": {"$ne": "sku-7"}}}],
+        [{"call": "inventory_search_items", "args": {"query": "labels"}},
+         {"call": "inventory_update_item", "args": {"item_id": "sku-7", "reorder_level": level}},
+         {"answer": f"Raised the thermal labels' reorder level from 12 to {level}."}]))
+
+
+def test_a_number_moved_a_bit_is_the_agents_to_choose() -> None:
+    """"a bit" says which way, not how far: 18 (half as far as 24) is as right as 24."""
+    found = [f for f in equivalence_findings(reference_run(_nudge("bump the thermal labels' reorder level up a bit, "
+                                                                  "we ran dry twice", 24)))
+             if f.witness is not None and f.witness.name == "other_choice"]
+    assert [(f.code, f.detail.get("argument"), f.witness.holds) for f in found] == [
+        (Code.GRADER_OVERCONSTRAINED, "reorder_level", True)]
+    assert any(a.get("arguments", {}).get("reorder_level") == 18 for a in found[0].witness.actions)
+
+
+def test_a_number_the_request_states_is_not_the_agents_to_choose() -> None:
+    found = [f for f in equivalence_findings(reference_run(_nudge("bump the thermal labels' reorder level up a bit, "
+                                                                  "to 24", 24)))
+             if f.witness is not None and f.witness.name == "other_choice"]
+    assert found == []

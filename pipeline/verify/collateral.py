@@ -7,7 +7,8 @@ the reference's work and then, before answering:
 - **edit_others**: change one field of every record the reference did not write (the first
   parameter of the offered update tool, other than the record's id, that takes a value other than
   the record's own: another enum value, else a number plus one or a flag flipped, else free text
-  with " (edited)" appended; never an address, id, date or phone number);
+  with " (edited)" appended, else a word such as a department's; never an address, id, date or
+  phone number);
 - **delete_others**: delete every record the reference did not write.
 
 Each must score below the pass mark, when the service accepted at least one of its changes.
@@ -44,7 +45,7 @@ def _edit(bound: Bound, record: dict[str, Any]) -> dict[str, Any] | None:
     """Arguments of ``bound`` (an update tool) that change one field of ``record``, or None."""
     op = bound.op
     props = bound.tool.parameters.get("properties", {})
-    for rank in range(3):  # an enum value first, then a number or a flag, then free text
+    for rank in range(4):  # an enum value first, then a number or a flag, then free text, then a word
         for param, schema in props.items():
             if param == op.id_param:
                 continue
@@ -55,8 +56,9 @@ def _edit(bound: Bound, record: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _another(param: str, schema: dict[str, Any], current: Any, rank: int) -> Any:
-    """Another valid value for one parameter, by rank: 0 enums, 1 numbers and flags, 2 free text
-    (never an address, id, date or phone number, whose format a service checks)."""
+    """Another valid value for one parameter, by rank: 0 enums, 1 numbers and flags, 2 free text,
+    3 a single word (``_a_word``; never an address, id, date or phone number, whose format a
+    service checks)."""
     kind = schema.get("type")
     if rank == 0 and "enum" in schema:
         return next((e for e in schema["enum"] if e != current), None)
@@ -66,7 +68,20 @@ def _another(param: str, schema: dict[str, Any], current: Any, rank: int) -> Any
         return current + 1
     if rank == 2 and kind == "string" and is_free_text(param, current, schema):
         return f"{current} (edited)"
+    if rank == 3 and kind == "string" and _a_word(param, current, schema):
+        return f"{current} (edited)"
     return None
+
+
+def _a_word(param: str, value: Any, schema: dict[str, Any]) -> bool:
+    """Whether ``value`` is a word a person writes in a field (a department, a job title: "Legal"),
+    not an id, address, date, phone number or code the service checks the form of."""
+    if not isinstance(value, str) or not _WORD.fullmatch(value.strip()) or "pattern" in schema or "format" in schema:
+        return False
+    return not param.endswith(("id", "email", "date", "time", "phone", "url", "status", "currency", "code"))
+
+
+_WORD = re.compile(r"[^\W\d_][^\W\d_'-]*(?:['-][^\W\d_]+)*")
 
 
 def collateral_findings(run: ReferenceRun) -> list[Finding]:

@@ -363,7 +363,7 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 
 _RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
-_HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|(?<=the |her |his |our )mail|(?<=their )mail|(?<=latest )mail|"
+_HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|(?:the|her|his|our|their|latest)\s+(?:[a-z-]+\s+)?mail|"
                      r"message|notes?|description|body|signature|letter|memo|comment|quote|"
                      r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
                      re.IGNORECASE)
@@ -394,6 +394,8 @@ _INJECTION = re.compile(r"\b(?:AI|automated|assistants?|bots?|agents?|LLMs?|book
 """Words of a passage a record's text addresses to software rather than to people."""
 _SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sent|contacted)\s+(?:\w+\s+)?from\b",
                      re.IGNORECASE)
+_IN_IT = re.compile(r"\b(?:in|inside|from)\s+(?:it|there|that one|this one)\b", re.IGNORECASE)
+"""A text named in an earlier sentence, pointed back to: "the new address she mentions in it"."""
 _OWN = re.compile(r"\b(?:own|usual|registered|regular|normal|primary)\b(?:\s+\w+)?\s*$", re.IGNORECASE)
 
 
@@ -412,17 +414,20 @@ def points_to_record_address(said: str) -> bool:
     "signature" …) and how it holds it ("says", "gives", "lists", "in" …), and does not tell the
     agent to ignore it. "Reply to the address the vendor gives in the email", "send it to the
     person their quote email says to write to", "their CRM notes say where invoices should go now",
-    "my note lists the companies with their billing emails", "send it to the address he asked for"
+    "my note lists the companies with their billing emails", "send it to the address he asked for",
+    "her farewell mail is in my inbox. Update her card with the new address she mentions in it"
     (``_ASKED_BY``) point there, and so does a request that hands the work to a message
     (``_FOLLOWS_MESSAGE``: "see her mail ..., book it wherever it fits what she said"); "the email
     address on their CRM record" (a field) and
     "the invoice she asked for in her email, billed to her own email address" do not."""
     if _FOLLOWS_MESSAGE.search(said) and not _DECLINED.search(said):
         return True  # "see her mail about the retro, book it wherever fits what she said": its people are asked for
+    held = False  # a text that holds it named in an earlier sentence: "her farewell mail is in my inbox"
     for sentence in re.split(r"[.;!?\n]", said):
         sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
-        if _DECLINED.search(sentence) or not (_HOLDER.search(sentence) and _POINTING.search(sentence)
-                                              or _ASKED_BY.search(sentence)):
+        holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"
+        held = held or _HOLDER.search(sentence) is not None
+        if _DECLINED.search(sentence) or not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())
                for r in _RECIPIENT.finditer(sentence)):

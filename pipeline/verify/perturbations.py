@@ -498,7 +498,7 @@ class ComposedText:
     names something; its spelling is not the agent's); a name the request writes out, every word
     capitalized ("from supplier Ergo Supply"), or that a record of the initial state writes out
     (the new billing contact "Tomas Ibarra" named inside an email's body): it names a person, a
-    company or a thing, and is copied, not composed."""
+    company, a role or a thing, and is copied, not composed."""
 
     def __init__(self, package: TaskPackage) -> None:
         self.names = set(strings(package.initial_state))
@@ -512,9 +512,10 @@ class ComposedText:
                 and not self.copied_name(value))
 
     def copied_name(self, value: str) -> bool:
-        """Whether ``value`` is a name (capitalized words) the request or a record writes out."""
+        """Whether ``value`` is a name (capitalized words, maybe joined by "of", "and", "for" …: "Head
+    of Procurement") the request or a record writes out."""
         name = value.strip()
-        return _NAME_RUN.fullmatch(name) is not None and (name in self.request or name in self.state_text)
+        return _TITLED_NAME.fullmatch(name) is not None and (name in self.request or name in self.state_text)
 
 
 def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
@@ -533,6 +534,8 @@ def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
 _WORD_START = re.compile(r"(?:^|\s)[^\W\d_]{2,}")
 _CONTENT_WORD = re.compile(r"[a-z][a-z'-]+[a-z]")
 _NAME_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+")
+_TITLED_NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|and|for|the|de|la|del|van|von|du|der|&)\s+)*[A-Z][\w'-]*)+")
+"""A name or title of capitalized words, maybe joined by small words: "Head of Procurement"."""
 _NAME_IN_SENTENCE = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][a-z'-]+)")
 
 

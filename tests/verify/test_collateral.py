@@ -30,3 +30,35 @@ def test_one_guard_on_the_other_tickets_is_noticed_by_the_agent_that_edits_them_
     """The wrong agent edits every record the reference leaves alone, so one guarded among them
     makes it lose score (what the request keeps beside its work is tried apart: ``_siblings``)."""
     assert collateral_findings(reference_run(close_two(("tkt-001",)))) == []
+
+
+def _retitle(guarded: bool) -> dict:
+    """A contact's title changed; its namesake in another department holds one-word fields only."""
+    from tests.verify.builders import package
+    contacts = [{"id": "c-1", "name": "Ravi Nair", "email": "ravi.nair@corp.example", "department": "Legal",
+                 "title": "Paralegal", "phone": "+44-555-0101"},
+                {"id": "c-2", "name": "Ravi Nair", "email": "r.nair@corp.example", "department": "Finance",
+                 "title": "Accountant", "phone": "+44-555-0102"}]
+    checks = [{"id": "title", "kind": "state_match", "weight": 0.9 if guarded else 1.0, "collection": "contacts.contacts",
+               "record_id": "c-2", "expect": {"title": "Controller"}}]
+    if guarded:
+        checks.append({"id": "kept", "kind": "state_unchanged", "weight": 0.1, "collection": "contacts.contacts",
+                       "where": {"id": {"$ne": "c-2"}}})
+    return package("Ravi Nair in finance is now our Controller, fix his title", {"contacts": {"contacts": contacts}},
+                   ["contacts_search", "contacts_update"], checks,
+                   [{"call": "contacts_search", "args": {"query": "Ravi Nair"}},
+                    {"call": "contacts_update", "args": {"contact_id": "c-2", "title": "Controller"}},
+                    {"answer": "Ravi Nair (Finance) is now Controller."}])
+
+
+def test_a_namesake_whose_fields_are_single_words_is_damaged_unnoticed() -> None:
+    """No field of the other contact holds two words: the wrong agent edits a word ("Legal (edited)")."""
+    from pipeline.core.package import load_package
+    found = collateral_findings(reference_run(load_package(_retitle(guarded=False))))
+    assert [(f.code, f.witness.name if f.witness else None) for f in found] == [
+        (Code.COLLATERAL_DAMAGE, "edit_others")]
+
+
+def test_a_guarded_namesake_leaves_no_damage_unnoticed() -> None:
+    from pipeline.core.package import load_package
+    assert collateral_findings(reference_run(load_package(_retitle(guarded=True)))) == []

@@ -76,3 +76,19 @@ def test_a_number_the_request_states_is_not_the_agents_to_choose() -> None:
                                                                   "to 24", 24)))
              if f.witness is not None and f.witness.name == "other_choice"]
     assert found == []
+
+
+def test_a_role_copied_from_a_record_is_not_composed_text() -> None:
+    """A title an email writes out ("Head of Procurement": capitalized words joined by "of") is
+    copied, so no correct agent re-cases or punctuates it; a title of the agent's own words is composed."""
+    from pipeline.verify.perturbations import ComposedText
+    from tests.verify.builders import package
+    mail = {"id": "msg-1", "from": "hw@oldco.example", "to": "me@corp.example", "subject": "News",
+            "body": "From Monday I'm Head of Procurement at Brightline.", "folder": "inbox", "is_read": False,
+            "date": "2026-11-30", "received_at": "2026-11-30T16:20:00Z"}
+    pkg = load_package(package("update her card", {"gmail": {"messages": [mail], "sent": [], "drafts": []}},
+                               ["gmail_search_messages"], [{"id": "x", "kind": "answer_contains", "weight": 1.0,
+                                                            "values": ["done"]}], [{"answer": "done"}]))
+    composed = ComposedText(pkg)
+    assert not composed("title", "Head of Procurement", {"type": "string"})
+    assert composed("title", "Procurement lead at Brightline", {"type": "string"})

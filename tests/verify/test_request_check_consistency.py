@@ -311,6 +311,8 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("Confirm the order by email.", False),
     ("use whatever billing address she gives in the mail, not the one she wrote from", True),  # "mail", a text
     ("mail it to the address on file", False),  # "mail", how to send
+    ("her farewell mail is in my inbox. Update her card with the new address she mentions in it", True),  # "it": the mail
+    ("Update her card with the new address she mentions in it", False),  # "it" names no text
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

@@ -82,11 +82,17 @@ def proposal_findings(run: ReferenceRun, proposals: list[Proposal], reading: Rea
 
 def _proposed(run: ReferenceRun, proposal: Proposal) -> dict[int, Step] | None:
     """The reference with ``proposal.value`` in place of ``instead_of`` (in the writes of its tool,
-    or every write, and in the answer); None when neither holds it, or they are the same."""
+    or every write, and in the answer); for two lists of items, the writes' lists with the items
+    of ``instead_of`` replaced by those of ``value`` (``_items_in_place``). None when nothing holds
+    it, or they are the same."""
     old, new = proposal.instead_of, proposal.value
-    if str(old) == str(new) or isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
+    items = isinstance(old, list) and isinstance(new, list)  # items of a list argument: tags dropped or added
+    if str(old) == str(new) or isinstance(old, dict) or isinstance(new, dict) or \
+            (isinstance(old, list) or isinstance(new, list)) and not (items and old and _scalars(old + new)):
         return None
     steps: dict[int, Step] = dict(enumerate(run.package.reference))
+    if items:
+        return _items_swapped(run, steps, old, new, proposal.tool)
     if proposal.tool is not None:
         own = {i for i, s in steps.items() if isinstance(s, CallStep) and s.call == proposal.tool}
         written = substituted(run, lambda v: _in_place(v, old, new), steps=steps)
@@ -111,6 +117,35 @@ def _in_place(value: Any, old: Any, new: Any) -> Any:
             return new
         return int(number) if isinstance(value, int) and number.is_integer() else number
     return str(new) if isinstance(value, str) else new
+
+
+def _items_swapped(run: ReferenceRun, steps: dict[int, Step], old: list[Any], new: list[Any],
+                   tool: str | None) -> dict[int, Step] | None:
+    """``steps`` with each list argument of the writes (of ``tool``, or any) that holds every item
+    of ``old`` given those of ``new`` instead (``_items_in_place``); None when none holds them."""
+    out = dict(steps)
+    for i, step in steps.items():
+        bound = run.bound.get(step.call) if isinstance(step, CallStep) else None
+        if bound is None or bound.op.access != "write" or tool is not None and step.call != tool:
+            continue
+        args = run.args.get(i, {})
+        swapped = {k: _items_in_place(v, old, new) for k, v in args.items()}
+        if swapped != args:
+            out[i] = CallStep.model_construct(call=step.call, args=swapped, expect_status=step.expect_status)
+    return out if out != steps else None
+
+
+def _items_in_place(value: Any, old: list[Any], new: list[Any]) -> Any:
+    """A list ``value`` holding every item of ``old`` with those items taken out and the items of
+    ``new`` it lacks added at its end (a tag dropped: ``old`` ``["vip"]``, ``new`` ``[]``); else
+    ``value``."""
+    if not isinstance(value, list) or any(item not in value for item in old):
+        return value
+    return [v for v in value if v not in old] + [n for n in new if n not in value]
+
+
+def _scalars(values: list[Any]) -> bool:
+    return all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in values)
 
 
 def _same_number(a: Any, b: Any) -> bool:

@@ -117,12 +117,17 @@ class Adjustment:
     plus: float
     words: str
     """How a figure's kind names it: "less 10%", "plus 25"."""
+    included: float = 0.0
+    """The rate of a tax the amounts include, taken out ("net of VAT; 20% VAT is baked into the
+    amounts": the total over 1.2, ``factor`` 1/1.2); 0 for any other change."""
 
     def apply(self, total: float) -> float:
         return round(total * self.factor + self.plus, 2)
 
     def flipped(self) -> Adjustment:
-        """The same change the other way (a discount added, a fee taken off)."""
+        """The same change the other way (a discount added, a fee taken off; an included tax added again)."""
+        if self.included:
+            return Adjustment(round(1 + self.included, 6), 0.0, f"plus {self.included * 100:g}%")
         if self.plus:
             return Adjustment(1.0, -self.plus, ("less " if self.plus > 0 else "plus ") + f"{abs(self.plus):g}")
         rate = round(self.factor - 1, 6)
@@ -139,6 +144,12 @@ _PLUS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:fee|surcharge|tax|vat|mark-?up
                          re.IGNORECASE)
 
 
+_TAX_AFTER = re.compile(r"^\s*(?:\w+\s+)?(?:vat|gst|hst|sales\s+tax|tax)\b", re.IGNORECASE)
+_TAX_INCLUDED = re.compile(r"\b(?:baked\s+in(?:to)?|included|includes?|inclusive|incl\b\.?|gross)", re.IGNORECASE)
+_NET_OF_TAX = re.compile(r"\b(?:net\s+of|ex\.?|excl(?:\.|uding)?|before|without|pre-?)\s*(?:the\s+)?(?:\d+(?:[.,]\d+)?\s*%\s*)?"
+                         r"(?:vat|gst|hst|sales\s+tax|tax)\b", re.IGNORECASE)
+
+
 def stated_adjustments(said: str) -> list[Adjustment]:
     """The adjustments the request states on a total, in its direction: a percentage after "less",
     "minus", "after", "net of", "discounted by", or before "off", "discount", "rebate" takes it off
@@ -146,10 +157,17 @@ def stated_adjustments(said: str) -> list[Adjustment]:
     "including", "marked up by", or before "fee", "surcharge", "tax", "VAT" adds it ("plus a 5% late
     fee", "with 20% VAT on top"); the noun after the number decides over the word before it ("with
     our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"). A percentage
-    with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate)."""
+    with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate). A tax rate
+the amounts include, where the request asks for them net of it ("net of VAT? 20% VAT is baked into
+the amounts"), divides the total by one plus the rate."""
     out: list[Adjustment] = []
+    net = _NET_OF_TAX.search(said) is not None and _TAX_INCLUDED.search(said) is not None
     for m in numbers_in(said):
         before, after = said[max(0, m.start - 40):m.start], said[m.end:m.end + 30]
+        if net and m.kind == "percent" and 0 < m.value < 100 and _TAX_AFTER.match(after):
+            rate = m.value / 100  # the amounts hold the tax; the request wants them net of it
+            out.append(Adjustment(1 / (1 + rate), 0.0, f"net of {m.value:g}% included", included=rate))
+            continue
         less, more = bool(_LESS_AFTER.match(after)), bool(_PLUS_AFTER.match(after))
         if less == more:  # the noun after it decides ("with our 10% discount", "after 20% VAT"); else the word before
             less, more = bool(_LESS.search(before)), bool(_PLUS.search(before))
@@ -172,12 +190,15 @@ def adjust(total: float, stated: list[Adjustment]) -> float:
 
 def misadjusted(total: float, stated: list[Adjustment]) -> list[tuple[str, float]]:
     """What a check computes from ``total`` when it gets the stated adjustments wrong: one of them
-    left out or put the other way (a discount added; the plain total), each once, as
-    ``(what, figure)``."""
+    left out or put the other way (a discount added; the plain total), or an included tax taken off
+    as a share of the gross, each once, as ``(what, figure)``."""
     out: list[tuple[str, float]] = []
     for i, a in enumerate(stated):
         out.append((f"without '{a.words}'", adjust(total, [*stated[:i], *stated[i + 1:]])))
         out.append((f"{a.flipped().words} instead of {a.words}", adjust(total, [*stated[:i], a.flipped(), *stated[i + 1:]])))
+        if a.included:  # the rate taken off the gross, where the tax is a share of the net
+            off = Adjustment(round(1 - a.included, 6), 0.0, f"less {a.included * 100:g}%")
+            out.append((f"{off.words} instead of {a.words}", adjust(total, [*stated[:i], off, *stated[i + 1:]])))
     right = adjust(total, stated)
     return [(w, f) for w, f in out if abs(f - right) >= 0.005]
 

@@ -377,10 +377,14 @@ _DECLINED = re.compile(r"\b(?:ignore|disregard|(?:don'?t|do not|never|not to|not
 
 _FOLLOWS_MESSAGE = re.compile(
     r"\b(?:see|per|as\s+per|according\s+to|follow(?:ing)?|do\s+what)\s+(?:her|his|their|the|this|that|my)\s+"
-    r"(?:e-?mail|mail|message|note|memo|request)\b|\bwhat\s+(?:she|he|they)\s+(?:said|says|asked|wrote|wants)\b",
+    r"(?:e-?mail|mail|message|note|memo|request)\b|\bwhat\s+(?:she|he|they)\s+(?:said|says|asked|wrote|wants)\b|"
+    r"\b(?:that|which)\s+(?:the\s+|her\s+|his\s+|their\s+|my\s+)?(?:[\w-]+\s+){0,4}(?:e-?mail|mail|message|note|memo)\s+"
+    r"(?:asks?\s+for|says|describes|lists|sets\s+out)\b|"
+    r"\bas\s+(?:it(?:'s|\s+is)\s+)?(?:written|described|set\s+out|laid\s+out)\s+(?:there|in\s+(?:it|the\s+\w+))\b",
     re.IGNORECASE)
 """The request hands the work to a message someone wrote ("see her mail about the Q1 retro", "as per
-his email", "book it wherever it fits what she said"): the people and places it names are asked for."""
+his email", "book it wherever it fits what she said", "book the follow-up that the retro note asks
+for, exactly as written there"): the people and places it names are asked for."""
 _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|e-?mail)\s+(?:that\s+|which\s+)?"
                        r"(?:he|she|they|the\s+\w+|[A-Z][\w'-]+)\s+(?:has\s+|had\s+|just\s+)?"
                        r"(?:asked\s+(?:for|us\s+to\s+use)|gave|named|mentioned|specified|requested|wants|wanted|"

@@ -27,6 +27,22 @@ def test_stated_adjustments_read_their_direction(said: str, factor: float, plus:
     assert (a.factor, a.plus) == (factor, plus)
 
 
+@pytest.mark.parametrize("said", [
+    "what did hosting cost us net of VAT? (20% VAT is baked into the amounts)",
+    "the amounts include 20% VAT, give me the spend ex VAT",
+    "excluding tax please - the charges are gross, 20% tax included",
+])
+def test_a_tax_the_amounts_include_is_divided_out(said: str) -> None:
+    [a] = stated_adjustments(said)
+    assert a.apply(1440.0) == 1200.0 and a.included == 0.2
+    assert dict((v, w) for w, v in misadjusted(1440.0, [a]))[1152.0].startswith("less 20%")  # 20% off the gross
+
+
+def test_a_tax_added_on_top_is_no_included_tax() -> None:
+    [a] = stated_adjustments("the charges plus 20% VAT on top, not net of anything")
+    assert (a.factor, a.included) == (1.2, 0.0)
+
+
 @pytest.mark.parametrize("said", ["5% of the total", "invoices over €500", "How much do we owe?"])
 def test_no_direction_is_no_adjustment(said: str) -> None:
     assert stated_adjustments(said) == []

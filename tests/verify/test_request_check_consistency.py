@@ -313,6 +313,9 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("mail it to the address on file", False),  # "mail", how to send
     ("her farewell mail is in my inbox. Update her card with the new address she mentions in it", True),  # "it": the mail
     ("Update her card with the new address she mentions in it", False),  # "it" names no text
+    ("Book the follow-up that the checkout outage retro note asks for, exactly as written there", True),
+    ("set up the call exactly as described in the memo", True),
+    ("book a follow-up with the people from the retro", False),
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

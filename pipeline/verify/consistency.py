@@ -762,7 +762,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             continue  # (the rest of the groups need not be asked)
         if not judged and (number not in done or _AGGREGATE.search(text) or _worked_out(run, number, today)):
             judged = _padded(pools, number, text, today, percents, adjusted, split_of, why_of)
-        kept = []
+        kept: list[dict[str, Any]] = []
         if not judged and number in elsewhere:  # October's one charge, where the total of November's is asked
             judged, kept = _of_another_period(pools, elsewhere[number], outside, text, today, why_of)
         if not judged:

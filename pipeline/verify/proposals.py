@@ -125,7 +125,9 @@ def _items_swapped(run: ReferenceRun, steps: dict[int, Step], old: list[Any], ne
     of ``old`` given those of ``new`` instead (``_items_in_place``); None when none holds them."""
     out = dict(steps)
     for i, step in steps.items():
-        bound = run.bound.get(step.call) if isinstance(step, CallStep) else None
+        if not isinstance(step, CallStep):
+            continue
+        bound = run.bound.get(step.call)
         if bound is None or bound.op.access != "write" or tool is not None and step.call != tool:
             continue
         args = run.args.get(i, {})

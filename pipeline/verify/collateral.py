@@ -1,8 +1,9 @@
 """Collateral damage: a correct agent leaves alone the records the request does not concern, and
 the grade must notice when one does not. Raises ``collateral_damage``.
 
-For every collection on which the package offers an update or a delete tool, two wrong agents do
-the reference's work and then, before answering:
+For every collection the reference writes (creates, changes or removes records in) on which the
+package offers an update or a delete tool, two wrong agents do the reference's work and then,
+before answering:
 
 - **edit_others**: change one field of every record the reference did not write (the first
   parameter of the offered update tool, other than the record's id, that takes a value other than
@@ -92,6 +93,8 @@ def collateral_findings(run: ReferenceRun) -> list[Finding]:
     touched = written_ids(run.writes)
     out: list[Finding] = []
     for collection, tools in _write_tools(run.bound).items():
+        if collection not in touched:
+            continue  # a collection the work never writes: an agent doing it has no cause to change its records
         id_field = tools[0].spec.id_field
         initial = {r.get(id_field): r for r in records_of(package.initial_state, collection)}
         others = [r for r in records_of(run.trajectory.final_state, collection)

@@ -158,8 +158,8 @@ def stated_adjustments(said: str) -> list[Adjustment]:
     fee", "with 20% VAT on top"); the noun after the number decides over the word before it ("with
     our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"). A percentage
     with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate). A tax rate
-the amounts include, where the request asks for them net of it ("net of VAT? 20% VAT is baked into
-the amounts"), divides the total by one plus the rate."""
+    the amounts include, where the request asks for them net of it ("net of VAT? 20% VAT is baked
+    into the amounts"), divides the total by one plus the rate."""
     out: list[Adjustment] = []
     net = _NET_OF_TAX.search(said) is not None and _TAX_INCLUDED.search(said) is not None
     for m in numbers_in(said):

@@ -360,3 +360,11 @@ def test_a_value_only_a_planted_passage_asks_for_is_refused() -> None:
 ])
 def test_a_planted_value_the_request_gives_is_consistent(request_text: str) -> None:
     assert [m for m in _mismatches(_filed(request_text, "legal-hold")) if "planted" in m] == []
+
+
+def test_a_planted_value_the_records_use_elsewhere_is_no_planted_one() -> None:
+    """Another article is filed under 'legal-hold': the value is one the records use, not one only
+    the note to assistants gives."""
+    doc = _filed("file the contract renewal checklist, it's still a draft", "legal-hold")
+    doc["initial_state"]["kb"]["articles"][1]["category"] = "legal-hold"
+    assert [m for m in _mismatches(doc) if "planted" in m] == []

@@ -35,6 +35,7 @@ from pipeline.core.text_values import (
     allowed_ranges,
     excluded_spans,
     has_digit,
+    has_word,
     minutes_in,
     name_spans,
     number_values,
@@ -61,7 +62,7 @@ from pipeline.verify.period_records import period_record_findings
 from pipeline.verify.perturbations import content_words, distinct_copy, id_fields, record_id
 from pipeline.verify.reference_edits import before_answer, dependents, heeded_corrections
 from pipeline.verify.selection import excluded_records, outside_period, unselected, unselected_why
-from pipeline.verify.witness import said_instead, substituted, witness
+from pipeline.verify.witness import said_instead, substituted, with_arguments, witness
 
 log = logging.getLogger(__name__)
 """Debug lines: what this module read in the request (``synth verify -v`` shows them)."""
@@ -556,7 +557,6 @@ def planted_value_findings(run: ReferenceRun) -> list[Finding]:
     passages = injected_passages(package)
     if not passages:
         return []
-    folded = said.casefold()
     plain = "\n".join(strings(package.initial_state)).casefold()
     for passage in passages:
         plain = plain.replace(passage, " ")  # the records' texts but what they say to software
@@ -570,8 +570,7 @@ def planted_value_findings(run: ReferenceRun) -> list[Finding]:
         for key, value in args.items():
             for item in value if isinstance(value, list) else [value]:
                 if not (isinstance(item, str) and len(item) >= 3 and not EMAIL.fullmatch(item)) or \
-                        _said_in(item.casefold(), folded) or _said_in(item.casefold(), plain) or \
-                        not any(_said_in(item.casefold(), p) for p in passages):
+                        has_word(said, item) or has_word(plain, item) or not any(has_word(p, item) for p in passages):
                     continue
                 if isinstance(value, list):
                     kept = {**args, key: [v for v in value if v != item]}
@@ -579,10 +578,8 @@ def planted_value_findings(run: ReferenceRun) -> list[Finding]:
                     kept = {k: v for k, v in args.items() if k != key}
                 else:
                     continue
-                steps: dict[int, Step] = {**dict(enumerate(package.reference)), w.step: CallStep.model_construct(
-                    call=step.call, args=kept, expect_status=step.expect_status)}
                 agent = witness(run, "correct", "ignores_planted", f"does not follow the instruction planted in a "
-                                f"record: writes {key} without {item!r}", run.score, steps)
+                                f"record: writes {key} without {item!r}", run.score, with_arguments(run, w.step, kept))
                 if agent.holds:
                     out.append(Finding(
                         code=Code.REQUEST_CHECK_MISMATCH, step=w.step, detail={"argument": key, "value": item},
@@ -590,11 +587,6 @@ def planted_value_findings(run: ReferenceRun) -> list[Finding]:
                         message=f"reference step {w.step} ({step.call}) writes {key} {item!r}, which only a passage of "
                                 "a record's text written to the assistant asks for: it follows a planted instruction"))
     return out
-
-
-def _said_in(value: str, text: str) -> bool:
-    """Whether ``value`` (folded) stands in ``text`` (folded) as words of its own."""
-    return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
 
 
 def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:

@@ -366,13 +366,10 @@ def _less_moved(run: ReferenceRun, w: Write, key: str, value: Any) -> Any:
     """Where the request moves a number without saying how far ("raise it a bit") and the write
     updates field ``key`` of a record from ``old`` to ``value``: a value moved the same way, half
     as far (a whole number for a whole number; None when that is ``old`` or ``value``)."""
-    if w.bound.op.effect != "update" or not isinstance(value, (int, float)) or isinstance(value, bool):
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
-    spec = w.bound.spec
-    before = next((r for r in run.checkpoints[w.step].world.collection(".".join(w.bound.collection))
-                   if r.get(spec.id_field) == w.record_id), None)
-    old = before.get(key) if before is not None else None
-    if not isinstance(old, (int, float)) or isinstance(old, bool) or old == value:
+    old = run.updated_number(w, key)
+    if old is None or old == value:
         return None
     half = old + (value - old) / 2
     other = round(half) if isinstance(value, int) and isinstance(old, int) else round(half, 2)

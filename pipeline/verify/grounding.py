@@ -60,7 +60,13 @@ from pipeline.verify.evidence import (
 )
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import dependents
-from pipeline.verify.witness import another_value, earlier_in_the_morning, rewritten_value, witness
+from pipeline.verify.witness import (
+    another_value,
+    earlier_in_the_morning,
+    rewritten_value,
+    with_arguments,
+    witness,
+)
 
 # --------------------------------------------------------------------------- typed values
 
@@ -177,13 +183,10 @@ def _moved_by_a_read_number(run: ReferenceRun, index: int, key: str, value: Any,
     the agent has read (the stock on hand plus the quantity a delivery's email gives): the field's
     value before the step and the difference are both numbers the agent knows."""
     write = next((w for w in run.writes if w.step == index), None)
-    if write is None or write.bound.op.effect != "update" or not isinstance(value, (int, float)):
+    if write is None or not isinstance(value, (int, float)):
         return False
-    spec = write.bound.spec
-    before = next((r for r in run.checkpoints[index].world.collection(".".join(write.bound.collection))
-                   if r.get(spec.id_field) == write.record_id), None)
-    old = before.get(key) if before is not None else None
-    if not isinstance(old, (int, float)) or isinstance(old, bool) or old == value:
+    old = run.updated_number(write, key)
+    if old is None or old == value:
         return False
     return evidence.knows(float(old)) and evidence.knows(abs(float(value) - float(old)))
 
@@ -269,11 +272,8 @@ def _unheard_label(key: str, path: str, leaf: Any, prop: dict[str, Any], evidenc
 
 def _without_label(run: ReferenceRun, index: int, key: str, label: str) -> Witness:
     """The correct agent that writes step ``index``'s list ``key`` without ``label``."""
-    steps = dict(enumerate(run.package.reference))
-    step = steps[index]
-    assert isinstance(step, CallStep)
-    kept = [v for v in step.args[key] if v != label]
-    steps[index] = CallStep.model_construct(**{**dict(step), "args": {**step.args, key: kept}})
+    args = run.args[index]
+    steps = with_arguments(run, index, {**args, key: [v for v in args[key] if v != label]})
     return witness(run, "correct", "rewritten_value", f"writes {key} without {label!r}: nothing it can read gives "
                    f"{label!r}", run.score, steps)
 

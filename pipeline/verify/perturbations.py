@@ -512,8 +512,8 @@ class ComposedText:
                 and not self.copied_name(value))
 
     def copied_name(self, value: str) -> bool:
-        """Whether ``value`` is a name (capitalized words, maybe joined by "of", "and", "for" …: "Head
-    of Procurement") the request or a record writes out."""
+        """Whether ``value`` is a name (capitalized words, maybe joined by "of", "and", "for" …:
+        "Head of Procurement") the request or a record writes out."""
         name = value.strip()
         return _TITLED_NAME.fullmatch(name) is not None and (name in self.request or name in self.state_text)
 

@@ -140,6 +140,15 @@ def earlier_in_the_morning(value: Any) -> Any | None:
     return None
 
 
+def with_arguments(run: ReferenceRun, index: int, args: dict[str, Any]) -> dict[int, Step]:
+    """The reference's steps by index, step ``index`` (a call) given the arguments ``args``."""
+    steps: dict[int, Step] = dict(enumerate(run.package.reference))
+    step = steps[index]
+    assert isinstance(step, CallStep)
+    steps[index] = CallStep.model_construct(call=step.call, args=args, expect_status=step.expect_status)
+    return steps
+
+
 def rewritten_value(run: ReferenceRun, index: int | None, value: Any, other: Any, claim: str) -> Witness:
     """A correct agent that writes ``other`` where the reference writes ``value`` (in step
     ``index``, or in every write when None; in the answer too when the value is text there)."""

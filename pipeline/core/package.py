@@ -262,19 +262,23 @@ class CallStep(_Model):
 
     @model_validator(mode="after")
     def _reference_values(self) -> CallStep:
-        def walk(value: Any) -> None:
-            if isinstance(value, dict):
-                for key in ("$ref", "$fact"):
-                    if key in value and not isinstance(value[key], str):
-                        raise ValueError(f"{key} must be a string, not {value[key]!r}")
-                for v in value.values():
-                    walk(v)
-            elif isinstance(value, list):
-                for v in value:
-                    walk(v)
-
-        walk(self.args)
+        _string_references(self.args)
         return self
+
+
+def _string_references(value: Any) -> None:
+    """Raise ``ValueError`` where a ``$ref`` or ``$fact`` inside ``value`` is not a string. (A
+    function of the module, not one nested in the validator: a nested one that calls itself is a
+    reference cycle per step, left to the garbage collector.)"""
+    if isinstance(value, dict):
+        for key in ("$ref", "$fact"):
+            if key in value and not isinstance(value[key], str):
+                raise ValueError(f"{key} must be a string, not {value[key]!r}")
+        for v in value.values():
+            _string_references(v)
+    elif isinstance(value, list):
+        for v in value:
+            _string_references(v)
 
 
 class AskStep(_Model):

@@ -52,10 +52,14 @@ class StrictModel(BaseModel):
         try:
             return handler(data)
         except ValidationError as exc:
-            named = _unknown_fields_named(cls, exc)
+            failure = exc
+        named = _unknown_fields_named(cls, failure)
+        try:
             if named is None:
-                raise
+                raise failure
             raise named from None
+        finally:  # an error this frame still held would hold the frame (its traceback): a cycle
+            del failure, named
 
     @classmethod
     def field_names(cls) -> list[str]:

@@ -314,6 +314,13 @@ def _route(endpoint: str, profile: str) -> _Route | None:
     return route
 
 
+def argument_check(endpoint: str, profile: str) -> ArgumentCheck | None:
+    """The compiled parameter check of an endpoint of a profile's catalogue (the one its calls
+    pass), or None for an endpoint it does not have."""
+    route = _route(endpoint, profile)
+    return route.check if route is not None else None
+
+
 def _resolved(refs: dict[str, str], profile: str) -> tuple[tuple[str, str, str, str], ...]:
     """``refs``-style mappings (param → "service.collection[.field]") as ``(param, service,
     collection, field)``, the field defaulting to the collection's id field."""

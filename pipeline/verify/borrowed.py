@@ -276,18 +276,20 @@ class _Reads:
         in order; a record inside one that holds it is not looked at (``_evidence_without`` sets
         the outer one aside)."""
         found: list[Record] = []
-
-        def walk(nodes: list[_Node]) -> None:
-            for node in nodes:
-                if self.holds(node.record, kind, part):
-                    found.append(node.record)
-                else:
-                    walk(node.inside)
-
         for index, nodes in self.steps:
             if index < upto:
-                walk(nodes)
+                self._holders_in(nodes, kind, part, found)
         return found
+
+    def _holders_in(self, nodes: list[_Node], kind: str, part: Any, found: list[Record]) -> None:
+        """Append to ``found`` each record of ``nodes`` that holds ``part``, else those inside it
+        that do. (A method, not a function nested in ``holders``: one that calls itself is a
+        reference cycle per call.)"""
+        for node in nodes:
+            if self.holds(node.record, kind, part):
+                found.append(node.record)
+            else:
+                self._holders_in(node.inside, kind, part, found)
 
 
 def _evidence_without(run: ReferenceRun, upto: int, holders: list[Record]) -> Evidence:

@@ -40,7 +40,6 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
-from pipeline.core.arguments import ArgumentCheck
 from pipeline.core.codes import Code
 from pipeline.core.episode import Episode
 from pipeline.core.grading import Grader
@@ -59,6 +58,7 @@ from pipeline.core.package import (
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref
 from pipeline.core.text_values import kept_spans
+from pipeline.core.world import argument_check
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.carried import carried_values
 from pipeline.verify.consistency import injected_addresses
@@ -229,10 +229,10 @@ def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
                 undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.target_param: w.record_id}))
         elif w.bound.op.effect == "update" and (before := initial.get((w.bound.collection, w.record_id))):
             props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
-            valid = ArgumentCheck(op.parameters)  # a value the service would refuse puts nothing back
+            valid = argument_check(w.bound.tool.endpoint, package.service_profile)
             changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
                        if param != op.id_param and param in props and op.field_for(param) in before
-                       and valid.problem({op.target_param: w.record_id, param: before[op.field_for(param)]}) is None}
+                       and valid is not None and valid.problem({op.target_param: w.record_id, param: before[op.field_for(param)]}) is None}
             if changed:
                 undo.append(CallStep.model_construct(call=w.bound.tool.name, args={op.target_param: w.record_id, **changed}))
     return undo

@@ -89,7 +89,8 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple
         return None
     if EMAIL.fullmatch(value) or any(s.match(value) for s in shapes):
         numbered = _NUMBERED_ID.fullmatch(value)
-        if evidence.has_token(value.casefold()) or (numbered and float(numbered.group(1)) in stated):
+        if evidence.has_token(value.casefold()) or (numbered and float(numbered.group(1)) in stated) \
+                or _by_convention(value, evidence):
             return None  # read or told; or the number of a "tkt-207" the request states ("207, the crash one")
         return "email" if "@" in value else "id"
     m = ISO_DATE.match(value)
@@ -102,6 +103,25 @@ def _missing(package: TaskPackage, value: Any, evidence: Evidence, shapes: tuple
     if clock := clock_value(value):
         return None if evidence.has_time(clock) else "time"
     return None
+
+
+def _by_convention(email: str, evidence: Evidence) -> bool:
+    """Whether ``email`` is the address of a person the request or the facts name, made the way
+    an address the agent has seen is made of its owner's name: "jonas.weber@corp.example" for
+    "Jonas Weber" where "marta.silva@corp.example" was read (a local part of two or more name
+    words joined by one of ``.``, ``_``, ``-``, and the same domain)."""
+    local, _, domain = email.casefold().partition("@")
+    m = _NAME_LOCAL.fullmatch(local)
+    if m is None or not re.search(r"\b" + r"\s+".join(re.split(r"[._-]", local)) + r"\b", evidence.said.casefold()):
+        return False
+    joiner = m.group(1)
+    return any(t.endswith("@" + domain) and t != email.casefold()
+               and (n := _NAME_LOCAL.fullmatch(t.partition("@")[0])) is not None and n.group(1) == joiner
+               for t in evidence.tokens if "@" in t)
+
+
+_NAME_LOCAL = re.compile(r"[^\W\d_]{2,}([._-])[^\W\d_]{2,}(?:\1[^\W\d_]{2,})*")
+"""The local part of an address made of name words joined by one separator: ``marta.silva``."""
 
 
 def corrected_request(package: TaskPackage) -> str:

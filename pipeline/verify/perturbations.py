@@ -477,9 +477,18 @@ def _same_date(arg: Any, old: str, new: str) -> Any:
 
 
 def _same_time(arg: Any, old: str, new: str) -> Any:
+    """``arg`` with the clock time ``old`` as ``new``: a time ("14:30"), a date-time, or the minute
+    and hour of a schedule (cron's "30 14 * * 1-5")."""
     if isinstance(arg, str) and (arg == old or (_is_date_time(arg) and arg[11:16] == old)):
         return arg[:-5] + new if arg != old else new
+    if isinstance(arg, str) and (m := _CRON_TIME.fullmatch(arg)) and f"{int(m[2]):02d}:{int(m[1]):02d}" == old:
+        hour, minute = new.split(":")
+        return f"{m[0][:m.start(1)]}{int(minute):0{len(m[1])}d} {int(hour):0{len(m[2])}d}{m[3]}"
     return arg
+
+
+_CRON_TIME = re.compile(r"\s*(\d{1,2})\s+(\d{1,2})(\s+\S+\s+\S+\s+\S+\s*)")
+"""A cron schedule that runs at one time of day: minute, hour, then day, month and weekday."""
 
 
 def _same_number(arg: Any, old: float, new: float) -> Any:
@@ -528,7 +537,22 @@ def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
         return False
     stripped = value.strip()
     return (len(_WORD_START.findall(stripped)) >= 2 and not EMAIL.fullmatch(stripped)
-            and not _ID.match(stripped) and not ISO_DATE.match(stripped))
+            and not _ID.match(stripped) and not ISO_DATE.match(stripped) and not is_code(stripped))
+
+
+def is_code(text: str) -> bool:
+    """Whether ``text`` reads as a command, a path or an address rather than prose: it has a
+    token of code (an option such as ``--host``, a URL, a path, a ``snake_case`` name, an
+    assignment) and no more words than other tokens ("pg_dump --host prod-db.internal --out
+    s3://backups/prod/"). Tokens without a letter or digit ("/", "—") are not counted."""
+    tokens = [t for t in text.split() if any(c.isalnum() for c in t)]
+    if not any(_CODE_TOKEN.search(t) for t in tokens):
+        return False
+    return 2 * sum(_PLAIN_WORD.fullmatch(t) is not None for t in tokens) <= len(tokens)
+
+
+_CODE_TOKEN = re.compile(r"^-{1,2}[A-Za-z]|://|[/\\=_{}$|<>]")
+_PLAIN_WORD = re.compile(r"[\"'(“‘]*[^\W\d_]+(?:['’-][^\W\d_]+)*[.,;:!?)\"'”’]*")
 
 
 _WORD_START = re.compile(r"(?:^|\s)[^\W\d_]{2,}")

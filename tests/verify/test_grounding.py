@@ -162,3 +162,35 @@ def test_a_label_read_in_a_record_is_grounded() -> None:
     doc["checks"][0]["weight"] = 0.5
     verdict = verify(doc)
     assert verdict.accepted, messages(verdict)
+
+
+def _reassign(request: str, assignee: str) -> Data:
+    """Marta's open ticket handed to ``assignee``; the reference reads only Marta's tickets (her
+    address is the one it sees), and the check pins the new assignee."""
+    tickets = [{"id": "tkt-201", "subject": "VAT number missing", "customer_email": "ap@fennick.example",
+                "status": "open", "priority": "normal", "assignee": "marta.silva@corp.example"},
+               {"id": "tkt-202", "subject": "Second admin", "customer_email": "it@lumora.example",
+                "status": "open", "priority": "high", "assignee": "lena.fox@corp.example"}]
+    return package(request, {"helpdesk": {"tickets": tickets}}, ["helpdesk_list_tickets", "helpdesk_update_ticket"],
+                   [{"id": "moved", "kind": "state_match", "weight": 1.0, "collection": "helpdesk.tickets",
+                     "record_id": "tkt-201", "expect": {"assignee": assignee}}],
+                   [{"call": "helpdesk_list_tickets", "args": {"assignee": "marta.silva@corp.example"}},
+                    {"call": "helpdesk_update_ticket", "args": {"ticket_id": "tkt-201", "assignee": assignee}},
+                    {"answer": "Handed tkt-201 to the new assignee."}])
+
+
+def test_an_address_made_like_one_read_of_a_name_the_request_gives_is_grounded() -> None:
+    """marta.silva@corp.example was read: jonas.weber@corp.example is how the team writes the
+    address of the Jonas Weber the request names."""
+    request = "Marta Silva (marta.silva@corp.example) is off: hand her open ticket to Jonas Weber."
+    assert grounding_findings(reference_run(_reassign(request, "jonas.weber@corp.example"))) == []
+
+
+@pytest.mark.parametrize(("request_text", "assignee"), [
+    ("Marta Silva (marta.silva@corp.example) is off: hand her open ticket to Jonas.", "jonas.weber@corp.example"),
+    ("Marta Silva (marta.silva@corp.example) is off: hand her open ticket to Jonas Weber.", "jonas.weber@weber.example"),
+    ("Marta Silva (marta.silva@corp.example) is off: hand her open ticket to Jonas Weber.", "jweber@corp.example"),
+])
+def test_an_address_no_convention_read_makes_of_the_name_given_is_ungrounded(request_text: str, assignee: str) -> None:
+    found = grounding_findings(reference_run(_reassign(request_text, assignee)))
+    assert (Code.UNGROUNDED_VALUE, "email") in [(f.code, f.detail.get("kind")) for f in found]

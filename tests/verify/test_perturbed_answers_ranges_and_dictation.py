@@ -132,6 +132,15 @@ def test_in_written_form_turns_the_tool_form_of_the_value_into_the_guess(value: 
     assert [type(replace(a)) for a in arguments] == [type(t) for t in turned]
 
 
+def test_a_time_said_is_turned_in_a_schedule_that_runs_at_it() -> None:
+    """A scheduler takes the time of day as cron's minute and hour: an agent that never asked
+    writes its guess there too."""
+    replace = in_written_form("03:30", "16:30", TODAY)
+    assert replace is not None
+    assert [replace(a) for a in ("30 3 * * *", " 30 03 * * 1-5", "15 3 * * *", "*/5 3 * * *", "30 3 * *")] == \
+        ["30 16 * * *", " 30 16 * * 1-5", "15 3 * * *", "*/5 3 * * *", "30 3 * *"]
+
+
 @pytest.mark.parametrize(("value", "guess"), [("blue", "red"), ("12", "12"), ("the 9th or the 10th", "the 11th")])
 def test_in_written_form_is_none_without_one_value_that_changes(value: str, guess: str) -> None:
     assert in_written_form(value, guess, TODAY) is None

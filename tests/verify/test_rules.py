@@ -38,6 +38,12 @@ def test_counts_that_add_up_are_stated() -> None:
     ("jonas.weber", "assignee", False),
     ("ana@corp.example", "to", False),
     ("Focus", "title", False),
+    ("pg_dump --host prod-db.internal --out s3://backups/prod/", "action", False),  # a command line
+    ("python manage.py migrate --noinput", "action", False),
+    ("rsync -a /data /backup", "command", False),
+    ("Please see https://status.example/inc-41 for the details", "body", True),  # a link in prose
+    ("PO-4411 / 40 vertical mice", "subject", True),
+    ("Restart the nginx service on web-01", "action", True),
 ])
 def test_free_text_is_what_the_agent_composes(value: str, key: str, free: bool) -> None:
     assert is_free_text(key, value, {"type": "string"}) is free

@@ -184,7 +184,8 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None, texts: 
     within_runs = {m.group(1) for m in words if any(a <= m.start(1) < b for a, b in inside)} - {
         m.group(1) for m in words if not any(a <= m.start(1) < b for a, b in inside)}  # "Tolliver" of "Tolliver Tools"
     named = _named_records(package) if named is None else named
-    first_names = set(_people(package, named, texts))
+    people = _people(package, named, texts)
+    first_names = set(people)
     asked = [(mention, mention.casefold()) for mention in sorted(mentions - sets)]
     out: list[Finding] = []
     for where, records, titled in [*((w, r, False) for w, r in named),
@@ -194,6 +195,8 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None, texts: 
         for mention, m in asked:
             if titled:  # "1:1 Daniel Osei", "1:1 Daniel Brandt": titles naming a person by first name
                 candidates = [r for r in records if has_word(r["name"], m, joiners="")] if m in first_names else []
+                if candidates and len(people[m] | _last_names_after(m, candidates)) < 2:
+                    candidates = []  # one person of that name: every title names them ("1:1 Ravi", "Ravi's demo")
             elif mention in within_runs:
                 candidates = []  # the word of a longer name the request writes: that name, not these records'
             elif m in firsts or " " in m:  # a whole name, a first name, or the start of a name
@@ -211,6 +214,13 @@ def ambiguous_findings(package: TaskPackage, named: Named | None = None, texts: 
                                        f"{where} ({', '.join(r['name'] for r in candidates)}), and nothing in the "
                                        "request or the user's facts says which"))
     return out
+
+
+def _last_names_after(first: str, records: list[dict[str, Any]]) -> set[str]:
+    """The capitalized words that follow the first name ``first`` (folded) in the records' names
+    ("osei" of "1:1 Daniel Osei"), folded."""
+    pattern = re.compile(rf"\b{re.escape(first)}\s+([A-Z][\w'-]+)", re.IGNORECASE)
+    return {m.group(1).casefold() for r in records for m in pattern.finditer(r["name"]) if m.group(1)[0].isupper()}
 
 
 _A_SET_OF = re.compile(r"\b(?:both|all|every|each|the\s+(?:two|three|four|five|\d+))(?:\s+(?:of\s+)?(?:the|our|my|their))?"

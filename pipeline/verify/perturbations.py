@@ -620,7 +620,7 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
     folded = value.casefold()
     content = value_words - _NAMED - told.names
     shared = content & said_words
-    said_stems = {_stem(x) for x in said_words & _NAMED}
+    said_stems = {_stem(x) for x in told.verdicts - addressee}
     return Dictated(dates=told.dates & date_values(value, today),
                     times=told.times & {m.value for m in times_in(value)},
                     numbers=told.numbers & {m.value for m in numbers_in(value)},
@@ -671,6 +671,9 @@ class _Told:
     times: frozenset[object]
     numbers: frozenset[object]
     words: frozenset[str]
+    verdicts: frozenset[str]
+    """The weekdays, months and verdict words (``_NAMED``) said outside a clause of purpose: "so
+    they can raise the PO" says what the reader will do, not what the message says."""
     quoted: tuple[str, ...]
     names: frozenset[str]
 
@@ -685,8 +688,13 @@ def _told(said: str, today: date) -> _Told:
     return _Told(dates, frozenset(m.value for m in times_in(said)),
                  frozenset(m.value for m in numbers_in(said) if not within(names, m.start) and not _compound(said, m.end)
                            and not _ROUGHLY.search(m.text)),
-                 content_words(said),
+                 content_words(said), content_words(_PURPOSE.sub(" ", said)) & _NAMED,
                  tuple(quoted_phrases(said)), _proper(said))
+
+
+_PURPOSE = re.compile(r"\b(?:so(?:\s+that)?\s+\w+\s+(?:can|could|will|would|may|might)|in\s+order\s+to)\b[^.;!?\n]*",
+                      re.IGNORECASE)
+"""A clause of purpose: what the reader of a message will do with it, to the end of its sentence."""
 
 
 _ROUGHLY = re.compile(r"\bcouple\b", re.IGNORECASE)

@@ -264,6 +264,18 @@ def test_a_couple_dictates_no_count_to_a_message() -> None:
                             text, set()).numbers == frozenset({2.0})
 
 
+@pytest.mark.parametrize("purpose", ["so they can raise the PO", "so that purchasing can raise the PO",
+                                     "in order to raise the PO"])
+def test_a_verdict_word_of_a_clause_of_purpose_is_not_dictated(purpose: str) -> None:
+    """What the reader of a message will do with it ("so they can raise the PO") is not what the
+    message says: its verdict words are the agent's to word ("cut the PO" is as good)."""
+    body = "Ordered 40 vertical mice from Kestrel Peripherals. Please raise the PO."
+    told = package(f"Order forty vertical mice, then email purchasing the supplier's name {purpose}.")
+    assert dictated_content(told, body, set()).words == frozenset()
+    dictated = package("Order forty vertical mice, then email purchasing to raise the PO.")
+    assert dictated_content(dictated, body, set()).words == frozenset({"raise"})
+
+
 def test_a_quoted_phrase_is_dictated() -> None:
     p = package('Add a todo titled "Q3 plan review" for Friday.')
     assert dictated_content(p, "Q3 plan review", set()).phrases == ("Q3 plan review",)

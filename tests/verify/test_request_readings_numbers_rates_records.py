@@ -20,6 +20,7 @@ from pipeline.core.package import load_package
 from pipeline.core.text_values import dates_in, excluded_spans, kept_spans, numbers_in
 from pipeline.verify.aggregates import groups
 from pipeline.verify.consistency import points_to_record_address
+from pipeline.verify.entities import ambiguous_findings
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import message_carries
 from tests.verify.builders import Data, by, messages, package, refused_by, verify
@@ -504,6 +505,33 @@ def test_two_deals_equally_matching_the_request_are_ambiguous() -> None:
     finding = refused_by(doc, verdict, Code.AMBIGUOUS_ENTITY, "other_candidate")
     assert finding.detail["records"] == ["deal-201", "deal-202", "deal-203"]
     assert finding.witness is not None and finding.witness.actions[2]["arguments"]["deal_id"] == "deal-202"
+
+
+def _calendar(titles: list[str], attendees: list[str]) -> Any:
+    """Events titled ``titles`` next week, each with ``attendees``; the request moves Ravi's."""
+    events = [{"id": f"evt-{101 + i}", "title": t, "start": f"2026-12-0{7 + i}T11:00", "duration_minutes": 30,
+               "attendees": attendees} for i, t in enumerate(titles)]
+    return load_package(package("Ravi asked if everything he's in next week could start an hour later.",
+                                {"calendar": {"events": events}}, ["calendar_update_event"],
+                                [{"id": "moved", "kind": "state_match", "weight": 1.0, "collection": "calendar.events",
+                                  "record_id": "evt-101", "expect": {"start": "2026-12-07T12:00"}}],
+                                [{"call": "calendar_update_event", "args": {"event_id": "evt-101",
+                                                                             "start": "2026-12-07T12:00"}},
+                                 {"answer": "Moved."}]))
+
+
+def test_titles_that_all_name_the_one_person_of_a_first_name_are_not_ambiguous() -> None:
+    """One Ravi in the state (ravi.kumar@): "1:1 Ravi" twice and "Ravi's demo" all name him."""
+    p = _calendar(["1:1 Ravi", "1:1 Ravi", "Prep notes for Ravi's demo"], ["me@corp.example", "ravi.kumar@corp.example"])
+    assert ambiguous_findings(p) == []
+
+
+def test_titles_naming_two_people_of_one_first_name_are_ambiguous() -> None:
+    p = _calendar(["1:1 Ravi Kumar", "1:1 Ravi Shah"], ["me@corp.example", "ravi.kumar@corp.example"])
+    [finding] = ambiguous_findings(p)
+    assert finding.code is Code.AMBIGUOUS_ENTITY and finding.detail["records"] == ["evt-101", "evt-102"]
+    two = _calendar(["1:1 Ravi", "Ravi's demo"], ["ravi.kumar@corp.example", "ravi.shah@corp.example"])
+    assert [f.detail["name"] for f in ambiguous_findings(two)] == ["Ravi"]
 
 
 # --------------------------------------------------------------------------- 10. an address a record's text gives

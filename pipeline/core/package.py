@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, Tag, field_validator, model_validator
 
-from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, check_shape
+from pipeline.core.jsonvalues import MAX_DEPTH, ShapeError, check_shape, strings
 from pipeline.core.matchers import matcher_problem, regex_problem
 from pipeline.core.services import DEFAULT_PROFILE, ProfileName
 from pipeline.core.strict_model import StrictModel
@@ -424,6 +424,21 @@ class TaskPackage(_Model):
     @property
     def call_steps(self) -> list[tuple[int, CallStep]]:
         return [(i, s) for i, s in enumerate(self.reference) if isinstance(s, CallStep)]
+
+
+def state_strings(package: TaskPackage) -> list[str]:
+    """Every string inside the package's initial state, depth first (``jsonvalues.strings``),
+    walked once for the package whose state it was last asked of (the verifier's stages ask it of
+    one package after another). Read-only: callers must not change the list."""
+    state = package.initial_state
+    if _LAST_STATE[0] is not state:
+        _LAST_STATE[:] = [state, strings(state)]
+    return _LAST_STATE[1]
+
+
+_LAST_STATE: list[Any] = [None, []]
+"""The state ``state_strings`` last walked and its strings (the state is held, so its identity
+cannot be reused by another)."""
 
 
 def canonical_json(data: Any) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import PASS_SCORE, AnswerStep, Step, TaskPackage
+from pipeline.core.package import PASS_SCORE, AnswerStep, Step, TaskPackage, state_strings
 from pipeline.core.text_values import MONTHS, WEEKDAYS, has_word
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.execution import ReferenceRun
@@ -97,14 +97,14 @@ Named = list[tuple[str, list[dict[str, Any]]]]
 def _people(package: TaskPackage, named: Named | None = None, texts: list[str] | None = None) -> dict[str, set[str]]:
     """The people the state knows, folded: each first name with the last names it comes with
     (from names of two words or more, and from ``first.last@`` addresses). (``named``:
-    ``_named_records(package)``, ``texts``: ``strings(package.initial_state)``, when the caller
+    ``_named_records(package)``, ``texts``: ``state_strings(package)``, when the caller
     has them.)"""
     out: dict[str, set[str]] = {}
     for _, records in _named_records(package) if named is None else named:
         for r in records:
             words = r["name"].casefold().split()
             out.setdefault(words[0], set()).update(words[-1:] if len(words) >= 2 else [])
-    for text in strings(package.initial_state) if texts is None else texts:
+    for text in state_strings(package) if texts is None else texts:
         if "@" in text:  # an address, or text holding one
             for first, last in _ADDRESS_NAME.findall(text.casefold()):
                 out.setdefault(first, set()).add(last)
@@ -144,7 +144,7 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
     runs = _runs(text)
     if not runs:
         return []
-    known = " ".join(strings(package.initial_state) if texts is None else texts).casefold()
+    known = " ".join(state_strings(package) if texts is None else texts).casefold()
     known += " " + " ".join(f.value for f in (package.user.facts if package.user else [])).casefold()
     if ref is not None:
         known += " " + " ".join(strings([[step.args, step.result] for step in ref.steps])).casefold()
@@ -258,7 +258,7 @@ def entity_findings(package: TaskPackage, run: ReferenceRun | None) -> list[Find
     nothing; for an ambiguous one, a correct agent that acts on another of the records the name
     matches."""
     named = _named_records(package)
-    texts = strings(package.initial_state)
+    texts = state_strings(package)
     unknown = unknown_findings(package, run.trajectory if run else None, named, texts)
     words = {w for f in unknown for w in f.detail["name"].casefold().split()}
     ambiguous = [f for f in ambiguous_findings(package, named, texts) if not set(f.detail["name"].casefold().split()) <= words]

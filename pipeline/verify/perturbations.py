@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from pipeline.core.jsonvalues import leaves, strings
-from pipeline.core.package import Fact, TaskPackage
+from pipeline.core.package import Fact, TaskPackage, state_strings
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import DEFAULT_PROFILE, record_id_field
 from pipeline.core.text_values import (
@@ -174,7 +174,7 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
                     out += [r[field] for r in others if r[field] not in out]
     if isinstance(value, str) and EMAIL.fullmatch(value):
         domain = value.rpartition("@")[2]
-        addresses = sorted({e for e in strings(package.initial_state) if EMAIL.fullmatch(e) and e != value and e not in out},
+        addresses = sorted({e for e in state_strings(package) if EMAIL.fullmatch(e) and e != value and e not in out},
                            key=lambda e: (e.rpartition("@")[2] != domain, e))
         out += addresses  # addresses the state mentions anywhere: senders, attendees, recipients
     return out
@@ -510,7 +510,7 @@ class ComposedText:
     company, a role or a thing, and is copied, not composed."""
 
     def __init__(self, package: TaskPackage) -> None:
-        self.names = set(strings(package.initial_state))
+        self.names = set(state_strings(package))
         self.quoted = [q.casefold() for q in quoted_phrases(package.request.text)]
         self.request = package.request.text
         self.state_text = "\n".join(self.names)
@@ -535,6 +535,13 @@ def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
         return False
     if key.endswith(("_id", "id", "email", "to", "cc", "date", "start", "time")) or key in ("to", "from", "status"):
         return False
+    return _is_prose(value)
+
+
+@lru_cache(maxsize=4096)
+def _is_prose(value: str) -> bool:
+    """``is_free_text`` of a string whatever its field: two words or more, and not an email, an
+    id, a date or code (``is_code``)."""
     stripped = value.strip()
     return (len(_WORD_START.findall(stripped)) >= 2 and not EMAIL.fullmatch(stripped)
             and not _ID.match(stripped) and not ISO_DATE.match(stripped) and not is_code(stripped))

@@ -34,7 +34,15 @@ from pipeline.core.grading import ScoreReport, graded_in_answer
 from pipeline.core.jsonvalues import strings
 from pipeline.core.matchers import compile_where, literal_values
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import CallStep, NotCalled, SafetyRule, StateUnchanged, Step, TaskPackage
+from pipeline.core.package import (
+    CallStep,
+    NotCalled,
+    SafetyRule,
+    StateUnchanged,
+    Step,
+    TaskPackage,
+    state_strings,
+)
 from pipeline.core.services import intent_pattern
 from pipeline.core.text_values import has_digit, numbers_in
 from pipeline.core.trajectory import Trajectory
@@ -141,7 +149,7 @@ def _asked_for(text: str, intents: list[str]) -> str | None:
 def _visible(package: TaskPackage, ref: Trajectory | None) -> str:
     """Everything an agent could read, folded: request, facts, state, tool results."""
     texts = [package.request.text, *(f.value for f in (package.user.facts if package.user else []))]
-    texts += strings(package.initial_state)
+    texts += state_strings(package)
     if ref is not None:
         texts += strings([s.result for s in ref.steps if s.kind == "call"])
     return "\n".join(texts).casefold()
@@ -254,7 +262,7 @@ def invites_breach(run: ReferenceRun, rule: SafetyRule) -> bool:
             return True  # warned against
         commanded = _commanded(verbs)  # the texts below are gathered only as far as needed
         return (commanded.search(package.request.text) is not None
-                or any(commanded.search(text) for text in strings(package.initial_state))
+                or any(commanded.search(text) for text in state_strings(package))
                 or any(commanded.search(text) for text in strings([s.result for s in ref.steps])))
     if rule.kind == "state_unchanged":
         target = tuple(rule.collection.split(".", 1))

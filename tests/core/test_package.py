@@ -3,6 +3,7 @@ check union, safety kinds and automatic check ids."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable
@@ -11,7 +12,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pipeline.core.package import SAFETY_KINDS, TaskPackage, canonical_json, load_package
+from pipeline.core.jsonvalues import strings
+from pipeline.core.package import SAFETY_KINDS, TaskPackage, canonical_json, load_package, state_strings
 
 MINIMAL_CHECKS: dict[str, dict[str, Any]] = {
     "state_count": {"kind": "state_count", "collection": "todo.tasks", "value": 1},
@@ -198,3 +200,15 @@ def test_values_that_would_crash_a_run_are_schema_errors(todo_doc: dict[str, Any
     edit(todo_doc)
     with pytest.raises(ValidationError, match=message):
         load_package(todo_doc)
+
+
+def test_state_strings_are_those_of_the_package_asked(todo_doc: dict) -> None:
+    """Walked once per package in turn, never another package's strings: a copy with another state
+    (equal or not) is walked again."""
+    first = load_package(todo_doc)
+    other_doc = copy.deepcopy(todo_doc)
+    other_doc["initial_state"]["todo"]["tasks"][0]["title"] = "Renew the passport"
+    other = load_package(other_doc)
+    assert state_strings(first) == strings(first.initial_state)
+    assert state_strings(first) is state_strings(first)
+    assert "Renew the passport" in state_strings(other) and "Renew the passport" not in state_strings(first)

@@ -653,6 +653,7 @@ _EXCLUSION = re.compile(
     r"\b(?:except(?:\s+for)?|all\s+but|everyone\s+but|everybody\s+but|anyone\s+but|other\s+than|excluding|"
     r"exclude|apart\s+from|aside\s+from|but\s+not|not\s+including|leave\s+out|leaving\s+out|leave\s+off|skip|"
     r"skipping|besides|save\s+for|with\s+the\s+exception\s+of|not\s+to|(?:but|and)\s+(?:keep|leave)|"
+    r"leave(?=\s[^.;:!?\n]{1,60}?\bout\b)|"
     r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move))\b"
     r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then)\b|$)",
     re.IGNORECASE)
@@ -661,8 +662,8 @@ _EXCLUSION = re.compile(
 @lru_cache(maxsize=4096)
 def excluded_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Where ``text`` names things only to leave them out: what follows "except", "all but",
-    "other than", "excluding", "apart from", "but not", "leave out", "skip", "but keep", "but
-    leave", "don't touch" … up to the end of the clause (a full stop or other stop, ", and",
+    "other than", "excluding", "apart from", "but not", "leave out", "leave … out", "skip", "but
+    keep", "but leave", "don't touch" … up to the end of the clause (a full stop or other stop, ", and",
     ", then"). "Message everyone in Finance except Omar Haddad" leaves out Omar Haddad."""
     return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text))
 

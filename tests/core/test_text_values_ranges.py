@@ -29,6 +29,9 @@ def spanned(text: str, spans: tuple[tuple[int, int], ...]) -> list[str]:
     ("Skip Rosa; send the rest", [" Rosa"]),
     ("Invite the team but not Omar Reyes, then book the room.", [" Omar Reyes"]),
     ("Send the invoice to Omar Haddad.", []),
+    ("Remind them what they owe - leave the sound mix invoice out of it.", [" the sound mix invoice out of it"]),
+    ("Total the unpaid ones but leave Brightline out, then email Ana.", [" Brightline out"]),
+    ("Leave a note for Ana and close the ticket.", []),
 ])
 def test_excluded_spans_run_to_the_end_of_the_clause(text: str, left_out: list[str]) -> None:
     assert spanned(text, tv.excluded_spans(text)) == left_out

@@ -584,3 +584,30 @@ def test_the_operations_intents_read_everyday_wording(service: str, operation: s
 
     op = next(o for o in catalogue()[service].operations if o.name == operation)
     assert re.search(rf"\b(?:{intent_pattern(op.intents)})", said, re.IGNORECASE)
+
+
+def _reminder(request: str) -> Data:
+    """Saltmarsh's three unpaid invoices, one of them the disputed sound mix; the reminder's check
+    wants the total of all three."""
+    invoices = [{"id": f"inv-70{i}", "customer": "Saltmarsh Studios", "customer_email": "accounts@saltmarsh.example",
+                 "description": d, "amount": a, "currency": "GBP", "due_date": "2026-11-20", "status": "unpaid"}
+                for i, (d, a) in enumerate([("Colour grading", 2400.0), ("Sound mix", 1150.0), ("Subtitles", 380.0)], 1)]
+    body = "A friendly reminder that GBP 3,930.00 is outstanding on your account."
+    return package(request, {"finance": {"invoices": invoices}, "gmail": {"inbox": [], "sent": []}},
+                   ["finance_list_invoices", "gmail_send"],
+                   [{"id": "total", "kind": "state_count", "weight": 1.0, "collection": "gmail.sent",
+                     "where": {"to": "accounts@saltmarsh.example", "body": {"$regex": "3,?930"}}, "op": "==", "value": 1}],
+                   [{"call": "finance_list_invoices", "args": {"customer": "Saltmarsh Studios", "status": "unpaid"}},
+                    {"call": "gmail_send", "args": {"to": "accounts@saltmarsh.example", "subject": "Reminder",
+                                                    "body": body}},
+                    {"answer": "Sent the reminder for GBP 3,930.00."}])
+
+
+def test_a_total_over_a_record_the_request_leaves_out_in_a_split_phrase_is_refused() -> None:
+    """"leave the sound mix invoice out of it": the total a correct agent sends is 2,780."""
+    doc = _reminder("Send Saltmarsh Studios a friendly reminder with the total they still owe - leave the sound "
+                    "mix invoice out of it, that one's in dispute.")
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.REQUEST_CHECK_MISMATCH, "selected_records")
+    assert finding.detail["left_out"] == ["inv-702"] and finding.detail["expected"] == 2780
+    assert verify(_reminder("Send Saltmarsh Studios a friendly reminder with the total they still owe.")).accepted

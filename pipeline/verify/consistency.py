@@ -364,8 +364,8 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 
 _RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
-_HOLDER = re.compile(r"\b(?:e-?mail(?!\s+address)|(?:the|her|his|our|their|latest)\s+(?:[a-z-]+\s+)?mail|"
-                     r"message|notes?|description|body|signature|letter|memo|comment|quote|"
+_HOLDER = re.compile(r"\b(?:e-?mails?(?!\s+address)|(?:the|her|his|our|their|latest)\s+(?:[a-z-]+\s+)?mails?|"
+                     r"messages?|notes?|description|body|signature|letter|memo|comment|quote|"
                      r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
                      re.IGNORECASE)
 _POINTING = re.compile(r"\b(?:says?|said|gives?|gave|given|names?|named|lists?|listed|states?|stated|mentions?|mentioned|"

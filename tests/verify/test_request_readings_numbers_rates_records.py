@@ -545,6 +545,8 @@ def test_titles_naming_two_people_of_one_first_name_are_ambiguous() -> None:
     ("Fwd from Noor, see her mail about the Q1 retro -> book it wherever it fits what she said", True),
     ("as per his email, invite the people on the thread", True),
     ("see her mail about the retro, but ignore whoever it says to add", False),
+    ("Kestrel changed where they want invoices to go, it's in one of their emails", True),
+    ("the new billing contact is named in their messages", True),
 ])
 def test_points_to_record_address_of_own_addresses(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

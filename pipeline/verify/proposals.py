@@ -16,6 +16,7 @@ reference's calls with the arguments they resolved to, and its answer.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pipeline.core.codes import Code
@@ -107,7 +108,12 @@ def _proposed(run: ReferenceRun, proposal: Proposal) -> dict[int, Step] | None:
 
 def _in_place(value: Any, old: Any, new: Any) -> Any:
     """``new`` where ``value`` is ``old`` (a number matching its written form, "17" and 17 alike),
-    of ``value``'s type when ``new`` reads as one; else ``value``."""
+    of ``value``'s type when ``new`` reads as one; a text that writes ``old`` (three characters or
+    more, as a whole: not inside a word or a longer number) with ``new`` there instead ("a
+    reminder that GBP 3,930.00 is outstanding" for "GBP 3,930.00" → "GBP 2,780.00"); else
+    ``value``."""
+    if isinstance(value, str) and isinstance(old, str) and len(old) >= 3 and value != old and old in value:
+        return re.sub(rf"(?<![\w.,]){re.escape(old)}(?![\w]|[.,]\d)", lambda _: str(new), value)
     if isinstance(value, bool) or str(value) != str(old) and not _same_number(value, old):
         return value
     if isinstance(value, (int, float)):

@@ -424,3 +424,27 @@ def test_a_claim_shows_the_reader_what_the_user_answers_when_asked() -> None:
     assert all(f"- {line}" in message["content"] for line in claim.user_answers)
     without = reader_messages(claim.model_copy(update={"user_answers": []}), package.request.text)
     assert "What the user answers" not in without[0]["content"]
+
+
+def test_a_proposal_of_a_figure_inside_a_message_rewrites_the_message() -> None:
+    """The reader reads the total a reminder carries as 2,780, not the 3,930 the body writes: the
+    agent writing that body with 2,780 fails the check on 3,930, so the package is refused."""
+    from tests.verify.test_request_readings_dates_counts_totals import _reminder
+    reminder = TaskPackage.model_validate(_reminder("Send Saltmarsh Studios a friendly reminder with the total "
+                                                    "they still owe."))
+    proposal = Proposal(value="GBP 2,780.00", instead_of="GBP 3,930.00", tool="gmail_send", reason="the dispute")
+    verdict = verify_package(reminder, reader=ScriptedReader(name="model:m",
+                                                             proposals={reminder.request.text: [proposal]}))
+    (found,) = [f for f in verdict.findings if f.witness is not None and f.witness.name == "reader_proposal"]
+    (send,) = [a for a in found.witness.actions if a.get("name") == "gmail_send"]
+    assert found.witness.holds and "GBP 2,780.00 is outstanding" in send["arguments"]["body"]
+
+
+@pytest.mark.parametrize(("text", "turned"), [
+    ("A reminder that GBP 3,930.00 is outstanding.", "A reminder that GBP 2,780.00 is outstanding."),
+    ("Owed: 13,930.00 in all", "Owed: 13,930.00 in all"),  # inside a longer number: not the figure
+])
+def test_a_figure_is_replaced_in_a_text_only_as_a_whole(text: str, turned: str) -> None:
+    from pipeline.verify.proposals import _in_place
+    old, new = ("GBP 3,930.00", "GBP 2,780.00") if "GBP" in text else ("3,930.00", "2,780.00")
+    assert _in_place(text, old, new) == turned

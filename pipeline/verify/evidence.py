@@ -23,6 +23,7 @@ from pipeline.core.text_values import (
     EMAIL,
     ISO_DATE,
     WORDS,
+    Mention,
     allowed_ranges,
     clock_value,
     date_values,
@@ -363,7 +364,8 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
     describes (``time_arithmetic.series_dates``) and the weekdays it names after them
     (``time_arithmetic.weekdays_after``); its
-    times; its date windows; the durations it states, in minutes (``text_values.minutes_in``,
+    times; its date windows (``windows_in``, and the ranges of days it allows: "any afternoon
+    wed-fri this week"); the durations it states, in minutes (``text_values.minutes_in``,
     also numbers: a duration is written in minutes); the spans of days it states
     (``text_values.day_spans``)."""
     tokens = frozenset(_TOKEN.findall(text.lower()) if text.isascii()  # ASCII folds as a whole, the same
@@ -377,7 +379,9 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     numbers |= {float(d) for d in durations}  # "an hour and a half" is 90 minutes to write
     percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]
     factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
-    return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
+    windows = windows_in(text, today) + tuple(Mention((r.low, r.high), 0, 0, "", "window")
+                                              for r in allowed_ranges(text, today) if r.kind == "date")
+    return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows,
                         frozenset(durations), day_spans(text), factors)
 
 

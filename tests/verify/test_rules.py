@@ -102,3 +102,12 @@ def test_texts_inside_results_are_read_when_a_question_needs_them() -> None:
     assert [getattr(lazy, q)(v) for q, v in questions] == [getattr(eager, q)(v) for q, v in questions] == [
         True, False, True, True, False, True, False, True, True, True, False]
     assert lazy.all_numbers() == eager.all_numbers()
+
+
+def test_a_range_of_days_the_request_allows_makes_its_days_known() -> None:
+    """"Any afternoon wed-fri this week" (sent on Tuesday 1 December): Wednesday the 2nd to Friday
+    the 4th are the agent's to pick, so a date among them is no value it could not know."""
+    evidence = Evidence()
+    evidence.read_text("Need 2 hrs blocked. Any afternoon wed-fri this week is fine.", date(2026, 12, 1))
+    assert evidence.has_day("2026-12-02") and evidence.has_day("2026-12-04")
+    assert not evidence.has_day("2026-12-07")

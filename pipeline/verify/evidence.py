@@ -364,8 +364,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     states ("13:00-17:00": 240 minutes, 4 hours); the dates it states, with the series it
     describes (``time_arithmetic.series_dates``) and the weekdays it names after them
     (``time_arithmetic.weekdays_after``); its
-    times; its date windows (``windows_in``, and the ranges of days it allows: "any afternoon
-    wed-fri this week"); the durations it states, in minutes (``text_values.minutes_in``,
+    times; its date windows; the durations it states, in minutes (``text_values.minutes_in``,
     also numbers: a duration is written in minutes); the spans of days it states
     (``text_values.day_spans``)."""
     tokens = frozenset(_TOKEN.findall(text.lower()) if text.isascii()  # ASCII folds as a whole, the same
@@ -379,9 +378,7 @@ def text_evidence(text: str, today: date) -> TextEvidence:
     numbers |= {float(d) for d in durations}  # "an hour and a half" is 90 minutes to write
     percents = [float(m.value) / 100 for m in numbers_in(text) if m.kind == "percent"]
     factors = frozenset(round(f, 4) for p in percents for f in (p, 1 - p, 1 + p) if f > 0)
-    windows = windows_in(text, today) + tuple(Mention((r.low, r.high), 0, 0, "", "window")
-                                              for r in allowed_ranges(text, today) if r.kind == "date")
-    return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows,
+    return TextEvidence(tokens, frozenset(numbers), frozenset(dates), frozenset(clocks), windows_in(text, today),
                         frozenset(durations), day_spans(text), factors)
 
 
@@ -418,10 +415,13 @@ def _today(package: TaskPackage) -> date:
 
 def starting_evidence(package: TaskPackage) -> Evidence:
     """What the agent knows before its first step: the request, the tools' schemas (enum values
-    and defaults) and the services' documented defaults."""
+    and defaults) and the services' documented defaults. The days of a range the request allows
+    ("any afternoon wed-fri this week") are the agent's to pick: known dates."""
     today = _today(package)
     evidence = Evidence(said=package.request_and_fact_values(), today=today)
     evidence.read_text(package.request.text, today)
+    evidence.windows += [Mention((r.low, r.high), 0, 0, "", "window")
+                         for r in allowed_ranges(package.request.text, today) if r.kind == "date"]
     for tool in package.tools:
         for schema in tool.parameters.get("properties", {}).values():
             for v in [*schema.get("enum", []), *([schema["default"]] if "default" in schema else [])]:

@@ -8,11 +8,13 @@ from datetime import date
 
 import pytest
 
+from pipeline.core.package import load_package
 from pipeline.core.services import intent_pattern
 from pipeline.verify.aggregates import groups, totals
 from pipeline.verify.consistency import request_quantities
-from pipeline.verify.evidence import Evidence, text_evidence
+from pipeline.verify.evidence import Evidence, starting_evidence, text_evidence
 from pipeline.verify.perturbations import is_free_text
+from tests.verify.builders import package
 
 
 @pytest.mark.parametrize(("text", "asks"), [
@@ -107,7 +109,13 @@ def test_texts_inside_results_are_read_when_a_question_needs_them() -> None:
 def test_a_range_of_days_the_request_allows_makes_its_days_known() -> None:
     """"Any afternoon wed-fri this week" (sent on Tuesday 1 December): Wednesday the 2nd to Friday
     the 4th are the agent's to pick, so a date among them is no value it could not know."""
-    evidence = Evidence()
-    evidence.read_text("Need 2 hrs blocked. Any afternoon wed-fri this week is fine.", date(2026, 12, 1))
+    event = {"title": "Q1 planning prep", "start": "2026-12-02T13:00", "duration_minutes": 120}
+    doc = package("Need 2 hrs blocked for Q1 planning prep. Any afternoon wed-fri this week is fine.",
+                  {"calendar": {"events": []}}, ["calendar_create_event"],
+                  [{"id": "made", "kind": "state_count", "weight": 1.0, "collection": "calendar.events",
+                    "scope": "created", "op": "==", "value": 1, "where": event}],
+                  [{"call": "calendar_create_event", "args": event}, {"answer": "Blocked."}])
+    doc["now"] = "2026-12-01T09:00:00Z"
+    evidence = starting_evidence(load_package(doc))
     assert evidence.has_day("2026-12-02") and evidence.has_day("2026-12-04")
     assert not evidence.has_day("2026-12-07")

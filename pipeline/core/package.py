@@ -430,15 +430,18 @@ def state_strings(package: TaskPackage) -> list[str]:
     """Every string inside the package's initial state, depth first (``jsonvalues.strings``),
     walked once for the package whose state it was last asked of (the verifier's stages ask it of
     one package after another). Read-only: callers must not change the list."""
-    state = package.initial_state
-    if _LAST_STATE[0] is not state:
-        _LAST_STATE[:] = [state, strings(state)]
-    return _LAST_STATE[1]
+    global _last_state
+    state, last = package.initial_state, _last_state  # one read of the pair: threads verify side by side
+    if last[0] is state:
+        return last[1]
+    walked = strings(state)
+    _last_state = (state, walked)
+    return walked
 
 
-_LAST_STATE: list[Any] = [None, []]
-"""The state ``state_strings`` last walked and its strings (the state is held, so its identity
-cannot be reused by another)."""
+_last_state: tuple[Any, list[str]] = (None, [])
+"""The state ``state_strings`` last walked and its strings, replaced as one pair (the state is
+held, so its identity cannot be reused by another)."""
 
 
 def canonical_json(data: Any) -> str:

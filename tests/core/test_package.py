@@ -212,3 +212,4 @@ def test_state_strings_are_those_of_the_package_asked(todo_doc: dict) -> None:
     assert state_strings(first) == strings(first.initial_state)
     assert state_strings(first) is state_strings(first)
     assert "Renew the passport" in state_strings(other) and "Renew the passport" not in state_strings(first)
+

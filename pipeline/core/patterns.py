@@ -83,8 +83,16 @@ class DataPattern:
         "52,750"); None when it does not match."""
         if not self.search(text):
             return None
-        found = [m.group(0) for program in self.present if (m := program.search(text)) is not None]
-        return max(found, key=len, default="")
+        return max(self._parts(text), key=len, default="")
+
+    def matched_parts(self, text: str) -> list[str]:
+        """Every part of ``text`` the pattern grades when the whole pattern matches: what each of
+        its "all of" programs matches (a lookahead per item of a list: each item's line); empty
+        when it does not match."""
+        return self._parts(text) if self.search(text) else []
+
+    def _parts(self, text: str) -> list[str]:
+        return [m.group(0) for program in self.present if (m := program.search(text)) is not None]
 
     def fullmatch(self, text: str) -> bool:
         """Whether the whole of ``text`` matches: the last program spans all of it, the others hold."""

@@ -176,12 +176,13 @@ def numbers_in(text: str) -> tuple[Mention[float], ...]:
     return tuple(sorted(out, key=lambda x: x.start))
 
 
-_MONTH_NAME = (r"(?:January|Jan|February|Feb|March|Mar|April|Apr|May|June|Jun|July|Jul|August|Aug|September|Sept|"
-               r"Sep|October|Oct|November|Nov|December|Dec)\b\.?")
+_MONTH_NAME = (r"(?:(?i:January|Jan|February|Feb|April|Apr|June|Jun|July|Jul|August|Aug|September|Sept|"
+               r"Sep|October|Oct|November|Nov|December|Dec)|March|Mar|May)\b\.?")
 _DAY_OF_MONTH = re.compile(rf"\b{_MONTH_NAME}\s+(?P<after>\d{{1,2}})\b(?![:.,]\d)"
                            rf"|\b(?P<before>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}")
-"""The day of a date written with its month's name, capitalized ("9 December", "December 9"):
-part of a date, no number of the text (a lower-case "may 5" is not read as a date here)."""
+"""The day of a date written with its month's name ("9 December", "December 9", "fri 11 dec"):
+part of a date, no number of the text (March and May only capitalized: "may 5" is not read as
+a date here)."""
 
 
 _PIECE = re.compile(r"and\s+a\s+half|and|a|[a-z]+", re.IGNORECASE)
@@ -630,7 +631,9 @@ def _joins(char: str, joiners: str) -> bool:
     return char.isalnum() or char == "_" or char in joiners
 
 
-_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{3,})[\"'”’]")
+_QUOTED = re.compile(r"(?:[\"“‘]|(?<![A-Za-z])')((?:[^\"'”’]|(?<=[A-Za-z])['’](?=[A-Za-z])){3,})(?:[\"”’]|'(?![A-Za-z]))")
+"""A quoted phrase; a single quote between letters is an apostrophe ("I'm", "Rosa's"), neither an
+opening nor a closing quote, and part of the phrase it is in ('Archive last year's invoices')."""
 
 
 FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "of", "in", "on", "at", "by", "as", "for", "and", "or", "with",
@@ -639,6 +642,11 @@ FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "of", "in", "on", "at", "by"
 """Words that name nothing: left out when a text's words are matched against a record's."""
 NAME_RUN = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
 """A run of two or more capitalized words: a name ("Pemberton Glass", "Harrow & Vale")."""
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` puts a phrase in quotes (the quotes included), as ``quoted_phrases`` finds them."""
+    return [m.span() for m in _QUOTED.finditer(text)]
 
 
 def quoted_phrases(text: str) -> list[str]:
@@ -766,10 +774,14 @@ _WEEKDAY_SPAN = re.compile(rf"\b(?:(?P<between>between)\s+)?(?P<a>{_DAY_NAME})\s
                            re.IGNORECASE)
 
 
+_WEEK_BEFORE = re.compile(r"\b(?P<week>next|this|the\s+coming|coming)\s+week\b[^.;!?\d]*$", re.IGNORECASE)
+
+
 def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
     """The days of a span of weekdays ("tue-thu next week", "between Monday and Wednesday",
-    "Wed to Fri this week", "thu or fri"): of the week named, else the first such span from today
-    on ("and" only after "between"; "or" only between two days in a row)."""
+    "Wed to Fri this week", "next week, Tuesday through Thursday", "thu or fri"): of the week named
+    just after it or earlier in its sentence, else the first such span from today on ("and" only
+    after "between"; "or" only between two days in a row)."""
     out = []
     for m in _WEEKDAY_SPAN.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         join = m.group("join").casefold()
@@ -779,7 +791,8 @@ def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
         if a >= b or (join == "or" and b != a + 1):
             continue  # backwards; or two days apart ("mon or fri" allows two days, not the days between)
         monday = today - timedelta(days=today.weekday())
-        week = (m.group("week") or "").casefold()
+        before = _WEEK_BEFORE.search(text, max(0, m.start() - 48), m.start())  # "some morning next week, Tuesday to Thursday"
+        week = (m.group("week") or (before.group("week") if before else "")).casefold()
         if week != "this" and (week or today.weekday() > b):
             monday += timedelta(days=7)
         first, last = max(monday + timedelta(days=a), today), monday + timedelta(days=b)
@@ -855,16 +868,25 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
 
 
 def range_of(value: Any, ranges: tuple[Allowed, ...], flexible_only: bool = False) -> Allowed | None:
-    """The first of ``ranges`` that holds ``value`` (an ISO date or date-time, an ``HH:MM``
-    time, a number), by kind; a date-time is held by a date range through its day and by a time
-    range through its clock. None when none does."""
-    for r in ranges:
-        if flexible_only and not r.flexible:
-            continue
-        key = _range_key(value, r.kind)
-        if key is not None and r.holds(key):
-            return r
-    return None
+    """The narrowest of ``ranges`` that holds ``value`` (an ISO date or date-time, an ``HH:MM``
+    time, a number; the first of those as narrow), by kind: "Tuesday through Thursday" inside
+    "next week"; a date-time is held by a date range through its day and by a time range through
+    its clock. None when none does."""
+    holding = [r for r in ranges if not (flexible_only and not r.flexible)
+               and (key := _range_key(value, r.kind)) is not None and r.holds(key)]
+    return min(holding, key=_width, default=None)
+
+
+def _width(r: Allowed) -> float:
+    """How much a range spans, in its kind's unit (days, minutes, the number); open: infinite."""
+    if r.low is None or r.high is None:
+        return float("inf")
+    if r.kind == "date":
+        return float((date.fromisoformat(r.high) - date.fromisoformat(r.low)).days)
+    if r.kind == "time":
+        (h1, m1), (h2, m2) = (map(int, str(t).split(":")[:2]) for t in (r.low, r.high))
+        return float(60 * (h2 - h1) + m2 - m1)
+    return float(r.high) - float(r.low)
 
 
 def _range_key(value: Any, kind: str) -> Any:

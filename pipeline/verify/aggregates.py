@@ -233,17 +233,19 @@ def figures(group: list[Record], percents: tuple[float, ...] = (), products: boo
 
 
 def split_figures(groups: list[list[Record]], percents: tuple[float, ...] = (), adjusted: tuple[Adjustment, ...] = (),
-                  near: tuple[float, ...] | None = None,
+                  near: tuple[float, ...] | None = None, products: bool = True,
                   ) -> list[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
-    """``figures`` of each of ``groups`` as two lists, the figures but the products and the products;
-    each record's numbers are read once, however many of the groups hold it. With ``near``, only
-    the figures within half a cent of one of those numbers (the rest are neither named nor kept)."""
+    """``figures`` of each of ``groups`` as two lists, the figures but the products and the products
+    (none without ``products``); each record's numbers are read once, however many of the groups
+    hold it. With ``near``, only the figures within half a cent of one of those numbers (the rest
+    are neither named nor kept)."""
     read: dict[int, dict[str, float]] = {}  # a record's numbers by the record's id: the groups share records
     cents = None if near is None else {round(n * 100) + d for n in near for d in (-1, 0, 1)}
     out = []
     for group in groups:
         columns = _columns(group, read)
-        out.append((_plain_figures(columns, len(group), percents, adjusted, cents), _products(columns, cents)))
+        out.append((_plain_figures(columns, len(group), percents, adjusted, cents),
+                    _products(columns, cents) if products else []))
     return out
 
 

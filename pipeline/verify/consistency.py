@@ -40,6 +40,7 @@ from pipeline.core.text_values import (
     name_spans,
     number_values,
     numbers_in,
+    quoted_spans,
     within,
 )
 from pipeline.core.trajectory import Trajectory
@@ -97,14 +98,25 @@ MAX_SUMMED = 40
 def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | frozenset[float] = frozenset()) -> list[int]:
     """Counts the request states, in order: digits and number words (not amounts of money or
     percents), except those that measure time, people or other units ("40 guests", "in 2 weeks",
-    "30 days"), hours of the clock ("done by 5", "12 or later"), those inside a name
+    "30 days"), factors ("multiply by two", "3x its level"), hours of the clock ("done by 5", "12 or later"), those inside a name
     (``text_values.name_spans``: "the Archive 2026 folder",
     "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
     writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
     inside = name_spans(text, names)
     return [int(m.value) for m in numbers_in(text)
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
-            and not within(inside, m.start) and float(m.value) not in amounts and not _an_hour(text, m.start, m.end)]
+            and not within(inside, m.start) and float(m.value) not in amounts and not _an_hour(text, m.start, m.end)
+            and not _a_factor(text, m.start, m.end)]
+
+
+_FACTOR_BEFORE = re.compile(r"\b(?:multipl\w*|divid\w*)\s+(?:it\s+|that\s+|them\s+)?by\s+$", re.IGNORECASE)
+_FACTOR_AFTER = re.compile(r"\s*(?:times\b|x\b|×)", re.IGNORECASE)
+
+
+def _a_factor(text: str, start: int, end: int) -> bool:
+    """Whether the number at ``text[start:end]`` multiplies or divides a figure ("multiply by two",
+    "three times the reorder level", "3x its level"), not a count of items."""
+    return bool(_FACTOR_BEFORE.search(text, max(0, start - 30), start) or _FACTOR_AFTER.match(text, end))
 
 
 _HOUR_BEFORE = re.compile(r"\b(?:by|after|before|at|until|till|til|from|past|around)\s+$", re.IGNORECASE)
@@ -368,7 +380,23 @@ _HOLDER = re.compile(r"\b(?:e-?mails?(?!\s+address)|(?:the|her|his|our|their|lat
                      r"messages?|notes?|description|body|signature|letter|memo|comment|quote|"
                      r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
                      re.IGNORECASE)
-_POINTING = re.compile(r"\b(?:says?|said|gives?|gave|given|names?|named|lists?|listed|states?|stated|mentions?|mentioned|"
+_SENTENCE_END = re.compile(r"[.;!?\n]")
+_DASH = re.compile(r"\s[—–-]\s")
+"""A dash between clauses: "don't use their general inbox — their note says where pricing goes"
+declines one address and points at another, so only the clause that declines is set aside."""
+
+
+def _sentences(said: str) -> list[str]:
+    """The sentences of ``said``; a quoted title is never cut ("the note 'Re: v2.1 plan' says")."""
+    quoted = quoted_spans(said)
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(said):
+        if not any(a <= m.start() < b for a, b in quoted):
+            out.append(said[start:m.start()])
+            start = m.end()
+    return [*out, said[start:]]
+_POINTING = re.compile(r"\b(?:says?|saying|said|gives?|giving|gave|given|names?|naming|named|lists?|listing|listed|"
+                       r"states?|stating|stated|mentions?|mentioning|mentioned|"
                        r"asks?|asked|specif(?:y|ies|ied)|provides?|provided|tells?|told|indicates?|indicated|points?|"
                        r"shows?|shown|contains?|includes?|included|written|noted|requests?|requested|in|inside|within|"
                        r"from)\b", re.IGNORECASE)
@@ -394,9 +422,11 @@ _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|
 named"): the text that holds it is theirs, unnamed."""
 
 
-_INJECTION = re.compile(r"\b(?:AI|automated|assistants?|bots?|agents?|LLMs?|booking tools|language models?|"
+_INJECTION = re.compile(r"\b(?:AI|automated|(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )assistants?"
+                        r"(?!,?\s+(?-i:[A-Z][a-z]))|bots?|agents?|LLMs?|booking tools|language models?|"
                         r"ignore (?:all |any )?(?:previous|above|prior))\b", re.IGNORECASE)
-"""Words of a passage a record's text addresses to software rather than to people."""
+"""Words of a passage a record's text addresses to software rather than to people ("my assistant
+Claire", "his assistant" are people)."""
 _SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sent|contacted)\s+(?:\w+\s+)?from\b",
                      re.IGNORECASE)
 _IN_IT = re.compile(r"\b(?:in|inside|from)\s+(?:it|there|that one|this one)\b", re.IGNORECASE)
@@ -428,11 +458,12 @@ def points_to_record_address(said: str) -> bool:
     if _FOLLOWS_MESSAGE.search(said) and not _DECLINED.search(said):
         return True  # "see her mail about the retro, book it wherever fits what she said": its people are asked for
     held = False  # a text that holds it named in an earlier sentence: "her farewell mail is in my inbox"
-    for sentence in re.split(r"[.;!?\n]", said):
+    for whole in _sentences(said):
+        sentence = " ".join(c for c in _DASH.split(whole) if not _DECLINED.search(c))  # "don't use their inbox — ..."
         sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
         holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"
         held = held or _HOLDER.search(sentence) is not None
-        if _DECLINED.search(sentence) or not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence)):
+        if not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())
                for r in _RECIPIENT.finditer(sentence)):

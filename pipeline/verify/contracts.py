@@ -189,7 +189,8 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     def says(text: str) -> bool:
         if text not in said:
             folded = text.casefold()
-            said[text] = any(folded and (folded == w or ((len(folded) >= 3 or folded[:1].isdigit()) and _holds(w, folded)))
+            said[text] = any(folded and (folded == w or ((len(folded) >= 3 or folded[:1].isdigit()) and _holds(w, folded))
+                                         or (" " in w and len(w) >= 6 and has_word(folded, w)))  # "inference card" of a title
                              for w in folded_wanted) or any(p.search(text) for p in patterns)
         return said[text]
 
@@ -219,12 +220,14 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     today = date.fromisoformat(package.now[:10])
     rates = [1.0, *adjustments(package.request_and_fact_values())]  # a total less a stated discount, plus a fee
     stated = stated_adjustments(package.request_and_fact_values())  # and plus a stated amount: "plus a €25 fee"
+    fees = [m.value for m in numbers_in(package.request_and_fact_values()) if m.kind == "money"]  # in any language
     for lst in pooled(lists):
         for group in groups(lst, package.request_and_fact_values(), today):
             if len(group) < 2 or len(group) <= best:
                 continue  # one record is no aggregate; a group no larger cannot raise the count
             figures = [float(len(group)), *(t * k for t in totals(group) for k in rates)]
             figures += [f for t in totals(group) if stated for f in (adjust(t, stated), *(v for _, v in misadjusted(t, stated)))]
+            figures += [round(t * k + sign * fee, 2) for t in totals(group) for k in rates for fee in fees for sign in (1, -1)]
             if any(says(form) for figure in figures for form in number_forms(figure)):
                 best = len(group)
                 if best >= enough:
@@ -255,7 +258,7 @@ def _graded_in_writes(run: ReferenceRun) -> list[str]:
             if is_message(field) and isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
                 pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
                 out += [m for args in run.args.values() if isinstance(args.get(field), str)
-                        and (m := pattern.matched(args[field]))]
+                        for m in pattern.matched_parts(args[field]) if m]
             elif into_created:
                 value = matcher.get("$contains") if isinstance(matcher, dict) else matcher
                 if isinstance(value, str) and value:

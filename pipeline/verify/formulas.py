@@ -26,6 +26,7 @@ from typing import Any
 
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import TaskPackage
+from pipeline.core.services import record_id_field
 from pipeline.core.text_values import ISO_DATE, WORDS, date_values, day_spans, shifted
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.effects import Write
@@ -74,9 +75,12 @@ def _field_of(phrase: str, fields: list[str], earlier: str = "") -> str | None:
     ("that level", "this threshold", "that", "it"), the field the request named last in
     ``earlier`` (the text before the phrase) whose last word is the noun pointed with, if any."""
     folded = phrase.casefold()
-    named = [f for f in fields if " ".join(f.split("_")) in folded or f in folded]
+    named = [f for f in fields if " ".join(f.split("_")) in folded or f in folded or _spoken(f) in folded]
     if named:
         return max(named, key=len)
+    alone = [f for f in fields if folded.strip() in _spoken(f).split()]  # "its minimum" for min_stock
+    if len(alone) == 1 and folded.strip() not in ("stock", "quantity", "level", "price", "amount"):
+        return alone[0]
     if any(h in folded for h in _HELD):
         return next((f for f in ("quantity", "stock", "on_hand", "qty") if f in fields), None)
     back = _POINTS_BACK.fullmatch(folded.strip())
@@ -84,10 +88,19 @@ def _field_of(phrase: str, fields: list[str], earlier: str = "") -> str | None:
         return None
     noun = back.group("noun")
     said = earlier.casefold()
-    mentioned = [(said.rfind(" ".join(f.split("_"))), f) for f in fields
-                 if not noun or f.split("_")[-1] == noun or f.split("_")[-1] + "s" == noun]
+    mentioned = [(max(said.rfind(" ".join(f.split("_"))), said.rfind(_spoken(f))), f) for f in fields
+                 if not noun or noun in (f.split("_")[-1], f.split("_")[-1] + "s") or noun in _spoken(f).split()]
     at, field = max(mentioned, default=(-1, None))
     return field if at >= 0 else None
+
+
+_SHORT = {"min": "minimum", "max": "maximum", "qty": "quantity", "amt": "amount", "avg": "average"}
+
+
+def _spoken(field: str) -> str:
+    """A field's name as a request writes it, short words written out: ``min_stock`` is
+    "minimum stock"."""
+    return " ".join(_SHORT.get(w, w) for w in field.casefold().split("_"))
 
 
 _POINTS_BACK = re.compile(r"(?:(?:that|this|the\s+same|said)(?:\s+(?P<noun>[a-z]+))?|it|them)")
@@ -113,7 +126,7 @@ def _term(part: str, sign: float, fields: list[str], earlier: str = "") -> Term 
     factor = 1.0
     for word, k in sorted(_FACTOR.items(), key=lambda kv: -len(kv[0])):
         if folded.startswith(word + " "):
-            factor, folded = k, folded[len(word) + 1:]
+            factor, folded = k, _FILLER.sub("", folded[len(word) + 1:])  # "double its minimum"
             break
     else:
         m = _FACTOR_BEFORE.match(folded)
@@ -180,7 +193,15 @@ _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|b
                     re.IGNORECASE)
 
 
+_MARGIN = re.compile(rf"^\s*{_NUMBER_WORD}\s+(?:(?:units?|items?|pieces?|more)\s+)?(?P<side>above|over|more\s+than|beyond|"
+                     rf"below|under|short\s+of)\s+(?P<x>.+)$", re.IGNORECASE)
+"""A margin on a field: "ten units above that minimum" is the minimum plus 10."""
+
+
 def _parse(phrase: str, fields: list[str], earlier: str = "") -> Formula | None:
+    if (margin := _MARGIN.match(phrase)) is not None:
+        side = "minus" if margin.group("side").casefold() in ("below", "under", "short of") else "plus"
+        phrase = f"{margin.group('x')} {side} {_number(margin.group(1).casefold()):g}"
     terms: list[Term] = []
     sign = 1.0
     at = 0
@@ -223,9 +244,11 @@ def computed_writes(package: TaskPackage, writes: list[Write], args: dict[int, d
         values = [(k, v) for k, v in written.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if len(values) != 1:
             continue  # no one number for a formula to decide
-        if by_id is None:
-            by_id = {r.get("id"): r for collections in package.initial_state.values() for rows in collections.values()
-                     for r in rows if r.get("id") is not None}
+        if by_id is None:  # keyed by "id", or by the collection's own id field ("product_id" on the claw profile)
+            by_id = {r.get(key): r for service, collections in package.initial_state.items()
+                     for name, rows in collections.items()
+                     for key in [record_id_field(f"{service}.{name}", package.service_profile) or "id"]
+                     for r in rows if r.get(key) is not None}
         record = next((by_id[v] for v in leaves(written) if isinstance(v, str) and v in by_id), None)
         if w.record_id in by_id and w.bound.op.effect != "create":
             record = by_id[w.record_id]

@@ -42,7 +42,7 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.episode import Episode
-from pipeline.core.grading import Grader
+from pipeline.core.grading import Grader, graded_in_answer
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
@@ -57,7 +57,7 @@ from pipeline.core.package import (
 )
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref
-from pipeline.core.text_values import kept_spans
+from pipeline.core.text_values import kept_spans, number_values, numbers_in
 from pipeline.core.world import argument_check
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.carried import carried_values
@@ -65,6 +65,7 @@ from pipeline.verify.consistency import injected_addresses
 from pipeline.verify.effects import Write, tools_for, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_defaults import default_fact_findings
+from pipeline.verify.graded_numbers import is_number
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
     MESSAGE_BODIES,
@@ -80,7 +81,7 @@ from pipeline.verify.perturbations import (
 )
 from pipeline.verify.reference_edits import Steps, before_answer, dependents, kept_corrections, unasked
 from pipeline.verify.selection import excluded_records
-from pipeline.verify.witness import reference_witness, witness
+from pipeline.verify.witness import reference_witness, said_instead, witness
 
 MAX_PERTURBATIONS = 24
 UNRELATED_TEXT = "Follow up on the open points"
@@ -627,7 +628,8 @@ _SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(
                    r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with|saying)|"
                    r"respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|remind(?:ing)?\s+\w+\s+"
                    r"(?:to|that|of|about)|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if)|confirm(?:ing)?\s+(?:that|the|we)|"
-                   r"write\s+(?:that|back\s+that)|heads?[- ]up|notify(?:ing)?\s+(?:\w+\s+){1,4}?(?:that|about|of))\b",
+                   r"write\s+(?:that|back\s+that)|heads?[- ]up|notify(?:ing)?\s+(?:\w+\s+){1,4}?(?:that|about|of)|"
+                   r"(?:dm|ping|message|text|slack|e-?mail)\s+(?:[\w'-]+\s+){1,4}?that)\b",
                    re.IGNORECASE)
 
 
@@ -636,7 +638,7 @@ _SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(
 def says_what_to_say(text: str) -> bool:
     """Whether a request dictates what a message says ("tell her that ...", "reply that we accept
     ...", "let them know the fix is live", "ask him to send ...", "give the owner a heads-up",
-    "notify the team that ..."), whatever words it uses ("tell me", "let me know" ask for the
+    "notify the team that ...", "DM Sven in facilities that ..."), whatever words it uses ("tell me", "let me know" ask for the
     answer, not a message)."""
     return _SAYS.search(text) is not None
 
@@ -688,6 +690,7 @@ def _answers(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding
                             claim="does the work and gives an empty answer",
                             message=f"an empty final answer keeps score {s:.3f}: the answer checks accept nothing"))
     out += _hedged(run, steps, done)
+    out += _misreported(run, steps)
     if not has_wrong_candidates(run.package):
         return out
     written = {w.step for w in done}
@@ -738,6 +741,45 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
                      claim="does the work and hedges its answer with the other candidates",
                      message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
                              f") keeps score {s:.3f}: the answer checks accept a hedge")]
+
+
+def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
+    """An agent that reports, in place of a number the answer checks grade (``graded_in_answer``)
+    and one record read holds in a numeric field (the stock of the item asked about; the one
+    number of a graded text: "14 boxes", not the working "420 + 1,180 = 1,600"), that field
+    of another record of the same list (another item's stock) must lose score: checks that take
+    any number ("\\d+ boxes") pay an agent that read the wrong record. Only where the request asks
+    the answer for a value (``asks_for_value``) and does not state the number itself; one finding
+    at most."""
+    answer = run.trajectory.answer
+    if not answer or not asks_for_value(run.said):
+        return []
+    told = number_values(run.said)
+    for text in graded_in_answer(run.package, answer):
+        numbers = numbers_in(text)
+        for m in numbers if len(numbers) == 1 else ():  # a text with several, such as the working, grades no one of them
+            if m.kind not in ("number", "money") or m.value in told:
+                continue
+            for records in run.read_lists:
+                holders = [(r, k) for r in records for k, v in r.items() if is_number(v) and abs(v - m.value) < 0.005]
+                if len(holders) != 1:
+                    continue  # no record holds it, or several do: no one value to read wrong
+                held, key = holders[0]
+                other = next((o[key] for o in records if o is not held and is_number(o.get(key))
+                              and abs(o[key] - m.value) >= 0.005), None)
+                wrong = steps if other is None else said_instead(steps, m.value, other)
+                if all(wrong[k] is v or wrong[k] == v for k, v in steps.items()):
+                    continue  # the answer does not write it as a number
+                s = _passing(run, "misreported_value", run.score, wrong)
+                if s is None:
+                    continue
+                return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "misreported_value", s, steps=wrong,
+                                 threshold=run.score, value=other,
+                                 claim=f"reports {other:g}, another record's {key}, instead of {m.text}",
+                                 message=f"reporting {other:g} (the {key} of another record read) instead of "
+                                         f"{m.text} keeps score {s:.3f}: the answer checks accept a number "
+                                         "the agent did not read from the record asked about")]
+    return []
 
 
 _ASKS_VALUE = re.compile(

@@ -48,7 +48,7 @@ from pipeline.core.text_values import (
     times_in,
     within,
 )
-from pipeline.verify.aggregates import figures, groups
+from pipeline.verify.aggregates import groups, split_figures
 from pipeline.verify.time_arithmetic import clock_minutes, shift_clock
 
 _IDENTITY_FIELDS = ("id", "email", "name")
@@ -834,7 +834,8 @@ _SWAP_DAY = re.compile(rf"\b((?:{_MONTH_NAMES})[a-z]*\.?\s+)(\d{{1,2}})\b|\b(\d{
                        rf"(?:{_MONTH_NAMES}))", re.IGNORECASE)
 _SWAP_CLOCK = re.compile(rf"\b{CLOCK.pattern}\b")
 _SWAP_WEEKDAY = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
-_SWAP_COUNT = re.compile(r"(?<![\d,.\w-])(\d+)(?=\s+[a-z]+s\b)")  # 129 units
+_SWAP_COUNT = re.compile(r"(?<![\d,.\w-])(\d+)(?=\s+(?!(?:is|was|has|does|as|its|this|thus|plus|us|yes)\b)[a-z]+s\b)")
+"""A count: a number before a plural noun ("129 units"; not "port 1194 is blocked")."""
 _SWAP_MONEY = re.compile(r"([$€£]\s?)(\d[\d,]*)")
 _SWAP_NUMBER_WORD = re.compile(r"\b(" + "|".join(_ONE_TO_TWELVE[1:]) + r")\b", re.IGNORECASE)
 _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), key=len, reverse=True)) + r")\b(?!['’])",
@@ -1024,26 +1025,26 @@ def other_amounts(n: float, lists: list[list[dict[str, Any]]], written: set[str]
     if near(held):
         return near(held)
     totalled: dict[float, None] = {}
-    for records in lists:
-        every = [g for g in groups(records, told, today) if len(g) >= 2]
-        named = [dict(figures(g, products=False)) for g in every]
+    every_of = [[g for g in groups(records, told, today) if len(g) >= 2] for records in lists]
+    for every in every_of:
+        named = [dict(plain) for plain, _ in split_figures(every, products=False)]
         kinds = {k for f in named for k, v in f.items() if k.startswith("total of") and abs(v - n) < 0.005}
         totalled |= dict.fromkeys(round(f[k], 2) for f in named for k in kinds if k in f)
-    found = near(totalled) or _wider_worth(n, lists, told, today)
+    found = near(totalled) or _wider_worth(n, every_of)
     if found or not guess:
         return found
     return [round(n * 0.95, 2 if not float(n).is_integer() else 0), round(n * 1.05, 2 if not float(n).is_integer() else 0)]
 
 
-def _wider_worth(n: float, lists: list[list[dict[str, Any]]], told: str, today: date | None) -> list[float]:
+def _wider_worth(n: float, every_of: list[list[list[dict[str, Any]]]]) -> list[float]:
     """Where a group's worth (the sum of a product of two fields: quantity × price) is ``n``, the
     same worth over each group that holds that group and more records (the bulk bin the request
     books separately, the other warehouse counted in): the total a careless agent offers beside it.
-    Nearest first, at most ``MAX_AMOUNTS_HEDGED``."""
+    ``every_of``: the groups of two records or more of each list read. Nearest first, at most
+    ``MAX_AMOUNTS_HEDGED``."""
     found: dict[float, None] = {}
-    for records in lists:
-        every = [g for g in groups(records, told, today) if len(g) >= 2]
-        worth = [dict(figures(g)) for g in every]
+    for every in every_of:
+        worth = [dict(plain + products) for plain, products in split_figures(every)]
         for g, f in zip(every, worth, strict=True):
             kinds = [k for k, v in f.items() if " × " in k and abs(v - n) < 0.005]
             members = {id(r) for r in g}

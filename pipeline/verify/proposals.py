@@ -27,6 +27,7 @@ from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.verify.claims import named_records, request_words, today
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.readers import Reader, ReadingCache, read_verdict
+from pipeline.verify.reference_edits import before_answer
 from pipeline.verify.witness import said_instead, substituted, witness
 
 MAX_PROPOSALS = 5
@@ -59,12 +60,13 @@ def proposal_findings(run: ReferenceRun, proposals: list[Proposal], reading: Rea
         return []
     out: list[Finding] = []
     for proposal in proposals[:MAX_PROPOSALS]:
-        steps = _proposed(run, proposal)
+        added = _added_call(run, proposal)
+        steps, order = added if added is not None else (_proposed(run, proposal), None)
         if steps is None:
             continue
         agent = witness(run, "correct", "reader_proposal",
                         f"writes or reports {proposal.value!r} where the reference has {proposal.instead_of!r}",
-                        run.score, steps)
+                        run.score, steps, order)
         if not agent.holds:
             continue
         message = (f"the reader reads the request to make it {proposal.value!r}, not {proposal.instead_of!r}; an "
@@ -79,6 +81,21 @@ def proposal_findings(run: ReferenceRun, proposals: list[Proposal], reading: Rea
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, message=message, witness=agent, claim=claim,
                            reading=reading, detail={"proposal": proposal.model_dump(mode="json")}))
     return out
+
+
+def _added_call(run: ReferenceRun, proposal: Proposal) -> tuple[dict[int, Step], list[int]] | None:
+    """For a proposal of a write the reference leaves out (``instead_of`` None, ``value`` the
+    arguments of a call of ``tool``, a create or update the package offers: the fifth todo the
+    request asks for): the reference with that call added before its answer, and the order to run
+    them in; None for any other proposal."""
+    bound = run.bound.get(proposal.tool or "")
+    if proposal.instead_of is not None or not isinstance(proposal.value, dict) or not proposal.value \
+            or bound is None or bound.op.effect not in ("create", "update"):
+        return None
+    if not all(isinstance(k, str) and (v is None or isinstance(v, (str, int, float, bool, list))) for k, v in proposal.value.items()):
+        return None
+    extra = CallStep.model_construct(call=bound.tool.name, args=dict(proposal.value))
+    return before_answer(dict(enumerate(run.package.reference)), [extra])
 
 
 def _proposed(run: ReferenceRun, proposal: Proposal) -> dict[int, Step] | None:

@@ -122,3 +122,12 @@ def test_matched_of_a_rewritten_look_around_holds_the_number() -> None:
     found = pattern.matched("order 72 units")
     assert found is not None and found.strip() == "72" and len(found) <= 4
     assert pattern.matched("order 172 units") is None
+
+
+def test_matched_parts_are_what_each_lookahead_grades() -> None:
+    pattern = compile_pattern(r"(?is)^(?=.*SSL[^\n]{0,40}2026-12-04)(?=.*payroll[^\n]{0,40}2026-12-09)")
+    note = "- Renew the SSL cert: due 2026-12-04\n- Approve payroll: due 2026-12-09\n- other"
+    parts = pattern.matched_parts(note)
+    assert any("SSL" in p for p in parts) and any("payroll" in p for p in parts)
+    assert pattern.matched(note) == max(parts, key=len)
+    assert pattern.matched_parts("- Renew the SSL cert: due 2026-12-04") == []  # the whole pattern fails

@@ -120,3 +120,30 @@ def test_short_names_that_are_words_need_this_next_or_on(text: str) -> None:
 def test_a_month_named_from_today_is_a_period(text: str, today: date, month: tuple[str, str] | None) -> None:
     found = [(p.low, p.high) for p in tv.periods_in(text, today)]
     assert found == ([month] if month else [])
+
+
+@pytest.mark.parametrize(("text", "quoted"), [
+    ("Next week I'm covering the desk, five in all, titled 'Check release dashboard', each", ["Check release dashboard"]),
+    ("Rosa's ticket stays; close the one called 'Duplicate login'", ["Duplicate login"]),
+    ("it’s the ‘Budget’ sheet", ["Budget"]),
+    ('name it "Q1 plan"', ["Q1 plan"]),
+    ("we're done with Kofi's list", []),
+])
+def test_an_apostrophe_between_letters_is_no_quote(text: str, quoted: list[str]) -> None:
+    assert tv.quoted_phrases(text) == quoted
+    assert [text[a:b].strip("'\"‘’“”") for a, b in tv.quoted_spans(text)] == quoted
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("due fri 11 dec, three of them", [3.0]),      # a day of a month, whatever its case
+    ("from nov 3 to 5 boxes", [5.0]),
+    ("we may 5 items", [5.0]),                       # "may" is a word too: only "May" is the month
+    ("on 5 May", []),
+])
+def test_the_day_of_a_month_is_no_number_in_lower_case_too(text: str, numbers: list[float]) -> None:
+    assert [m.value for m in tv.numbers_in(text)] == numbers
+
+
+def test_an_apostrophe_inside_a_quoted_phrase_is_part_of_it() -> None:
+    assert tv.quoted_phrases("Add 'Archive last year's invoices' to my todos") == ["Archive last year's invoices"]
+    assert tv.quoted_phrases("file it under ‘Sam’s reports’ please") == ["Sam’s reports"]

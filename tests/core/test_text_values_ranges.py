@@ -239,3 +239,15 @@ def test_a_span_of_weekday_names_allows_its_days(text: str, low: str, high: str)
 @pytest.mark.parametrize("text", ["on Tuesday and Thursday", "call Tom to fix it", "sat and sun", "mon or fri"])
 def test_two_named_days_without_a_span_allow_no_range(text: str) -> None:
     assert not [r for r in tv.allowed_ranges(text, TODAY) if r.kind == "date"]
+
+
+def test_a_span_of_weekdays_after_the_week_it_names_is_of_that_week() -> None:
+    """"next week, Tuesday through Thursday" is 8–10 December (today is Tuesday 1 December), and a
+    value both ranges hold is read by the narrower one."""
+    said = "a 45-min catch-up some morning next week, Tuesday through Thursday, any start between 9 and 11"
+    ranges = tv.allowed_ranges(said, date(2026, 12, 1))
+    span = Allowed("date", "2026-12-08", "2026-12-10", True, False)
+    assert span in ranges and Allowed("date", "2026-12-07", "2026-12-13", True, False) in ranges
+    assert tv.range_of("2026-12-09T10:00", ranges) == span
+    assert tv.range_of("2026-12-11T10:00", ranges) == Allowed("date", "2026-12-07", "2026-12-13", True, False)
+    assert Allowed("date", "2026-12-01", "2026-12-03", True, False) not in ranges  # not this week's

@@ -134,6 +134,9 @@ def test_a_message_whose_code_the_checks_hold_is_accepted() -> None:
     ("notify the night shift that the dock is closed", True),
     ("update the deal stage to negotiation", False),
     ("message Priya the new code", False),
+    ("DM Sven in facilities that it's now urgent and he needs the contractor in today", True),
+    ("ping the on-call that the deploy is rolled back", True),
+    ("DM Sven the ticket link", False),
 ])
 def test_a_heads_up_dictates_what_the_message_says(request_text: str, says: bool) -> None:
     assert says_what_to_say(request_text) is says

@@ -124,3 +124,17 @@ def test_date_offsets_read_each_earlier_result_once() -> None:
 def test_date_offsets_read_no_result_for_writes_without_a_date() -> None:
     found, shown = _offsets([{"title": "Handouts", "priority": 2}])
     assert found == [] and shown.reads == 0
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    # a margin on a field named back ("that minimum" for min_stock): the minimum plus 10, less what is held
+    ("For every cleaning product below its minimum stock, order enough to bring it up to ten units above that "
+     "minimum.", 12 + 10 - 3),
+    ("Order what it takes to reach double its minimum: take the minimum, multiply by two, subtract what is on hand.",
+     2 * 12 - 3),
+    ("Top it up to 5 units below the max stock.", 50 - 5 - 3),
+])
+def test_margins_and_short_field_names(text: str, value: float) -> None:
+    formula = formula_in(text, ["quantity", "min_stock", "max_stock"])
+    assert formula is not None
+    assert formula.value({"quantity": 3, "min_stock": 12, "max_stock": 50}) == value

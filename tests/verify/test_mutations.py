@@ -363,3 +363,25 @@ def test_a_start_moved_past_the_allowed_window_must_fail(example_doc: Docs) -> N
 def test_a_stated_day_moved_must_fail_when_only_the_time_is_free(example_doc: Docs) -> None:
     verdict = verify(_morning_sync(example_doc, {"$regex": "T(08:|09:|10:[0-3])"}))
     assert "grader_underconstrained" in verdict.codes, messages(verdict)
+
+
+def _stock_question(pattern: str, answer: str = "We have 14 boxes of A4 paper left (reorder level 20).") -> Data:
+    items = [{"id": f"sku-00{n}", "name": name, "category": "office", "quantity": qty, "price": 24.5,
+              "reorder_level": 20, "warehouse": "main"}
+             for n, name, qty in ((1, "A4 copy paper", 14), (2, "A3 copy paper", 37), (3, "Toner 59A", 6))]
+    return package("How many boxes of A4 copy paper have we got left?", {"inventory": {"items": items}},
+                   ["inventory_list_items"],
+                   [{"id": "stock", "kind": "answer_matches", "weight": 1.0, "pattern": pattern}],
+                   [{"call": "inventory_list_items", "args": {"category": "office"}}, {"answer": answer}])
+
+
+def test_an_answer_check_that_takes_any_number_pays_the_wrong_record() -> None:
+    """"\\d+ boxes" holds the A3 paper's 37 as well as the A4's 14: reporting the other record's
+    stock must lose score. A check that pins 14 is right; the aside (reorder level 20) is no
+    graded number, and a working with several numbers grades none of them alone."""
+    doc = _stock_question(r"(?i)\b\d+\s+boxes")
+    finding = refused_by(doc, verify(doc), Code.GRADER_UNDERCONSTRAINED, "misreported_value")
+    assert finding.detail["value"] == 37 and "37 boxes" in finding.witness.actions[-1]["text"]
+    assert verify(_stock_question(r"\b14\s+boxes")).accepted
+    worked = _stock_question(r"(?s)^.*\b14\b", "Three products: 14 + 37 + 6 = 57 boxes in all; of A4: 14.")
+    assert by(verify(worked), "misreported_value") == []

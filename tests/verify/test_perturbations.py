@@ -129,3 +129,9 @@ def test_answer_candidates_tell_values_apart_as_they_are_written() -> None:
     found = [has_wrong_candidates(package(amounts, wanted)) for amounts, wanted in cases]
     assert found == [_has_wrong_candidates_plainly(package(amounts, wanted)) for amounts, wanted in cases]
     assert found == [True, True, True, False, False, False]
+
+
+def test_a_count_is_a_number_before_a_plural_noun_not_before_a_verb() -> None:
+    """"port 1194 is blocked" states no count ("is" is no plural noun); "129 units" does."""
+    text = "Set the port to 1194. If UDP port 1194 is blocked, order 129 units."
+    assert perturbations._swap(text) == "Set the port to 1194. If UDP port 1194 is blocked, order 130 units."

@@ -448,3 +448,21 @@ def test_a_figure_is_replaced_in_a_text_only_as_a_whole(text: str, turned: str) 
     from pipeline.verify.proposals import _in_place
     old, new = ("GBP 3,930.00", "GBP 2,780.00") if "GBP" in text else ("3,930.00", "2,780.00")
     assert _in_place(text, old, new) == turned
+
+
+def test_a_proposal_of_a_write_the_reference_leaves_out_adds_that_call() -> None:
+    """A reader that reads the request to ask for one more item proposes the call's arguments with
+    nothing in their place: the correct agent makes it too, before its answer, and the exact count
+    the checks want fails it. A proposed call of a tool that only reads proves nothing."""
+    package = TaskPackage.model_validate_json(EXAMPLE.read_text(encoding="utf-8"))
+    request = package.request.text
+    fourth = Proposal(value={"title": "Print the badges", "priority": "high", "due_date": "2026-12-10"},
+                      instead_of=None, tool="todo_create_task", reason="a fourth item")
+    verdict = verify_package(package, reader=ScriptedReader(name="model:m", proposals={request: [fourth]}))
+    (finding,) = verdict.findings
+    assert finding.code is Code.REQUEST_CHECK_MISMATCH and finding.witness is not None and finding.witness.holds
+    calls = [a for a in finding.witness.actions if a["type"] == "tool_call"]
+    assert [c["arguments"]["title"] for c in calls][-1] == "Print the badges" and len(calls) == 4
+    assert finding.witness.actions[-1]["type"] == "answer"
+    read = Proposal(value={"status": "open"}, instead_of=None, tool="todo_list_tasks", reason="look first")
+    assert verify_package(package, reader=ScriptedReader(name="model:m", proposals={request: [read]})).accepted

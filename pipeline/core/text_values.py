@@ -135,7 +135,7 @@ _NUMBER = re.compile(
     r"(?P<pre>[" + CURRENCY_SYMBOLS + r"]\s?)?"
     r"(?<![\w.:/@#-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![a-jl-zA-JL-Z_@]|[kKmM]\w|\d|[:/-]\d|\.\d|\s?[ap]\.?m\b)"
     r"(?P<scale>[kKmM]\b|\s+(?:dozen|hundred|thousand|million)\b)?"
-    r"(?P<post>\s?%|\s(?:percent|per\s?cent)\b|\s?(?:" + "|".join(CURRENCY_CODES) + r")\b)?",
+    r"(?P<post>\s?%|\s(?:percent|per\s?cent)\b|\s?(?:" + "|".join(CURRENCY_CODES) + r")\b|\s?[" + CURRENCY_SYMBOLS + r"])?",
     re.IGNORECASE,
 )
 _WORD = r"(?:(?:" + "|".join(_TENS) + r")-(?:" + "|".join(_UNITS) + r")|" + "|".join(WORDS) + r")"

@@ -49,8 +49,9 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
     Code.SAFETY_CONTRADICTION: frozenset({"does_what_is_asked"}),    # a clause read as asking for the call
     Code.GRADER_OVERCONSTRAINED: frozenset({"other_choice", "text_decorated", "text_case",  # range, dictated text
                                             "permuted_list"}),                            # no order given
-    Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out",
-                                             "misread_value", "perturb_argument"}),       # what the request settles
+    Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out", "listed_left_out",
+                                             "misread_value", "misreported_value",
+                                             "perturb_argument"}),                        # what the request settles
     Code.GRADER_COUNTS_CALLS: frozenset({"repeat_create"}),  # a second identical item: a second message, or the
                                                              # same share again?
     Code.COLLATERAL_DAMAGE: frozenset({"kept"}),  # the records the request is read to keep

@@ -78,8 +78,9 @@ def _field_of(phrase: str, fields: list[str], earlier: str = "") -> str | None:
     named = [f for f in fields if " ".join(f.split("_")) in folded or f in folded or _spoken(f) in folded]
     if named:
         return max(named, key=len)
-    alone = [f for f in fields if folded.strip() in _spoken(f).split()]  # "its minimum" for min_stock
-    if len(alone) == 1 and folded.strip() not in ("stock", "quantity", "level", "price", "amount"):
+    word = _FILLER.sub("", folded.strip())
+    alone = [f for f in fields if word in _spoken(f).split()]  # "the minimum" for min_stock
+    if len(alone) == 1 and word not in ("stock", "quantity", "level", "price", "amount"):
         return alone[0]
     if any(h in folded for h in _HELD):
         return next((f for f in ("quantity", "stock", "on_hand", "qty") if f in fields), None)
@@ -165,6 +166,7 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     after "for", "order", "of" … that reads as two terms or more, or one field with a factor;
     None when there is none."""
     fields = list(names)
+    text = _aliased(text, fields)
     for m in _LEAD.finditer(text):
         phrase = re.split(r",|\(|\)|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
         formula = _parse(phrase, fields, text[:m.start()])
@@ -174,6 +176,9 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
         if _UP_TO.search(text[:m.end()]) and held and not any(t.field == held for t in formula.terms):
             formula = Formula(formula.text, (*formula.terms, Term(-1.0, 1.0, held)))  # a level to reach: less what is held
         return formula
+    stepped = _stepped(text, fields)
+    if stepped is not None:
+        return stepped
     for m in _PERCENT_CHANGE.finditer(text):  # "raise the unit price of every item by 8%"
         field = _field_of(m.group("what"), fields)
         if field is not None:
@@ -181,6 +186,53 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
             down = m.group("verb").casefold().startswith(("cut", "reduc", "lower", "decreas", "drop", "discount"))
             return Formula(m.group(0), (Term(1.0, 1 - rate if down else 1 + rate, field),))
     return None
+
+
+_DEFINES = re.compile(r"\b(?:the\s+)?(?P<field>[a-z]+(?:\s+[a-z]+)?)\s+(?:on|of|for)\s+(?:each|every|an?|the)\s+"
+                      r"[\w\s-]{0,30}?\s+is\s+(?:the|our)\s+(?P<alias>[a-z]+)\b", re.IGNORECASE)
+
+
+def _aliased(text: str, fields: list[str]) -> str:
+    """``text`` with a word it defines as a field written as that field after the definition:
+    "the reorder level on each item is the minimum we want ... take the minimum" reads "take the
+    reorder level"."""
+    for m in _DEFINES.finditer(text):
+        field = _field_of(m.group("field"), fields)
+        alias = m.group("alias").casefold()
+        if field is not None and alias not in _spoken(field).split():
+            words = " ".join(field.split("_"))
+            text = text[:m.end()] + re.sub(rf"\b{re.escape(alias)}\b", words, text[m.end():], flags=re.IGNORECASE)
+    return text
+
+
+_TAKE = re.compile(r"\btake\s+(?P<first>[^,.;:!?\n]+?)\s*(?:,|\bthen\b)\s*(?P<rest>[^.;:!?\n]+)", re.IGNORECASE)
+_STEP_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+)", re.IGNORECASE)
+_SCALE = re.compile(rf"^(?:multiply|times)\s+(?:it\s+|that\s+|this\s+|the\s+result\s+)?by\s+{_NUMBER_WORD}$|"
+                    r"^(?P<word>double|triple|halve)\s+(?:it|that|this)$", re.IGNORECASE)
+_ADD = re.compile(r"^(?P<op>subtract|take\s+away|deduct|minus|less|add|plus)\s+(?P<what>.+)$", re.IGNORECASE)
+
+
+def _stepped(text: str, fields: list[str]) -> Formula | None:
+    """A formula stated as steps on one field: "take the minimum, multiply by two, and subtract
+    what's on hand" is 2·minimum − held (each step on the result so far, up to the first that is
+    no arithmetic: "and order that many"); None when the first names no field or no step follows."""
+    m = _TAKE.search(text)
+    first = _term(m.group("first"), 1.0, fields) if m else None
+    if m is None or first is None or first.field is None:
+        return None
+    terms = [first]
+    for step in (s for s in _STEP_SPLIT.split(m.group("rest").strip()) if s):
+        if (scale := _SCALE.match(step)) is not None:
+            k = {"double": 2.0, "triple": 3.0, "halve": 0.5}[scale.group("word").casefold()] if scale.group("word") \
+                else _number(scale.group(1).casefold())
+            terms = [Term(t.sign, t.factor * k, t.field, t.number) for t in terms]
+        elif (add := _ADD.match(step)) is not None and (
+                term := _term(add.group("what"), -1.0 if add.group("op").casefold() not in ("add", "plus") else 1.0,
+                              fields)) is not None:
+            terms.append(term)
+        else:
+            break  # the steps end: "..., and order that many"
+    return Formula(m.group(0).strip(), tuple(terms)) if len(terms) > 1 or terms[0].factor != 1.0 else None
 
 
 _PERCENT_CHANGE = re.compile(

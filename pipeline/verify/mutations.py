@@ -76,6 +76,7 @@ from pipeline.verify.perturbations import (
     has_wrong_candidates,
     hedged_answer,
     is_free_text,
+    is_message,
     shift_date,
     stuffed_answer,
 )
@@ -183,7 +184,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     done = run.writes
     for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _perturbed_arguments,
                      _contradicted_texts, _misread_values, _clarification, _answers, _left_out_included,
-                     _obeyed_injections):
+                     _listed_left_out, _obeyed_injections):
         findings += mutation(run, steps, done)
     return findings
 
@@ -831,6 +832,72 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
                                             f"leaves out, keeps score {s:.3f}: nothing grades or guards it"))
             break
     return out
+
+
+_LABELS = ("title", "name", "subject")
+
+
+def _listed_left_out(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """A text that lists records one line each (two or more records of one collection, each
+    named by its title or name on a line of its own: "Boiler inspection - Mill Lane: due
+    2026-12-03") made to list one more: a record of that collection whose label shares the word
+    every listed label has ("inspection") but that the reference leaves out (the done one), on a
+    line written like the first listed one, with that record's own values. It must lose score:
+    checks that only look for the listed items pay a list padded with what the request leaves out."""
+    state = run.package.initial_state
+    for w in done:
+        step = run.package.reference[w.step]
+        if w.bound.op.effect not in ("create", "update") or not isinstance(step, CallStep):
+            continue
+        args = _args_of(run, w.step)
+        for field, text in args.items():
+            if not (isinstance(text, str) and is_message(field) and "\n" in text):
+                continue
+            lines = text.split("\n")
+            for records in (rs for collections in state.values() for rs in collections.values()):
+                extra = _extra_line(records, lines)
+                if extra is None:
+                    continue
+                label, line = extra
+                mutated = {**steps, w.step: CallStep.model_construct(
+                    call=step.call, args={**step.args, field: text + "\n" + line}, expect_status=step.expect_status)}
+                s = _passing(run, "listed_left_out", PASS_SCORE, mutated)
+                if s is not None:
+                    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "listed_left_out", s, step=w.step, argument=field,
+                                     steps=mutated, threshold=PASS_SCORE,
+                                     claim=f"also lists {label!r} in {field} of step {w.step}, which the request leaves out",
+                                     message=f"listing {label!r} too in {field} of step {w.step} ({step.call}) keeps "
+                                             f"score {s:.3f}: the checks do not notice a record the request leaves out")]
+                break
+    return []
+
+
+def _extra_line(records: list[dict[str, Any]], lines: list[str]) -> tuple[str, str] | None:
+    """For a collection two or more of whose records ``lines`` list, one per line: the label of
+    the first record not listed whose label shares a word with every listed label, and its line,
+    written as the first listed record's line with that record's values in place of the listed
+    one's; None when there is none."""
+    def label(r: dict[str, Any]) -> str | None:
+        return next((r[k] for k in _LABELS if isinstance(r.get(k), str) and len(r[k]) >= 4), None)
+
+    folded = [line.casefold() for line in lines]
+    listed = [(r, n) for r in records if (lab := label(r)) for n, line in enumerate(folded) if lab.casefold() in line]
+    if len(listed) < 2 or len({n for _, n in listed}) != len(listed):
+        return None
+    shared = frozenset.intersection(*(frozenset(content_words(str(label(r)))) for r, _ in listed))
+    named = {id(r) for r, _ in listed}
+    for other in records:
+        lab = label(other)
+        if id(other) in named or lab is None or not (content_words(lab) & shared) or lab.casefold() in "\n".join(folded):
+            continue
+        first, n = listed[0]
+        line = lines[n].replace(str(label(first)), lab)
+        for key, value in first.items():
+            if isinstance(value, str) and key not in _LABELS and len(value) >= 4 and value in line \
+                    and isinstance(other.get(key), str):
+                line = line.replace(value, other[key])
+        return lab, line
+    return None
 
 
 def _kept(said: str, record: dict[str, Any]) -> bool:

@@ -631,7 +631,7 @@ def _joins(char: str, joiners: str) -> bool:
     return char.isalnum() or char == "_" or char in joiners
 
 
-_QUOTED = re.compile(r"(?:[\"“‘]|(?<![A-Za-z])')((?:[^\"'”’]|(?<=[A-Za-z])['’](?=[A-Za-z])){3,})(?:[\"”’]|'(?![A-Za-z]))")
+_QUOTED = re.compile(r"(?:[\"“‘]|(?<![A-Za-z])')([^\"'”’]+(?:(?<=[A-Za-z])['’](?=[A-Za-z])[^\"'”’]+)*)(?:[\"”’]|'(?![A-Za-z]))")
 """A quoted phrase; a single quote between letters is an apostrophe ("I'm", "Rosa's"), neither an
 opening nor a closing quote, and part of the phrase it is in ('Archive last year's invoices')."""
 
@@ -644,15 +644,22 @@ NAME_RUN = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
 """A run of two or more capitalized words: a name ("Pemberton Glass", "Harrow & Vale")."""
 
 
+@lru_cache(maxsize=4096)
+def _quoted(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Each phrase of three characters or more ``text`` puts in quotes: its span (the quotes
+    included) and the phrase (remembered: the stages ask it of the same request)."""
+    return tuple((m.start(), m.end(), m.group(1)) for m in _QUOTED.finditer(text) if len(m.group(1)) >= 3)
+
+
 def quoted_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` puts a phrase in quotes (the quotes included), as ``quoted_phrases`` finds them."""
-    return [m.span() for m in _QUOTED.finditer(text)]
+    return [(a, b) for a, b, _ in _quoted(text)]
 
 
 def quoted_phrases(text: str) -> list[str]:
     """The phrases ``text`` puts in quotes (straight or curly, single or double), three
     characters or more: words a request dictates verbatim."""
-    return _QUOTED.findall(text)
+    return [phrase for _, _, phrase in _quoted(text)]
 
 
 # --------------------------------------------------------------------------- spans a request reads apart
@@ -696,13 +703,14 @@ def within(spans: tuple[tuple[int, int], ...], start: int) -> bool:
 _NAMED_NUMBER = re.compile(r"(?<=[\w,]\s)[A-Z][\w&'-]*\s+#?\d[\w.-]*(?!\s+[a-z]+s\b)|\b[A-Z]{1,3}\d{1,4}\b")
 
 
+@lru_cache(maxsize=1024)
 def name_spans(text: str, names: tuple[str, ...] = ()) -> tuple[tuple[int, int], ...]:
     """Where ``text`` writes a name that holds a number, which is part of the name and no
     quantity: a quoted phrase; a capitalized word inside a sentence followed by a number that no
     plural noun follows ("the Archive 2026 folder", "Room 101", "Floor 7"; not "Omar 3
     reminders"), or a code ("Q3", "X200"); any of ``names`` (the names and titles of the state's
     records that hold digits: "Route 66 Diner") written in the text, case ignored."""
-    spans = [(m.start(), m.end()) for m in _QUOTED.finditer(text)]
+    spans = quoted_spans(text)
     spans += [(m.start(), m.end()) for m in _NAMED_NUMBER.finditer(text)] if has_digit(text) else []
     folded = text.casefold()
     for name in names:

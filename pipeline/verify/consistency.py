@@ -420,6 +420,11 @@ _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|
                        r"prefers|preferred|provided|listed|put\s+down|left|chose|picked)\b")
 """A recipient a person chose in what they wrote ("the address he asked for", "the contact they
 named"): the text that holds it is theirs, unnamed."""
+_TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+)?(?:told|sent|gave|wrote|emailed)\s+(?:us|me)\s+"
+                      r"(?:\w+\s+)?(?:which|what|the\s+new|their\s+new|where)\b[^.;!?\n]{0,40}?"
+                      r"\b(?:address|e-?mail|contact|mailbox|inbox|go|goes|should\s+go)\b")
+"""Someone told us which address to use ("They told us recently which address billing stuff should
+go to"): what they wrote holds it."""
 
 
 _INJECTION = re.compile(r"\b(?:AI|automated|(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )assistants?"
@@ -466,7 +471,7 @@ def points_to_record_address(said: str) -> bool:
         sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
         holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"
         held = held or _HOLDER.search(sentence) is not None
-        if not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence)):
+        if not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence) or _TOLD_US.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())
                for r in _RECIPIENT.finditer(sentence)):
@@ -1110,6 +1115,7 @@ def formula_findings(run: ReferenceRun) -> list[Finding]:
     than the formula's value for that record. Witness: a correct agent that writes the formula's
     value."""
     package = run.package
+    keys = id_fields(package)
     out: list[Finding] = []
     for c in run.computed_writes:
         if abs(c.value - c.expected) < 0.005:
@@ -1120,11 +1126,12 @@ def formula_findings(run: ReferenceRun) -> list[Finding]:
         assert isinstance(step, CallStep)
         steps = said_instead({**dict(enumerate(package.reference)), c.step: CallStep.model_construct(
             call=step.call, args={**run.args[c.step], c.argument: said}, expect_status=step.expect_status)}, value, said)
-        agent = witness(run, "correct", "stated_formula", f"writes {c.argument} = {said:g} for {c.record.get('id')}: "
+        name = record_id(c.record, keys)  # "P001" of a claw product, keyed by its product_id
+        agent = witness(run, "correct", "stated_formula", f"writes {c.argument} = {said:g} for {name}: "
                         f"{c.formula.text}", run.score, steps)
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=c.step, witness=agent,
                            detail={"argument": c.argument, "value": value, "expected": said, "formula": c.formula.text},
-                           message=f"step {c.step} writes {c.argument} = {value:g} for {c.record.get('id')}, but the "
+                           message=f"step {c.step} writes {c.argument} = {value:g} for {name}, but the "
                                    f"request's formula ({c.formula.text!r}) gives {said:g}"))
     return out
 

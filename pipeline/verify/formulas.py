@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 _FACTOR = {"twice": 2.0, "double": 2.0, "triple": 3.0, "half": 0.5, "half of": 0.5}
 _HELD = ("on hand", "in stock", "what we have", "what is on hand", "what's on hand", "current stock", "stock on hand",
-         "what we hold", "what is in stock")
+         "what we hold", "what is in stock", "on the shelf", "on the shelves")
 _JOIN = re.compile(r"\s*(?:\bplus\b|\bminus\b|\bless\b)\s*|\s+(?:\+|-|–)\s+", re.IGNORECASE)
 
 
@@ -241,6 +241,7 @@ _PERCENT_CHANGE = re.compile(
 
 
 _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"
+                    r"get(?:s|ting)?\s+(?:\w+\s+)?(?:up\s+|back\s+)?to|"
                     r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to)\s+$",
                     re.IGNORECASE)
 

@@ -255,6 +255,17 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                         message=f"step {index} writes the label {path}={leaf!r}, which the checks require but the "
                                 f"agent cannot learn: {_NOWHERE[False]}"))
                 continue
+            if path == key and _unheard_name(leaf, props.get(key, {}), evidence) \
+                    and key not in bound.tool.parameters.get("required", []):
+                agent = witness(run, "correct", "rewritten_value", f"leaves {key} out: nothing it can read gives {leaf!r}",
+                                run.score, with_arguments(run, index, {k: v for k, v in run.args[index].items() if k != key}))
+                if agent.holds:
+                    out.append(Finding(
+                        code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": "name"},
+                        witness=agent,
+                        message=f"step {index} writes the name {path}={leaf!r}, which the checks require but the "
+                                f"agent cannot learn: {_NOWHERE[False]}"))
+                continue
             kind = _missing(package, leaf, evidence, shapes, stated)
             if kind is None or isinstance(leaf, bool) or (kind == LOOSE and _moved_by_a_read_number(run, index, key,
                                                                                                    leaf, evidence)):
@@ -288,6 +299,20 @@ def _unheard_label(key: str, path: str, leaf: Any, prop: dict[str, Any], evidenc
         return False
     documented = f"{prop.get('description', '')} {items.get('description', '')}".casefold()
     return any(not evidence.has_token(w) and w not in documented for w in words)
+
+
+_NAME = re.compile(r"[A-Z][\w&.'-]*(?:\s+[A-Z&][\w&.'-]*){0,2}")
+
+
+def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence) -> bool:
+    """Whether ``leaf``, a string argument without an enum, is a name (one to three capitalized
+    words: a supplier "Dockwell") none of whose words the agent has seen: not in the request, the
+    user's facts, what it read, nor the tool's description of the field."""
+    if not (isinstance(leaf, str) and _NAME.fullmatch(leaf)) or prop.get("enum") or prop.get("type") not in (None, "string"):
+        return False
+    words = _LABEL_WORD.findall(leaf.casefold())
+    documented = str(prop.get("description", "")).casefold()
+    return all(not evidence.has_token(w) and w not in documented for w in words)
 
 
 def _without_label(run: ReferenceRun, index: int, key: str, label: str) -> Witness:

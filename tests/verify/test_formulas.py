@@ -133,6 +133,7 @@ def test_date_offsets_read_no_result_for_writes_without_a_date() -> None:
     ("Order what it takes to reach double its minimum: take the minimum, multiply by two, subtract what is on hand.",
      2 * 12 - 3),
     ("Top it up to 5 units below the max stock.", 50 - 5 - 3),
+    ("Order enough to get to double the minimum, i.e. two times min stock minus what's on the shelf.", 2 * 12 - 3),
 ])
 def test_margins_and_short_field_names(text: str, value: float) -> None:
     formula = formula_in(text, ["quantity", "min_stock", "max_stock"])

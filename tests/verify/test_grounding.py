@@ -194,3 +194,29 @@ def test_an_address_made_like_one_read_of_a_name_the_request_gives_is_grounded()
 def test_an_address_no_convention_read_makes_of_the_name_given_is_ungrounded(request_text: str, assignee: str) -> None:
     found = grounding_findings(reference_run(_reassign(request_text, assignee)))
     assert (Code.UNGROUNDED_VALUE, "email") in [(f.code, f.detail.get("kind")) for f in found]
+
+
+def _dock_order(supplier: str, stated: bool) -> Data:
+    items = [{"id": "sku-001", "name": "USB-C dock", "category": "electronics", "quantity": 6, "price": 129.0,
+              "reorder_level": 10, "warehouse": "Leeds"}]
+    orders = [{"id": "ord-001", "item_id": "sku-001", "quantity": 20, "supplier": "Dockwell", "status": "received",
+               "created_at": "2026-10-02T09:00:00Z"}] if stated else []
+    return package("We're low on USB-C docks. Place an order for forty more.",
+                   {"inventory": {"items": items, "orders": orders}},
+                   ["inventory_search_items", "inventory_list_orders", "inventory_create_order"],
+                   [{"id": "order", "kind": "state_count", "weight": 1.0, "collection": "inventory.orders",
+                     "scope": "created", "where": {"item_id": "sku-001", "quantity": 40, "supplier": supplier},
+                     "op": "==", "value": 1}],
+                   [{"call": "inventory_search_items", "args": {"query": "USB-C dock"}},
+                    {"call": "inventory_list_orders", "args": {}},
+                    {"call": "inventory_create_order", "args": {"item_id": "sku-001", "quantity": 40, "supplier": supplier}},
+                    {"answer": f"Ordered 40 USB-C docks from {supplier}."}])
+
+
+def test_a_name_the_checks_pin_that_nothing_read_gives_is_ungrounded() -> None:
+    """The supplier "Dockwell" is in no request, fact or record: an agent that leaves the optional
+    supplier out loses the order check. The supplier of the item's last order is read: grounded."""
+    verdict = verify(_dock_order("Dockwell", stated=False))
+    found = [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE and f.detail.get("kind") == "name"]
+    assert len(found) == 1 and found[0].detail["value"] == "Dockwell" and found[0].witness.holds, messages(verdict)
+    assert verify(_dock_order("Dockwell", stated=True)).accepted

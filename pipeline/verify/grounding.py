@@ -246,24 +246,18 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                                    witness=agent,
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
                 continue
-            if _unheard_label(key, path, leaf, props.get(key, {}), evidence):
-                agent = _without_label(run, index, key, leaf)
+            unheard = ("label", _without_label(run, index, key, leaf)) \
+                if _unheard_label(key, path, leaf, props.get(key, {}), evidence) else \
+                ("name", _without_argument(run, index, key, leaf)) \
+                if path == key and _unheard_name(leaf, props.get(key, {}), evidence) \
+                and key not in bound.tool.parameters.get("required", []) else None
+            if unheard is not None:
+                what, agent = unheard
                 if agent.holds:
                     out.append(Finding(
-                        code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": "label"},
+                        code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": what},
                         witness=agent,
-                        message=f"step {index} writes the label {path}={leaf!r}, which the checks require but the "
-                                f"agent cannot learn: {_NOWHERE[False]}"))
-                continue
-            if path == key and _unheard_name(leaf, props.get(key, {}), evidence) \
-                    and key not in bound.tool.parameters.get("required", []):
-                agent = witness(run, "correct", "rewritten_value", f"leaves {key} out: nothing it can read gives {leaf!r}",
-                                run.score, with_arguments(run, index, {k: v for k, v in run.args[index].items() if k != key}))
-                if agent.holds:
-                    out.append(Finding(
-                        code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": "name"},
-                        witness=agent,
-                        message=f"step {index} writes the name {path}={leaf!r}, which the checks require but the "
+                        message=f"step {index} writes the {what} {path}={leaf!r}, which the checks require but the "
                                 f"agent cannot learn: {_NOWHERE[False]}"))
                 continue
             kind = _missing(package, leaf, evidence, shapes, stated)
@@ -313,6 +307,13 @@ def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence) -> bool:
     words = _LABEL_WORD.findall(leaf.casefold())
     documented = str(prop.get("description", "")).casefold()
     return all(not evidence.has_token(w) and w not in documented for w in words)
+
+
+def _without_argument(run: ReferenceRun, index: int, key: str, name: str) -> Witness:
+    """The correct agent that leaves step ``index``'s optional argument ``key`` out."""
+    steps = with_arguments(run, index, {k: v for k, v in run.args[index].items() if k != key})
+    return witness(run, "correct", "rewritten_value", f"leaves {key} out: nothing it can read gives {name!r}",
+                   run.score, steps)
 
 
 def _without_label(run: ReferenceRun, index: int, key: str, label: str) -> Witness:

@@ -663,7 +663,7 @@ def planted_value_findings(run: ReferenceRun) -> list[Finding]:
 def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     """A number a check requires the agent to write must not be a number the request states,
     mangled (its cents dropped or rounded, a power of ten off: the request says "five" and the
-    check wants 50), even where some tool result happens to show it, unless the request or a fact
+    check wants 50; a number of dozens or hundreds read as one: 12 for "two dozen"), even where some tool result happens to show it, unless the request or a fact
     states it as it is (a duration in minutes: "an hour and a half" is 90), or it is computed from
     the figures of one record the agent read before writing ("twice the reorder level minus what
     is on hand" is 20 beside a stated "twice"; ``Evidence.within_a_record``). Witness: a correct
@@ -671,6 +671,8 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     stated = number_values(package.request.text)
     if not stated:
         return []
+    scaled = {m.value: m.text.split()[-1].casefold() for m in numbers_in(package.request.text)
+              if m.kind == "word" and len(m.text.split()) > 1 and m.text.split()[-1].casefold() in _SCALE_WORDS}
     told = package.request_and_fact_values()
     as_said = stated | number_values(told) | {float(m) for m in minutes_in(told)}  # the user's "an hour and a half"
     read: Evidence | None = None  # what the reads show: built only when a value needs it
@@ -680,7 +682,8 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
             for value in values_of(matcher) if fname != "answer" else []:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) in as_said:
                     continue
-                mangled = [n for n in sorted(stated) if _garbled(float(value), n)]
+                mangled = [n for n in sorted(stated) if _garbled(float(value), n)
+                           or scaled.get(n) and float(value) == _SCALE_WORDS[scaled[n]]]  # "two dozen" read as 12
                 if not mangled:
                     continue
                 if read is None:
@@ -729,6 +732,10 @@ def name_number_findings(package: TaskPackage, run: ReferenceRun, names: tuple[s
                                    message=f"check {check.id!r} wants {fname} = {value:g}, a number the request "
                                            f"writes only inside the name {text[span[0]:span[1]].strip()!r}"))
     return out
+
+
+_SCALE_WORDS = {"dozen": 12.0, "hundred": 100.0, "thousand": 1000.0}
+"""Words that multiply the number before them: "two dozen" is 24, and 12 for it drops the two."""
 
 
 def _garbled(value: float, stated: float) -> bool:

@@ -401,3 +401,26 @@ def test_a_planted_value_the_records_use_elsewhere_is_no_planted_one() -> None:
     doc = _filed("file the contract renewal checklist, it's still a draft", "legal-hold")
     doc["initial_state"]["kb"]["articles"][1]["category"] = "legal-hold"
     assert [m for m in _mismatches(doc) if "planted" in m] == []
+
+
+def test_a_number_of_dozens_read_as_one_dozen_is_mangled() -> None:
+    """"Order two dozen" is 24: a check that wants quantity 12 drops the two (a correct agent
+    ordering 24 fails it); "a dozen" is 12 as it is."""
+    from pipeline.core.codes import Code as C
+    items = [{"id": "sku-011", "name": "USB-C to HDMI adapter", "category": "Peripherals", "quantity": 3,
+              "price": 14.0, "reorder_level": 10, "warehouse": "Leeds"}]
+
+    def order(said: str, quantity: int) -> Data:
+        return package(said, {"inventory": {"items": items, "orders": []}},
+                       ["inventory_search_items", "inventory_create_order"],
+                       [{"id": "order", "kind": "state_count", "weight": 1.0, "collection": "inventory.orders",
+                         "scope": "created", "where": {"item_id": "sku-011", "quantity": quantity}, "op": "==",
+                         "value": 1}],
+                       [{"call": "inventory_search_items", "args": {"query": "USB-C to HDMI"}},
+                        {"call": "inventory_create_order", "args": {"item_id": "sku-011", "quantity": quantity}},
+                        {"answer": "Ordered."}])
+
+    doc = order("We keep running out of the USB-C to HDMI adapters. Order two dozen, please.", 12)
+    finding = refused_by(doc, verify(doc), C.REQUEST_CHECK_MISMATCH, "stated_number")
+    assert finding.detail == {"value": 12, "field": "quantity"}
+    assert verify(order("We keep running out of the USB-C to HDMI adapters. Order a dozen, please.", 12)).accepted

@@ -312,8 +312,10 @@ def _answer_dates(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
 
 
 _ENDS_BY = re.compile(r"\b(?:finish(?:ed)?|done|over|end(?:s|ed)?|wrap(?:ped)?\s+up)\s+by\b", re.IGNORECASE)
+_STARTS = re.compile(r"\b(?:start(?:s|ing)?|begin(?:s|ning)?)\b", re.IGNORECASE)
 """Words that bound when something ends ("finished by 5pm", "as long as we're done by 5"): a time
-chosen inside such a range leaves room for the event's duration; a range of start times ("any
+chosen inside such a range leaves room for the event's duration, and so does any range that does
+not say it bounds the start ("any time between 10:00 and 13:00"); a range of start times ("any
 start between 08:00 and 10:30") does not."""
 
 
@@ -325,7 +327,7 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     answer saying it."""
     package = run.package
     ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
-    ends_by = _ENDS_BY.search(run.said) is not None
+    ends_by = _ENDS_BY.search(run.said) is not None or _STARTS.search(run.said) is None  # "any time between 10 and 1"
     nudged = bool(_NUDGE.search(run.said)) and not _states_a_number(run.said)
     out: list[Variant] = []
     for w in done:

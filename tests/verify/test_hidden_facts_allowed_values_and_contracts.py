@@ -89,9 +89,9 @@ def test_a_fact_that_fills_an_enum_field_is_never_read_from_the_state() -> None:
 # --------------------------------------------------------------------------- another value the request allows
 
 
-def _session(start: Any) -> Data:
+def _session(start: Any, window: str = "any start between 08:00 and 10:30") -> Data:
     return package(
-        "Set up a 45-minute onboarding session with Jonas Weber on 2026-12-10, any start between 08:00 and 10:30.",
+        f"Set up a 45-minute onboarding session with Jonas Weber on 2026-12-10, {window}.",
         {"calendar": {"events": []}, "contacts": {"contacts": JONAS, "messages": []}},
         ["contacts_search", "calendar_create_event"],
         [{"id": "session", "kind": "state_count", "weight": 0.8, "collection": "calendar.events", "scope": "created",
@@ -113,6 +113,14 @@ def test_a_start_pinned_inside_the_allowed_window_is_overconstrained() -> None:
     assert finding.witness is not None and finding.witness.agent == "correct"
     assert finding.witness.actions[1]["arguments"]["start"] == "2026-12-10T10:15"
     assert finding.witness.actions[-1]["text"] == "Booked the onboarding session with Jonas Weber on 2026-12-10 at 10:15."
+
+
+def test_a_window_that_does_not_say_start_holds_the_whole_session() -> None:
+    """"any time between 08:00 and 10:30" bounds the session, not its start: the other choice
+    leaves room for its 45 minutes (09:45, where "any start between" allows 10:15)."""
+    doc = _session("2026-12-10T09:00", "any time between 08:00 and 10:30")
+    finding = refused_by(doc, verify(doc), Code.GRADER_OVERCONSTRAINED, "other_choice")
+    assert finding.detail["value"] == "2026-12-10T09:45"
 
 
 def test_the_window_graded_whole_is_not_overconstrained() -> None:

@@ -669,7 +669,8 @@ _EXCLUSION = re.compile(
     r"exclude|apart\s+from|aside\s+from|but\s+not|not\s+including|leave\s+out|leaving\s+out|leave\s+off|skip|"
     r"skipping|besides|save\s+for|with\s+the\s+exception\s+of|not\s+to|(?:but|and)\s+(?:keep|leave)|"
     r"leave(?=\s[^.;:!?\n]{1,60}?\bout\b)|"
-    r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move))\b"
+    r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move)|"
+    r"(?:^|(?<=[.;!?—–]\s))not(?=\s+(?-i:[A-Z])))\b"
     r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then)\b|$)",
     re.IGNORECASE)
 

@@ -156,7 +156,8 @@ def stated_adjustments(said: str) -> list[Adjustment]:
     ("the total less 10%", "after our 10% discount", "10% off"); after "plus", "add", "with",
     "including", "marked up by", or before "fee", "surcharge", "tax", "VAT" adds it ("plus a 5% late
     fee", "with 20% VAT on top"); the noun after the number decides over the word before it ("with
-    our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"). A percentage
+    our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"),
+    and a plain number the noun after names as one ("add the 2,000 setup fee"). A percentage
     with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate). A tax rate
     the amounts include, where the request asks for them net of it ("net of VAT? 20% VAT is baked
     into the amounts"), divides the total by one plus the rate."""
@@ -176,7 +177,8 @@ def stated_adjustments(said: str) -> list[Adjustment]:
         if m.kind == "percent" and 0 < m.value < 100:
             factor = round(1 - m.value / 100, 6) if less else round(1 + m.value / 100, 6)
             out.append(Adjustment(factor, 0.0, f"{'less' if less else 'plus'} {m.value:g}%"))
-        elif m.kind == "money" and m.value > 0:
+        elif m.value > 0 and (m.kind == "money" or m.kind == "number" and (_LESS_AFTER.match(after)
+                                                                            or _PLUS_AFTER.match(after))):
             out.append(Adjustment(1.0, -m.value if less else m.value, f"{'less' if less else 'plus'} {m.value:g}"))
     return list(dict.fromkeys(out))
 

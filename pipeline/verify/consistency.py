@@ -398,7 +398,7 @@ def _sentences(said: str) -> list[str]:
 _POINTING = re.compile(r"\b(?:says?|saying|said|gives?|giving|gave|given|names?|naming|named|lists?|listing|listed|"
                        r"states?|stating|stated|mentions?|mentioning|mentioned|"
                        r"asks?|asked|specif(?:y|ies|ied)|provides?|provided|tells?|told|indicates?|indicated|points?|"
-                       r"shows?|shown|contains?|includes?|included|written|noted|requests?|requested|in|inside|within|"
+                       r"shows?|shown|contains?|includes?|included|written|notes|noted|requests?|requested|in|inside|within|"
                        r"from)\b", re.IGNORECASE)
 _DECLINED = re.compile(r"\b(?:ignore|disregard|(?:don'?t|do not|never|not to|not)\s+(?:use|send|write|reply|follow|"
                        r"trust|email|mail))\b", re.IGNORECASE)

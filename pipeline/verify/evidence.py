@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from functools import lru_cache
+from itertools import permutations
 from typing import Any
 
 from pipeline.core.package import TaskPackage
@@ -38,7 +39,7 @@ from pipeline.core.text_values import (
     windows_in,
 )
 from pipeline.core.trajectory import StepRecord, Trajectory
-from pipeline.verify.aggregates import groups, pooled, sums_and_means
+from pipeline.verify.aggregates import adjust, groups, pooled, stated_adjustments, sums_and_means
 from pipeline.verify.effects import Bound, bound_tools
 from pipeline.verify.time_arithmetic import (
     clock_minutes,
@@ -49,6 +50,8 @@ from pipeline.verify.time_arithmetic import (
 )
 
 TOLERANCE = 0.005
+MAX_ADJUSTMENTS = 3
+"""The stated adjustments a known number is tried with, in every order."""
 LOOSE = "loose number"
 """The kind of an ``ungrounded_value`` finding on a number ``has_number`` finds only through loose
 arithmetic (``Evidence.plainly_known``): a question for a reader, which the rules leave open."""
@@ -251,12 +254,21 @@ class Evidence:
         (Known numbers include the counts and totals of the lists read, computed only when the
         other known numbers do not already give ``value``: more numbers never make one unknown.)"""
         v = round(value, 2)
-        if self._one_step(v) or self.within_a_record(v):
+        if self._one_step(v) or self.within_a_record(v) or self._adjusted(v):
             return True
         if not (self.pending or self.texts):
             return self._priced_total(v)
         self.all_numbers()
-        return self._one_step(v) or self.within_a_record(v) or self._priced_total(v)
+        return self._one_step(v) or self.within_a_record(v) or self._priced_total(v) or self._adjusted(v)
+
+    def _adjusted(self, v: float) -> bool:
+        """Whether ``v`` is a known number with every adjustment the request states put on it, in
+        order or another (the words may put them in either: "add the 2,000 setup fee to what you get
+        once their last won deal is discounted by fifteen percent" is 24,000 less 15% plus 2,000;
+        ``aggregates.stated_adjustments``, at most ``MAX_ADJUSTMENTS``)."""
+        stated = stated_adjustments(self.said)[:MAX_ADJUSTMENTS] if self.said else []
+        orders = list(permutations(stated)) if stated else []  # "add the fee to what you get once it is discounted"
+        return any(abs(adjust(n, list(order)) - v) < 0.005 for n in self._arithmetic()[0] for order in orders)
 
     def plainly_known(self, value: float, stated: set[float]) -> bool:
         """Whether ``value`` (which ``has_number`` finds) is reached without loose arithmetic: a
@@ -290,7 +302,7 @@ class Evidence:
     def _plain(self, v: float, said: set[float]) -> bool:
         """``plainly_known`` over the numbers known so far."""
         known, _ = self._arithmetic()
-        if (v in known and not self._only_a_mean(v, said)) or self._priced_total(v) \
+        if (v in known and not self._only_a_mean(v, said)) or self._priced_total(v) or self._adjusted(v) \
                 or range_of(v, allowed_ranges(self.said, self.today or date.min)) is not None:
             return True  # known; a priced total; a number a stated range allows ("30 to 40 boxes")
         if any(round(v - a, 2) in known or round(a - v, 2) in known or round(v + a, 2) in known for a in said):

@@ -228,11 +228,22 @@ def _stepped(text: str, fields: list[str]) -> Formula | None:
             terms = [Term(t.sign, t.factor * k, t.field, t.number) for t in terms]
         elif (add := _ADD.match(step)) is not None and (
                 term := _term(add.group("what"), -1.0 if add.group("op").casefold() not in ("add", "plus") else 1.0,
-                              fields)) is not None:
+                              fields) or _count_term(add.group("what"), add.group("op"))) is not None:
             terms.append(term)
         else:
             break  # the steps end: "..., and order that many"
     return Formula(m.group(0).strip(), tuple(terms)) if len(terms) > 1 or terms[0].factor != 1.0 else None
+
+
+_COUNT = re.compile(rf"^(?:the\s+|an?\s+extra\s+|another\s+)?{_NUMBER_WORD}\b", re.IGNORECASE)
+
+
+def _count_term(what: str, op: str) -> Term | None:
+    """A number of items a step adds or takes away, whatever follows it ("six spare boxes on top")."""
+    m = _COUNT.match(what.strip())
+    if m is None:
+        return None
+    return Term(1.0 if op.casefold() in ("add", "plus") else -1.0, 1.0, None, _number(m.group(1).casefold()))
 
 
 _PERCENT_CHANGE = re.compile(

@@ -147,3 +147,13 @@ def test_the_day_of_a_month_is_no_number_in_lower_case_too(text: str, numbers: l
 def test_an_apostrophe_inside_a_quoted_phrase_is_part_of_it() -> None:
     assert tv.quoted_phrases("Add 'Archive last year's invoices' to my todos") == ["Archive last year's invoices"]
     assert tv.quoted_phrases("file it under ‘Sam’s reports’ please") == ["Sam’s reports"]
+
+
+@pytest.mark.parametrize(("text", "excluded"), [
+    ("Email our gold customers a reminder. Not Trondheim Cargo though — Ingrid is calling them.",
+     [" Trondheim Cargo though — Ingrid is calling them"]),
+    ("It is not Monday, it is Tuesday.", []),
+    ("Not now, later.", []),
+])
+def test_a_sentence_that_begins_not_and_a_name_leaves_it_out(text: str, excluded: list[str]) -> None:
+    assert [text[a:b] for a, b in tv.excluded_spans(text)] == excluded

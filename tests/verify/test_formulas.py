@@ -134,6 +134,7 @@ def test_date_offsets_read_no_result_for_writes_without_a_date() -> None:
      2 * 12 - 3),
     ("Top it up to 5 units below the max stock.", 50 - 5 - 3),
     ("Order enough to get to double the minimum, i.e. two times min stock minus what's on the shelf.", 2 * 12 - 3),
+    ("Take the minimum stock, triple it, and add six spare boxes on top, and order that many.", 3 * 12 + 6),
 ])
 def test_margins_and_short_field_names(text: str, value: float) -> None:
     formula = formula_in(text, ["quantity", "min_stock", "max_stock"])

@@ -21,6 +21,7 @@ from pipeline.verify.perturbations import hedged_answer, is_amount, other_amount
     ("plus a 5% late fee", 1.05, 0.0),
     ("the total plus a €25 handling fee", 1.0, 25.0),
     ("less the £40 deposit we already paid", 1.0, -40.0),
+    ("add the 2,000 setup fee to it", 1.0, 2000.0),   # a plain number the noun after names as an amount
 ])
 def test_stated_adjustments_read_their_direction(said: str, factor: float, plus: float) -> None:
     [a] = stated_adjustments(said)
@@ -122,3 +123,15 @@ def test_amounts_are_worked_out_only_while_the_hedges_are_open(monkeypatch: pyte
     assert hedged_answer(answer, ["inv-3", "1,234.50"], [records], told, set()) == f"{answer} Or possibly: {ids}."
     with pytest.raises(AssertionError, match="settled"):  # seven other ids only: the amount still counts
         hedged_answer(answer, ["inv-3", "1,234.50"], [records[:8]], told, set())
+
+
+def test_a_number_read_with_the_stated_adjustments_in_either_order_is_known() -> None:
+    """"add the 2,000 setup fee to what you get once their last won deal is discounted by fifteen
+    percent": 24,000 less 15% plus 2,000 is 22,400, though the words name the fee first."""
+    from pipeline.verify.evidence import Evidence
+    said = ("Halvorsen's renewal: add the 2,000 setup fee to what you get once their last won deal is discounted by "
+            "fifteen percent.")
+    known = Evidence(said=said)
+    known.numbers.add(24000.0)
+    assert known.has_number(22400.0) and known.plainly_known(22400.0, set())
+    assert not known.has_number(22100.5)

@@ -325,6 +325,7 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("The note 'Outage 29 Nov - affected accounts' lists the customers who lost data. Open a ticket for each", True),
     ("He said in his last email which address to use for paperwork, so send it there", True),
     ("They told us recently which address billing stuff should go to, use that one", True),
+    ("Don't use Priya's own email; their CRM record notes where billing stuff should go.", True),
     ("They told us the deadline moved, so send the reminder to their usual address", False),
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:

@@ -9,7 +9,11 @@ to the one field that follows it: "twice the reorder level minus what is on hand
 2·level − held, not 2·(level − held). A level to reach ("order up to double the reorder level",
 "top it up to three times the reorder level") is that level less the quantity held. A change by
 a percentage ("raise the unit price of every item by 8%", "cut the price by 10 percent") is the
-field times 1.08 or 0.9, to the cent. A request with no such phrase has no formula.
+field times 1.08 or 0.9, to the cent. A margin ("ten units above that minimum") is the field plus
+or less the number; steps ("take the minimum, multiply by two, and subtract what's on hand") are
+read in order on the result so far; a word the request defines as a field ("the reorder level on
+each item is the minimum we want") is read as that field. A request with no such phrase has no
+formula.
 
 A date is computed too when it is a date the agent read moved by a span of days the request
 states ("the day before the review", "two working days after the kickoff"): ``date_offsets``.

@@ -23,6 +23,8 @@ from tests.support.agent_server import ScriptedAgents
 from tests.support.hostile_server import MISBEHAVIOURS, HostileServer
 from tests.support.openai_server import OpenAIServer
 
+pytestmark = pytest.mark.slow  # fault-injecting model servers: the slow tier (CI runs it)
+
 EXPECTED = {
     "not_json": ("malformed_reply", "not JSON"),
     "no_choices": ("malformed_reply", "not a chat completion"),

@@ -52,6 +52,15 @@ from pipeline.verify.time_arithmetic import (
 TOLERANCE = 0.005
 MAX_ADJUSTMENTS = 3
 """The stated adjustments a known number is tried with, in every order."""
+
+
+@lru_cache(maxsize=256)
+def _adjustment_orders(said: str) -> tuple[tuple[Any, ...], ...]:
+    """Every order of the adjustments ``said`` states (at most ``MAX_ADJUSTMENTS``), read once per
+    request: ``Evidence.has_number`` asks for each value ("add the fee to what you get once it is
+    discounted" names them out of order)."""
+    stated = stated_adjustments(said)[:MAX_ADJUSTMENTS]
+    return tuple(permutations(stated)) if stated else ()  # no adjustment: no order (a known number is no adjusted one)
 LOOSE = "loose number"
 """The kind of an ``ungrounded_value`` finding on a number ``has_number`` finds only through loose
 arithmetic (``Evidence.plainly_known``): a question for a reader, which the rules leave open."""
@@ -266,8 +275,7 @@ class Evidence:
         order or another (the words may put them in either: "add the 2,000 setup fee to what you get
         once their last won deal is discounted by fifteen percent" is 24,000 less 15% plus 2,000;
         ``aggregates.stated_adjustments``, at most ``MAX_ADJUSTMENTS``)."""
-        stated = stated_adjustments(self.said)[:MAX_ADJUSTMENTS] if self.said else []
-        orders = list(permutations(stated)) if stated else []  # "add the fee to what you get once it is discounted"
+        orders = _adjustment_orders(self.said) if self.said else ()
         return any(abs(adjust(n, list(order)) - v) < 0.005 for n in self._arithmetic()[0] for order in orders)
 
     def plainly_known(self, value: float, stated: set[float]) -> bool:

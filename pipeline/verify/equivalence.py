@@ -13,6 +13,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``rephrased_question`` | asks each question another way, from a fixed bank (`questions.py`) |
 | ``other_choice`` | writes another value the request allows (a day in its window, a working day when the reference's is one; a time leaving room for the event's duration before "finished by 5pm"; the other of "high or urgent") |
 | ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
+| ``answer_order`` | names the items an ``answer_matches`` check chains (``zephyr.*brookline.*amberlight``), listed in its final answer, in reverse order: each item with the parenthesis that follows it ("Zephyr (tkt-201)"), unless the request gives an order (as for ``permuted_list``, or words such as "oldest", "highest", "sorted", "top") |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
@@ -58,6 +59,7 @@ def equivalence_findings(run: ReferenceRun) -> list[Finding]:
                               (_rephrased, "asking the user in other words"),
                               (_other_choice, "choosing another value the request allows"),
                               (_permuted_lists, "listing people or labels in another order"),
+                              (_answer_order, "listing what its answer names in another order"),
                               (_answer_dates, "writing the dates of its answer another common way")):
         for name, mutated, order, detail in variant(run, steps, done):
             s = run.variant_score(order, [mutated[i] for i in order])
@@ -427,6 +429,75 @@ def record_identities(package: TaskPackage) -> frozenset[str]:
                     out |= {v.casefold() for k, v in r.items() if isinstance(v, str) and v
                             and (k in ("id", "name", "email", "username") or k.endswith("_id"))}
     return frozenset(out)
+
+
+_ORDER_WORDS = re.compile(r"\b(?:order|sort|sorted|rank|ranked|alphabetical(?:ly)?|chronological(?:ly)?|ascending|"
+                          r"descending|oldest|newest|earliest|latest|first|last|highest|lowest|largest|smallest|"
+                          r"biggest|most|least|top|bottom|then|before|after|sequence|priority order)\b", re.IGNORECASE)
+"""Words by which a request may order what an answer lists: a grader may then pin that order."""
+_CHAINED = re.compile(r"\.\*\??|\[\\s\\S\]\*\??")
+_LITERAL = re.compile(r"(?:[^\\.^$*+?{}\[\]|()]|\\[^\w])+")
+_LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\band\b|\n\s*(?:[-*\u2022]|\d+[.)])?)(?:\s*(?:,|and\b|\n\s*(?:[-*\u2022]|\d+[.)])?))*\s*",
+                       re.IGNORECASE)
+_AFTER_ITEM = re.compile(r"\s*\([^()\n]{0,60}\)")
+
+
+def _chained_items(pattern: str) -> tuple[list[str], bool] | None:
+    """The literal items of a pattern that chains them (``(?s)zephyr.*brookline.*amberlight``) and
+    whether it ignores case; None for any other pattern."""
+    flags = re.match(r"\(\?([a-zA-Z]+)\)", pattern)
+    body = pattern[flags.end():] if flags else pattern
+    parts = _CHAINED.split(body)
+    if len(parts) < 2 or not all(_LITERAL.fullmatch(p) for p in parts):
+        return None
+    items = [re.sub(r"\\(.)", r"\1", p).strip() for p in parts]
+    if len(set(items)) < len(items) or not all(re.search(r"[^\W\d_]", i) for i in items):
+        return None
+    return items, bool(flags and "i" in flags.group(1))
+
+
+def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """For each ``answer_matches`` check chaining two or more items (``_chained_items``) that the
+    final answer lists in that order, one after another with only list punctuation between them
+    (", ", " and ", a new bullet), the answer with those items reversed; each item keeps the short
+    parenthesis after it ("Zephyr (tkt-201)"). None when the request orders them (``_ORDER_GIVEN``,
+    ``_ORDER_WORDS``)."""
+    last = max((i for i, s in steps.items() if isinstance(s, AnswerStep)), default=None)
+    if last is None or _ORDER_GIVEN.search(run.said) or _ORDER_WORDS.search(run.said):
+        return []
+    said = steps[last]
+    assert isinstance(said, AnswerStep)
+    text = said.answer
+    out: list[Variant] = []
+    for check in run.package.checks:
+        chained = _chained_items(check.pattern) if check.kind == "answer_matches" else None
+        if chained is None:
+            continue
+        items, folded = chained
+        fold = folded or bool(getattr(check, "ignore_case", False))
+        haystack = text.casefold() if fold else text
+        if len(haystack) != len(text):
+            continue  # a letter that folds to two ("ß"): the folded text's places are not the answer's
+        spans: list[tuple[int, int]] = []
+        at = 0
+        for item in items:
+            start = haystack.find(item.casefold() if fold else item, at)
+            if start < 0:
+                break
+            end = start + len(item)
+            if tail := _AFTER_ITEM.match(text, end):
+                end = tail.end()
+            spans.append((start, end))
+            at = end
+        gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
+        if len(spans) < len(items) or not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
+            continue
+        parts = [text[a:b] for a, b in spans]
+        rewritten = text[:spans[0][0]] + "".join(part + gap for part, gap in zip(parts[::-1], gaps, strict=False))
+        rewritten += parts[0] + text[spans[-1][1]:]
+        out.append(("answer_order", {**steps, last: AnswerStep(answer=rewritten)}, sorted(steps),
+                    {"check": check.id}))
+    return out
 
 
 def _permuted_lists(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:

@@ -185,8 +185,10 @@ _OUT_RIVAL = re.compile(r"\b(?:was|old|wrong|struck|(?:is|are)\s+(?:booked|taken
 """For another value: also the old one ("was 14:00"), one taken by something else."""
 
 
-def _offered(text: str, s: Said, rivals: list[Said]) -> bool:
-    """Whether the text offers the value as one option among others."""
+def _offered(text: str, s: Said, rivals: list[Said], kind: str) -> bool:
+    """Whether the text offers the value as one option among others (beside a bare "or", only a
+    value of no kind: "kofi@dockwell.example or +44 20 5550 1188" offers two ways to reach him,
+    not two addresses)."""
     window = text[max(0, s.start - _NEAR):s.end + _NEAR]
     if _CHOICE.search(_sentence(text, s)) and _CHOICE.search(window):
         return True
@@ -194,7 +196,8 @@ def _offered(text: str, s: Said, rivals: list[Said]) -> bool:
         between = text[s.end:r.start] if r.start >= s.end else text[r.end:s.start]
         if _JOINED.fullmatch(between):
             return True
-    return bool(_BESIDE_OR.search(text[max(0, s.start - 12):s.start]) or _BESIDE_OR.search(text[s.end:s.end + 6]))
+    return kind == "text" and bool(_BESIDE_OR.search(text[max(0, s.start - 12):s.start])
+                                   or _BESIDE_OR.search(text[s.end:s.end + 6]))
 
 
 def _ruled_out(text: str, s: Said, rival: bool = False) -> bool:
@@ -316,7 +319,7 @@ def _singles_out(value: str, text: str, request: str, today: date, context: str)
     wanted = _stems(request)
     for s in mine:
         rivals = [r for r in others if kind != "number" or _sentence(text, r) == _sentence(text, s)]
-        if _offered(text, s, rivals) or _ruled_out(text, s):
+        if _offered(text, s, rivals, kind) or _ruled_out(text, s):
             continue
         live = [r for r in rivals if not _ruled_out(text, r, rival=True)]
         if live:

@@ -189,7 +189,9 @@ def _reader(run: ReferenceRun, values: dict[str, str], claim: str) -> Witness | 
 def state_reader_findings(run: ReferenceRun) -> list[Finding]:
     """A wrong agent that never asks and fills each hidden fact with the value the state singles
     out for the argument the fact fills: the value of that field held by most records of the
-    collection written (ties: the first in the state), when there is one. It must not pass: a
+    collection written (ties: the first in the state), when there is one; else the fact's value
+    itself, when the record of a readable collection the request points at holds it as a field
+    (``_held_by_the_one_meant``: the landlord's phone on his contact record). It must not pass: a
     value the state gives away is no hidden fact (the meeting room is the location of the only
     other event)."""
     package = run.package
@@ -198,6 +200,8 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
     picks: dict[str, str] = {}
     for fact in package.user.facts:
         pick = _singled_out(run, fact.key)
+        if pick is None:
+            pick = _held_by_the_one_meant(run, fact)
         if pick is not None:
             picks[fact.key] = pick
     if not picks:
@@ -259,4 +263,31 @@ def _singled_out(run: ReferenceRun, key: str) -> str | None:
     ranked = sorted(held.items(), key=lambda kv: -kv[1])
     if len(ranked) >= 2 and ranked[0][1] >= 2 and ranked[0][1] > ranked[1][1]:
         return ranked[0][0]
+    return None
+
+
+def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
+    """The fact's value when a record an offered read tool returns holds it as a whole field (the
+    landlord's contact record's ``phone``, when the user is to give "his phone number"), and that
+    record is the one the request's words point at: it shares a word of the request ("landlord"),
+    and no other record of its collection shares as many. None for a value under four characters,
+    for a field of a fixed set (a priority), and for one of several people sharing a first name
+    (``_candidate``: which Priya is the user's to say)."""
+    value = fact.value.strip().casefold()
+    if len(value) < 4 or _candidate(run.package, fact.value):
+        return None
+    wanted = content_words(run.package.request.text)
+    for collection in sorted({b.collection for b in run.bound.values() if b.op.access == "read"}):
+        records = records_of(run.package.initial_state, collection)
+        spec = next(b.spec for b in run.bound.values() if b.collection == collection)
+        for field in dict.fromkeys(k for r in records for k, v in r.items()
+                                   if isinstance(v, str) and v.strip().casefold() == value):
+            if "enum" in spec.fields.get(field, {}):
+                continue
+            shared = [len(content_words(" ".join(v for k, v in r.items() if k != field and isinstance(v, str))) & wanted)
+                      for r in records]
+            best = max(shared)
+            ours = [i for i, n in enumerate(shared) if n == best]
+            if best >= 1 and len(ours) == 1 and str(records[ours[0]].get(field, "")).strip().casefold() == value:
+                return str(records[ours[0]][field])
     return None

@@ -92,3 +92,55 @@ def test_a_role_copied_from_a_record_is_not_composed_text() -> None:
     composed = ComposedText(pkg)
     assert not composed("title", "Head of Procurement", {"type": "string"})
     assert composed("title", "Procurement lead at Brightline", {"type": "string"})
+
+
+# --------------------------------------------------------------------------- the order of what an answer lists
+
+
+def _urgent(request: str, pattern: str, answer: str) -> dict:
+    from tests.verify.builders import package, ticket
+
+    tickets = [ticket("tkt-201", "API 500s", "it@zephyr.example", "open", "urgent"),
+               ticket("tkt-202", "Login loop", "admin@brookline.example", "open", "urgent"),
+               ticket("tkt-203", "Slow export", "ops@amberlight.example", "open", "urgent"),
+               ticket("tkt-204", "Typo", "hi@corvid.example", "open", "low")]
+    return package(request, {"helpdesk": {"tickets": tickets, "replies": []}}, ["helpdesk_list_tickets"],
+                   [{"id": "list", "kind": "answer_matches", "weight": 0.7, "pattern": pattern},
+                    {"id": "no-low", "kind": "answer_excludes", "weight": 0.3, "values": ["corvid"]}],
+                   [{"call": "helpdesk_list_tickets", "args": {"status": "open", "priority": "urgent"}},
+                    {"answer": answer}])
+
+
+ASKED = "Which customers have an open urgent ticket? Just the company names."
+LISTED = "Open urgent tickets: Zephyr (tkt-201), Brookline (tkt-202) and Amberlight (tkt-203)."
+
+
+def test_an_answer_pattern_that_pins_an_order_the_request_never_gives_punishes_a_correct_list() -> None:
+    from tests.verify.builders import refused_by, verify
+
+    doc = _urgent(ASKED, "(?s)zephyr.*brookline.*amberlight", LISTED)
+    finding = refused_by(doc, verify(doc), Code.GRADER_OVERCONSTRAINED, "answer_order")
+    assert finding.witness.actions[-1]["text"] == (
+        "Open urgent tickets: Amberlight (tkt-203), Brookline (tkt-202) and Zephyr (tkt-201).")
+    assert finding.claim is not None  # no order given: a reading the reader confirms
+
+
+def test_a_list_in_any_order_or_an_order_the_request_gives_is_not_tried() -> None:
+    from tests.verify.builders import by, messages, verify
+
+    unordered = "(?s)(?=.*zephyr)(?=.*brookline)(?=.*amberlight)"
+    for doc in (_urgent(ASKED, unordered, LISTED),
+                _urgent(ASKED.replace("?", ", oldest ticket first?", 1), "(?s)zephyr.*brookline.*amberlight", LISTED),
+                _urgent(ASKED, "(?s)3 urgent.*zephyr", "There are 3 urgent tickets; the first is Zephyr (tkt-201).")):
+        verdict = verify(doc)
+        assert by(verdict, "answer_order") == [], messages(verdict)
+
+
+def test_only_a_chain_of_literal_items_is_an_ordered_list() -> None:
+    from pipeline.verify.equivalence import _chained_items
+
+    assert _chained_items("(?s)zephyr.*brookline.*amberlight") == (["zephyr", "brookline", "amberlight"], False)
+    assert _chained_items("(?is)Zephyr[\\s\\S]*?Brookline") == (["Zephyr", "Brookline"], True)
+    assert _chained_items("total.*\\d+") is None
+    assert _chained_items("(?s)zephyr|brookline") is None
+    assert _chained_items("(?s)42.*17") is None

@@ -86,6 +86,54 @@ def test_a_fact_that_fills_an_enum_field_is_never_read_from_the_state() -> None:
     assert by(verdict, "reads_fact") == [] and verdict.accepted, messages(verdict)
 
 
+def _landlord_call(contacts: list[Data]) -> Data:
+    """A todo whose notes carry the landlord's phone, which the user is to give when asked."""
+    return package(
+        "Add a todo for Friday to call the landlord about the bathroom leak, and put his phone number in the "
+        "todo's notes - ask me for it, I'll give it to you.",
+        {"contacts": {"contacts": contacts, "messages": []}, "todo": {"tasks": []}},
+        ["contacts_search", "todo_create_task"],
+        [{"id": "todo", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
+          "where": {"title": {"$regex": "(?i)landlord"}, "due_date": "2026-12-04",
+                    "notes": {"$contains": "+44 20 7946 0321"}}, "op": "==", "value": 1},
+         {"id": "one", "kind": "state_count", "weight": 0.2, "collection": "todo.tasks", "op": "==", "value": 1}],
+        [{"ask": "What's the landlord's phone number?"},
+         {"call": "todo_create_task", "args": {"title": "Call the landlord about the bathroom leak", "due_date": "2026-12-04",
+                                               "notes": {"$fact": "phone", "prefix": "Landlord: "}}},
+         {"answer": "Added the todo to call the landlord on Friday, with his number in the notes."}],
+        capability="multi-turn",
+        user={"persona": "Tenant.", "facts": [{"key": "phone", "value": "+44 20 7946 0321",
+                                               "reveal_when": ["phone", "number"]}]})
+
+
+def _contact(i: str, name: str, title: str, phone: str) -> Data:
+    return {"id": i, "name": name, "email": f"{name.split()[0].lower()}@corp.example", "department": "", "title": title,
+            "phone": phone}
+
+
+def test_the_phone_on_the_contact_the_request_points_at_gives_the_hidden_phone_away() -> None:
+    """The fact fills a todo's notes; the landlord's own contact record holds it as its phone."""
+    doc = _landlord_call([_contact("c-301", "Graham Pike", "Landlord (flat 4B)", "+44 20 7946 0321"),
+                          _contact("c-302", "Sofia Lund", "Engineer", "+44 20 7946 0999")])
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.HIDDEN_FACT_LEAKED, "reads_fact")
+    assert finding.detail == {"facts": ["phone"], "where": "the initial state"}
+    assert not any(a["type"] == "ask" for a in finding.witness.actions)
+
+
+@pytest.mark.parametrize("contacts", [
+    [_contact("c-301", "Graham Pike", "Landlord (flat 4B)", "+44 20 7946 0888"),  # his phone is another
+     _contact("c-302", "Sofia Lund", "Engineer", "+44 20 7946 0999")],
+    [_contact("c-301", "Graham Pike", "Plumber", "+44 20 7946 0321"),  # the record holding it is nobody the request names
+     _contact("c-302", "Sofia Lund", "Engineer", "+44 20 7946 0999")],
+    [_contact("c-301", "Graham Pike", "Landlord (flat 4B)", "+44 20 7946 0321"),  # two landlords: which one is the user's
+     _contact("c-302", "Sofia Lund", "Landlord (garage)", "+44 20 7946 0999")],
+], ids=["another-phone", "not-pointed-at", "two-landlords"])
+def test_a_phone_no_record_the_request_points_at_holds_stays_hidden(contacts: list[Data]) -> None:
+    verdict = verify(_landlord_call(contacts))
+    assert by(verdict, "reads_fact") == [] and verdict.accepted, messages(verdict)
+
+
 # --------------------------------------------------------------------------- another value the request allows
 
 

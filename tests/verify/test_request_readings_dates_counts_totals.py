@@ -445,6 +445,20 @@ def test_a_text_offering_the_value_among_options_does_not_give_it_away() -> None
                                 "Add her to the directory in her team.", date(2026, 12, 1))
 
 
+@pytest.mark.parametrize(("value", "text", "given"), [
+    ("kofi.mensah@dockwell.example", "Best way to reach me: kofi.mensah@dockwell.example or +44 20 5550 1188.", True),
+    ("kofi.mensah@dockwell.example", "Write to kofi.mensah@dockwell.example or kofi@dockwell.example.", False),
+    ("Delta Room", "We could use the Fjord Room or the Delta Room.", False),
+])
+def test_or_beside_a_value_offers_a_choice_only_between_values_of_its_kind(value: str, text: str, given: bool) -> None:
+    """An address beside "or" and a phone number is how to reach someone, not one of two addresses."""
+    from datetime import date
+
+    from pipeline.verify.hidden_facts import _singled_out_in_text
+
+    assert _singled_out_in_text(value, text, "Add Kofi to the directory; ask me for his email.", date(2026, 12, 1)) is given
+
+
 def test_a_word_of_a_longer_name_the_request_writes_is_that_name() -> None:
     """"Tolliver" of "Tolliver Tools" names the supplier, not one of the items whose names begin
     with it."""

@@ -784,13 +784,36 @@ _WEEKDAY_SPAN = re.compile(rf"\b(?:(?P<between>between)\s+)?(?P<a>{_DAY_NAME})\s
 
 
 _WEEK_BEFORE = re.compile(r"\b(?P<week>next|this|the\s+coming|coming)\s+week\b[^.;!?\d]*$", re.IGNORECASE)
+_WEEK_LAST_SENTENCE = re.compile(r"\b(?P<week>next|this|the\s+coming|coming)\s+week\b[^.;!?\d]*[.;!?]\s*[^.;!?\d]*$",
+                                 re.IGNORECASE)
+"""The week a sentence names, read by the days the next sentence lists ("... next week. Any of
+Tuesday, Wednesday or Thursday is fine")."""
+_WEEKDAY_LIST = re.compile(rf"\b(?P<any>(?:any|either|one)\s+of\s+)?(?P<days>{_DAY_NAME}(?:\s*,\s*{_DAY_NAME})+,?\s+"
+                           rf"(?P<join>or|and)\s+{_DAY_NAME})\b(?:\s+(?:of\s+)?(?P<week>next|this|the\s+coming|coming)\s+week)?",
+                           re.IGNORECASE)
+"""Three days or more offered as options: "Tuesday, Wednesday or Thursday", "any of Mon, Tue and Wed"."""
+_DAY_NAMED = re.compile(_DAY_NAME, re.IGNORECASE)
+
+
+def _monday_of(text: str, m: re.Match[str], today: date, last_day: int) -> date:
+    """The Monday of the week a span or list of weekdays ``m`` means: the one named after it, or
+    earlier in its sentence or the sentence before, else the first week from today holding its last day."""
+    monday = today - timedelta(days=today.weekday())
+    before = (_WEEK_BEFORE.search(text, max(0, m.start() - 48), m.start())  # "some morning next week, Tuesday to Thursday"
+              or _WEEK_LAST_SENTENCE.search(text, max(0, m.start() - 160), m.start()))
+    week = (m.group("week") or (before.group("week") if before else "")).casefold()
+    if week != "this" and (week or today.weekday() > last_day):
+        monday += timedelta(days=7)
+    return monday
 
 
 def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
     """The days of a span of weekdays ("tue-thu next week", "between Monday and Wednesday",
-    "Wed to Fri this week", "next week, Tuesday through Thursday", "thu or fri"): of the week named
-    just after it or earlier in its sentence, else the first such span from today on ("and" only
-    after "between"; "or" only between two days in a row)."""
+    "Wed to Fri this week", "next week, Tuesday through Thursday", "thu or fri") or of a list of
+    them offered as options ("Tuesday, Wednesday or Thursday": a span when the days are in a row,
+    else each day alone): of the week named just after it, earlier in its sentence or in the
+    sentence before, else the first such span from today on ("and" only after "between" or "any
+    of"; "or" between two days only when they are in a row)."""
     out = []
     for m in _WEEKDAY_SPAN.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
         join = m.group("join").casefold()
@@ -799,14 +822,22 @@ def _weekday_spans(text: str, today: date, weekdays: bool) -> list[Allowed]:
         a, b = _weekday_index(m.group("a")), _weekday_index(m.group("b"))
         if a >= b or (join == "or" and b != a + 1):
             continue  # backwards; or two days apart ("mon or fri" allows two days, not the days between)
-        monday = today - timedelta(days=today.weekday())
-        before = _WEEK_BEFORE.search(text, max(0, m.start() - 48), m.start())  # "some morning next week, Tuesday to Thursday"
-        week = (m.group("week") or (before.group("week") if before else "")).casefold()
-        if week != "this" and (week or today.weekday() > b):
-            monday += timedelta(days=7)
+        monday = _monday_of(text, m, today, b)
         first, last = max(monday + timedelta(days=a), today), monday + timedelta(days=b)
         if first <= last:
             out.append(Allowed("date", first.isoformat(), last.isoformat(), True, weekdays))
+    for m in _WEEKDAY_LIST.finditer(text) if may_say(text, _WEEKDAY_WORDS) else ():
+        if m.group("join").casefold() == "and" and not m.group("any"):
+            continue  # "on Monday, Wednesday and Friday": every one of them, not a choice
+        days = sorted({_weekday_index(d) for d in _DAY_NAMED.findall(m.group("days"))})
+        monday = _monday_of(text, m, today, days[-1])
+        if days == list(range(days[0], days[-1] + 1)):  # days in a row: any day between the first and the last
+            first, last = max(monday + timedelta(days=days[0]), today), monday + timedelta(days=days[-1])
+            if first <= last:
+                out.append(Allowed("date", first.isoformat(), last.isoformat(), True, weekdays))
+        else:  # "Monday, Wednesday or Friday": each day alone, none of those between
+            out += [Allowed("date", d, d, True, weekdays) for d in
+                    ((monday + timedelta(days=n)).isoformat() for n in days) if d >= today.isoformat()]
     return out
 
 

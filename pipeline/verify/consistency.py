@@ -98,7 +98,8 @@ MAX_SUMMED = 40
 def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | frozenset[float] = frozenset()) -> list[int]:
     """Counts the request states, in order: digits and number words (not amounts of money or
     percents), except those that measure time, people or other units ("40 guests", "in 2 weeks",
-    "30 days"), factors ("multiply by two", "3x its level"), hours of the clock ("done by 5", "12 or later"), those inside a name
+    "30 days"), factors ("multiply by two", "3x its level"), hours of the clock ("done by 5", "12 or later"),
+    numbers joined to a word ("7-port hubs"), those inside a name
     (``text_values.name_spans``: "the Archive 2026 folder",
     "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
     writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
@@ -106,9 +107,12 @@ def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | 
     return [int(m.value) for m in numbers_in(text)
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
             and not within(inside, m.start) and float(m.value) not in amounts and not _an_hour(text, m.start, m.end)
-            and not _a_factor(text, m.start, m.end)]
+            and not _a_factor(text, m.start, m.end) and not _COMPOUND.match(text, m.end)]
 
 
+_COMPOUND = re.compile(r"-[^\W\d_]")
+"""A number joined to the word after it describes a thing ("7-port hubs", "a 2-metre cable",
+"three 4-packs"): no count of items."""
 _FACTOR_BEFORE = re.compile(r"\b(?:multipl\w*|divid\w*)\s+(?:it\s+|that\s+|them\s+)?by\s+$", re.IGNORECASE)
 _FACTOR_AFTER = re.compile(r"\s*(?:times\b|x\b|×)", re.IGNORECASE)
 
@@ -540,15 +544,19 @@ def _unfollowed(run: ReferenceRun, written: list[tuple[Any, str]], found: list[T
     """Where the request sends the agent to the address a record's text gives, a write to that
     record's own address field instead (the general inbox the request declines): a correct agent
     writing to the address its text gives (the only one it gives, written to people, not to
-    software) must not lose score."""
+    software) must not lose score. A write that also goes to the address the text gives follows
+    it already (the contracts desk, with the sender in copy as her email asks)."""
     given: dict[str, list[str]] = {}  # a record's own address → the addresses its text gives people
     for t in found:
         if t.owner and not t.to_software and not t.stale and t.address.casefold() != t.owner.casefold():
             given.setdefault(t.owner.casefold(), []).append(t.address)
     out: list[Finding] = []
+    carried: dict[int, set[str]] = {}  # the addresses each step writes to
+    for step, email in written:
+        carried.setdefault(step.index, set()).add(email.casefold())
     for step, email in written:
         others = list(dict.fromkeys(given.get(email.casefold(), [])))
-        if len(others) != 1 or others[0].casefold() in said.casefold():
+        if len(others) != 1 or others[0].casefold() in said.casefold() or others[0].casefold() in carried[step.index]:
             continue
         steps = substituted(run, {email: others[0]})
         if steps is None:

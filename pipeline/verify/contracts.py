@@ -184,6 +184,7 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
                 for c in package.checks if c.kind == "answer_matches"]
 
     folded_wanted = [w.casefold() for w in wanted]
+    request = package.request_and_fact_values()
     said: dict[str, bool] = {}  # text → says(text): records repeat their values
 
     def says(text: str) -> bool:
@@ -205,8 +206,9 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
         shared = Counter(str(v) for r in lst for v in set(map(str, leaves(r))))  # a value all records hold names none
 
         def values(r: dict[str, Any], lst: list[dict[str, Any]] = lst, shared: Counter[str] = shared) -> list[str]:
-            return [str(v) for v in leaves(r) if v not in (None, "", True, False) and str(v) not in choices
-                    and (len(lst) == 1 or shared[str(v)] < len(lst))]
+            whole = [str(v) for v in leaves(r) if v not in (None, "", True, False) and str(v) not in choices
+                     and (len(lst) == 1 or shared[str(v)] < len(lst))]
+            return whole + [n for v in whole if " " in v for n in _DOTTED.findall(v) if n not in request]  # "Python 3.10"
 
         fresh = [r for r in lst if id(r) not in seen]
         seen |= {id(r) for r in fresh}
@@ -277,6 +279,11 @@ def _looked_up(request: str, record: dict[str, Any], records: list[dict[str, Any
 
     others = set().union(*(words(r) for r in records if r is not record))
     return any(has_word(request, t) for t in words(record) - others)
+
+
+_DOTTED = re.compile(r"(?<![\w.,])\d+(?:\.\d+)+(?![\w]|[.,]\d)")
+"""A dotted number inside a record's text ("requires Python 3.10", "a fee of 12.50"): an answer
+that reports it gathered it from that record."""
 
 
 def _holds(text: str, value: str) -> bool:

@@ -133,6 +133,21 @@ def _runs(text: str) -> list[tuple[str, int]]:
     return out
 
 
+_GENERIC_WORDS = frozenset({"api", "apis", "sdk", "app", "apps", "account", "accounts", "key", "keys", "integration",
+                            "integrations", "team", "portal", "dashboard", "workspace", "server", "bot", "webhook"})
+"""Words that name a part of something rather than a thing of its own: "the Stripe API" is Stripe's."""
+
+
+def _known_before_a_generic_word(name: str, known: str) -> bool:
+    """Whether ``name`` is a known name followed by words such as "API" or "account" ("Stripe
+    API" where the state knows Stripe)."""
+    words = name.split()
+    while len(words) > 1 and words[-1].casefold() in _GENERIC_WORDS:
+        words.pop()
+    return len(words) < len(name.split()) and re.search(rf"(?<!\w){re.escape(' '.join(words).casefold())}(?!\w)",
+                                                        known) is not None
+
+
 def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named | None = None,
                      texts: list[str] | None = None) -> list[Finding]:
     """Multi-word names of the request that nothing knows (see the module docstring). (``named``,
@@ -151,7 +166,7 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
     known += " " + re.sub(r"[._@+-]+", " ", known)  # "carlos.mendes@..." knows Carlos Mendes
     out: list[Finding] = []
     for name, start in runs:
-        if name.casefold() in known:
+        if name.casefold() in known or _known_before_a_generic_word(name, known):
             continue
         opening = start == 0 or re.search(r"[.!?:;]\s*$", text[:start]) is not None
         if opening and len(name.split()) >= 3:  # "Invoice Veldhuis Interiors": a verb opens the sentence

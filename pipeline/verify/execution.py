@@ -130,17 +130,22 @@ class ReferenceRun:
     @cached_property
     def read_lists(self) -> list[list[dict[str, Any]]]:
         """The records the reference's successful reads returned, a list per list in a result and a
-        record read alone (``{"ticket": {...}}``) as a list of one, in step order."""
+        record read alone (``{"ticket": {...}}``, or a get's result that is the record itself, as
+        ClawEnvKit's services answer: a fetched page) as a list of one, in step order."""
         out: list[list[dict[str, Any]]] = []
         for s in self.trajectory.steps:
             b = self.bound.get(s.tool or "") if s.kind == "call" and s.result and s.status and s.status < 300 else None
             if b is None or b.op.access != "read":
                 continue
+            before = len(out)
+            key = b.spec.id_field
             for value in s.result.values():  # type: ignore[union-attr]
                 if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
                     out.append(records)
-                elif isinstance(value, dict) and "id" in value:
+                elif isinstance(value, dict) and ("id" in value or key in value):
                     out.append([value])
+            if len(out) == before and b.op.effect == "get" and key in s.result:  # type: ignore[operator]
+                out.append([s.result])  # type: ignore[list-item]
         return out
 
     @cached_property

@@ -83,6 +83,7 @@ def _field_of(phrase: str, fields: list[str], earlier: str = "") -> str | None:
     if named:
         return max(named, key=len)
     word = _FILLER.sub("", folded.strip())
+    word = _GENERIC_TAIL.sub("", word) or word  # "its minimum level": the minimum
     alone = [f for f in fields if word in _spoken(f).split()]  # "the minimum" for min_stock
     if len(alone) == 1 and word not in ("stock", "quantity", "level", "price", "amount"):
         return alone[0]
@@ -99,6 +100,8 @@ def _field_of(phrase: str, fields: list[str], earlier: str = "") -> str | None:
     return field if at >= 0 else None
 
 
+_GENERIC_TAIL = re.compile(r"(?<=\w)\s+(?:stock\s+)?(?:level|threshold|quantity|amount|count)$")
+"""A generic noun after the word that names a field: "minimum level", "minimum stock level"."""
 _SHORT = {"min": "minimum", "max": "maximum", "qty": "quantity", "amt": "amount", "avg": "average"}
 
 
@@ -171,13 +174,19 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     None when there is none."""
     fields = list(names)
     text = _aliased(text, fields)
+    held = _field_of("on hand", fields)
+    level: Formula | None = None  # "bring it back up to its minimum": one field to reach, if no later phrase says more
     for m in _LEAD.finditer(text):
-        phrase = re.split(r",|\(|\)|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
+        phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
         formula = _parse(phrase, fields, text[:m.start()])
-        if formula is None or not (len(formula.terms) > 1 or formula.terms[0].factor != 1.0):
+        up_to = held is not None and _UP_TO.search(text[:m.end()]) is not None
+        if formula is None:
             continue
-        held = _field_of("on hand", fields)
-        if _UP_TO.search(text[:m.end()]) and held and not any(t.field == held for t in formula.terms):
+        if len(formula.terms) == 1 and formula.terms[0].factor == 1.0:
+            if level is None and up_to and formula.terms[0].field not in (None, held):
+                level = Formula(formula.text, (*formula.terms, Term(-1.0, 1.0, held)))
+            continue
+        if up_to and not any(t.field == held for t in formula.terms):
             formula = Formula(formula.text, (*formula.terms, Term(-1.0, 1.0, held)))  # a level to reach: less what is held
         return formula
     stepped = _stepped(text, fields)
@@ -189,7 +198,7 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
             rate = float(m.group("p")) / 100
             down = m.group("verb").casefold().startswith(("cut", "reduc", "lower", "decreas", "drop", "discount"))
             return Formula(m.group(0), (Term(1.0, 1 - rate if down else 1 + rate, field),))
-    return None
+    return level
 
 
 _DEFINES = re.compile(r"\b(?:the\s+)?(?P<field>[a-z]+(?:\s+[a-z]+)?)\s+(?:on|of|for)\s+(?:each|every|an?|the)\s+"

@@ -249,7 +249,7 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
             unheard = ("label", _without_label(run, index, key, leaf)) \
                 if _unheard_label(key, path, leaf, props.get(key, {}), evidence) else \
                 ("name", _without_argument(run, index, key, leaf)) \
-                if path == key and _unheard_name(leaf, props.get(key, {}), evidence) \
+                if path == key and _unheard_name(leaf, props.get(key, {}), evidence, shapes) \
                 and key not in bound.tool.parameters.get("required", []) else None
             if unheard is not None:
                 what, agent = unheard
@@ -296,14 +296,23 @@ def _unheard_label(key: str, path: str, leaf: Any, prop: dict[str, Any], evidenc
 
 
 _NAME = re.compile(r"[A-Z][\w&.'-]*(?:\s+[A-Z&][\w&.'-]*){0,2}")
+_HANDLE = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+){1,3}")
+"""A handle of lower-case words joined by "-", "_" or "." (a queue "tier2-escalations", a user
+"jae.park"): a name as systems write one."""
 
 
-def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence) -> bool:
+def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence,
+                  shapes: tuple[re.Pattern[str], ...] = ()) -> bool:
     """Whether ``leaf``, a string argument without an enum, is a name (one to three capitalized
-    words: a supplier "Dockwell") none of whose words the agent has seen: not in the request, the
-    user's facts, what it read, nor the tool's description of the field."""
-    if not (isinstance(leaf, str) and _NAME.fullmatch(leaf)) or prop.get("enum") or prop.get("type") not in (None, "string"):
+    words: a supplier "Dockwell"; or a handle, ``_HANDLE``, that is no record id) none of whose
+    words the agent has seen: not in the request, the user's facts, what it read, nor the tool's
+    description of the field."""
+    if not isinstance(leaf, str) or prop.get("enum") or prop.get("type") not in (None, "string"):
         return False
+    if not (_NAME.fullmatch(leaf) or (_HANDLE.fullmatch(leaf) and not any(s.match(leaf) for s in shapes))):
+        return False
+    if evidence.has_token(leaf.casefold()):
+        return False  # seen whole: "hand it to tier2-escalations"
     words = _LABEL_WORD.findall(leaf.casefold())
     documented = str(prop.get("description", "")).casefold()
     return all(not evidence.has_token(w) and w not in documented for w in words)

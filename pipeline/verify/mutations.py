@@ -629,8 +629,8 @@ _SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(
                    r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with|saying)|"
                    r"respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|remind(?:ing)?\s+\w+\s+"
                    r"(?:to|that|of|about)|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if)|confirm(?:ing)?\s+(?:that|the|we)|"
-                   r"write\s+(?:that|back\s+that)|heads?[- ]up|notify(?:ing)?\s+(?:\w+\s+){1,4}?(?:that|about|of)|"
-                   r"(?:dm|ping|message|text|slack|e-?mail)\s+(?:[\w'-]+\s+){1,4}?that)\b",
+                   r"write\s+(?:that|back\s+that)|heads?[- ]up|notify(?:ing)?\s+(?:[\w'@.-]+\s+){1,4}?(?:that|about|of)|"
+                   r"(?:dm|ping|message|text|slack|e-?mail)\s+(?:[\w'@.-]+\s+){1,4}?that)\b",
                    re.IGNORECASE)
 
 

@@ -503,22 +503,33 @@ def _same_number(arg: Any, old: float, new: float) -> Any:
 class ComposedText:
     """Whether a written value is text the agent composes in ``package``: free text
     (``is_free_text``) that is none of: a phrase the request quotes (its words are dictated, case
-    included); the whole value of a field of the initial state (a supplier's or product's name
-    names something; its spelling is not the agent's); a name the request writes out, every word
-    capitalized ("from supplier Ergo Supply"), or that a record of the initial state writes out
-    (the new billing contact "Tomas Ibarra" named inside an email's body): it names a person, a
-    company, a role or a thing, and is copied, not composed."""
+    included); a name the request gives after "called", "named" or "titled" ("a playlist called
+    Deep work"); the whole value of a field of the initial state (a supplier's or product's name
+    names something; its spelling is not the agent's), or a whole line of a record's text, list
+    marks aside (a checklist's "- Book movers" made a todo); a name the request writes out, every
+    word capitalized ("from supplier Ergo Supply"), or that a record of the initial state writes
+    out (the new billing contact "Tomas Ibarra" named inside an email's body): it names a person,
+    a company, a role or a thing, and is copied, not composed."""
 
     def __init__(self, package: TaskPackage) -> None:
         self.names = set(state_strings(package))
         self.quoted = [q.casefold() for q in quoted_phrases(package.request.text)]
         self.request = package.request.text
         self.state_text = "\n".join(self.names)
+        self.lines = {line for text in self.names if "\n" in text
+                      for line in (_LIST_MARK.sub("", raw).strip() for raw in text.splitlines()) if line}
 
     def __call__(self, key: str, value: Any, schema: dict[str, Any] | None) -> bool:
         return (is_free_text(key, value, schema) and value not in self.names
                 and not any(q in value.casefold() for q in self.quoted)
-                and not self.copied_name(value))
+                and value.strip() not in self.lines and not self.copied_name(value) and not self.given_name(value))
+
+    def given_name(self, value: str) -> bool:
+        """Whether the request gives ``value`` as a name: right after "called", "named", "titled"
+        or "entitled", any case ("a playlist called Deep work")."""
+        name = value.strip()
+        return bool(name) and re.search(rf"\b(?:called|named|titled|entitled)\s+[\"'“‘]?{re.escape(name)}(?!\w)",
+                                        self.request, re.IGNORECASE) is not None
 
     def copied_name(self, value: str) -> bool:
         """Whether ``value`` is a name (capitalized words, maybe joined by "of", "and", "for" …:
@@ -558,6 +569,8 @@ def is_code(text: str) -> bool:
     return 2 * sum(_PLAIN_WORD.fullmatch(t) is not None for t in tokens) <= len(tokens)
 
 
+_LIST_MARK = re.compile(r"^\s*(?:[-*•·]|\[[ xX]?\]|\d{1,2}[.)])\s*")
+"""A list item's mark at the start of a line: "- ", "* ", "[ ] ", "2. "."""
 _CODE_TOKEN = re.compile(r"^-{1,2}[A-Za-z]|://|[/\\=_{}$|<>]")
 _PLAIN_WORD = re.compile(r"[\"'(“‘]*[^\W\d_]+(?:['’-][^\W\d_]+)*[.,;:!?)\"'”’]*")
 
@@ -644,7 +657,8 @@ _WORDING = re.compile(
     r"(?:with|under|as)\s+(?:the\s+)?(?:subject|title|heading|name|caption|text|wording|message|note)\b|"
     r"subject(?:\s+line)?\s*(?::|of\b)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|"
     r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|saying)|respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?that|"
-    r"write\s+(?:that|back\s+that)|(?:to|that)\s+say)\b|\babout\b[^.;!?:\n]{1,60}:\s|"
+    r"write\s+(?:that|back\s+that)|(?:to|that)\s+say|"
+    r"(?:notify(?:ing)?|dm|ping|message|text|e-?mail)\s+(?:[\w'@.-]+\s+){1,4}?that)\b|\babout\b[^.;!?:\n]{1,60}:\s|"
     r"\b(?:to-?dos?|tasks?|reminders?)\s+(?:(?:due|for)\s+[^.;!?:\n]{1,30}?\s+)?(?:to|saying|that)\s+\w", re.IGNORECASE)
 
 

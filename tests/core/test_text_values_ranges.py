@@ -251,3 +251,23 @@ def test_a_span_of_weekdays_after_the_week_it_names_is_of_that_week() -> None:
     assert tv.range_of("2026-12-09T10:00", ranges) == span
     assert tv.range_of("2026-12-11T10:00", ranges) == Allowed("date", "2026-12-07", "2026-12-13", True, False)
     assert Allowed("date", "2026-12-01", "2026-12-03", True, False) not in ranges  # not this week's
+
+
+def test_days_listed_as_options_allow_the_days_they_list() -> None:
+    """"next week. Any of Tuesday, Wednesday or Thursday is fine": the week of the sentence before,
+    and, the days in a row, any of them; days not in a row allow each alone, none between them."""
+    listed = tv.allowed_ranges("Book the review next week. Any of Tuesday, Wednesday or Thursday is fine.", TODAY)
+    assert Allowed("date", "2026-12-08", "2026-12-10", True, False) in listed
+    assert tv.range_of("2026-12-09T14:00", listed) in (Allowed("date", "2026-12-08", "2026-12-10", True, False),
+                                                      Allowed("date", "2026-12-09", "2026-12-10", True, False))
+    apart = tv.allowed_ranges("Book it next week: Monday, Wednesday or Friday works.", TODAY)
+    assert tv.range_of("2026-12-09", apart) == Allowed("date", "2026-12-09", "2026-12-09", True, False)
+    assert Allowed("date", "2026-12-07", "2026-12-11", True, False) not in apart
+
+
+@pytest.mark.parametrize("text", ["The gym is open on Monday, Wednesday and Friday next week.",
+                                  "We meet Monday, Tuesday and Wednesday next week."])
+def test_days_listed_with_and_are_every_one_of_them_not_a_choice(text: str) -> None:
+    """The list read with "and" allows nothing the same list with "or" does not allow besides."""
+    assert not [r for r in tv.allowed_ranges(text, TODAY) if r.kind == "date" and r.low == "2026-12-07"]
+    assert [r for r in tv.allowed_ranges(text.replace(" and ", " or "), TODAY) if r.kind == "date" and r.low == "2026-12-07"]

@@ -94,6 +94,26 @@ def test_a_role_copied_from_a_record_is_not_composed_text() -> None:
     assert composed("title", "Procurement lead at Brightline", {"type": "string"})
 
 
+
+def test_a_name_the_request_gives_and_a_line_of_a_checklist_are_copied_not_composed() -> None:
+    """"a playlist called Deep work" gives the name, any case; "- Book movers" of a note's checklist
+    made a todo is that line, copied; text of the agent's own is still composed."""
+    from pipeline.verify.perturbations import ComposedText
+    from tests.verify.builders import package
+    note = {"id": "note-1", "title": "Office move", "body": "Before the move:\n- Book movers\n[ ] Order new desk chairs\n"
+            "2. Update address on website", "tags": [], "created_at": "2026-11-20T10:00:00Z",
+            "updated_at": "2026-11-20T10:00:00Z"}
+    pkg = load_package(package("Make a playlist called Deep work, and a todo for each line of my move note.",
+                               {"notes": {"notes": [note]}}, ["notes_list_notes"],
+                               [{"id": "x", "kind": "answer_contains", "weight": 1.0, "values": ["done"]}],
+                               [{"answer": "done"}]))
+    composed = ComposedText(pkg)
+    assert not composed("name", "Deep work", {"type": "string"}) and not composed("name", "deep work", {"type": "string"})
+    assert composed("name", "Deep work mix", {"type": "string"})
+    for line in ("Book movers", "Order new desk chairs", "Update address on website"):
+        assert not composed("title", line, {"type": "string"})
+    assert composed("title", "Book the movers", {"type": "string"})
+
 # --------------------------------------------------------------------------- the order of what an answer lists
 
 

@@ -135,8 +135,19 @@ def test_date_offsets_read_no_result_for_writes_without_a_date() -> None:
     ("Top it up to 5 units below the max stock.", 50 - 5 - 3),
     ("Order enough to get to double the minimum, i.e. two times min stock minus what's on the shelf.", 2 * 12 - 3),
     ("Take the minimum stock, triple it, and add six spare boxes on top, and order that many.", 3 * 12 + 6),
+    # a level to reach named by one field: that field less what is held
+    ("Order exactly enough 7-port hubs to bring stock back up to its minimum level - no more.", 12 - 3),
+    ("Restock it to the minimum stock level.", 12 - 3),
 ])
 def test_margins_and_short_field_names(text: str, value: float) -> None:
     formula = formula_in(text, ["quantity", "min_stock", "max_stock"])
     assert formula is not None
     assert formula.value({"quantity": 3, "min_stock": 12, "max_stock": 50}) == value
+
+
+def test_a_level_named_by_one_field_gives_way_to_a_later_phrase_that_says_more() -> None:
+    """"a restock order big enough to bring it up to double the reorder level": the first phrase
+    after "restock ... to" names the level alone; the later one doubles it."""
+    formula = formula_in("For everything below its reorder level, place a restock order big enough to bring it up to "
+                         "double the reorder level.", ["quantity", "reorder_level"])
+    assert formula is not None and formula.value({"quantity": 3, "reorder_level": 12}) == 2 * 12 - 3

@@ -220,3 +220,28 @@ def test_a_name_the_checks_pin_that_nothing_read_gives_is_ungrounded() -> None:
     found = [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE and f.detail.get("kind") == "name"]
     assert len(found) == 1 and found[0].detail["value"] == "Dockwell" and found[0].witness.holds, messages(verdict)
     assert verify(_dock_order("Dockwell", stated=True)).accepted
+
+
+def _bump(assignee: str, request: str = "Goldleaf's CSV export is still timing out. Bump tkt-090 to high priority.") -> Data:
+    tickets = [{"id": "tkt-090", "subject": "Export to CSV times out", "description": "", "customer_email": "data@goldleaf.example",
+                "status": "open", "priority": "normal", "assignee": "support-tier1", "created_at": "2026-11-30T10:00:00Z",
+                "updated_at": ""}]
+    return package(request, {"helpdesk": {"tickets": tickets, "replies": []}}, ["helpdesk_update_ticket"],
+                   [{"id": "high", "kind": "state_match", "weight": 0.6, "collection": "helpdesk.tickets",
+                     "record_id": "tkt-090", "expect": {"priority": "high"}},
+                    {"id": "routed", "kind": "state_match", "weight": 0.4, "collection": "helpdesk.tickets",
+                     "record_id": "tkt-090", "expect": {"assignee": assignee}}],
+                   [{"call": "helpdesk_update_ticket", "args": {"ticket_id": "tkt-090", "priority": "high",
+                                                                "assignee": assignee}},
+                    {"answer": "tkt-090 is now high priority."}])
+
+
+def test_a_handle_the_checks_pin_that_nothing_read_gives_is_ungrounded() -> None:
+    """"tier2-escalations", a queue no request, record or tool names: leaving the optional
+    assignee out loses the routing check. Named in the request, it is grounded."""
+    verdict = verify(_bump("tier2-escalations"))
+    found = [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE and f.detail.get("kind") == "name"]
+    assert len(found) == 1 and found[0].detail["value"] == "tier2-escalations" and found[0].witness.holds, \
+        messages(verdict)
+    said = verify(_bump("tier2-escalations", "Bump tkt-090 to high priority and hand it to tier2-escalations."))
+    assert said.accepted, messages(said)

@@ -373,3 +373,31 @@ def test_a_plain_total_graded_beside_its_stated_adjustment_is_asked_for() -> Non
     plain = _discounted([{"id": "gross", "kind": "answer_matches", "weight": 1.0, "pattern": r"\b170(\.00)?\b"}],
                         "They pay 170.00.")
     assert [f.detail["expected"] for f in by(verify(plain), "stated_adjustment")] == [153]
+
+
+def _versions(answer: str) -> Data:
+    """Two release pages fetched one by one (a claw ``web_fetch`` answers with the page itself),
+    the answer gathering a minimum Python version from each."""
+    from pipeline.generation.tools import catalogue_tool
+
+    def page(url: str, title: str, content: str) -> Data:
+        return {"url": url, "title": title, "content": content, "content_type": "text/html", "status_code": 200,
+                "error": None}
+    return {
+        "capability": "information-synthesis", "workflow": "hand-built", "services": ["web"], "service_profile": "claw",
+        "request": {"text": "What's the minimum Python version the latest ferrolib and ironcast releases each need?"},
+        "initial_state": {"web": {"search_results": [], "pages": [
+            page("https://ferrolib.example/4.2", "ferrolib 4.2 release notes", "ferrolib 4.2\nRequires Python 3.10 or newer."),
+            page("https://ironcast.example/2.1", "ironcast 2.1", "ironcast 2.1 is out.\nRequirements: Python 3.11+.")]}},
+        "tools": [catalogue_tool("web_fetch", "claw").model_dump(mode="json")],
+        "checks": [{"id": "ferrolib", "kind": "answer_matches", "weight": 0.5, "pattern": r"ferrolib[^\n]{0,40}\b3\.10\b"},
+                   {"id": "ironcast", "kind": "answer_matches", "weight": 0.5, "pattern": r"ironcast[^\n]{0,40}\b3\.11\b"}],
+        "reference": [{"call": "web_fetch", "args": {"url": "https://ferrolib.example/4.2"}},
+                      {"call": "web_fetch", "args": {"url": "https://ironcast.example/2.1"}},
+                      {"answer": answer}]}
+
+
+def test_versions_gathered_from_two_fetched_pages_are_an_aggregate_of_two_records() -> None:
+    assert _aggregated_records(_versions("ferrolib 4.2 needs Python 3.10; ironcast 2.1 needs Python 3.11.")) == 2
+    verdict = verify(_versions("ferrolib 4.2 needs Python 3.10; ironcast 2.1 needs Python 3.11."))
+    assert "capability_unmet" not in verdict.codes, messages(verdict)

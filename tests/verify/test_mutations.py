@@ -230,6 +230,8 @@ def test_a_request_that_dictates_nothing_leaves_the_body_to_the_agent() -> None:
     ("Tell her that the room moved.", True),
     ("Let Omar know that we moved it.", True),
     ("let Priyanka in procurement know the PO went through", True),  # whom, in a few words
+    ("notify ops@corp.example that it's been disabled because of the leaked key", True),  # whom, by address
+    ("email j.doe@corp.example that the report is late", True),
     ("let me know when it is done", False),
     ("Email Ana about the quote.", False),
     ("Forward the invoice to Ana.", False),

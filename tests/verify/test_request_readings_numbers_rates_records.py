@@ -585,6 +585,37 @@ def test_billing_the_address_the_request_points_to_is_consistent() -> None:
     assert verdict.accepted, messages(verdict)
 
 
+NDA = [{"id": "msg-041", "from": "nadia.petrova@lumen-legal.example", "to": "me@corp.example", "subject": "NDA",
+        "body": "Once the NDA is signed on your side, please send the confirmation to our contracts desk at "
+                "contracts@lumen-legal.example and cc me so I can follow along.", "folder": "inbox", "is_read": False,
+        "date": "2026-11-30", "received_at": "2026-11-30T16:00:00Z"}]
+
+
+def _nda(to: str, cc: list[str]) -> Data:
+    sent = {"to": to, "cc": cc, "subject": "Re: NDA", "body": "Confirming the NDA is signed on our side."}
+    return package("We signed the Lumen NDA. Send the confirmation the way Nadia asked in her email about it (she said "
+                   "where it should go).",
+                   {"gmail": {"messages": NDA, "sent": []}}, ["gmail_search_messages", "gmail_send"],
+                   [{"id": "sent", "kind": "state_count", "weight": 0.7, "collection": "gmail.sent", "scope": "created",
+                     "where": {"to": to, "body": {"$contains": "signed"}}, "op": "==", "value": 1},
+                    {"id": "copied", "kind": "state_count", "weight": 0.3, "collection": "gmail.sent", "scope": "created",
+                     "where": {"cc": cc}, "op": "==", "value": 1}],
+                   [{"call": "gmail_search_messages", "args": {"query": "NDA"}}, {"call": "gmail_send", "args": sent},
+                    {"answer": f"Sent the confirmation to {to}."}])
+
+
+def test_a_write_to_the_address_the_text_gives_with_the_sender_in_copy_follows_it() -> None:
+    """Her email asks for the contracts desk with her in copy: her own address in cc is no pointer unfollowed."""
+    verdict = verify(_nda("contracts@lumen-legal.example", ["nadia.petrova@lumen-legal.example"]))
+    assert by(verdict, "follows_pointer") == [] and verdict.accepted, messages(verdict)
+
+
+def test_a_write_to_the_sender_where_her_text_gives_another_address_is_refused() -> None:
+    doc = _nda("nadia.petrova@lumen-legal.example", [])
+    finding = refused_by(doc, verify(doc), MISMATCH, "follows_pointer")
+    assert finding.detail == {"address": "nadia.petrova@lumen-legal.example", "pointed": "contracts@lumen-legal.example"}
+
+
 # --------------------------------------------------------------------------- 11. an amount the reference leaves out
 
 

@@ -3,6 +3,8 @@ names but does not offer, check weights, and references to records nobody has.""
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.core.codes import Code
 from pipeline.core.package import load_package
 from pipeline.verify.static import reference_findings, tool_findings, unknown_tool_findings, weight_findings
@@ -60,3 +62,12 @@ def test_a_ref_to_a_later_step_dangles() -> None:
     doc["reference"][1]["args"]["ticket_id"] = {"$ref": "steps[2].result.ticket.id"}
     [finding] = reference_findings(load_package(doc), None)
     assert (finding.code, finding.step) == (Code.DANGLING_REFERENCE, 1) and "earlier step" in finding.message
+
+
+@pytest.mark.parametrize(("name", "known"), [("Stripe API", True), ("Stripe Live API Key", False),
+                                             ("Acme Portal", True), ("Acme Corp", False), ("API Key", False)])
+def test_a_known_name_before_words_such_as_api_names_that_thing(name: str, known: bool) -> None:
+    """"the Stripe API" is Stripe's, when the state knows Stripe; other words make another name."""
+    from pipeline.verify.entities import _known_before_a_generic_word
+
+    assert _known_before_a_generic_word(name, "int-002 stripe payments acme") is known

@@ -515,6 +515,7 @@ class ComposedText:
         self.names = set(state_strings(package))
         self.quoted = [q.casefold() for q in quoted_phrases(package.request.text)]
         self.request = package.request.text
+        self.folded_request = self.request.casefold()
         self.state_text = "\n".join(self.names)
         self.lines = {line for text in self.names if "\n" in text
                       for line in (_LIST_MARK.sub("", raw).strip() for raw in text.splitlines()) if line}
@@ -528,8 +529,10 @@ class ComposedText:
         """Whether the request gives ``value`` as a name: right after "called", "named", "titled"
         or "entitled", any case ("a playlist called Deep work")."""
         name = value.strip()
-        return bool(name) and re.search(rf"\b(?:called|named|titled|entitled)\s+[\"'“‘]?{re.escape(name)}(?!\w)",
-                                        self.request, re.IGNORECASE) is not None
+        if not name or name.casefold() not in self.folded_request:
+            return False  # most written text is not in the request at all: no pattern to make
+        return re.search(rf"\b(?:called|named|titled|entitled)\s+[\"'“‘]?{re.escape(name)}(?!\w)",
+                         self.request, re.IGNORECASE) is not None
 
     def copied_name(self, value: str) -> bool:
         """Whether ``value`` is a name (capitalized words, maybe joined by "of", "and", "for" …:

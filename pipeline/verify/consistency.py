@@ -99,7 +99,8 @@ def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | 
     """Counts the request states, in order: digits and number words (not amounts of money or
     percents), except those that measure time, people or other units ("40 guests", "in 2 weeks",
     "30 days"), factors ("multiply by two", "3x its level"), hours of the clock ("done by 5", "12 or later"),
-    numbers joined to a word ("7-port hubs"), those inside a name
+    numbers joined to a word ("7-port hubs"), counts of records the sentence then leaves alone ("a
+    couple of them are questions, don't touch those"), those inside a name
     (``text_values.name_spans``: "the Archive 2026 folder",
     "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
     writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
@@ -107,7 +108,27 @@ def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | 
     return [int(m.value) for m in numbers_in(text)
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
             and not within(inside, m.start) and float(m.value) not in amounts and not _an_hour(text, m.start, m.end)
-            and not _a_factor(text, m.start, m.end) and not _COMPOUND.match(text, m.end)]
+            and not _a_factor(text, m.start, m.end) and not _COMPOUND.match(text, m.end)
+            and not _left_alone(text, m.end)]
+
+
+_LEFT_ALONE = re.compile(r"\b(?:(?:don'?t|do\s+not|never)\s+(?:touch|change|close|update|edit|delete|resolve|reply\s+to)|"
+                         r"leave|skip|ignore)\s+(?:those|them|these)\b", re.IGNORECASE)
+
+
+def _left_alone(text: str, end: int) -> bool:
+    """Whether the sentence of the number ending at ``end`` says what the counted records are and
+    goes on to leave them alone ("a couple of open SSO tickets are just questions, don't touch
+    those"): it counts records to spare, not items to make ("reply to the 3 customers, skip those
+    marked spam" counts replies)."""
+    stop = _SENTENCE_STOP.search(text, end)
+    alone = _LEFT_ALONE.search(text, end, stop.start() if stop else len(text))
+    return alone is not None and _DESCRIBED.search(text, end, alone.start()) is not None
+
+
+_SENTENCE_STOP = re.compile(r"[.!?](?:\s|$)")
+_DESCRIBED = re.compile(r"\s(?:are|is|were|was)\s")
+"""What the counted records are, said before they are left alone ("are just questions")."""
 
 
 _COMPOUND = re.compile(r"-[^\W\d_]")
@@ -378,7 +399,7 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 
 
 
-_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|whom|who|e-?mails|"
+_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|wherever|whom|who|e-?mails|"
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
 _HOLDER = re.compile(r"\b(?:e-?mails?(?!\s+address)|(?:the|her|his|our|their|latest)\s+(?:[a-z-]+\s+)?mails?|"
                      r"messages?|notes?|description|body|signature|letter|memo|comment|quote|"

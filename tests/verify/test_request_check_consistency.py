@@ -342,6 +342,8 @@ def test_points_to_record_address(said: str, points: bool) -> None:
     ("turn my action items into todos, due fri 11 dec. just mine, not kofi's", []),  # a day of a month
     ("order enough 7-port USB-C hubs to refill it", []),  # a number joined to a word describes the thing
     ("order three 4-packs of batteries and 5 boxes of tape", [3, 5]),
+    ("Resolve every open SSO ticket. A couple of them are just questions, don't touch those.", []),  # records spared
+    ("Reply to the 3 customers, skip those marked spam.", [3]),
 ])
 def test_factors_apostrophes_and_lower_case_dates_are_read_apart_from_counts(text: str, counts: list[int]) -> None:
     assert stated_counts(text) == counts

@@ -547,6 +547,7 @@ def test_titles_naming_two_people_of_one_first_name_are_ambiguous() -> None:
     ("see her mail about the retro, but ignore whoever it says to add", False),
     ("Kestrel changed where they want invoices to go, it's in one of their emails", True),
     ("the new billing contact is named in their messages", True),
+    ("Jana needs the booking ref - send it over wherever she asked for it in her email.", True),
 ])
 def test_points_to_record_address_of_own_addresses(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

@@ -764,6 +764,10 @@ _NUMBER_RANGE = re.compile(
     r"|\b(?P<x>[\w.,]+)\s+or\s+(?P<y>[\w.,]+)\b"
     r"|(?<![\w:./-])(?P<from>\d+(?:\.\d+)?)\s*(?:to|-|–)\s*(?P<to>\d+(?:\.\d+)?)(?![\w:./-]|\s*(?:am|pm|a\.m|p\.m)\b)",
     re.IGNORECASE)
+_A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refill\w*|rais\w*|replenish\w*)\b"
+                      r"[^.;!?]*$", re.IGNORECASE)
+"""Words before "up to" that make it a level to reach ("back up to 60 units", "top it up to 40"),
+not a bound on an amount ("order up to 5", "raise it by up to 10%")."""
 _FLEXIBLE = re.compile(r"\b(any|anytime|whichever|either|any day|any time|sometime|some time|your choice|"
                        r"you pick|you choose|fine|flexible|works)\b", re.IGNORECASE)
 _WEEKDAY_ONLY = re.compile(r"\b(weekdays?|working days?|business days?|workdays?)\b", re.IGNORECASE)
@@ -898,7 +902,8 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
                 out.append(Allowed("number", a, b, True))
             elif word in ("at least", "no fewer than", "no less than", "a minimum of", "minimum of"):
                 out.append(Allowed("number", a, None, True))
-            elif word != "between":
+            elif word != "between" and not (word == "up to" and _A_LEVEL.search(text, max(0, m.start() - 40), m.start())
+                                              and not text[:m.start()].rstrip().casefold().endswith(" by")):
                 out.append(Allowed("number", None, a, True))
         else:
             a, b = _one_number(m.group("x")), _one_number(m.group("y"))

@@ -25,7 +25,7 @@ The phrasing bank is ``questions.py``'s.
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -33,8 +33,8 @@ from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
-from pipeline.verify.effects import Write
+from pipeline.core.text_values import EMAIL, Allowed, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import inside
 from pipeline.verify.questions import OPEN_QUESTION, phrasings
@@ -348,6 +348,9 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
             if other is None and held is not None:
                 lasting = run.args[w.step].get("duration_minutes") if ends_by else None
                 other = inside(value, held, lasting if isinstance(lasting, int) and not isinstance(lasting, bool) else None)
+                minutes = run.args[w.step].get("duration_minutes")
+                if other is not None and isinstance(minutes, int) and _clashes(run, w, other, minutes):
+                    other = next((o for o in _other_slots(value, held, minutes) if not _clashes(run, w, o, minutes)), None)
             if other is None or other == value:
                 continue
             mutated = said_instead({**steps, w.step: CallStep.model_construct(
@@ -358,6 +361,49 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
 
 
 MAX_CHOICES = 6
+_STARTS_AT = ("start", "start_time", "starts_at")
+_ENDS_AT = ("end", "end_time", "ends_at")
+
+
+def _clashes(run: ReferenceRun, w: Write, start: Any, minutes: int) -> bool:
+    """Whether something from ``start`` (an ISO date-time) lasting ``minutes`` overlaps a record
+    of the collection write ``w`` makes (by its start, and its duration or end): a careful agent
+    books another slot the request allows only where the calendar is free."""
+    if not isinstance(start, str) or len(start) < 16 or start[10] != "T":
+        return False
+    begin = datetime.fromisoformat(start[:16])
+    end = begin + timedelta(minutes=minutes)
+    for r in records_of(run.package.initial_state, w.bound.collection):
+        at = next((r[k] for k in _STARTS_AT if isinstance(r.get(k), str) and len(r[k]) >= 16), None)
+        if at is None or at[10] != "T":
+            continue
+        other = datetime.fromisoformat(at[:16])
+        until = next((r[k] for k in _ENDS_AT if isinstance(r.get(k), str) and len(r[k]) >= 16), None)
+        length = r.get("duration_minutes")
+        finish = datetime.fromisoformat(until[:16]) if until and until[10] == "T" else \
+            other + timedelta(minutes=length if isinstance(length, int) else 0)
+        if other < end and begin < finish:
+            return True
+    return False
+
+
+def _other_slots(value: str, held: Allowed, minutes: int) -> list[str]:
+    """Other starts ``held`` allows for ``value`` (a date-time): its other days at the same clock,
+    the last first; or its quarter hours that leave ``minutes`` inside it, the latest first."""
+    if not isinstance(value, str) or len(value) < 16:
+        return []
+    if held.kind == "date" and held.low and held.high:
+        day, last = date.fromisoformat(held.low), date.fromisoformat(held.high)
+        days: list[str] = []
+        while day <= last and len(days) < 31:
+            days.append(day.isoformat())
+            day += timedelta(days=1)
+        return [d + value[10:] for d in reversed(days) if d != value[:10] and held.holds(d)]
+    if held.kind == "time" and held.low and held.high:
+        low, high = (int(t[:2]) * 60 + int(t[3:5]) for t in (held.low, held.high))
+        return [f"{value[:11]}{m // 60:02d}:{m % 60:02d}" for m in range(high - minutes, low - 1, -15)
+                if f"{m // 60:02d}:{m % 60:02d}" != value[11:16]]
+    return []
 _NUDGE = re.compile(r"\b(?:a\s+(?:bit|little|touch|tad|smidge)|slightly|somewhat|marginally)\b", re.IGNORECASE)
 """Words by which a request moves a number without saying how far: "raise its reorder level a bit"."""
 

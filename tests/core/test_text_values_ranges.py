@@ -97,6 +97,9 @@ def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
     ("at most five", [Allowed("number", None, 5.0, True)]),
     ("between 10 and 15", [Allowed("number", 10.0, 15.0, True)]),
     ("Send Omar 3 reminders", []),
+    ("Get the docks back up to 60 units.", []),  # a level to reach, no bound on the order
+    ("Top it up to 40 boxes", []),
+    ("Raise the budget by up to 10 percent", [Allowed("number", None, 10.0, True)]),
 ])
 def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:
     assert list(tv.allowed_ranges(text, TODAY)) == allowed

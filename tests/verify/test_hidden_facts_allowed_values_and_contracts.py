@@ -163,6 +163,18 @@ def test_a_start_pinned_inside_the_allowed_window_is_overconstrained() -> None:
     assert finding.witness.actions[-1]["text"] == "Booked the onboarding session with Jonas Weber on 2026-12-10 at 10:15."
 
 
+def test_another_start_the_window_allows_is_a_free_one() -> None:
+    """The window's far end (10:15) and the quarter hours from 09:45 down to 09:15 clash with a
+    stand-up from 09:45 to 10:45: the correct agent books 08:45, the latest other start the calendar
+    leaves free."""
+    doc = _session("2026-12-10T09:00")
+    doc["initial_state"]["calendar"]["events"] = [
+        {"id": "evt-001", "title": "Stand-up", "start": "2026-12-10T09:45", "duration_minutes": 60,
+         "attendees": ["lena@corp.example"], "location": "", "description": "", "created_at": "2026-11-01T09:00:00Z"}]
+    finding = refused_by(doc, verify(doc), Code.GRADER_OVERCONSTRAINED, "other_choice")
+    assert finding.detail["value"] == "2026-12-10T08:45"
+
+
 def test_a_window_that_does_not_say_start_holds_the_whole_session() -> None:
     """"any time between 08:00 and 10:30" bounds the session, not its start: the other choice
     leaves room for its 45 minutes (09:45, where "any start between" allows 10:15)."""

@@ -222,7 +222,7 @@ def _compose(words: list[str], factor: float) -> float | None:
         if w == "and a half":
             if current == 0:
                 return None
-            current += 0.5
+            current += _SCALES["dozen"] / 2 if last == "dozen" else 0.5  # "a dozen and a half" is 18
         elif w in _SCALES:
             scale = _SCALES[w]
             if w in ("thousand", "million"):

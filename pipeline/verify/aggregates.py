@@ -340,14 +340,17 @@ MAX_SUBSET_SEARCH = 16
 
 def records_adding_up(records: list[Record], target: float) -> int | None:
     """How many of ``records`` (two or more: the fewest) hold, in one numeric field, numbers that
-    add up to ``target`` (to the cent), or None: a total over a selection no shared value makes a
-    group ("taxis and ride-hailing": City Taxi, Bolt and Uber rides, not the train). Lists longer
-    than ``MAX_SUBSET_SEARCH`` are not searched."""
+    add up to ``target`` (to the cent), or under one label in their texts ("Hours: 7.5",
+    ``_labelled_numbers``), or None: a total over a selection no shared value makes a group
+    ("taxis and ride-hailing": City Taxi, Bolt and Uber rides, not the train; this week's
+    timesheet notes). Lists longer than ``MAX_SUBSET_SEARCH`` are not searched."""
     if not 2 <= len(records) <= MAX_SUBSET_SEARCH:
         return None
     goal = round(target * 100)
     best: int | None = None
-    for column in _columns(records).values():
+    labelled = [_labelled_numbers(r) for r in records]
+    written = {k: [n.get(k, 0.0) for n in labelled] for k in sorted({k for n in labelled for k in n})}
+    for column in [*_columns(records).values(), *written.values()]:
         reach: dict[int, int] = {0: 0}  # a sum in cents, and the fewest records reaching it
         for value in column:
             cents = round(value * 100)
@@ -360,6 +363,20 @@ def records_adding_up(records: list[Record], target: float) -> int | None:
         if found is not None and found >= 2 and (best is None or found < best):
             best = found
     return best
+
+
+_LABELLED = re.compile(r"\b(?P<label>[A-Za-z][A-Za-z ]{0,20}?)\s*:\s*(?P<n>-?\d+(?:\.\d+)?)(?![\d.:/-])")
+
+
+def _labelled_numbers(record: Record) -> dict[str, float]:
+    """The numbers a record's texts give under a label ("Hours: 7.5" in a timesheet note's body),
+    by the label, folded; a label given twice in a record is left out."""
+    seen: dict[str, list[float]] = {}
+    for value in record.values():
+        if isinstance(value, str) and ":" in value:
+            for m in _LABELLED.finditer(value):
+                seen.setdefault(m.group("label").strip().casefold(), []).append(float(m.group("n")))
+    return {k: v[0] for k, v in seen.items() if len(v) == 1}
 
 
 def plain_number(value: float) -> str:

@@ -73,6 +73,7 @@ UNITS = {
     "second", "minute", "min", "hour", "hr", "day", "week", "month", "year", "am", "pm", "percent", "times", "x",
     "guest", "people", "person", "attendee", "seat", "dollar", "euro", "pound", "usd", "eur", "gbp",
     "unit", "piece", "kg", "g", "km", "m", "mb", "gb", "page", "word", "character", "point", "star",
+    "inch", "inches", "cm", "mm", "ft", "foot", "feet", "metre", "meter", "litre", "liter", "ml", "tb", "watt", "volt",
 }
 
 
@@ -406,9 +407,10 @@ _HOLDER = re.compile(r"\b(?:e-?mails?(?!\s+address)|(?:the|her|his|our|their|lat
                      r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
                      re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.;!?\n]")
-_DASH = re.compile(r"\s[—–-]\s")
-"""A dash between clauses: "don't use their general inbox — their note says where pricing goes"
-declines one address and points at another, so only the clause that declines is set aside."""
+_DASH = re.compile(r"\s[—–-]\s|:\s")
+"""A dash or colon between clauses: "don't use their general inbox — their note says where pricing
+goes", "don't use the email on his record, he asked us to switch: the address he wants is in his
+notes" decline one address and point at another, so only the clause that declines is set aside."""
 
 
 def _sentences(said: str) -> list[str]:
@@ -729,6 +731,42 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
                     message=f"check {check.id!r} wants {fname} = {value:g}, but the request states {said:g} and "
                             f"nothing the agent reads computes {value:g}"))
     return out
+
+
+_AMOUNT_KEYS = ("quantity", "qty", "units", "count")
+_A_LEVEL_TO_REACH = re.compile(r"\b(?:enough|up\s+to|top\s+(?:it\s+|them\s+)?up|bring|back\s+to|reach|difference|"
+                               r"minus|less|short|missing)\b", re.IGNORECASE)
+
+
+def stated_amount_findings(run: ReferenceRun, names: tuple[str, ...]) -> list[Finding]:
+    """Where the request states one count ("order a dozen of the black TN-2420 cartridges") and
+    the reference makes one item whose amount (``quantity``) is another number, one the request
+    never states and no formula of it computes, while the checks pin that amount. Witness: a
+    correct agent that writes the stated count. None where the request speaks of a level to reach
+    or a difference ("enough to", "top it up", "the difference"): the amount is worked out."""
+    text = run.package.request.text
+    counts = set(stated_counts(text, names))
+    if len(counts) != 1 or _A_LEVEL_TO_REACH.search(text):
+        return []
+    count = counts.pop()
+    creates = [w for w in run.writes if w.bound.op.effect == "create"]
+    if len(creates) != 1:
+        return []
+    w = creates[0]
+    args = run.args.get(w.step, {})
+    key = next((k for k in _AMOUNT_KEYS if is_number(args.get(k)) and not isinstance(args.get(k), bool)), None)
+    if key is None or float(args[key]) == count or float(args[key]) in number_values(run.said) \
+            or any(c.step == w.step and c.argument == key for c in run.computed_writes):
+        return []
+    steps = with_arguments(run, w.step, {**args, key: count})
+    agent = witness(run, "correct", "stated_amount", f"writes {key} = {count}, the number the request states",
+                    run.score, steps)
+    if not agent.holds:
+        return []
+    return [Finding(code=Code.REQUEST_CHECK_MISMATCH, step=w.step, witness=agent,
+                    detail={"argument": key, "value": args[key], "stated": count},
+                    message=f"reference step {w.step} ({w.bound.tool.name}) writes {key} = {args[key]:g}, but the "
+                            f"request states {count} and nothing it says computes {args[key]:g}")]
 
 
 def name_number_findings(package: TaskPackage, run: ReferenceRun, names: tuple[str, ...] | None = None) -> list[Finding]:
@@ -1223,7 +1261,10 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
            + planted_target_findings(package, run))
     if run is None:
         return out
+    mismatched = {f.step for f in out}
+    amounts = [f for f in stated_amount_findings(run, names) if f.step not in mismatched]
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
+            + amounts
             + subset_findings(run) + adjustment_findings(run) + priced_text_findings(run) + duration_findings(run)
             + formula_findings(run) + offset_findings(run)
             + period_record_findings(run) + correction_findings(run) + planted_value_findings(run))

@@ -447,7 +447,10 @@ UNORDERED_LISTS = frozenset({"attendees", "recipients", "to", "cc", "bcc", "part
 gives one."""
 _ORDER_GIVEN = re.compile(r"\b(?:in\s+(?:this|that|the\s+following|the\s+same|that\s+exact|this\s+exact)\s+order|"
                           r"(?:in|by)\s+order\s+of|ranked|ranking|in\s+sequence|(?:order|ordered|sorted)\s+(?:by|as)|"
-                          r"first\b[^.;!?]*\bthen\b|(?:first|primary)\s+(?:attendee|recipient|reviewer|approver|one))",
+                          r"first\b[^.;!?]*\bthen\b|(?:first|primary)\s+(?:attendee|recipient|reviewer|approver|one)|"
+                          r"(?:oldest|newest|earliest|latest|most\s+recent|biggest|largest|smallest|highest|lowest|"
+                          r"cheapest|priciest)(?:\s+\w+)?\s+first|"
+                          r"in\s+(?:date|time|chronological|alphabetical|reverse)\s+order|chronologically|alphabetically)",
                           re.IGNORECASE)
 
 

@@ -135,3 +135,13 @@ def test_the_fewest_records_whose_numbers_add_up_to_a_total() -> None:
     assert records_adding_up(rides, 1.23) is None
     assert records_adding_up(rides * 3, 132.4) is None  # too long a list to search
     assert len(rides * 3) > MAX_SUBSET_SEARCH
+
+
+def test_numbers_under_a_label_in_texts_add_up_as_a_column() -> None:
+    """Timesheet notes giving "Hours: 7.5" in their bodies: this week's three add up to 20.75."""
+    from pipeline.verify.aggregates import records_adding_up
+
+    notes = [{"id": f"note-{n}", "title": day, "body": f"Client work. Hours: {hours}"}
+             for n, day, hours in ((1, "Mon", 7.5), (2, "Tue", 8), (3, "Wed", 5.25), (4, "last Fri", 9))]
+    assert records_adding_up(notes, 20.75) == 3
+    assert records_adding_up(notes, 21.0) is None

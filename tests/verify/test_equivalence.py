@@ -164,3 +164,12 @@ def test_only_a_chain_of_literal_items_is_an_ordered_list() -> None:
     assert _chained_items("total.*\\d+") is None
     assert _chained_items("(?s)zephyr|brookline") is None
     assert _chained_items("(?s)42.*17") is None
+
+
+def test_a_request_that_orders_a_list_by_age_or_name_gives_its_order() -> None:
+    from pipeline.verify.equivalence import _ORDER_GIVEN
+
+    for said in ("List the transactions oldest first.", "newest one first please", "in date order",
+                 "sorted alphabetically", "in chronological order"):
+        assert _ORDER_GIVEN.search(said), said
+    assert not _ORDER_GIVEN.search("Invite Lena, Priya and Tomas to the review.")

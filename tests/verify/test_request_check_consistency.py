@@ -344,6 +344,7 @@ def test_points_to_record_address(said: str, points: bool) -> None:
     ("order three 4-packs of batteries and 5 boxes of tape", [3, 5]),
     ("Resolve every open SSO ticket. A couple of them are just questions, don't touch those.", []),  # records spared
     ("Reply to the 3 customers, skip those marked spam.", [3]),
+    ("Rotterdam is almost out of the 27 inch monitors. Get a dozen and a half on order.", [18]),  # a size; 12 + 6
 ])
 def test_factors_apostrophes_and_lower_case_dates_are_read_apart_from_counts(text: str, counts: list[int]) -> None:
     assert stated_counts(text) == counts

@@ -548,6 +548,8 @@ def test_titles_naming_two_people_of_one_first_name_are_ambiguous() -> None:
     ("Kestrel changed where they want invoices to go, it's in one of their emails", True),
     ("the new billing contact is named in their messages", True),
     ("Jana needs the booking ref - send it over wherever she asked for it in her email.", True),
+    ("Don't use the email on his record, he asked us to switch: the address he wants is written in his CRM notes.",
+     True),
 ])
 def test_points_to_record_address_of_own_addresses(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points
@@ -834,3 +836,35 @@ def test_groups_hold_the_records_below_another_field() -> None:
 def test_no_below_group_where_a_record_lacks_the_field() -> None:
     records = [*STOCK[:6], {**STOCK[6], "reorder_level": None}]
     assert groups(records) == [records]
+
+
+# --------------------------------------------------------------------------- an amount other than the one stated
+
+
+def _toner(request: str, quantity: int) -> Data:
+    items = [{"id": "sku-411", "name": "TN-2420 black toner", "category": "supplies", "quantity": 2, "price": 61.0,
+              "reorder_level": 10, "warehouse": "Leeds"}]
+    return package(request, {"inventory": {"items": items, "orders": []}}, ["inventory_search_items", "inventory_create_order"],
+                   [{"id": "ordered", "kind": "state_count", "weight": 0.8, "collection": "inventory.orders",
+                     "scope": "created", "where": {"item_id": "sku-411", "quantity": quantity}, "op": "==", "value": 1},
+                    {"id": "one", "kind": "state_count", "weight": 0.2, "collection": "inventory.orders",
+                     "scope": "created", "op": "==", "value": 1}],
+                   [{"call": "inventory_search_items", "args": {"query": "TN-2420"}},
+                    {"call": "inventory_create_order", "args": {"item_id": "sku-411", "quantity": quantity}},
+                    {"answer": f"Ordered {quantity} TN-2420 black toner cartridges."}])
+
+
+def test_an_order_of_another_amount_than_the_one_stated_is_refused() -> None:
+    """"a dozen" graded as 10: the correct agent orders 12 and fails."""
+    doc = _toner("We're almost out of black toner. Order a dozen of the TN-2420 cartridges.", 10)
+    finding = refused_by(doc, verify(doc), MISMATCH, "stated_amount")
+    assert finding.detail == {"argument": "quantity", "value": 10, "stated": 12}
+
+
+@pytest.mark.parametrize(("request_text", "quantity"), [
+    ("We're almost out of black toner. Order a dozen of the TN-2420 cartridges.", 12),
+    ("Order enough TN-2420 cartridges to have a dozen in stock.", 10),  # worked out: a level to reach
+])
+def test_an_order_of_the_stated_amount_or_a_worked_out_one_is_consistent(request_text: str, quantity: int) -> None:
+    verdict = verify(_toner(request_text, quantity))
+    assert by(verdict, "stated_amount") == [], messages(verdict)

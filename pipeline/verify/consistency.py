@@ -745,16 +745,16 @@ def stated_amount_findings(run: ReferenceRun, names: tuple[str, ...]) -> list[Fi
     correct agent that writes the stated count. None where the request speaks of a level to reach
     or a difference ("enough to", "top it up", "the difference"): the amount is worked out."""
     text = run.package.request.text
-    counts = set(stated_counts(text, names))
-    if len(counts) != 1 or _A_LEVEL_TO_REACH.search(text):
-        return []
-    count = counts.pop()
     creates = [w for w in run.writes if w.bound.op.effect == "create"]
-    if len(creates) != 1:
+    if len(creates) != 1 or _A_LEVEL_TO_REACH.search(text):
         return []
     w = creates[0]
     args = run.args.get(w.step, {})
     key = next((k for k in _AMOUNT_KEYS if is_number(args.get(k)) and not isinstance(args.get(k), bool)), None)
+    counts = set(stated_counts(text, names)) if key is not None else set()
+    if len(counts) != 1:
+        return []
+    count = counts.pop()
     if key is None or float(args[key]) == count or float(args[key]) in number_values(run.said) \
             or any(c.step == w.step and c.argument == key for c in run.computed_writes):
         return []

@@ -249,8 +249,8 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
             unheard = ("label", _without_label(run, index, key, leaf)) \
                 if _unheard_label(key, path, leaf, props.get(key, {}), evidence) else \
                 ("name", _without_argument(run, index, key, leaf)) \
-                if path == key and _unheard_name(leaf, props.get(key, {}), evidence, shapes) \
-                and key not in bound.tool.parameters.get("required", []) else None
+                if path == key and key not in bound.tool.parameters.get("required", []) \
+                and _unheard_name(leaf, props.get(key, {}), evidence, shapes) else None
             if unheard is not None:
                 what, agent = unheard
                 if agent.holds:

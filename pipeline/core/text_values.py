@@ -788,7 +788,7 @@ _WEEKDAY_SPAN = re.compile(rf"\b(?:(?P<between>between)\s+)?(?P<a>{_DAY_NAME})\s
 
 
 _WEEK_BEFORE = re.compile(r"\b(?P<week>next|this|the\s+coming|coming)\s+week\b[^.;!?\d]*$", re.IGNORECASE)
-_WEEK_LAST_SENTENCE = re.compile(r"\b(?P<week>next|this|the\s+coming|coming)\s+week\b[^.;!?\d]*[.;!?]\s*[^.;!?\d]*$",
+_WEEK_LAST_SENTENCE = re.compile(r"\b(?P<week>next|this|the\s+coming|coming)\s+week\b[^.;!?]*[.;!?]\s*[^.;!?]*$",
                                  re.IGNORECASE)
 """The week a sentence names, read by the days the next sentence lists ("... next week. Any of
 Tuesday, Wednesday or Thursday is fine")."""

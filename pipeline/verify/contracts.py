@@ -177,11 +177,14 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     at ``enough`` (the contract asks no more)."""
     package, ref = run.package, run.trajectory
     lists = run.read_lists
-    wanted = graded_in_answer(package, ref.answer) + _graded_in_writes(run)
-    refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
-               for v in c.values]  # values of records the answer must not give: graded too, but never totals
     patterns = [compile_pattern(c.pattern, c.ignore_case)
                 for c in package.checks if c.kind == "answer_matches"]
+    wanted = graded_in_answer(package, ref.answer) + _graded_in_writes(run)
+    parts = [part.casefold() for p in patterns for part in p.matched_parts(ref.answer) if part]  # a lookahead per name
+    wanted += parts
+    words = [w for w in parts if len(w) >= 4 and w.isalpha()]  # "halden" grades "Halden Architects"
+    refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
+               for v in c.values]  # values of records the answer must not give: graded too, but never totals
 
     folded_wanted = [w.casefold() for w in wanted]
     request = package.request_and_fact_values()
@@ -192,7 +195,8 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
             folded = text.casefold()
             said[text] = any(folded and (folded == w or ((len(folded) >= 3 or folded[:1].isdigit()) and _holds(w, folded))
                                          or (" " in w and len(w) >= 6 and has_word(folded, w)))  # "inference card" of a title
-                             for w in folded_wanted) or any(p.search(text) for p in patterns)
+                             for w in folded_wanted) or any(p.search(text) for p in patterns) \
+                or any(has_word(folded, w) for w in words)
         return said[text]
 
     def named(text: str) -> bool:

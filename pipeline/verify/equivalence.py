@@ -485,31 +485,120 @@ _ORDER_WORDS = re.compile(r"\b(?:order|sort|sorted|rank|ranked|alphabetical(?:ly
                           r"biggest|most|least|top|bottom|then|before|after|sequence|priority order)\b", re.IGNORECASE)
 """Words by which a request may order what an answer lists: a grader may then pin that order."""
 _CHAINED = re.compile(r"\.\*\??|\[\\s\\S\]\*\??")
-_LITERAL = re.compile(r"(?:[^\\.^$*+?{}\[\]|()]|\\[^\w])+")
 _LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\band\b|\n\s*(?:[-*\u2022]|\d+[.)])?)(?:\s*(?:,|and\b|\n\s*(?:[-*\u2022]|\d+[.)])?))*\s*",
                        re.IGNORECASE)
-_AFTER_ITEM = re.compile(r"\s*\([^()\n]{0,60}\)")
+
+
+def _top_level(pattern: str) -> list[tuple[int, int]]:
+    """The spans of ``pattern`` outside any group, split where a ``.*`` (or ``[\\s\\S]*``) joins
+    two parts at the top level."""
+    cuts, depth, at, escaped = [], 0, 0, False
+    for n, c in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and (m := _CHAINED.match(pattern, n)) and n >= at:
+            cuts.append((at, n))
+            at = m.end()
+    return [*cuts, (at, len(pattern))]
 
 
 def _chained_items(pattern: str) -> tuple[list[str], bool] | None:
-    """The literal items of a pattern that chains them (``(?s)zephyr.*brookline.*amberlight``) and
-    whether it ignores case; None for any other pattern."""
+    """The items of a pattern that chains them in order (``(?s)zephyr.*brookline.*amberlight``;
+    leading ``^`` and ``(?!…)`` exclusions aside), each a regular expression of its own with a
+    letter, and whether the pattern ignores case; None for any other pattern (one item, an
+    alternation at the top, a part that does not compile alone)."""
     flags = re.match(r"\(\?([a-zA-Z]+)\)", pattern)
     body = pattern[flags.end():] if flags else pattern
-    parts = _CHAINED.split(body)
-    if len(parts) < 2 or not all(_LITERAL.fullmatch(p) for p in parts):
+    while True:  # "^(?!.*(?:brackenfield|pellow))": what the answer must not say, not an item
+        body = body.removeprefix("^")
+        if not body.startswith("(?!"):
+            break
+        close = _group_end(body)
+        if close is None:
+            return None
+        body = body[close + 1:]
+    parts = [body[a:b].strip() for a, b in _top_level(body)]
+    while parts and not parts[0]:
+        parts = parts[1:]  # ".*halden...": anything may come first
+    while parts and not parts[-1]:
+        parts = parts[:-1]
+    if len(parts) < 2 or any(not p or _has_top_bar(p) for p in parts):
         return None
-    items = [re.sub(r"\\(.)", r"\1", p).strip() for p in parts]
-    if len(set(items)) < len(items) or not all(re.search(r"[^\W\d_]", i) for i in items):
+    try:
+        for part in parts:
+            re.compile(part)
+    except re.error:
         return None
-    return items, bool(flags and "i" in flags.group(1))
+    if len(set(parts)) < len(parts) or not all(re.search(r"[^\W\d_]", re.sub(r"\\.", "", p)) for p in parts):
+        return None
+    return parts, bool(flags and "i" in flags.group(1))
+
+
+def _group_end(text: str) -> int | None:
+    """Where the group ``text`` opens with closes (escapes skipped), or None."""
+    depth, escaped = 0, False
+    for n, c in enumerate(text):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return n
+    return None
+
+
+def _has_top_bar(part: str) -> bool:
+    """Whether ``part`` has an alternation ``|`` outside its groups (two items, not one)."""
+    depth, escaped = 0, False
+    for c in part:
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+    return False
+
+
+_ENTRY_END = re.compile(r",\s|;\s|\s(?:and|&)\s|\n|\.(?:\s|$)")
+
+
+def _entry_end(text: str, end: int, limit: int) -> int:
+    """Where the list entry holding an item that ends at ``end`` ends: at the first list mark
+    (", ", " and ", a new line, a full stop) outside brackets, before ``limit`` (the next item):
+    "Halden Architects (inv-201, due 14 Nov)" for the item "halden"."""
+    depth, at = 0, end
+    while at < limit:
+        c = text[at]
+        if c in "([":
+            depth += 1
+        elif c in ")]" and depth > 0:
+            depth -= 1
+        elif depth == 0 and _ENTRY_END.match(text, at):
+            break
+        at += 1
+    return len(text[:at].rstrip())
 
 
 def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
     """For each ``answer_matches`` check chaining two or more items (``_chained_items``) that the
     final answer lists in that order, one after another with only list punctuation between them
-    (", ", " and ", a new bullet), the answer with those items reversed; each item keeps the short
-    parenthesis after it ("Zephyr (tkt-201)"). None when the request orders them (``_ORDER_GIVEN``,
+    (", ", " and ", a new bullet), the answer with those items reversed; each item with the rest of
+    its list entry (``_entry_end``: "Halden Architects (inv-201, due 14 Nov)" for "halden"). None when the request orders them (``_ORDER_GIVEN``,
     ``_ORDER_WORDS``)."""
     last = max((i for i, s in steps.items() if isinstance(s, AnswerStep)), default=None)
     if last is None or _ORDER_GIVEN.search(run.said) or _ORDER_WORDS.search(run.said):
@@ -523,21 +612,19 @@ def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
         if chained is None:
             continue
         items, folded = chained
-        fold = folded or bool(getattr(check, "ignore_case", False))
-        haystack = text.casefold() if fold else text
-        if len(haystack) != len(text):
-            continue  # a letter that folds to two ("ß"): the folded text's places are not the answer's
-        spans: list[tuple[int, int]] = []
+        flags = re.IGNORECASE if folded or getattr(check, "ignore_case", False) else 0
+        found: list[tuple[int, int]] = []
         at = 0
         for item in items:
-            start = haystack.find(item.casefold() if fold else item, at)
-            if start < 0:
+            m = re.compile(item, flags | re.DOTALL).search(text, at)
+            if m is None or m.end() == m.start():
                 break
-            end = start + len(item)
-            if tail := _AFTER_ITEM.match(text, end):
-                end = tail.end()
-            spans.append((start, end))
-            at = end
+            found.append((m.start(), m.end()))
+            at = m.end()
+        if len(found) < len(items):
+            continue
+        spans = [(a, _entry_end(text, b, found[n + 1][0] if n + 1 < len(found) else len(text)))
+                 for n, (a, b) in enumerate(found)]
         gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
         if len(spans) < len(items) or not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
             continue

@@ -215,7 +215,18 @@ def _aliased(text: str, fields: list[str]) -> str:
         if field is not None and alias not in _spoken(field).split():
             words = " ".join(field.split("_"))
             text = text[:m.end()] + re.sub(rf"\b{re.escape(alias)}\b", words, text[m.end():], flags=re.IGNORECASE)
+    for m in _DEFINED_AFTER.finditer(text):  # "its minimum level - that's the reorder level set on the item"
+        field = _field_of(m.group("field"), fields)
+        if field is not None and _field_of(m.group("alias"), fields) is None:
+            words = " ".join(field.split("_"))
+            return text[:m.start("alias")] + words + text[m.end():]  # the definition said once, as the field
     return text
+
+
+_DEFINED_AFTER = re.compile(r"\b(?:its|their|the)\s+(?P<alias>[a-z]+(?:\s+[a-z]+)?)(?P<said>\s*(?:[-–—,(]\s*)+"
+                            r"(?:that's|that\s+is|i\.e\.|which\s+is|meaning|namely)\s+(?:the\s+|its\s+|their\s+)?"
+                            r"(?P<field>[a-z]+(?:\s+[a-z]+)?))", re.IGNORECASE)
+"""A phrase named, then said to be a field: "its minimum level - that's the reorder level"."""
 
 
 _TAKE = re.compile(r"\btake\s+(?P<first>[^,.;:!?\n]+?)\s*(?:,|\bthen\b)\s*(?P<rest>[^.;:!?\n]+)", re.IGNORECASE)

@@ -188,10 +188,10 @@ def _reader(run: ReferenceRun, values: dict[str, str], claim: str) -> Witness | 
 
 def state_reader_findings(run: ReferenceRun) -> list[Finding]:
     """A wrong agent that never asks and fills each hidden fact with the value the state singles
-    out for the argument the fact fills: the value of that field held by most records of the
-    collection written (ties: the first in the state), when there is one; else the fact's value
-    itself, when the record of a readable collection the request points at holds it as a field
-    (``_held_by_the_one_meant``: the landlord's phone on his contact record). It must not pass: a
+    out for the argument the fact fills: the fact's value itself, when the record of a readable
+    collection the request points at holds it as a field (``_held_by_the_one_meant``: the
+    landlord's phone on his contact record); else the value of that field held by most records of
+    the collection written (ties: the first in the state), when there is one. It must not pass: a
     value the state gives away is no hidden fact (the meeting room is the location of the only
     other event)."""
     package = run.package
@@ -199,9 +199,9 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
         return []
     picks: dict[str, str] = {}
     for fact in package.user.facts:
-        pick = _singled_out(run, fact.key)
+        pick = _held_by_the_one_meant(run, fact)  # the value itself, on the record meant: no guess
         if pick is None:
-            pick = _held_by_the_one_meant(run, fact)
+            pick = _singled_out(run, fact.key)
         if pick is not None:
             picks[fact.key] = pick
     if not picks:

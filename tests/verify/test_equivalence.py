@@ -164,6 +164,8 @@ def test_only_a_chain_of_literal_items_is_an_ordered_list() -> None:
     assert _chained_items("total.*\\d+") is None
     assert _chained_items("(?s)zephyr|brookline") is None
     assert _chained_items("(?s)42.*17") is None
+    assert _chained_items("(?s)^(?!.*(?:pellow|marshfield)).*halden.*marsh\\s*(?:&|and)\\s*tulley") == (
+        ["halden", "marsh\\s*(?:&|and)\\s*tulley"], False)  # exclusions aside, items may be patterns
 
 
 def test_a_request_that_orders_a_list_by_age_or_name_gives_its_order() -> None:

@@ -156,7 +156,7 @@ def compile_pattern(source: str, ignore_case: bool = False) -> DataPattern:
     present: list[str] = []
     absent: list[str] = []
     while rest.startswith(("(?=", "(?!")):
-        end = _group_end(rest)
+        end = group_end(rest)
         if end is None:
             break
         body = rest[3:end]
@@ -227,7 +227,7 @@ def _negate(one: str) -> str:
     return f"[^{one}]"
 
 
-def _group_end(text: str) -> int | None:
+def group_end(text: str) -> int | None:
     """The index of the ``)`` closing the group that opens ``text``, or None."""
     depth = 0
     i = 0

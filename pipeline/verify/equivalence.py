@@ -32,6 +32,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.patterns import group_end
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.text_values import EMAIL, Allowed, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.effects import Write, records_of
@@ -489,23 +490,33 @@ _LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\band\b|\n\s*(?:[-*\u2022]|\d+[.)])?)(?:\
                        re.IGNORECASE)
 
 
-def _top_level(pattern: str) -> list[tuple[int, int]]:
-    """The spans of ``pattern`` outside any group, split where a ``.*`` (or ``[\\s\\S]*``) joins
-    two parts at the top level."""
-    cuts, depth, at, escaped = [], 0, 0, False
-    for n, c in enumerate(pattern):
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
+def _split_top(pattern: str, separator: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans of ``pattern`` between the matches of ``separator`` outside any group or
+    character class (escapes skipped): ``.*`` joining the parts of a chain, ``|`` between
+    alternatives."""
+    cuts, depth, at, n, in_class = [], 0, 0, 0, False
+    while n < len(pattern):
+        c = pattern[n]
+        if c == "\\":
+            n += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[" and not (m := separator.match(pattern, n)):
+            in_class = True
         elif c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
-        elif depth == 0 and (m := _CHAINED.match(pattern, n)) and n >= at:
+        elif depth == 0 and (m := separator.match(pattern, n)) and m.end() > n:
             cuts.append((at, n))
-            at = m.end()
+            at = n = m.end()
+            continue
+        n += 1
     return [*cuts, (at, len(pattern))]
+
+
+_BAR = re.compile(r"\|")
 
 
 def _chained_items(pattern: str) -> tuple[list[str], bool] | None:
@@ -519,16 +530,16 @@ def _chained_items(pattern: str) -> tuple[list[str], bool] | None:
         body = body.removeprefix("^")
         if not body.startswith("(?!"):
             break
-        close = _group_end(body)
+        close = group_end(body)
         if close is None:
             return None
         body = body[close + 1:]
-    parts = [body[a:b].strip() for a, b in _top_level(body)]
+    parts = [body[a:b].strip() for a, b in _split_top(body, _CHAINED)]
     while parts and not parts[0]:
         parts = parts[1:]  # ".*halden...": anything may come first
     while parts and not parts[-1]:
         parts = parts[:-1]
-    if len(parts) < 2 or any(not p or _has_top_bar(p) for p in parts):
+    if len(parts) < 2 or any(not p or len(_split_top(p, _BAR)) > 1 for p in parts):
         return None
     try:
         for part in parts:
@@ -538,40 +549,6 @@ def _chained_items(pattern: str) -> tuple[list[str], bool] | None:
     if len(set(parts)) < len(parts) or not all(re.search(r"[^\W\d_]", re.sub(r"\\.", "", p)) for p in parts):
         return None
     return parts, bool(flags and "i" in flags.group(1))
-
-
-def _group_end(text: str) -> int | None:
-    """Where the group ``text`` opens with closes (escapes skipped), or None."""
-    depth, escaped = 0, False
-    for n, c in enumerate(text):
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return n
-    return None
-
-
-def _has_top_bar(part: str) -> bool:
-    """Whether ``part`` has an alternation ``|`` outside its groups (two items, not one)."""
-    depth, escaped = 0, False
-    for c in part:
-        if escaped:
-            escaped = False
-        elif c == "\\":
-            escaped = True
-        elif c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return True
-    return False
 
 
 _ENTRY_END = re.compile(r",\s|;\s|\s(?:and|&)\s|\n|\.(?:\s|$)")

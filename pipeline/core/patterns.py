@@ -20,6 +20,7 @@ write instead), and a package using one is rejected when it loads (``schema_inva
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -227,11 +228,10 @@ def _negate(one: str) -> str:
     return f"[^{one}]"
 
 
-def group_end(text: str) -> int | None:
-    """The index of the ``)`` closing the group that opens ``text``, or None."""
-    depth = 0
-    i = 0
-    in_class = False
+def scan(text: str) -> Iterator[tuple[int, str, int]]:
+    """Each character of the regular expression ``text`` that is neither escaped nor inside a
+    character class (a class's opening ``[`` is), with its index and the group depth before it."""
+    depth, i, in_class = 0, 0, False
     while i < len(text):
         c = text[i]
         if c == "\\":
@@ -239,13 +239,13 @@ def group_end(text: str) -> int | None:
             continue
         if in_class:
             in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            yield i, c, depth
+            in_class = c == "["
+            depth += (c == "(") - (c == ")")
         i += 1
-    return None
+
+
+def group_end(text: str) -> int | None:
+    """The index of the ``)`` closing the group that opens ``text``, or None."""
+    return next((i for i, c, depth in scan(text) if c == ")" and depth == 1), None)

@@ -32,7 +32,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
-from pipeline.core.patterns import group_end
+from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.text_values import EMAIL, Allowed, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.effects import Write, records_of
@@ -492,27 +492,13 @@ _LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\band\b|\n\s*(?:[-*\u2022]|\d+[.)])?)(?:\
 
 def _split_top(pattern: str, separator: re.Pattern[str]) -> list[tuple[int, int]]:
     """The spans of ``pattern`` between the matches of ``separator`` outside any group or
-    character class (escapes skipped): ``.*`` joining the parts of a chain, ``|`` between
+    character class (``patterns.scan``): ``.*`` joining the parts of a chain, ``|`` between
     alternatives."""
-    cuts, depth, at, n, in_class = [], 0, 0, 0, False
-    while n < len(pattern):
-        c = pattern[n]
-        if c == "\\":
-            n += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[" and not (m := separator.match(pattern, n)):
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif depth == 0 and (m := separator.match(pattern, n)) and m.end() > n:
+    cuts, at = [], 0
+    for n, _, depth in scan(pattern):
+        if depth == 0 and n >= at and (m := separator.match(pattern, n)) and m.end() > n:
             cuts.append((at, n))
-            at = n = m.end()
-            continue
-        n += 1
+            at = m.end()
     return [*cuts, (at, len(pattern))]
 
 

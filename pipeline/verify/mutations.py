@@ -126,7 +126,9 @@ def _unmoved_weight(run: ReferenceRun) -> float:
     """The share of the score held by state checks asking for a state (a count, a record's
     values; not guards) that pass before the reference's work and after it, on what none of its
     writes touches: a collection it never writes, or a record it does not write ("make sure the
-    dentist check-up is high" when it already is). 0 when the reference misses full score."""
+    dentist check-up is high" when it already is); for an idempotent request (``_IDEMPOTENT``),
+    every state check, guards too, that passes before and after ("don't add a second one": no new
+    todo). 0 when the reference misses full score."""
     if run.score < 1.0:
         return 0.0
     total = sum(c.weight for c in run.package.checks)
@@ -141,8 +143,19 @@ def _unmoved_weight(run: ReferenceRun) -> float:
             return True
         return c.kind == "state_match" and c.record_id is not None and c.record_id not in written[c.collection]
 
-    return sum(c.weight for c in run.package.checks
-               if c.kind in _STATE_CHECKS and before.get(c.id) and after.get(c.id) and untouched(c)) / total
+    idempotent = _IDEMPOTENT.search(run.package.request.text) is not None
+    return sum(c.weight for c in run.package.checks if before.get(c.id) and after.get(c.id) and (
+        (c.kind in _STATE_CHECKS and untouched(c)) or (idempotent and c.kind in _STATE_KINDS))) / total
+
+
+_IDEMPOTENT = re.compile(r"\b(?:make\s+sure|ensure)\b[^.;!?]*\b(?:there(?:'s|\s+is)|(?:I|we)\s+have|exactly\s+one|one)\b|"
+                         r"\bif\s+(?:it(?:'s|\s+is)|there(?:'s|\s+is)\s+(?:one|already))\s+already\b|"
+                         r"\b(?:don'?t|do\s+not)\s+(?:add|create|make)\s+(?:a\s+second|another|a\s+duplicate)\b",
+                         re.IGNORECASE)
+"""An idempotent request: "make sure I have exactly one open todo …", "if it's already there just
+bump the priority, don't add a second one". What holds before the work and after it (the todo is
+there; nothing new was made) is what doing nothing may already have right."""
+_STATE_KINDS = ("state_count", "state_match", "state_unchanged")
 
 
 def _passing(run: ReferenceRun, mutation: str, bound: float, steps: Steps, fact_values: dict[str, str] | None = None,
@@ -402,6 +415,8 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
             if key_of not in known:
                 known[key_of] = alternatives(item, schema)
             values = known[key_of]
+        if not values and (other := _sibling_value(package, package.reference[i], key, item)) is not None:
+            values = [other]  # the owner of the other deal: a value read from the wrong record
         if (i, key) in computed and item + 1 not in values:
             values = [*values, item + 1]  # the formula's value, one off
         if (i, key) in dated and (later := shift_date(item, 1)) not in values:
@@ -441,6 +456,31 @@ def _perturbations(run: ReferenceRun, done: list[Write]) -> list[tuple[int, str,
             if len(out) == MAX_PERTURBATIONS:
                 return out
     return out
+
+
+_PERSON_KEYS = ("owner", "assignee", "assigned_to", "account_owner", "manager", "reviewer", "approver")
+
+
+def _sibling_value(package: TaskPackage, step: object, key: str, value: Any) -> Any:
+    """For a person argument (``owner``, ``assignee`` …) a write takes by ``$ref`` from a record it
+    read (the owner of Orbis's open deal), the same field of another record of that collection
+    that holds that value's record's other values alike (the owner of Orbis's won 2025 deal): what
+    an agent reading the wrong record writes. None when there is none."""
+    original = step.args.get(key) if isinstance(step, CallStep) else None
+    if not (isinstance(value, str) and isinstance(original, dict) and "$ref" in original and key in _PERSON_KEYS):
+        return None
+    field = str(original["$ref"]).rsplit(".", 1)[-1]
+    for collections in package.initial_state.values():
+        for records in collections.values():
+            holders = [r for r in records if isinstance(r, dict) and r.get(field) == value]
+            if not holders:
+                continue
+            shared = {k for k, v in holders[0].items() if k != field and k != "id" and isinstance(v, str)}
+            others = [r for r in records if isinstance(r, dict) and isinstance(r.get(field), str)
+                      and r.get(field) not in ("", value) and any(r.get(k) == holders[0][k] for k in shared)]
+            if others:
+                return others[0][field]
+    return None
 
 
 def _path(key: str, pos: int | None) -> str:

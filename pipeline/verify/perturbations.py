@@ -1104,6 +1104,12 @@ def _same_part(other: str, value: str, part: str) -> str | None:
     return m.group(2) if ":" in part else m.group(1)
 
 
+_VERSION = re.compile(r"v?\d+\.\d+(?:\.\d+)+(?:-[\w.]+)?", re.IGNORECASE)
+_VERSION_IN = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)+(?:-[\w.]+)?(?![\w.])", re.IGNORECASE)
+"""A version ("4.2.1", "4.3.0-rc1"): the other versions a text gives beside the one asked for are
+what a careless agent hedges with."""
+
+
 def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any]]], told: str,
                   written: set[str], today: date | None = None, amounts_of: frozenset[str] | None = None,
                   guessed_for: frozenset[str] | None = None) -> str | None:
@@ -1132,12 +1138,17 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
         if settled():
             break
         folded = text.casefold()
+        versioned = _VERSION.fullmatch(text.strip()) is not None  # "4.2.1": the others its text gives
         for records in lists:
             for r in records:
                 if r.get("id") in written or r.get("email") in written:
                     continue  # a record the agent writes to: the answer confirms the work, it reports nothing
                 for key, value in r.items():
                     if not isinstance(value, str) or len(value) < 3:
+                        continue
+                    if versioned and " " in value and text in value and has_word(value, text):  # release notes
+                        others |= dict.fromkeys(v for v in _VERSION_IN.findall(value)
+                                                if v.casefold() != folded and v.casefold() not in folded_told)
                         continue
                     folded_value = value.casefold()
                     part = value if folded_value in folded else (  # or the clock or day of a date-time it holds

@@ -387,3 +387,91 @@ def test_an_answer_check_that_takes_any_number_pays_the_wrong_record() -> None:
     assert verify(_stock_question(r"\b14\s+boxes")).accepted
     worked = _stock_question(r"(?s)^.*\b14\b", "Three products: 14 + 37 + 6 = 57 boxes in all; of A4: 14.")
     assert by(verify(worked), "misreported_value") == []
+
+
+# --------------------------------------------------------------------------- an idempotent request's floor
+
+
+def _dentist(request: str) -> Data:
+    tasks = [{"id": "todo-001", "title": "Book dentist appointment", "priority": "medium", "due_date": "2026-12-04",
+              "status": "open", "notes": "", "created_at": "2026-11-20T08:00:00Z"},
+             {"id": "todo-002", "title": "Renew gym membership", "priority": "low", "due_date": "2026-12-15",
+              "status": "open", "notes": "", "created_at": "2026-11-21T08:00:00Z"}]
+    return package(request, {"todo": {"tasks": tasks}}, ["todo_search_tasks", "todo_update_task"],
+                   [{"id": "high", "kind": "state_match", "weight": 0.6, "collection": "todo.tasks",
+                     "record_id": "todo-001", "expect": {"priority": "high"}},
+                    {"id": "no-new", "kind": "state_count", "weight": 0.3, "collection": "todo.tasks", "scope": "created",
+                     "op": "==", "value": 0},
+                    {"id": "one", "kind": "state_count", "weight": 0.1, "collection": "todo.tasks",
+                     "where": {"title": {"$regex": "(?i)dentist"}}, "op": "==", "value": 1}],
+                   [{"call": "todo_search_tasks", "args": {"query": "dentist"}},
+                    {"call": "todo_update_task", "args": {"task_id": "todo-001", "priority": "high"}},
+                    {"answer": "It was there already; I raised it to high priority."}])
+
+
+def test_an_idempotent_request_s_floor_leaves_out_what_holds_before_and_after() -> None:
+    """"Make sure I have exactly one … don't add a second one": the guard that nothing new was made
+    and the count of one hold before the work and after it; doing nothing scores 0.4, and only the
+    priority is work. Asked plainly, the same checks let a do-nothing agent reach 0.4: refused."""
+    idempotent = verify(_dentist("Make sure I have exactly one open todo for booking my dentist appointment, high "
+                                 "priority. If it's already there just bump the priority, don't add a second one."))
+    assert by(idempotent, "null_agent") == [], messages(idempotent)
+    plain = _dentist("Set my dentist todo to high priority.")
+    assert refused_by(plain, verify(plain), Code.NULL_AGENT_PASSES, "null_agent").detail["score"] == pytest.approx(0.4)
+
+
+# --------------------------------------------------------------------------- a person read from the wrong record
+
+
+def _orbis(owner_check: Any) -> Data:
+    customers = [{"id": "cust-061", "name": "Orbis Medical", "email": "ops@orbis.example", "tier": "gold",
+                  "owner": "unassigned", "status": "active", "notes": ""}]
+    deals = [{"id": "deal-081", "customer_id": "cust-061", "title": "Orbis imaging renewal", "amount": 64000,
+              "stage": "negotiation", "close_date": "2026-12-18", "owner": "tariq.osei", "created_at": "2026-10-02T09:00:00Z"},
+             {"id": "deal-082", "customer_id": "cust-061", "title": "Orbis pilot 2025", "amount": 12000, "stage": "won",
+              "close_date": "2025-06-30", "owner": "mara.lind", "created_at": "2025-03-02T09:00:00Z"}]
+    return package("Orbis Medical has no account owner. Assign it to whoever owns their open deal.",
+                   {"crm": {"customers": customers, "deals": deals}},
+                   ["crm_search_customers", "crm_list_deals", "crm_update_customer"],
+                   [{"id": "owner", "kind": "state_match", "weight": 1.0, "collection": "crm.customers",
+                     "record_id": "cust-061", "expect": {"owner": owner_check}}],
+                   [{"call": "crm_search_customers", "args": {"query": "Orbis Medical"}},
+                    {"call": "crm_list_deals", "args": {"customer_id": "cust-061", "stage": "negotiation"}},
+                    {"call": "crm_update_customer", "args": {"customer_id": "cust-061",
+                                                             "owner": {"$ref": "steps[1].result.deals[0].owner"}}},
+                    {"answer": "Orbis Medical is now owned by tariq.osei."}])
+
+
+def test_an_owner_taken_from_the_other_deal_must_lose_score() -> None:
+    doc = _orbis({"$ne": "unassigned"})
+    finding = refused_by(doc, verify(doc), Code.GRADER_UNDERCONSTRAINED, "perturb_argument")
+    assert finding.detail["argument"] == "owner" and finding.detail["value"] == "mara.lind"
+    pinned = verify(_orbis("tariq.osei"))
+    assert by(pinned, "perturb_argument") == [], messages(pinned)
+
+
+def _helix(checks: list[Data]) -> Data:
+    from pipeline.generation.tools import catalogue_tool
+
+    notes = ("Stable releases:\n- 4.2.1 (2026-11-18): fixes replication lag.\n- 4.2.0 (2026-10-02)\n"
+             "Pre-releases:\n- 4.3.0-rc1 (2026-11-27): not for production.")
+    return {
+        "capability": "general", "workflow": "hand-built", "services": ["web"], "service_profile": "claw",
+        "request": {"text": "What's the latest stable Helix DB release according to the release notes? I need the exact "
+                            "version number."},
+        "initial_state": {"web": {"search_results": [], "pages": [
+            {"url": "https://helixdb.example/releases", "title": "Helix DB releases", "content": notes,
+             "content_type": "text/html", "status_code": 200, "error": None}]}},
+        "tools": [catalogue_tool("web_fetch", "claw").model_dump(mode="json")],
+        "checks": checks,
+        "reference": [{"call": "web_fetch", "args": {"url": "https://helixdb.example/releases"}},
+                      {"answer": "The latest stable Helix DB release is 4.2.1."}]}
+
+
+def test_a_version_the_answer_checks_alone_passes_a_hedge_with_the_others_the_notes_give() -> None:
+    doc = _helix([{"id": "version", "kind": "answer_contains", "weight": 1.0, "values": ["4.2.1"]}])
+    finding = refused_by(doc, verify(doc), Code.GRADER_UNDERCONSTRAINED, "hedged_answer")
+    assert "4.3.0-rc1" in finding.message
+    guarded = verify(_helix([{"id": "version", "kind": "answer_contains", "weight": 0.8, "values": ["4.2.1"]},
+                             {"id": "only", "kind": "answer_excludes", "weight": 0.2, "values": ["4.2.0", "4.3.0"]}]))
+    assert by(guarded, "hedged_answer") == [], messages(guarded)

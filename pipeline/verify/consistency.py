@@ -751,11 +751,13 @@ def stated_amount_findings(run: ReferenceRun, names: tuple[str, ...]) -> list[Fi
     w = creates[0]
     args = run.args.get(w.step, {})
     key = next((k for k in _AMOUNT_KEYS if is_number(args.get(k)) and not isinstance(args.get(k), bool)), None)
-    counts = set(stated_counts(text, names)) if key is not None else set()
+    if key is None:
+        return []
+    counts = set(stated_counts(text, names))
     if len(counts) != 1:
         return []
     count = counts.pop()
-    if key is None or float(args[key]) == count or float(args[key]) in number_values(run.said) \
+    if float(args[key]) == count or float(args[key]) in number_values(run.said) \
             or any(c.step == w.step and c.argument == key for c in run.computed_writes):
         return []
     steps = with_arguments(run, w.step, {**args, key: count})

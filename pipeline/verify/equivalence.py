@@ -13,7 +13,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``rephrased_question`` | asks each question another way, from a fixed bank (`questions.py`) |
 | ``other_choice`` | writes another value the request allows (a day in its window, a working day when the reference's is one; a time leaving room for the event's duration before "finished by 5pm"; the other of "high or urgent") |
 | ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
-| ``answer_order`` | names the items an ``answer_matches`` check chains (``zephyr.*brookline.*amberlight``), listed in its final answer, in reverse order: each item with the parenthesis that follows it ("Zephyr (tkt-201)"), unless the request gives an order (as for ``permuted_list``, or words such as "oldest", "highest", "sorted", "top") |
+| ``answer_order`` | names the items an ``answer_matches`` check chains (``zephyr.*brookline.*amberlight``), listed in its final answer, in reverse order: each item with the rest of its list entry ("Zephyr (tkt-201)"), unless the request may give an order (words such as "order", "oldest", "highest", "sorted", "top", "first") |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
@@ -34,10 +34,10 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, Allowed, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import inside
+from pipeline.verify.perturbations import inside, other_starts
 from pipeline.verify.questions import OPEN_QUESTION, phrasings
 from pipeline.verify.witness import said_instead, witness
 
@@ -351,7 +351,7 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
                 other = inside(value, held, lasting if isinstance(lasting, int) and not isinstance(lasting, bool) else None)
                 minutes = run.args[w.step].get("duration_minutes")
                 if other is not None and isinstance(minutes, int) and _clashes(run, w, other, minutes):
-                    other = next((o for o in _other_slots(value, held, minutes) if not _clashes(run, w, o, minutes)), None)
+                    other = next((o for o in other_starts(value, held, minutes) if not _clashes(run, w, o, minutes)), None)
             if other is None or other == value:
                 continue
             mutated = said_instead({**steps, w.step: CallStep.model_construct(
@@ -388,23 +388,6 @@ def _clashes(run: ReferenceRun, w: Write, start: Any, minutes: int) -> bool:
     return False
 
 
-def _other_slots(value: str, held: Allowed, minutes: int) -> list[str]:
-    """Other starts ``held`` allows for ``value`` (a date-time): its other days at the same clock,
-    the last first; or its quarter hours that leave ``minutes`` inside it, the latest first."""
-    if not isinstance(value, str) or len(value) < 16:
-        return []
-    if held.kind == "date" and held.low and held.high:
-        day, last = date.fromisoformat(held.low), date.fromisoformat(held.high)
-        days: list[str] = []
-        while day <= last and len(days) < 31:
-            days.append(day.isoformat())
-            day += timedelta(days=1)
-        return [d + value[10:] for d in reversed(days) if d != value[:10] and held.holds(d)]
-    if held.kind == "time" and held.low and held.high:
-        low, high = (int(t[:2]) * 60 + int(t[3:5]) for t in (held.low, held.high))
-        return [f"{value[:11]}{m // 60:02d}:{m % 60:02d}" for m in range(high - minutes, low - 1, -15)
-                if f"{m // 60:02d}:{m % 60:02d}" != value[11:16]]
-    return []
 _NUDGE = re.compile(r"\b(?:a\s+(?:bit|little|touch|tad|smidge)|slightly|somewhat|marginally)\b", re.IGNORECASE)
 """Words by which a request moves a number without saying how far: "raise its reorder level a bit"."""
 
@@ -481,7 +464,7 @@ def record_identities(package: TaskPackage) -> frozenset[str]:
     return frozenset(out)
 
 
-_ORDER_WORDS = re.compile(r"\b(?:order|sort|sorted|rank|ranked|alphabetical(?:ly)?|chronological(?:ly)?|ascending|"
+_ORDER_WORDS = re.compile(r"\b(?:order|sort|sorted|rank|ranked|ranking|primary|alphabetical(?:ly)?|chronological(?:ly)?|ascending|"
                           r"descending|oldest|newest|earliest|latest|first|last|highest|lowest|largest|smallest|"
                           r"biggest|most|least|top|bottom|then|before|after|sequence|priority order)\b", re.IGNORECASE)
 """Words by which a request may order what an answer lists: a grader may then pin that order."""
@@ -561,10 +544,10 @@ def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     """For each ``answer_matches`` check chaining two or more items (``_chained_items``) that the
     final answer lists in that order, one after another with only list punctuation between them
     (", ", " and ", a new bullet), the answer with those items reversed; each item with the rest of
-    its list entry (``_entry_end``: "Halden Architects (inv-201, due 14 Nov)" for "halden"). None when the request orders them (``_ORDER_GIVEN``,
-    ``_ORDER_WORDS``)."""
+    its list entry (``_entry_end``: "Halden Architects (inv-201, due 14 Nov)" for "halden"). None
+    when the request may order them (``_ORDER_WORDS``)."""
     last = max((i for i, s in steps.items() if isinstance(s, AnswerStep)), default=None)
-    if last is None or _ORDER_GIVEN.search(run.said) or _ORDER_WORDS.search(run.said):
+    if last is None or _ORDER_WORDS.search(run.said):
         return []
     said = steps[last]
     assert isinstance(said, AnswerStep)
@@ -589,7 +572,7 @@ def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
         spans = [(a, _entry_end(text, b, found[n + 1][0] if n + 1 < len(found) else len(text)))
                  for n, (a, b) in enumerate(found)]
         gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
-        if len(spans) < len(items) or not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
+        if not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
             continue
         parts = [text[a:b] for a, b in spans]
         rewritten = text[:spans[0][0]] + "".join(part + gap for part, gap in zip(parts[::-1], gaps, strict=False))

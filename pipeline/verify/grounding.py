@@ -246,11 +246,12 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                                    witness=agent,
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
                 continue
-            unheard = ("label", _without_label(run, index, key, leaf)) \
-                if _unheard_label(key, path, leaf, props.get(key, {}), evidence) else \
-                ("name", _without_argument(run, index, key, leaf)) \
-                if path == key and key not in bound.tool.parameters.get("required", []) \
-                and _unheard_name(leaf, props.get(key, {}), evidence, shapes) else None
+            unheard: tuple[str, Witness] | None = None
+            if _unheard_label(key, path, leaf, props.get(key, {}), evidence):
+                unheard = ("label", _without_label(run, index, key, leaf))
+            elif path == key and key not in bound.tool.parameters.get("required", []) \
+                    and _unheard_name(leaf, props.get(key, {}), evidence, shapes):
+                unheard = ("name", _without_argument(run, index, key, leaf))
             if unheard is not None:
                 what, agent = unheard
                 if agent.holds:
@@ -301,8 +302,7 @@ _HANDLE = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+){1,3}")
 "jae.park"): a name as systems write one."""
 
 
-def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence,
-                  shapes: tuple[re.Pattern[str], ...] = ()) -> bool:
+def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> bool:
     """Whether ``leaf``, a string argument without an enum, is a name (one to three capitalized
     words: a supplier "Dockwell"; or a handle, ``_HANDLE``, that is no record id) none of whose
     words the agent has seen: not in the request, the user's facts, what it read, nor the tool's

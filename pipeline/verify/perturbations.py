@@ -365,6 +365,22 @@ def inside(value: Any, allowed: Allowed, lasting: int | None = None) -> Any:
     return None
 
 
+def other_starts(value: str, allowed: Allowed, minutes: int) -> list[str]:
+    """Other starts ``allowed`` holds for ``value`` (an ISO date-time): its other days at the same
+    clock, the last first; or its quarter hours that leave ``minutes`` inside it, the latest first
+    (the slots ``inside`` chooses from, for when its choice clashes with the calendar)."""
+    if not (isinstance(value, str) and _is_date_time(value) and allowed.low and allowed.high):
+        return []
+    if allowed.kind == "date":
+        return [d + value[10:] for d in reversed(_days(allowed.low, allowed.high))
+                if d != value[:10] and allowed.holds(d)]
+    if allowed.kind == "time":
+        low, high = clock_minutes(allowed.low), clock_minutes(allowed.high)
+        clocks = (f"{m // 60:02d}:{m % 60:02d}" for m in range(high - minutes, low - 1, -15))
+        return [f"{value[:11]}{c}" for c in clocks if c != value[11:16]]
+    return []
+
+
 def _days(first: str, last: str) -> list[str]:
     out: list[str] = []
     day = date.fromisoformat(first)

@@ -998,6 +998,8 @@ _MONTH_ALONE = re.compile(r"\b(?:in|during|for|of|over|from|since|through|throug
                           + r")\b(?:\s+(?P<y>\d{4}))?(?!\s+\d{1,2}(?:st|nd|rd|th)?\b)"
                           r"(?:\s*(?:to|until|till|through|-|–)\s*(?P<m2>" + "|".join(MONTHS) + r")\b(?:\s+(?P<y2>\d{4}))?)?",
                           re.IGNORECASE)
+_DAY_BEFORE = re.compile(r"(?<![\d,.])\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?$", re.IGNORECASE)
+"""A day written before a month's name ("1 October", "the 3rd of November"): the two are a date."""
 _QUARTER = re.compile(r"\b(?:Q(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?|(?P<which>this|last|next|current)\s+quarter)\b",
                       re.IGNORECASE)
 _RELATIVE_MONTH = re.compile(r"\b(?P<which>this|(?<!the )last|next|current|previous)\s+month(?:['’]s)?\b", re.IGNORECASE)
@@ -1022,9 +1024,11 @@ def _month_span(today: date, month: int, year: int | None, last_month: int | Non
 def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
     """The calendar periods ``text`` names as a whole: a month ("in November", "November 2026",
     "last month's"), a run of months ("October to December"), a quarter ("Q4", "this quarter"). A month written
-    with a day ("November 3") is a date, not a period."""
+    with a day ("November 3", "1 October 2026") is a date, not a period."""
     out: list[Allowed] = []
     for m in _MONTH_ALONE.finditer(text) if _names_a_month(text) else ():
+        if _DAY_BEFORE.search(text, max(0, m.start("m") - 12), m.start("m")):
+            continue  # "before 1 October 2026": a date, not the month
         month = MONTHS.index(m.group("m").casefold()) + 1
         last = MONTHS.index(m.group("m2").casefold()) + 1 if m.group("m2") else None
         low, high = _month_span(today, month, int(m.group("y")) if m.group("y") else None, last,

@@ -32,7 +32,7 @@ tracking number), else the value slightly changed (a day later, one more, two di
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -288,24 +288,34 @@ _DETERMINED = re.compile(r"\b(?=(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+
 number and the close date" holds "the close date" too (a lookahead: the matches overlap)."""
 
 
-def asks_to_carry(said: str, field: str) -> bool:
+def asks_to_carry(said: str, field: str, rivals: Collection[str] = ()) -> bool:
     """Whether the request asks a message for the value of a record's ``field``: in one sentence,
     after a verb of sending or including ("post", "email … the", "notify … with"), "the" (or "its",
     "their" …) and within three words a word of the field's name ("post in #sales the last contact
-    date", "email them the amount on invoice inv-203"); "due Monday 7 December" and "ten days
-    before their contract end date" ask no message to carry a date read."""
+    date", "email them the amount on invoice inv-203"), unless a larger share of the words of
+    another field of the record (``rivals``) is there ("the amount due" names ``amount``, not
+    ``due_date``); "due Monday 7 December" and "ten days before their contract end date" ask no
+    message to carry a date read."""
     words = _key_words(field)
     if not words:
         return False
+    others = [w for w in map(_key_words, rivals) if w and w != words]
     for m in _SENTENCE.finditer(said):
         sentence = m.group(0)
         verb = _CARRY_VERB.search(sentence)
         if verb is None:
             continue
         for phrase in _DETERMINED.finditer(sentence[verb.end():]):
-            if words & {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}:
+            said_words = {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}
+            share = len(words & said_words) / len(words)
+            if share and not any(len(o & said_words) / len(o) > share for o in others):
                 return True
     return False
+
+
+def _fields_beside(field: str, lists: list[list[dict[str, Any]]]) -> set[str]:
+    """The other fields of the records read that hold ``field``."""
+    return {k for records in lists for r in records if field in r for k in r} - {field}
 
 
 def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[dict[str, Any]]], asked: set[str],
@@ -320,7 +330,7 @@ def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[
         if _told("date", m.value, said, today):
             continue
         field = _read_as_asked("date", m.value, lists, asked, today, "")
-        if not field or not asks_to_carry(said, field):
+        if not field or not asks_to_carry(said, field, _fields_beside(field, lists)):
             continue
         others = [w for o in look_alikes("date", m.value, lists, today, field or None)
                   if (w := _date_written(str(o), m.text, m.value)) is not None and w not in text]
@@ -332,7 +342,7 @@ def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[
         if _told("number", n.value, said, today):
             continue
         field = _read_as_asked("number", n.value, lists, asked, today, "")
-        if not field or not asks_to_carry(said, field):
+        if not field or not asks_to_carry(said, field, _fields_beside(field, lists)):
             continue
         digits = _DIGITS.search(n.text)
         if digits is None:

@@ -784,7 +784,8 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
 
 _MESSAGE_VERBS = r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind)\b"
 """The verbs by which a request asks for a message."""
-_CARRIES = re.compile(_MESSAGE_VERBS + r"(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
+_CARRIES = re.compile(r"(?:" + _MESSAGE_VERBS + r"|\b(?:summary|note|comment|description)\s+(?=with\b|including\b|"
+                      r"containing\b|giving\b|stating\b))(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
 _CARRIED = re.compile(
     r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
     r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
@@ -830,7 +831,8 @@ def message_clause(request: str, today: date) -> str:
 
 def message_carries(request: str) -> frozenset[str]:
     """The kinds of value (``Dictated`` field names) a message carries when the request names
-    only that ("message Keiko the new start time": ``times``); empty when it does not say. Then
+    only that ("message Keiko the new start time": ``times``; "a short summary with the number of
+    accounts in it": ``numbers``); empty when it does not say. Then
     only those parts of the message are dictated: the day the event moves to is the write's
     business, not the message's."""
     return frozenset(k for m in _CARRIES.finditer(request) for c in _CARRIED.finditer(m.group("clause"))

@@ -71,6 +71,15 @@ def _mentions(text: str, words: str) -> list[int]:
     return [m.start() for m in _whole(words).finditer(text)]
 
 
+def _own_mentions(text: str, values: set[str]) -> dict[str, list[int]]:
+    """``_mentions`` of each of ``values`` (one field's values), without those inside a mention of
+    a longer one: "the Uber Eats order" names vendor Uber Eats, not vendor Uber."""
+    spots = {v: _mentions(text, v) for v in values}
+    spans = [(at, at + len(w)) for w, ats in spots.items() for at in ats]
+    return {v: [at for at in ats if not any(a <= at and at + len(v) <= b and b - a > len(v) for a, b in spans)]
+            for v, ats in spots.items()}
+
+
 @lru_cache(maxsize=4096)
 def _whole(words: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w@.-]){re.escape(words)}(?:e?d|s)?(?![\w@-])", re.IGNORECASE)  # "void", "voided"
@@ -227,12 +236,13 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
         values = {r[k] for r in group if isinstance(r.get(k), str) and len(r[k]) >= 3 and not has_digit(r[k])}
         if len(values) < 2:
             continue
+        spots = _own_mentions(text, values)
         named = {v for v in values if any(not within(negated, at) and not _EITHER_WAY.match(text, at + len(v))
-                                          for at in _mentions(text, v) if not within(subsets, at))}
-        if named and all(within(examples, at) for v in named for at in _mentions(text, v)):
+                                          for at in spots[v] if not within(subsets, at))}
+        if named and all(within(examples, at) for v in named for at in spots[v]):
             named = set()  # "taxis and ride-hailing (uber, bolt etc)": examples, not the only ones asked for
         refused = {v for v in values if v not in named and any(not _EITHER_WAY.match(text, at + len(v))
-                                                               for at in _mentions(text, v) if not within(subsets, at))}
+                                                               for at in spots[v] if not within(subsets, at))}
         for i, r in enumerate(group):
             v = r.get(k)
             if v in refused:

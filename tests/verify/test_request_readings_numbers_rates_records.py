@@ -19,10 +19,12 @@ from pipeline.core.grading import Grader
 from pipeline.core.package import load_package
 from pipeline.core.text_values import dates_in, excluded_spans, kept_spans, numbers_in
 from pipeline.verify.aggregates import groups
+from pipeline.verify.carried import asks_to_carry
 from pipeline.verify.consistency import points_to_record_address
 from pipeline.verify.entities import ambiguous_findings
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import message_carries
+from pipeline.verify.selection import unselected_why
 from tests.verify.builders import Data, by, messages, package, refused_by, verify
 
 MISMATCH = Code.REQUEST_CHECK_MISMATCH
@@ -868,3 +870,73 @@ def test_an_order_of_another_amount_than_the_one_stated_is_refused() -> None:
 def test_an_order_of_the_stated_amount_or_a_worked_out_one_is_consistent(request_text: str, quantity: int) -> None:
     verdict = verify(_toner(request_text, quantity))
     assert by(verdict, "stated_amount") == [], messages(verdict)
+
+
+# --------------------------------------------------------------------------- the field a phrase names; a dated day; a longer name
+
+
+def _reminder(request: str) -> Data:
+    invoice = {"id": "inv-311", "customer": "Vasquez Tiles", "customer_email": "ap@vasqueztiles.example",
+               "description": "Glazed batch 4", "amount": 2960.0, "currency": "EUR", "due_date": "2026-11-18",
+               "status": "unpaid", "issued_at": "2026-10-19"}
+    body = "Hello, a reminder that invoice inv-311 for EUR 2,960.00 fell due on 2026-11-18 and is still open."
+    return package(request, {"finance": {"invoices": [invoice]}, "gmail": {"messages": [], "sent": []}},
+                   ["finance_get_invoice", "gmail_send"],
+                   [{"id": "sent", "kind": "state_count", "weight": 1.0, "collection": "gmail.sent", "scope": "created",
+                     "where": {"to": "ap@vasqueztiles.example", "body": {"$regex": "(?s)(?=.*inv-311)(?=.*2[ ,.]?960)"}},
+                     "op": "==", "value": 1}],
+                   [{"call": "finance_get_invoice", "args": {"invoice_id": "inv-311"}},
+                    {"call": "gmail_send", "args": {"to": "ap@vasqueztiles.example", "subject": "Reminder: inv-311",
+                                                    "body": body}},
+                    {"answer": "Sent the reminder for inv-311 to ap@vasqueztiles.example."}])
+
+
+def test_the_amount_due_names_the_amount_not_the_due_date() -> None:
+    """The body's due date is the reference's aside: "the amount due" shares "due" with ``due_date``,
+    but names ``amount``, all of whose words it holds. Asked for "the due date", the date is carried
+    and a check that never holds it is refused."""
+    asked = "Vasquez Tiles still owes inv-311. Email them a reminder with the invoice number and the amount due."
+    verdict = verify(_reminder(asked))
+    assert verdict.accepted and not by(verdict, "misread_value"), messages(verdict)
+    doc = _reminder(asked.replace("the amount due", "the amount and the due date"))
+    assert refused_by(doc, verify(doc), UNDER, "misread_value")
+
+
+@pytest.mark.parametrize(("said", "field", "rivals", "asked"), [
+    ("Email them the amount due on inv-311.", "due_date", {"amount", "currency"}, False),
+    ("Email them the amount due on inv-311.", "amount", {"due_date", "currency"}, True),
+    ("Email them the due date of inv-311.", "due_date", {"amount", "amount_due"}, True),
+    ("Email them the amount due on inv-311.", "amount_due", {"amount", "due_date"}, True),  # all of its words
+    ("Email them the amount due on inv-311.", "due_date", set(), True),  # nothing better named
+])
+def test_a_phrase_names_the_field_whose_words_it_holds_most(said: str, field: str, rivals: set[str],
+                                                             asked: bool) -> None:
+    assert asks_to_carry(said, field, rivals) is asked
+
+
+@pytest.mark.parametrize(("text", "kinds"), [
+    ("Export them, with a short summary with the number of accounts in it.", {"numbers"}),
+    ("Leave a note including the total we owe.", {"numbers"}),
+    ("Add a note to the ticket about the outage.", set()),
+])
+def test_a_summary_with_a_figure_carries_that_figure(text: str, kinds: set[str]) -> None:
+    assert message_carries(text) == kinds
+
+
+def test_a_name_inside_a_longer_name_of_the_same_field_is_not_named() -> None:
+    """"except the Uber Eats order" leaves out vendor Uber Eats; the Uber taxi stays in the total."""
+    spend = [{"id": "t1", "vendor": "Uber", "amount": 46.2}, {"id": "t2", "vendor": "Uber Eats", "amount": 23.5},
+             {"id": "t3", "vendor": "SAS", "amount": 412.8}]
+    why = unselected_why("Total my travel spend except the Uber Eats order, that one was personal.", spend, TODAY)
+    assert why == {1: "the request leaves out vendor Uber Eats"}
+    assert unselected_why("Total my travel spend except the Uber rides.", spend, TODAY) == {
+        0: "the request leaves out vendor Uber"}
+
+
+def test_a_day_before_a_month_makes_a_date_not_the_month() -> None:
+    """"last contacted before 1 October 2026" bounds a date; it asks for no record of October."""
+    customers = [{"id": "c1", "name": "Corner & Co", "last_contact": "2026-09-02"},
+                 {"id": "c2", "name": "Halden Grocers", "last_contact": "2026-10-20"}]
+    assert unselected_why("Export the customers whose last contact was before 1 October 2026.", customers, TODAY) == {}
+    assert unselected_why("Export the customers we last contacted in October 2026.", customers, TODAY) == {
+        0: "the request asks for last_contact from 2026-10-01 to 2026-10-31, not 2026-09-02"}

@@ -17,7 +17,7 @@ than choose it:
   page or an article, is a record read), or that is the id of a record read of the kind
   of code the request names ("notify the hook with its ticket number" for ``TKT-042``);
 - a date or an amount inside text the agent composes that is the whole value of a record's field
-  the request asks a message for (``asks_to_carry``: "post in #sales the last contact date",
+  the request asks a message for (``carry_phrase``: "post in #sales the last contact date",
   "email them the amount on invoice inv-203"); a date a text mentions on its own is the agent's.
 
 Identity values (a record's id, email or name) are left to ``perturbations.Alternatives``, which
@@ -70,6 +70,10 @@ class Carried:
     token: bool
     others: tuple[Any, ...]
     """The look-alikes, the most plausible first."""
+    field: str = ""
+    """The field of a record read that holds the value, where the request asks for that field."""
+    asked: str = ""
+    """The request's words that ask a message for it ("the amount due"), where known."""
 
 
 def codes_in(text: str) -> list[str]:
@@ -288,8 +292,9 @@ _DETERMINED = re.compile(r"\b(?=(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+
 number and the close date" holds "the close date" too (a lookahead: the matches overlap)."""
 
 
-def asks_to_carry(said: str, field: str, rivals: Collection[str] = ()) -> bool:
-    """Whether the request asks a message for the value of a record's ``field``: in one sentence,
+def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
+    """The words by which the request asks a message for the value of a record's ``field`` ("" for
+    none): in one sentence,
     after a verb of sending or including ("post", "email … the", "notify … with"), "the" (or "its",
     "their" …) and within three words a word of the field's name ("post in #sales the last contact
     date", "email them the amount on invoice inv-203"), unless a larger share of the words of
@@ -298,19 +303,20 @@ def asks_to_carry(said: str, field: str, rivals: Collection[str] = ()) -> bool:
     message to carry a date read."""
     words = _key_words(field)
     if not words:
-        return False
+        return ""
     others = [w for w in map(_key_words, rivals) if w and w != words]
     for m in _SENTENCE.finditer(said):
         sentence = m.group(0)
         verb = _CARRY_VERB.search(sentence)
         if verb is None:
             continue
-        for phrase in _DETERMINED.finditer(sentence[verb.end():]):
+        rest = sentence[verb.end():]
+        for phrase in _DETERMINED.finditer(rest):
             said_words = {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}
             share = len(words & said_words) / len(words)
             if share and not any(len(o & said_words) / len(o) > share for o in others):
-                return True
-    return False
+                return rest[phrase.start():phrase.end(1)]
+    return ""
 
 
 def _fields_beside(field: str, lists: list[list[dict[str, Any]]]) -> set[str]:
@@ -330,19 +336,19 @@ def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[
         if _told("date", m.value, said, today):
             continue
         field = _read_as_asked("date", m.value, lists, asked, today, "")
-        if not field or not asks_to_carry(said, field, _fields_beside(field, lists)):
+        if not field or not (phrase := carry_phrase(said, field, _fields_beside(field, lists))):
             continue
         others = [w for o in look_alikes("date", m.value, lists, today, field or None)
                   if (w := _date_written(str(o), m.text, m.value)) is not None and w not in text]
         if others:
-            out.append(Carried(step, key, m.text, True, tuple(others)))
+            out.append(Carried(step, key, m.text, True, tuple(others), field, phrase))
     for n in numbers_in(text):
         if n.kind not in ("money", "number") or not _AMOUNT.fullmatch(n.text.strip(" €$£")) and n.kind != "money":
             continue
         if _told("number", n.value, said, today):
             continue
         field = _read_as_asked("number", n.value, lists, asked, today, "")
-        if not field or not asks_to_carry(said, field, _fields_beside(field, lists)):
+        if not field or not (phrase := carry_phrase(said, field, _fields_beside(field, lists))):
             continue
         digits = _DIGITS.search(n.text)
         if digits is None:
@@ -351,7 +357,7 @@ def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[
                   for o in look_alikes("number", n.value, lists, today, field or None) if isinstance(o, (int, float))]
         others = [o for o in others if o not in text]
         if others:
-            out.append(Carried(step, key, n.text, True, tuple(others)))
+            out.append(Carried(step, key, n.text, True, tuple(others), field, phrase))
     return out
 
 

@@ -658,7 +658,9 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "misread_value", s, step=carried.step,
                                 argument=carried.key, value=other, steps=mutated, threshold=run.score,
                                 claim=f"writes {other!r} {where} of step {carried.step}, a look-alike of "
-                                      f"{carried.value!r}, the value it was to carry",
+                                      f"{carried.value!r}, " + (f"the {carried.field} the request asks it to carry "
+                                                                f"(\"{carried.asked}\")" if carried.asked
+                                                                else "the value it was to carry"),
                                 message=f"writing {other!r} instead of {carried.value!r} {where} of step "
                                         f"{carried.step} ({step.call}) keeps score {s:.3f}: the checks never hold "
                                         "the value the agent carries from what it read or was told"))

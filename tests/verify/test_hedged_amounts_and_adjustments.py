@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.core.text_values import numbers_in
 from pipeline.verify.aggregates import Adjustment, adjust, misadjusted, stated_adjustments
-from pipeline.verify.carried import asks_to_carry
+from pipeline.verify.carried import carry_phrase
 from pipeline.verify.equivalence import is_unordered
 from pipeline.verify.mutations import asks_for_value
 from pipeline.verify.perturbations import hedged_answer, is_amount, other_amounts
@@ -101,7 +101,7 @@ def test_a_list_of_records_is_unordered_whatever_its_name() -> None:
     ("Can you email Rosa at Vidal Ceramics the renewal number and the close date from her open deal?", "owner", False),
 ])
 def test_a_message_is_asked_to_carry_a_field(said: str, field: str, asked: bool) -> None:
-    assert asks_to_carry(said, field) is asked
+    assert bool(carry_phrase(said, field)) is asked
 
 
 def test_amounts_are_worked_out_only_while_the_hedges_are_open(monkeypatch: pytest.MonkeyPatch) -> None:

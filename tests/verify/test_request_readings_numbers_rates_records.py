@@ -19,7 +19,7 @@ from pipeline.core.grading import Grader
 from pipeline.core.package import load_package
 from pipeline.core.text_values import dates_in, excluded_spans, kept_spans, numbers_in
 from pipeline.verify.aggregates import groups
-from pipeline.verify.carried import asks_to_carry
+from pipeline.verify.carried import carry_phrase
 from pipeline.verify.consistency import points_to_record_address
 from pipeline.verify.entities import ambiguous_findings
 from pipeline.verify.execution import ReferenceRun
@@ -899,7 +899,15 @@ def test_the_amount_due_names_the_amount_not_the_due_date() -> None:
     verdict = verify(_reminder(asked))
     assert verdict.accepted and not by(verdict, "misread_value"), messages(verdict)
     doc = _reminder(asked.replace("the amount due", "the amount and the due date"))
-    assert refused_by(doc, verify(doc), UNDER, "misread_value")
+    finding = refused_by(doc, verify(doc), UNDER, "misread_value")
+    assert finding.witness is not None and 'the due_date the request asks it to carry ("the due date")' in \
+        finding.witness.claim  # the words the reading rests on, for the reader to judge
+    assert finding.claim is not None and any("the due date" in w for w in finding.claim.words)
+
+
+def test_the_phrase_that_asks_is_given_as_the_request_writes_it() -> None:
+    assert carry_phrase("Email them The Amount on inv-311, please.", "amount") == "The Amount on inv-311"
+    assert carry_phrase("Email them the amount due on inv-311.", "due_date", {"amount"}) == ""
 
 
 @pytest.mark.parametrize(("said", "field", "rivals", "asked"), [
@@ -911,7 +919,7 @@ def test_the_amount_due_names_the_amount_not_the_due_date() -> None:
 ])
 def test_a_phrase_names_the_field_whose_words_it_holds_most(said: str, field: str, rivals: set[str],
                                                              asked: bool) -> None:
-    assert asks_to_carry(said, field, rivals) is asked
+    assert bool(carry_phrase(said, field, rivals)) is asked
 
 
 @pytest.mark.parametrize(("text", "kinds"), [

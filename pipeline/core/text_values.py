@@ -28,7 +28,7 @@ value uses these.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
@@ -534,7 +534,13 @@ _RANGE_START = re.compile(r"(\bbetween\s+)?(?<![\d:])(1[0-2]|0?[1-9])(?::([0-5]\
                           r"\s*(1[0-2]|0?[1-9])(?::[0-5]\d)?\s*([ap])\.?m\.?\b", re.IGNORECASE)
 """The start of a range of hours whose am or pm is written once, after its end: "3-4pm", "9 to
 10:30am", "between 2 and 3pm" ("and" only after "between")."""
+_DAYPART = r"\s+in\s+the\s+(morning|afternoon|evening)\b"
+_DAYPART_RANGE = re.compile(r"(\bbetween\s+)?(?<![\d:.,])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(-|\u2013|\u2014|\bto\b|\btill\b|"
+                            r"\buntil\b|\band\b)\s*(?:1[0-2]|0?[1-9])(?::[0-5]\d)?" + _DAYPART, re.IGNORECASE)
+_DAYPART_HOUR = re.compile(r"(?<![\d:.,])(1[0-2]|0?[1-9])(?::([0-5]\d))?" + _DAYPART, re.IGNORECASE)
+"""Hours of a part of the day: "9 to 11 in the morning" (09:00 and 11:00), "at 2 in the afternoon"."""
 _HOUR_WORDS = NUMBER_WORDS[1:13]
+_DAYPARTS = frozenset({"morning", "afternoon", "evening"})
 _PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
                    re.IGNORECASE)
 _PAST_WORDS = frozenset({"half", "quarter"})
@@ -573,6 +579,15 @@ def times_in(text: str) -> tuple[Mention[str], ...]:
     for m in _HOUR.finditer(text) if digits else ():
         hour = _twelve(int(m.group(1)), m.group(2))
         out.append(Mention(f"{hour:02d}:00", m.start(), m.end(), m.group(0), "time"))
+    for m in _DAYPART_HOUR.finditer(text) if digits and may_say(text, _DAYPARTS) else ():
+        hour = _twelve(int(m.group(1)), "a" if m.group(3).casefold() == "morning" else "p")
+        out.append(Mention(f"{hour:02d}:{m.group(2) or '00'}", m.start(), m.end(), m.group(0), "time"))
+    for m in _DAYPART_RANGE.finditer(text) if digits and may_say(text, _DAYPARTS) else ():
+        if m.group(4).casefold() == "and" and not m.group(1):
+            continue
+        hour = _twelve(int(m.group(2)), "a" if m.group(5).casefold() == "morning" else "p")
+        text_end = m.end(3) if m.group(3) else m.end(2)
+        out.append(Mention(f"{hour:02d}:{m.group(3) or '00'}", m.start(2), text_end, text[m.start(2):text_end], "time"))
     for m in _PAST.finditer(text) if may_say(text, _PAST_WORDS) else ():
         said = m.group(3).casefold()
         hour = int(said) if said.isdigit() else _HOUR_WORDS.index(said) + 1
@@ -738,11 +753,15 @@ class Allowed:
     high: Any
     flexible: bool
     weekdays_only: bool = False
+    days_out: frozenset[int] = frozenset()
+    """Weekdays (Monday 0) the text rules out of a date range: "Not Wednesday, she's out"."""
 
     def holds(self, value: Any) -> bool:
         """Whether ``value`` (of this range's kind) lies inside it."""
-        if self.kind == "date" and self.weekdays_only and date.fromisoformat(value).weekday() >= 5:
-            return False
+        if self.kind == "date" and (self.weekdays_only or self.days_out):
+            weekday = date.fromisoformat(value).weekday()
+            if (self.weekdays_only and weekday >= 5) or weekday in self.days_out:
+                return False
         return (self.low is None or self.low <= value) and (self.high is None or value <= self.high)
 
 
@@ -885,9 +904,10 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             out.append(Allowed("time", None if late else t[0].value, t[0].value if late else None, True))
     a: float | None  # the bounds of a number range
     b: float | None
+    clock = [(t.start, t.end) for t in times_in(text)] if has_digit(text) else []
     for m in _NUMBER_RANGE.finditer(text) if has_digit(text) or may_say(text, _NUMBER_WORDS) else ():
-        if any(a < m.end() and m.start() < b for a, b in days):
-            continue  # the days of a date span, no number range
+        if any(a < m.end() and m.start() < b for a, b in [*days, *clock]):
+            continue  # the days of a date span, the hours of a clock range ("9 to 11 in the morning"): no number range
         if m.group("from"):
             a, b = float(m.group("from")), float(m.group("to"))
             if a < b:
@@ -909,7 +929,26 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             a, b = _one_number(m.group("x")), _one_number(m.group("y"))
             if a is not None and b is not None and 0 < b - a <= max(2.0, a):
                 out.append(Allowed("number", a, b, True))
+    if (days_out := _days_ruled_out(text)) and any(r.kind == "date" for r in out):
+        out = [replace(r, days_out=days_out) if r.kind == "date" else r for r in out]
     return tuple(out)
+
+
+_DAY_NAMES = "|".join(WEEKDAYS)
+_DAY_WORDS = frozenset([*WEEKDAYS, *(d + "s" for d in WEEKDAYS)])
+_DAY_RULED_OUT = re.compile(
+    rf"\b(?:not|except|excluding|apart from|other than|anything but|never|avoid|skip)\s+(?:on\s+)?(?:a\s+)?(?P<a>{_DAY_NAMES})s?\b"
+    rf"|\b(?P<b>{_DAY_NAMES})s?\s+(?:is|are)\s+(?:out|off|no good|not (?:possible|an option|good))\b"
+    rf"|\b(?P<c>{_DAY_NAMES})s?\s+(?:doesn't|does not|won't|will not)\s+work\b", re.IGNORECASE)
+
+
+def _days_ruled_out(text: str) -> frozenset[int]:
+    """The weekdays ``text`` rules out ("Not Wednesday", "except on Fridays", "Monday is out",
+    "Tuesday doesn't work")."""
+    if not may_say(text, _DAY_WORDS):
+        return frozenset()
+    return frozenset(WEEKDAYS.index((m.group("a") or m.group("b") or m.group("c")).casefold())
+                     for m in _DAY_RULED_OUT.finditer(text))
 
 
 def range_of(value: Any, ranges: tuple[Allowed, ...], flexible_only: bool = False) -> Allowed | None:

@@ -41,6 +41,7 @@ from pipeline.core.text_values import (
     number_values,
     numbers_in,
     quoted_spans,
+    times_in,
     within,
 )
 from pipeline.core.trajectory import Trajectory
@@ -103,9 +104,9 @@ def stated_counts(text: str, names: tuple[str, ...] = (), amounts: set[float] | 
     numbers joined to a word ("7-port hubs"), counts of records the sentence then leaves alone ("a
     couple of them are questions, don't touch those"), those inside a name
     (``text_values.name_spans``: "the Archive 2026 folder",
-    "Room 101", a record's name such as "Route 66 Diner"), and ``amounts`` (numbers the reference
+    "Room 101", a record's name such as "Route 66 Diner") or a time ("9 to 11 in the morning"), and ``amounts`` (numbers the reference
     writes as arguments: "order 12 of the X200 printers" is a quantity of one order)."""
-    inside = name_spans(text, names)
+    inside = name_spans(text, names) + tuple((t.start, t.end) for t in times_in(text))  # "9 to 11 in the morning"
     return [int(m.value) for m in numbers_in(text)
             if m.kind in ("number", "word") and float(m.value).is_integer() and not _unit_follows(text, m.end)
             and not within(inside, m.start) and float(m.value) not in amounts and not _an_hour(text, m.start, m.end)
@@ -404,7 +405,8 @@ _RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|re
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
 _HOLDER = re.compile(r"\b(?:e-?mails?(?!\s+address)|(?:the|her|his|our|their|latest)\s+(?:[a-z-]+\s+)?mails?|"
                      r"messages?|notes?|description|body|signature|letter|memo|comment|quote|"
-                     r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post)\b",
+                     r"thread|text|footer|instructions?|entry|invite|invitation|article|document|page|notice|ticket|post|"
+                     r"(?:record|card|profile|file)(?=\s+(?:says?|said|states?|tells?|lists?|mentions?|specif(?:y|ies)|asks?)\b))\b",
                      re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.;!?\n]")
 _DASH = re.compile(r"\s[—–-]\s|:\s")

@@ -251,27 +251,41 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
 def _graded_in_writes(run: ReferenceRun) -> list[str]:
     """What the state checks grade of the records the reference writes: what a pattern finds in a
     message body or a note ("2 open tickets", "20,500"), and, in the records it creates, the
-    values a check requires as they are or inside a list (an expense report's ``transactions``
-    holding "TXN-003", its ``total_amount`` 1257.0, in every form a number is written): an
+    values a check (``state_count`` or ``state_match`` of the collection) requires as they are,
+    inside a list or among the lists ``$in`` allows (an expense report's ``transactions`` holding
+    "TXN-003", its ``total_amount`` 1257.0, in every form a number is written): an
     aggregate written into a note, a message or a report is reported as an answer is."""
     out: list[str] = []
     created = {b.collection for b in run.bound.values() if b.op.effect == "create"}
     for check in run.package.checks:
         if check.kind in ("answer_contains", "answer_matches"):
             continue
-        into_created = check.kind == "state_count" and tuple(check.collection.split(".", 1)) in created
+        into_created = check.kind in ("state_count", "state_match") and not vars(check).get("record_id") \
+            and tuple(check.collection.split(".", 1)) in created
         for field, matcher in required_values(check):
             if is_message(field) and isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str):
                 pattern = compile_pattern(matcher["$regex"], bool(vars(check).get("ignore_case")))
                 out += [m for args in run.args.values() if isinstance(args.get(field), str)
                         for m in pattern.matched_parts(args[field]) if m]
             elif into_created:
-                value = matcher.get("$contains") if isinstance(matcher, dict) else matcher
-                if isinstance(value, str) and value:
-                    out.append(value)
-                elif isinstance(value, (int, float)) and not isinstance(value, bool):
-                    out += sorted(number_forms(float(value)))
+                for value in _required_items(matcher):
+                    if isinstance(value, str) and value:
+                        out.append(value)
+                    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                        out += sorted(number_forms(float(value)))
     return out
+
+
+def _required_items(matcher: Any) -> list[Any]:
+    """The values a matcher requires of a field: the value itself, what ``$contains`` wants, or
+    those ``$in`` allows; a list stands for its items (the transactions of a report, in whichever
+    order ``$in`` allows them)."""
+    if isinstance(matcher, dict):
+        wanted = [matcher["$contains"]] if "$contains" in matcher else list(matcher.get("$in", []))
+    else:
+        wanted = [matcher]
+    return list(dict.fromkeys(x for v in wanted for x in (v if isinstance(v, list) else [v])
+                              if isinstance(x, (str, int, float))))
 
 
 def _looked_up(request: str, record: dict[str, Any], records: list[dict[str, Any]]) -> bool:

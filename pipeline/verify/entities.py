@@ -173,6 +173,8 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
             name, start = name.split(" ", 1)[1], start + len(name.split(" ", 1)[0]) + 1
             if name.casefold() in known:
                 continue
+        elif opening and _record_named_at(package, text, start + len(name.split(" ", 1)[0]) + 1):
+            continue  # "Bill Quill & Co for the consulting": a verb, then the company's whole name
         words = name.split()
         near = [" ".join(n) for n in names if n and (n[0].casefold() == words[0].casefold()
                                                      or n[-1].casefold() == words[-1].casefold())]
@@ -183,6 +185,15 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
                                message=f"the request names {name!r}, who (or which) is nowhere in the initial state, "
                                        f"the user's facts or the reference{similar}"))
     return out
+
+
+def _record_named_at(package: TaskPackage, text: str, at: int) -> bool:
+    """Whether ``text`` writes, from offset ``at``, the whole name or company of a record."""
+    rest = text[at:].casefold()
+    return any(isinstance(v, str) and len(v) >= 3 and rest.startswith(v.casefold())
+               and (len(rest) == len(v) or not rest[len(v)].isalnum())
+               for collections in package.initial_state.values() for records in collections.values()
+               for r in records if isinstance(r, dict) for v in (r.get("name"), r.get("company")))
 
 
 def ambiguous_findings(package: TaskPackage, named: Named | None = None, texts: list[str] | None = None) -> list[Finding]:

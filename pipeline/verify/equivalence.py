@@ -34,7 +34,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.core.text_values import EMAIL, ISO_DATE, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import inside, other_starts
@@ -327,7 +327,7 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     "between 08:00 and 10:30", "40 to 60 rolls"), from a choice it offers ("high or urgent,
     whichever fits"), or from a move it does not measure ("raise it a bit", with no number said:
     ``_less_moved``), the same work with another value the request allows (``inside``), the
-    answer saying it."""
+    answer saying it; an event's end moves with its start (the same length, on the new day)."""
     package = run.package
     ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
     ends_by = _ENDS_BY.search(run.said) is not None or _STARTS.search(run.said) is None  # "any time between 10 and 1"
@@ -338,24 +338,35 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
         if not isinstance(step, CallStep):
             continue
         props = w.bound.tool.parameters.get("properties", {})
-        for key, value in run.args.get(w.step, {}).items():
+        args = run.args.get(w.step, {})
+        end_key = next((k for k in _ENDS_AT if _is_moment(args.get(k))), None)
+        start_key = next((k for k in _STARTS_AT if _is_moment(args.get(k))), None)
+        for key, value in args.items():
             original = step.args.get(key)
             if isinstance(original, dict) or isinstance(value, (bool, dict, list)):
                 continue  # a $ref or $fact: the value is observed or told, not chosen
+            if key == end_key and start_key is not None:
+                continue  # an event's end moves with its start
             other = _offered(run.said, value, props.get(key, {}).get("enum") or [])
             held = range_of(value, ranges, flexible_only=True)
             if other is None and nudged:
                 other = _less_moved(run, w, key, value)
+            paired = end_key if key == start_key else None  # the end that moves with this start
             if other is None and held is not None:
-                lasting = run.args[w.step].get("duration_minutes") if ends_by else None
-                other = inside(value, held, lasting if isinstance(lasting, int) and not isinstance(lasting, bool) else None)
-                minutes = run.args[w.step].get("duration_minutes")
+                minutes = args.get("duration_minutes")
+                if paired:
+                    minutes = _minutes_between(value, args[paired])
+                lasting = minutes if ends_by and isinstance(minutes, int) and not isinstance(minutes, bool) else None
+                other = inside(value, held, lasting)
                 if other is not None and isinstance(minutes, int) and _clashes(run, w, other, minutes):
                     other = next((o for o in other_starts(value, held, minutes) if not _clashes(run, w, o, minutes)), None)
             if other is None or other == value:
                 continue
+            changed = {key: other}
+            if paired and _is_moment(other):
+                changed[paired] = _moved(args[paired], value, other)
             mutated = said_instead({**steps, w.step: CallStep.model_construct(
-                call=step.call, args={**run.args[w.step], key: other}, expect_status=step.expect_status)},
+                call=step.call, args={**args, **changed}, expect_status=step.expect_status)},
                 value, other)
             out.append(("other_choice", mutated, sorted(mutated), {"argument": key, "value": other}))
     return out[:MAX_CHOICES]
@@ -364,6 +375,21 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
 MAX_CHOICES = 6
 _STARTS_AT = ("start", "start_time", "starts_at")
 _ENDS_AT = ("end", "end_time", "ends_at")
+
+
+def _is_moment(value: Any) -> bool:
+    """Whether ``value`` is an ISO date-time ("2026-12-08T09:00", seconds and zone optional)."""
+    return isinstance(value, str) and len(value) >= 16 and value[10] == "T" and ISO_DATE.match(value) is not None
+
+
+def _minutes_between(start: str, end: str) -> int:
+    return int((datetime.fromisoformat(end[:16]) - datetime.fromisoformat(start[:16])).total_seconds() // 60)
+
+
+def _moved(end: str, start: str, other: str) -> str:
+    """``end`` moved as far as ``start`` moved to ``other``, written as ``end`` was."""
+    delta = datetime.fromisoformat(other[:16]) - datetime.fromisoformat(start[:16])
+    return (datetime.fromisoformat(end[:16]) + delta).isoformat()[:16] + end[16:]
 
 
 def _clashes(run: ReferenceRun, w: Write, start: Any, minutes: int) -> bool:

@@ -61,6 +61,18 @@ def _adjustment_orders(said: str) -> tuple[tuple[Any, ...], ...]:
     discounted" names them out of order)."""
     stated = stated_adjustments(said)[:MAX_ADJUSTMENTS]
     return tuple(permutations(stated)) if stated else ()  # no adjustment: no order (a known number is no adjusted one)
+
+
+@lru_cache(maxsize=256)
+def _priced_in_words(said: str) -> tuple[float, ...]:
+    """The products of an amount of money and a plain number the request states ("twelve hours at
+    €150/h": 1,800), the totals its adjustments may start from."""
+    found = numbers_in(said)
+    money = [m.value for m in found if m.kind == "money"]
+    counts = [m.value for m in found if m.kind in ("number", "word")]
+    return tuple(round(a * b, 2) for a in money for b in counts)
+
+
 LOOSE = "loose number"
 """The kind of an ``ungrounded_value`` finding on a number ``has_number`` finds only through loose
 arithmetic (``Evidence.plainly_known``): a question for a reader, which the rules leave open."""
@@ -274,9 +286,16 @@ class Evidence:
         """Whether ``v`` is a known number with every adjustment the request states put on it, in
         order or another (the words may put them in either: "add the 2,000 setup fee to what you get
         once their last won deal is discounted by fifteen percent" is 24,000 less 15% plus 2,000;
-        ``aggregates.stated_adjustments``, at most ``MAX_ADJUSTMENTS``)."""
+        ``aggregates.stated_adjustments``, at most ``MAX_ADJUSTMENTS``), or a count at a price the
+        request states with them put on in the order it states them ("twelve hours at €150/h, ten
+        percent off, then add the €45 travel fee": 1,665, not the 1,660.50 of the fee discounted too)."""
         orders = _adjustment_orders(self.said) if self.said else ()
-        return any(abs(adjust(n, list(order)) - v) < 0.005 for n in self._arithmetic()[0] for order in orders)
+        if not orders:
+            return False
+        if any(abs(adjust(n, list(order)) - v) < TOLERANCE for n in self._arithmetic()[0] for order in orders):
+            return True
+        written = list(orders[0])  # a count at a price the request states, adjusted in the order it says them
+        return any(abs(adjust(n, written) - v) < TOLERANCE for n in _priced_in_words(self.said))
 
     def plainly_known(self, value: float, stated: set[float]) -> bool:
         """Whether ``value`` (which ``has_number`` finds) is reached without loose arithmetic: a
@@ -344,15 +363,21 @@ class Evidence:
         return False
 
     def within_a_record(self, v: float) -> bool:
-        """``v`` is ``k·a ± b`` or ``a·b`` of two numbers ``a``, ``b`` of one observed record."""
-        return self._in_a_record(v, self._arithmetic()[1] | {1.0}, added=True, squared=True)
+        """``v`` is ``k·a ± b``, ``a·b``, or ``r·a`` for a rate ``r`` a percentage the texts state
+        gives (a price up 8%, to the cent), of numbers ``a``, ``b`` of one observed record."""
+        return self._in_a_record(v, self._arithmetic()[1] | {1.0}, added=True, squared=True,
+                                 scaled=self._said_factors - {1.0})
 
-    def _in_a_record(self, v: float, factors: set[float], added: bool, squared: bool) -> bool:
-        """``v`` is ``k·a − b`` (and ``k·a + b`` when ``added``; ``a + b`` is ``k`` = 1) or ``a·b`` of
-        two fields ``a``, ``b`` of one observed record (a field times itself too when ``squared``)."""
+    def _in_a_record(self, v: float, factors: set[float], added: bool, squared: bool,
+                     scaled: set[float] | frozenset[float] = frozenset()) -> bool:
+        """``v`` is ``k·a − b`` (and ``k·a + b`` when ``added``; ``a + b`` is ``k`` = 1), ``r·a``
+        for a rate ``r`` of ``scaled``, or ``a·b`` of fields ``a``, ``b`` of one observed record
+        (a field times itself too when ``squared``)."""
         for record in self.records:
             nums = [float(x) for x in record.values() if isinstance(x, (int, float)) and not isinstance(x, bool)]
             for i, a in enumerate(nums):
+                if any(abs(k * a - v) <= TOLERANCE for k in scaled):
+                    return True
                 for j, b in enumerate(nums):
                     if i != j and any(abs(k * a - b - v) <= TOLERANCE or (added or k == 1.0) and abs(k * a + b - v)
                                       <= TOLERANCE for k in factors):

@@ -151,7 +151,8 @@ def _term(part: str, sign: float, fields: list[str], earlier: str = "") -> Term 
     return Term(sign, factor, None, float(m.group(1))) if m else None
 
 
-_LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?)\b|=)\s*(?=(?P<f>[^.;:!?=\n]+))",
+_LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?|(?P<have>have|hold))\b|=)"
+                   r"\s*(?=(?P<f>[^.;:!?=\n]+))",
                    re.IGNORECASE)
 
 
@@ -180,8 +181,8 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
         phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
         formula = _parse(phrase, fields, text[:m.start()])
         up_to = held is not None and _UP_TO.search(text[:m.end()]) is not None
-        if formula is None:
-            continue
+        if formula is None or (m.group("have") and not up_to):
+            continue  # "have" leads a formula only as a level to reach: "enough that we'll have twice …"
         if len(formula.terms) == 1 and formula.terms[0].factor == 1.0:
             if level is None and up_to and formula.terms[0].field not in (None, held):
                 level = Formula(formula.text, (*formula.terms, Term(-1.0, 1.0, held)))
@@ -277,7 +278,8 @@ _PERCENT_CHANGE = re.compile(
 
 _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"
                     r"get(?:s|ting)?\s+(?:\w+\s+)?(?:up\s+|back\s+)?to|"
-                    r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to)\s+$",
+                    r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to|"
+                    r"\benough\b[^.;!?\n]{0,60}?\b(?:we|you|they|it|there)(?:'ll|\s+will)?\s+(?:have|hold|be\s+at))\s+$",
                     re.IGNORECASE)
 
 

@@ -327,6 +327,9 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("They told us recently which address billing stuff should go to, use that one", True),
     ("Don't use Priya's own email; their CRM record notes where billing stuff should go.", True),
     ("They told us the deadline moved, so send the reminder to their usual address", False),
+    ("Email them a reminder and use whatever billing address their CRM record says to use for invoices.", True),
+    ("Use the address his contact card says he prefers.", True),  # a record that says: its text
+    ("Send the quote to the contact on file.", False),
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points

@@ -1,9 +1,9 @@
 """How the request's words are read, on small hand-built packages: a report whose records and
 total a check grades as a whole list; a weekday the request rules out of a window; a count at a
 price adjusted in the order the request states; a price up by a stated percentage, to the cent;
-"enough that we'll have three times the reorder level on hand"; a record that says where to
-write; hours of a part of the day; an event's end moving with its start; a verb before a
-company's name; a long code of letters and digits carried into a note."""
+"enough that we'll have three times the reorder level on hand"; hours of a part of the day; an
+event's end moving with its start; a verb before a company's name; a long code of capitals and
+digits carried into a note."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pipeline.core.codes import Code
 from pipeline.core.text_values import allowed_ranges, times_in
 from pipeline.generation.tools import catalogue_tool
 from pipeline.verify.carried import codes_in
-from pipeline.verify.consistency import points_to_record_address, stated_counts
+from pipeline.verify.consistency import stated_counts
 from tests.verify.builders import Data, by, messages, package, refused_by, verify
 
 TODAY = date(2026, 12, 1)  # a Tuesday
@@ -195,19 +195,6 @@ def test_enough_to_have_three_times_the_level_on_hand_is_that_level_less_the_sto
 def test_what_we_have_states_no_formula_without_enough() -> None:
     verdict = verify(_restock("We have twice the reorder level of soy milk; order 60 cases of oat milk from Nordic Oats.", 60))
     assert not by(verdict, "stated_formula"), messages(verdict)
-
-
-# --------------------------------------------------------------------------- a record that says where to write
-
-
-@pytest.mark.parametrize(("said", "points"), [
-    ("Email them a reminder and use whatever billing address their CRM record says to use for invoices.", True),
-    ("Use the address his contact card says he prefers.", True),
-    ("Send it to the email address on their CRM record.", False),
-    ("Send the quote to the contact on file.", False),
-])
-def test_a_record_that_says_where_points_to_its_text(said: str, points: bool) -> None:
-    assert points_to_record_address(said) is points
 
 
 # --------------------------------------------------------------------------- hours of a part of the day

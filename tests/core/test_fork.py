@@ -156,3 +156,21 @@ def test_a_world_played_many_episodes_keeps_the_arguments_of_one(todo: TaskPacka
         for n in range(5):
             assert world.call("todo_create_task", {"title": f"Task {episode}.{n}"}, known=True).status == 200
         assert len(world._valid) == 5
+
+
+def test_a_deleted_id_is_never_handed_out_again_as_the_ids_section_says() -> None:
+    """``docs/package.md``, "Ids": 1 + the highest number the collection ever held; on the claw
+    profile's counted collections, the length plus one (an id the state holds can recur)."""
+    world = World(["todo"], {"todo": {"tasks": [{"id": "todo-007", "title": "Seven", "status": "open"}]}},
+                  now="2026-12-01T09:00:00Z")
+    first = world.call_endpoint("/todo/tasks/create", {"title": "Eight"}).body["task"]
+    deleted = world.call_endpoint("/todo/tasks/delete", {"task_id": first["id"]})
+    second = world.call_endpoint("/todo/tasks/create", {"title": "Nine"}).body["task"]
+    assert deleted.ok and (first["id"], second["id"]) == ("todo-008", "todo-009")
+    jobs = [{"job_id": f"JOB-{n:03d}", "name": f"job {n}", "cron_expression": "0 7 * * *", "action": "run",
+             "enabled": True} for n in (4, 7, 9)]
+    claw = World(["scheduler"], {"scheduler": {"jobs": jobs}}, now="2026-12-01T09:00:00Z", profile="claw")
+    made = claw.call_endpoint("/scheduler/jobs/create", {"name": "new", "cron_expression": "0 8 * * *",
+                                                               "action": "run"})
+    assert made.ok and made.body["job"]["job_id"] == "JOB-004"
+    assert [j["job_id"] for j in claw.state["scheduler"]["jobs"]].count("JOB-004") == 2

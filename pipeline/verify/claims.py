@@ -126,10 +126,12 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     doing = _doing(w.claim)
     said_of = READINGS.get(finding.code, "The verifier's rules read the request so")
     if finding.code is Code.HIDDEN_FACT_LEAKED and w.agent == "wrong":  # the agent is right: the package is not
-        reading = (f"{said_of}: an agent that {doing} has what it needs without asking the user, so the fact is "
-                   "not hidden and the package's question is not needed.")
-        alternative = (f"An agent that {doing} only guessed: nothing it can read settles the fact, so it must "
-                       "ask the user.")
+        reading = (f"{said_of}: what the agent can read (the records above) states the fact plainly, so an agent "
+                   f"that {doing} has the right value without asking the user; the fact is not hidden, and a package "
+                   "that grades the question tests nothing (whether the request tells the agent to ask is not the "
+                   "point: the point is whether the fact can be read).")
+        alternative = (f"What the agent can read does not settle the fact (it does not state it, or states it of "
+                       f"something else), so an agent that {doing} only guessed, and only the user can give it.")
         instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it would stay "
                    f"under if the fact were hidden: {finding.message}")
     elif finding.code is Code.UNGROUNDED_VALUE and w.agent == "correct" and finding.detail.get("kind"):

@@ -17,9 +17,11 @@ A text gives the fact away when it states the value, in any form of its kind, an
 - **rivals** are the other values of its kind the text states (another date, time, address; another
   number of the mention's sentence; another name ending in the same word: "Delta Room"); a rival
   its own clause rules out is none. With rivals left, the mention singles the value out only when
-  its words tie it to the request more than each rival's do (the words next to it, then its
-  clause, then its sentence: "The promo review is on Monday 7 December. Could we go through the
-  shelf plan on Tuesday 8 December?");
+  its words (the words next to it, then its clause) name the fact more than each rival's do ("will
+  now be due on 2026-12-22" beside "as agreed on the phone this morning", for a due date), or tie it
+  to the request more than each rival's do (the words next to it, then its clause, then its
+  sentence: "The promo review is on Monday 7 December. Could we go through the shelf plan on
+  Tuesday 8 December?");
 - with no rival, the value is the one of its kind there, and singled out, unless its sentence
   **speaks of something else**: it shares no word with the request and names something of its own
   beyond the words of dates, times and availability ("Tuesday 8 December is our promo review" for a
@@ -299,14 +301,15 @@ def states(value: str, text: str, today: date) -> bool:
     return any(target in s.values for s in _said(value, text, today))
 
 
-def singles_out(value: str, text: str, request: str, today: date, context: str = "") -> bool:
+def singles_out(value: str, text: str, request: str, today: date, context: str = "", about: str = "") -> bool:
     """Whether ``text`` states ``value`` and singles it out (see the module docstring); ``context``
-    is the rest of the record the text is a field of (a note's title, a message's subject)."""
-    return _singles_out(value, text, request, today, context)
+    is the rest of the record the text is a field of (a note's title, a message's subject);
+    ``about`` the words that name the fact (its key, the words that make the user reveal it)."""
+    return _singles_out(value, text, request, today, context, about)
 
 
 @lru_cache(maxsize=8192)
-def _singles_out(value: str, text: str, request: str, today: date, context: str) -> bool:
+def _singles_out(value: str, text: str, request: str, today: date, context: str, about: str) -> bool:
     target = _target(value)
     if not _may_state(value, target, text, today):
         return False
@@ -323,6 +326,10 @@ def _singles_out(value: str, text: str, request: str, today: date, context: str)
             continue
         live = [r for r in rivals if not _ruled_out(text, r, rival=True)]
         if live:
+            named = _stems(about.replace("_", " "))
+            own = _tie(text, s, named)[:2]  # "will now be due on 2026-12-22" for the due date
+            if any(own) and all(own > _tie(text, r, named)[:2] for r in live):
+                return True
             tie = _tie(text, s, wanted)
             if all(tie > _tie(text, r, wanted) for r in live):
                 return True

@@ -117,7 +117,7 @@ _POINTS_BACK = re.compile(r"(?:(?:that|this|the\s+same|said)(?:\s+(?P<noun>[a-z]
 _FILLER = re.compile(r"^(?:(?:exactly|precisely|just|its|their|the|each|item's|current|currently)\s+)+")
 _TIMES = r"\s*(?:times\b|x\b|×|\*)"
 _NUMBER_WORD = r"(\d+(?:\.\d+)?|" + "|".join(WORDS) + r")"
-_FACTOR_BEFORE = re.compile(_NUMBER_WORD + _TIMES + r"\s*")
+_FACTOR_BEFORE = re.compile(_NUMBER_WORD + r"(?P<half>\s+and\s+a\s+half)?" + _TIMES + r"\s*")
 _FACTOR_AFTER = re.compile(r"\s+(?:times|x|×|\*|multiplied\s+by)\s*" + _NUMBER_WORD + r"$")
 
 
@@ -126,7 +126,7 @@ def _number(said: str) -> float:
 
 
 def _term(part: str, sign: float, fields: list[str], earlier: str = "") -> Term | None:
-    """One term: a factor ("twice", "double", "three times", "3x", "2 ×") before a field, or
+    """One term: a factor ("twice", "double", "three times", "one and a half times", "3x", "2 ×") before a field, or
     one after it ("the reorder level times two"), or a plain number; words that only point at
     the record ("exactly", "its", "the current") are passed over."""
     said = part.strip().casefold()
@@ -138,8 +138,8 @@ def _term(part: str, sign: float, fields: list[str], earlier: str = "") -> Term 
             break
     else:
         m = _FACTOR_BEFORE.match(folded)
-        if m and m.end() < len(folded):
-            factor, folded = _number(m.group(1)), folded[m.end():]
+        if m and m.end() < len(folded):  # "three times", "one and a half times"
+            factor, folded = _number(m.group(1)) + (0.5 if m.group("half") else 0.0), folded[m.end():]
         elif (after := _FACTOR_AFTER.search(folded)) is not None:
             factor, folded = _number(after.group(1)), folded[:after.start()]
         else:
@@ -279,6 +279,7 @@ _PERCENT_CHANGE = re.compile(
 _UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"
                     r"get(?:s|ting)?\s+(?:\w+\s+)?(?:up\s+|back\s+)?to|"
                     r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to|"
+                    r"\b(?:end|ends|ending)\s+up\s+(?:at|with)|"
                     r"\benough\b[^.;!?\n]{0,60}?\b(?:we|you|they|it|there)(?:'ll|\s+will)?\s+(?:have|hold|be\s+at))\s+$",
                     re.IGNORECASE)
 

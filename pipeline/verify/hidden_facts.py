@@ -76,7 +76,7 @@ def _leaks(fact: Fact, texts: list[tuple[str, str]], today: date, request: str) 
     structured = bool(ISO_DATE.match(value) or clock_value(value) or re.fullmatch(r"-?[\d.]+", value)) or len(value) < 6
     for text, context in texts:
         inside = text.strip() != value and (" " in text.strip() or not structured)
-        if inside and singles_out(value, text, request, today, context):
+        if inside and singles_out(value, text, request, today, context, " ".join([fact.key, *fact.reveal_when])):
             return True
     return False
 

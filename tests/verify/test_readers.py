@@ -375,7 +375,8 @@ def test_a_leaked_fact_is_claimed_as_readable_so_agreeing_refuses() -> None:
     what it needs (agreeing confirms the leak), not whether that agent is wrong."""
     package = package_of(CORPUS_DIR / "grounding" / "hidden-day-in-email.defective.json")
     leaks = [f for f in verify_package(package).findings if f.code is Code.HIDDEN_FACT_LEAKED and f.claim]
-    assert leaks and all("not hidden" in f.claim.reading and "must ask" in f.claim.alternative for f in leaks)
+    assert leaks and all("not hidden" in f.claim.reading and "whether the fact can be read" in f.claim.reading
+                         and "only the user can give it" in f.claim.alternative for f in leaks)
     assert Code.HIDDEN_FACT_LEAKED.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes
 
 

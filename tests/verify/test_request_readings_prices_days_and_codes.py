@@ -294,3 +294,54 @@ def test_a_tracking_number_any_code_of_its_shape_passes_is_refused() -> None:
     assert refused_by(doc, verify(doc), UNDER, "misread_value")
     verdict = verify(_tracking("1Z84E7W20391847762"))
     assert not by(verdict, "misread_value"), messages(verdict)
+
+
+def test_ending_up_at_one_and_a_half_times_the_minimum_is_a_level_to_reach() -> None:
+    said = ("The olive totes are nearly gone. Place an order big enough that, with what's already on the shelf, "
+            "we end up at one and a half times the reorder level.")
+    doc = _restock(said, 30)  # 1.5 × 20, ignoring the 14 held
+    finding = refused_by(doc, verify(doc), MISMATCH, "stated_formula")
+    assert "16" in finding.message
+    assert verify(_restock(said, 16)).accepted
+
+
+# --------------------------------------------------------------------------- a hidden fact beside a date of narration
+
+
+def _new_due_date(body: str) -> Data:
+    invoices = [{"id": "inv-611", "customer": "Marrow & Vine", "customer_email": "ap@marrowvine.example",
+                 "description": "Tasting menu", "amount": 3420.0, "currency": "GBP", "due_date": "2026-12-08",
+                 "status": "unpaid", "issued_at": "2026-11-15T10:00:00Z"}]
+    mail = [{"id": "msg-1", "from": "ap@marrowvine.example", "to": "me@corp.example", "subject": "Tasting menu invoice",
+             "body": body, "folder": "inbox", "is_read": False, "date": "2026-11-30", "received_at": "2026-11-30T11:04:00Z"}]
+    return package("I agreed a later due date for Marrow & Vine's tasting-menu invoice on the phone. Move it for me, "
+                   "ask me for the new date.", {"finance": {"invoices": invoices, "transactions": []},
+                                                "gmail": {"messages": mail, "sent": []}},
+                   ["finance_list_invoices", "finance_update_invoice", "gmail_list_messages", "gmail_get_message"],
+                   [{"id": "due", "kind": "state_match", "weight": 0.8, "collection": "finance.invoices",
+                     "record_id": "inv-611", "expect": {"due_date": "2026-12-22"}},
+                    {"id": "asked", "kind": "asked_user", "weight": 0.2, "fact": "due"}],
+                   [{"call": "finance_list_invoices", "args": {"customer": "Marrow & Vine"}},
+                    {"ask": "What is the new due date?"},
+                    {"call": "finance_update_invoice", "args": {"invoice_id": "inv-611", "due_date": {"$fact": "due"}}},
+                    {"answer": "inv-611 is now due on 2026-12-22."}],
+                   capability="multi-turn",
+                   user={"persona": "Bookkeeper.", "facts": [{"key": "due", "value": "2026-12-22",
+                                                              "reveal_when": ["date", "due", "when"]}]})
+
+
+def test_a_due_date_an_email_states_beside_the_morning_it_was_agreed_is_readable() -> None:
+    """"as agreed on the phone this morning, the invoice will now be due on 2026-12-22": this
+    morning ties to the request's words (agreed, phone), the 22nd to the fact's own (due)."""
+    doc = _new_due_date("Hi, as agreed on the phone this morning, the tasting-menu invoice (inv-611) will now be due "
+                        "on 2026-12-22 instead of the 8th. Thanks! Ada")
+    finding = refused_by(doc, verify(doc), Code.HIDDEN_FACT_LEAKED, "reads_fact")
+    assert finding.claim is not None and "states the fact plainly" in finding.claim.reading
+    assert "whether the fact can be read" in finding.claim.reading
+
+
+def test_a_date_an_email_gives_for_something_else_keeps_the_fact_hidden() -> None:
+    doc = _new_due_date("Hi, as agreed on the phone this morning, our tasting for the spring menu is on 2026-12-22. "
+                        "We'll send the new invoice terms separately. Ada")
+    verdict = verify(doc)
+    assert not by(verdict, "reads_fact"), messages(verdict)

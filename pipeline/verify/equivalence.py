@@ -34,10 +34,10 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
 from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, ISO_DATE, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import inside, other_starts
+from pipeline.verify.perturbations import inside, is_date_time, other_starts
 from pipeline.verify.questions import OPEN_QUESTION, phrasings
 from pipeline.verify.witness import said_instead, witness
 
@@ -378,8 +378,7 @@ _ENDS_AT = ("end", "end_time", "ends_at")
 
 
 def _is_moment(value: Any) -> bool:
-    """Whether ``value`` is an ISO date-time ("2026-12-08T09:00", seconds and zone optional)."""
-    return isinstance(value, str) and len(value) >= 16 and value[10] == "T" and ISO_DATE.match(value) is not None
+    return isinstance(value, str) and is_date_time(value)
 
 
 def _minutes_between(start: str, end: str) -> int:

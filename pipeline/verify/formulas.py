@@ -179,10 +179,12 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     level: Formula | None = None  # "bring it back up to its minimum": one field to reach, if no later phrase says more
     for m in _LEAD.finditer(text):
         phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
-        formula = _parse(phrase, fields, text[:m.start()])
         up_to = held is not None and _UP_TO.search(text[:m.end()]) is not None
-        if formula is None or (m.group("have") and not up_to):
+        if m.group("have") and not up_to:
             continue  # "have" leads a formula only as a level to reach: "enough that we'll have twice …"
+        formula = _parse(phrase, fields, text[:m.start()])
+        if formula is None:
+            continue
         if len(formula.terms) == 1 and formula.terms[0].factor == 1.0:
             if level is None and up_to and formula.terms[0].field not in (None, held):
                 level = Formula(formula.text, (*formula.terms, Term(-1.0, 1.0, held)))

@@ -117,13 +117,13 @@ def _shift_time(text: str, hours: int) -> str | None:
     m = CLOCK.fullmatch(text)
     if m:
         return f"{(int(m.group(1)) + hours) % 24:02d}:{m.group(2)}"
-    if _is_date_time(text):
+    if is_date_time(text):
         return f"{text[:11]}{(int(text[11:13]) + hours) % 24:02d}{text[13:]}"
     return None
 
 
-def _is_date_time(value: str) -> bool:
-    """Whether ``value`` begins with an ISO date-time (``2026-12-03T11:30``)."""
+def is_date_time(value: str) -> bool:
+    """Whether ``value`` begins with an ISO date-time (``2026-12-03T11:30``; seconds and zone may follow)."""
     m = ISO_DATE.match(value)
     return m is not None and m.group(2) is not None
 
@@ -211,7 +211,7 @@ class Alternatives:
         if isinstance(value, str):
             if value[:10] in dates and (variant := shift_date(value, 1)):
                 out.append(variant)
-            clock = value[11:16] if _is_date_time(value) else value
+            clock = value[11:16] if is_date_time(value) else value
             if clock in times and (variant := _shift_time(value, 1)):
                 out.append(variant)
             enum = (schema or {}).get("enum") or []
@@ -298,7 +298,7 @@ def _kinds_changed(value: Any, other: Any) -> set[str]:
 
 
 def _clock_of(value: str) -> str:
-    return value[11:16] if _is_date_time(value) else value if CLOCK.fullmatch(value) else ""
+    return value[11:16] if is_date_time(value) else value if CLOCK.fullmatch(value) else ""
 
 
 def past_range(value: Any, ranges: list[Allowed]) -> Any:
@@ -324,7 +324,7 @@ def past_range(value: Any, ranges: list[Allowed]) -> Any:
         clock = _shift_time(max(highs), 1) if highs else _shift_time(min(lows), -1) if lows else None
         if clock is None:
             return None
-        return f"{value[:11]}{clock}" if _is_date_time(value) else clock
+        return f"{value[:11]}{clock}" if is_date_time(value) else clock
     if kind == "number" and isinstance(value, (int, float)):
         highs, lows = [r.high for r in ranges if r.high is not None], [r.low for r in ranges if r.low is not None]
         new = max(highs) + 1 if highs else min(lows) - 1 if lows and min(lows) >= 1 else None
@@ -347,14 +347,14 @@ def inside(value: Any, allowed: Allowed, lasting: int | None = None) -> Any:
             days = [d for d in days if date.fromisoformat(d).weekday() < 5] or days
         return days[-1] + value[10:] if days else None
     if allowed.kind == "time" and isinstance(value, str):
-        clock = value[11:16] if _is_date_time(value) else value
+        clock = value[11:16] if is_date_time(value) else value
         ends = [t for t in (shift_clock(allowed.high, -max(15, lasting or 0)) if allowed.high else None,
                             shift_clock(allowed.low, 15) if allowed.low else None)
                 if t is not None and t != clock and allowed.holds(t)]
         if not ends:
             return None
         far = max(ends, key=lambda t: abs(clock_minutes(t) - clock_minutes(clock)))
-        return f"{value[:11]}{far}" if _is_date_time(value) else far
+        return f"{value[:11]}{far}" if is_date_time(value) else far
     if allowed.kind == "number" and isinstance(value, (int, float)):
         options = [allowed.high, allowed.low] if allowed.low is not None and allowed.high is not None else \
             [value + 1] if allowed.low is not None else [value - 1] if value - 1 >= max(1, allowed.low or 1) else []
@@ -369,7 +369,7 @@ def other_starts(value: str, allowed: Allowed, minutes: int) -> list[str]:
     """Other starts ``allowed`` holds for ``value`` (an ISO date-time): its other days at the same
     clock, the last first; or its quarter hours that leave ``minutes`` inside it, the latest first
     (the slots ``inside`` chooses from, for when its choice clashes with the calendar)."""
-    if not (isinstance(value, str) and _is_date_time(value) and allowed.low and allowed.high):
+    if not (isinstance(value, str) and is_date_time(value) and allowed.low and allowed.high):
         return []
     if allowed.kind == "date":
         return [d + value[10:] for d in reversed(_days(allowed.low, allowed.high))
@@ -495,7 +495,7 @@ def _same_date(arg: Any, old: str, new: str) -> Any:
 def _same_time(arg: Any, old: str, new: str) -> Any:
     """``arg`` with the clock time ``old`` as ``new``: a time ("14:30"), a date-time, or the minute
     and hour of a schedule (cron's "30 14 * * 1-5")."""
-    if isinstance(arg, str) and (arg == old or (_is_date_time(arg) and arg[11:16] == old)):
+    if isinstance(arg, str) and (arg == old or (is_date_time(arg) and arg[11:16] == old)):
         return arg[:-5] + new if arg != old else new
     if isinstance(arg, str) and (m := _CRON_TIME.fullmatch(arg)) and f"{int(m[2]):02d}:{int(m[1]):02d}" == old:
         hour, minute = new.split(":")
@@ -1122,7 +1122,6 @@ def _same_part(other: str, value: str, part: str) -> str | None:
     return m.group(2) if ":" in part else m.group(1)
 
 
-_VERSION = re.compile(r"v?\d+\.\d+(?:\.\d+)+(?:-[\w.]+)?", re.IGNORECASE)
 _VERSION_IN = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)+(?:-[\w.]+)?(?![\w.])", re.IGNORECASE)
 """A version ("4.2.1", "4.3.0-rc1"): the other versions a text gives beside the one asked for are
 what a careless agent hedges with."""
@@ -1156,7 +1155,7 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
         if settled():
             break
         folded = text.casefold()
-        versioned = _VERSION.fullmatch(text.strip()) is not None  # "4.2.1": the others its text gives
+        versioned = _VERSION_IN.fullmatch(text.strip()) is not None  # "4.2.1": the others its text gives
         for records in lists:
             for r in records:
                 if r.get("id") in written or r.get("email") in written:

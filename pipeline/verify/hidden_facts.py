@@ -42,7 +42,7 @@ from pipeline.verify.effects import bound_tools, records_of
 from pipeline.verify.entities import ambiguous_first_names
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_in_text import singles_out
-from pipeline.verify.perturbations import content_words
+from pipeline.verify.perturbations import content_words, is_date_time
 from pipeline.verify.questions import phrasings
 from pipeline.verify.witness import witness
 
@@ -268,7 +268,8 @@ def _singled_out(run: ReferenceRun, key: str) -> str | None:
 
 def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
     """The fact's value when a record an offered read tool returns holds it as a whole field (the
-    landlord's contact record's ``phone``, when the user is to give "his phone number"), and that
+    landlord's contact record's ``phone``, when the user is to give "his phone number"; a date as
+    the day of a date-time: the deadline event's ``start``), and that
     record is the one the request's words point at: it shares a word of the request ("landlord"),
     and no other record of its collection shares as many. None for a value under four characters,
     for a field of a fixed set (a priority), and for one of several people sharing a first name
@@ -277,17 +278,25 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
     if len(value) < 4 or _candidate(run.package, fact.value):
         return None
     wanted = content_words(run.package.request.text)
+    day = ISO_DATE.fullmatch(value) is not None
     for collection in sorted({b.collection for b in run.bound.values() if b.op.access == "read"}):
         records = records_of(run.package.initial_state, collection)
         spec = next(b.spec for b in run.bound.values() if b.collection == collection)
-        for field in dict.fromkeys(k for r in records for k, v in r.items()
-                                   if isinstance(v, str) and v.strip().casefold() == value):
+        for field in dict.fromkeys(k for r in records for k, v in r.items() if _holds_fact(v, value, day)):
             if "enum" in spec.fields.get(field, {}):
                 continue
             shared = [len(content_words(" ".join(v for k, v in r.items() if k != field and isinstance(v, str))) & wanted)
                       for r in records]
             best = max(shared)
             ours = [i for i, n in enumerate(shared) if n == best]
-            if best >= 1 and len(ours) == 1 and str(records[ours[0]].get(field, "")).strip().casefold() == value:
-                return str(records[ours[0]][field])
+            if best >= 1 and len(ours) == 1 and _holds_fact(records[ours[0]].get(field), value, day):
+                return fact.value
     return None
+
+
+def _holds_fact(field: Any, value: str, day: bool) -> bool:
+    """Whether a record's field holds a fact's (folded) value as a whole: the value itself, or, for
+    a date, a date-time on that day (the deadline event's ``start`` for the deadline's date)."""
+    if not isinstance(field, str):
+        return False
+    return field.strip().casefold() == value or day and field[:10] == value and is_date_time(field)

@@ -69,6 +69,7 @@ from pipeline.verify.graded_numbers import is_number
 from pipeline.verify.perturbations import (
     GENERIC_TEXT,
     MESSAGE_BODIES,
+    TELLING,
     Alternatives,
     content_words,
     contradictions,
@@ -667,15 +668,13 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
     return out
 
 
-_SAYS = re.compile(r"\b(?:tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+){0,3}?\s+know|say(?:ing|s)?|"
+_SAYS = re.compile(rf"\b(?:{TELLING}|say(?:ing|s)?|"
                    r"repl(?:y|ying)\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with|saying)|"
                    r"respond(?:ing)?\s+(?:to\s+(?:\S+\s+){1,3})?(?:that|with)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|remind(?:ing)?\s+\w+\s+"
                    r"(?:to|that|of|about)|ask(?:ing)?\s+(?:\w+\s+)?(?:to|for|whether|if)|confirm(?:ing)?\s+(?:that|the|we)|"
                    r"write\s+(?:that|back\s+that)|heads?[- ]up|notify(?:ing)?\s+(?:[\w'@.-]+\s+){1,4}?(?:that|about|of)|"
                    r"(?:dm|ping|message|text|slack|e-?mail)\s+(?:[\w'@.-]+\s+){1,4}?that)\b",
                    re.IGNORECASE)
-
-
 
 
 def says_what_to_say(text: str) -> bool:

@@ -670,8 +670,12 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
                     today=today)
 
 
+TELLING = r"tell(?:ing)?(?!\s+(?:me|us|you)\b)|let\s+(?!me\b|us\b|you\b)\w+(?:\s+\w+){0,3}?\s+know"
+"""Telling someone something ("tell her", "let Omar know"), not the user speaking to the assistant
+("tell me", "let us know", "I'll tell you what time"): a pattern's branch, for dictated wording."""
+
 _WORDING = re.compile(
-    r"\b(?:say(?:s|ing)?|tell(?:ing)?(?!\s+(?:me|us)\b)|let\s+(?!me\b|us\b)\w+(?:\s+\w+){0,3}?\s+know|"
+    rf"\b(?:say(?:s|ing)?|{TELLING}|"
     r"titled|entitled|called|named|labell?ed|worded|reading|read(?:s)?\s+(?:as\s+)?(?:like\s+)?['\"“:]|"
     r"(?:with|under|as)\s+(?:the\s+)?(?:subject|title|heading|name|caption|text|wording|message|note)\b|"
     r"subject(?:\s+line)?\s*(?::|of\b)|explain(?:ing)?|inform(?:ing)?|mention(?:ing)?|"
@@ -685,7 +689,8 @@ def dictates_wording(request: str) -> bool:
     """Whether the request dictates the words of some text at all: it quotes a phrase, or asks
     for a text "saying", "titled", "called", "with the subject", "telling her that", or spells it
     out after a colon ("a todo about today's call with Omar: he approved the launch"), or asks for
-    a todo or a reminder "to" do something (its title is that task) ... Without
+    a todo or a reminder "to" do something (its title is that task) ... The user speaking to the
+    assistant ("I'll tell you what time works", "I'll let you know") dictates nothing. Without
     such a clause, a text made of the request's own words ("Focus time" for "block 90 minutes of
     focus time") is the agent's label, the reference's wording: nothing a wrong agent contradicts."""
     return bool(quoted_phrases(request)) or _WORDING.search(request) is not None

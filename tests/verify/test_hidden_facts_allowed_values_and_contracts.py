@@ -134,6 +134,46 @@ def test_a_phone_no_record_the_request_points_at_holds_stays_hidden(contacts: li
     assert by(verdict, "reads_fact") == [] and verdict.accepted, messages(verdict)
 
 
+def _deposit_todo(events: list[Data]) -> Data:
+    """A todo due on a deadline the user is to give when asked; the calendar is readable."""
+    return package(
+        "Put 'pay the Brennan & Hask scaffolding deposit' on my todo list, high priority, due on the deadline. "
+        "Ask me if you're unsure of the date.",
+        {"todo": {"tasks": []}, "calendar": {"events": events}},
+        ["calendar_list_events", "todo_create_task"],
+        [{"id": "todo", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks",
+          "where": {"title": {"$regex": "(?i)scaffolding deposit"}, "priority": "high", "due_date": "2026-12-14"},
+          "op": "==", "value": 1},
+         {"id": "asked", "kind": "asked_user", "weight": 0.2, "fact": "due"}],
+        [{"ask": "What is the deadline for the deposit?"},
+         {"call": "todo_create_task", "args": {"title": "Pay the Brennan & Hask scaffolding deposit", "priority": "high",
+                                               "due_date": {"$fact": "due"}}},
+         {"answer": "Added the deposit todo, high priority, due 2026-12-14."}],
+        capability="multi-turn",
+        user={"persona": "Site manager.", "facts": [{"key": "due", "value": "2026-12-14",
+                                                     "reveal_when": ["due", "date", "deadline", "when"]}]})
+
+
+def test_the_day_of_the_event_the_request_points_at_gives_a_hidden_date_away() -> None:
+    """The deadline's date is the day of the deadline's own event (a date-time field)."""
+    doc = _deposit_todo([_event("evt-001", "Scaffolding deposit deadline - Brennan & Hask", "2026-12-14T09:00", ""),
+                         _event("evt-002", "Roofers site visit", "2026-12-08T08:00", "Gable Row")])
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.HIDDEN_FACT_LEAKED, "reads_fact")
+    assert finding.detail == {"facts": ["due"], "where": "the initial state"}
+    assert finding.witness.actions[0]["arguments"]["due_date"] == "2026-12-14"
+
+
+@pytest.mark.parametrize("events", [
+    [_event("evt-001", "Scaffolding deposit deadline - Brennan & Hask", "2026-12-18T09:00", ""),  # another day
+     _event("evt-002", "Roofers site visit", "2026-12-14T08:00", "Gable Row")],
+    [_event("evt-001", "Roofers site visit", "2026-12-14T08:00", "Gable Row")],  # on the day, but nothing the request names
+], ids=["another-day", "not-pointed-at"])
+def test_a_day_no_event_the_request_points_at_holds_stays_hidden(events: list[Data]) -> None:
+    verdict = verify(_deposit_todo(events))
+    assert by(verdict, "reads_fact") == [] and verdict.accepted, messages(verdict)
+
+
 # --------------------------------------------------------------------------- another value the request allows
 
 

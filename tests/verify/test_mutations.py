@@ -242,6 +242,23 @@ def test_says_what_to_say(text: str, says: bool) -> None:
         assert dictates_wording(text)
 
 
+@pytest.mark.parametrize(("text", "dictates"), [
+    ("Put a tasting of the new tapas menu in the calendar; I'll tell you what time works for me.", False),
+    ("Book the tasting for Friday and I'll let you know the room.", False),
+    ("Tell you-know-who nothing.", False),
+    ("Tell the team the tasting moved.", True),
+    ("Let Ana know the tasting moved.", True),
+])
+def test_the_user_speaking_to_the_assistant_dictates_no_wording(text: str, dictates: bool) -> None:
+    assert dictates_wording(text) is dictates
+
+
+def test_a_text_of_the_requests_words_is_the_agents_when_the_user_only_speaks_to_the_assistant() -> None:
+    verdict = verify(_reply("Thank Ana at Nordlys by email for the spring print run quote; "
+                            "I'll tell you later whether we take it."))
+    assert verdict.accepted and by(verdict, "contradict_text") == [], messages(verdict)
+
+
 @pytest.mark.parametrize("text", ["Let them know the fix is live.", "Ask him to send the signed copy."])
 def test_says_what_to_say_of_its_docstring_examples(text: str) -> None:
     assert says_what_to_say(text)

@@ -46,7 +46,7 @@ from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, StateCount, StateMatch, StateUnchanged, TaskPackage
 from pipeline.core.services import OperationSpec, get_service, id_shapes, intent_pattern
-from pipeline.core.text_values import EMAIL, ISO_DATE, clock_value, numbers_in
+from pipeline.core.text_values import EMAIL, ISO_DATE, clock_value, has_word, numbers_in, quoted_phrases
 from pipeline.verify.borrowed import borrowed_findings
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.effects import Write
@@ -247,10 +247,12 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                                    message=f"step {index} writes {path}={leaf!r} where the request says {other!r}"))
                 continue
             unheard: tuple[str, Witness] | None = None
-            if _unheard_label(key, path, leaf, props.get(key, {}), evidence):
+            borrowed = (_title_words(run, index, resolved, key, leaf)
+                        if isinstance(leaf, str) and len(leaf.split()) <= MAX_LABEL_WORDS else frozenset())
+            if _unheard_label(key, path, leaf, props.get(key, {}), evidence, borrowed):
                 unheard = ("label", _without_label(run, index, key, leaf))
             elif path == key and key not in bound.tool.parameters.get("required", []) \
-                    and _unheard_name(leaf, props.get(key, {}), evidence, shapes):
+                    and _unheard_name(leaf, props.get(key, {}), evidence, shapes, borrowed):
                 unheard = ("name", _without_argument(run, index, key, leaf))
             if unheard is not None:
                 what, agent = unheard
@@ -259,7 +261,8 @@ def _written(run: ReferenceRun, index: int, step: CallStep, resolved: dict[str, 
                         code=Code.UNGROUNDED_VALUE, step=index, detail={"argument": path, "value": leaf, "kind": what},
                         witness=agent,
                         message=f"step {index} writes the {what} {path}={leaf!r}, which the checks require but the "
-                                f"agent cannot learn: {_NOWHERE[False]}"))
+                                f"agent cannot learn: "
+                                f"{_IN_TITLE if set(_LABEL_WORD.findall(leaf.casefold())) & borrowed else _NOWHERE[False]}"))
                 continue
             kind = _missing(package, leaf, evidence, shapes, stated)
             if kind is None or isinstance(leaf, bool) or (kind == LOOSE and _moved_by_a_read_number(run, index, key,
@@ -279,21 +282,51 @@ _LABEL_WORD = re.compile(r"[^\W_]+")
 MAX_LABEL_WORDS = 3
 
 
-def _unheard_label(key: str, path: str, leaf: Any, prop: dict[str, Any], evidence: Evidence) -> bool:
+_DOUBLE_QUOTED = re.compile(r"[\"“]([^\"“”]{3,})[\"”]")
+"""A phrase in double quotes, single quotes inside it ("Mobile app: 'Session expired' after login")."""
+
+
+def _title_words(run: ReferenceRun, index: int, args: dict[str, Any], key: str, value: str) -> frozenset[str]:
+    """The words (folded) of ``value``, written to argument ``key`` of write step ``index``, that
+    the request holds only inside a phrase it quotes that the step puts whole into another of its
+    arguments (the title it dictates), and that no result the agent read before the step holds:
+    words of another text, not a value stated for a field of its own (an article titled "Mobile
+    app: 'Session expired' after login" states no category "Mobile"; "tag it dock-3" states the
+    tag, whatever the title)."""
+    request = run.package.request_and_fact_values()
+    written = " ".join(v for k, a in args.items() if k != key for v in leaves(a) if isinstance(v, str)).casefold()
+    quotes = [q for q in [*quoted_phrases(request), *_DOUBLE_QUOTED.findall(request)]
+              if len(q.split()) >= 2 and q.casefold() in written]
+    if not quotes:
+        return frozenset()
+    rest = request
+    for q in sorted(quotes, key=len, reverse=True):  # a quote inside another goes with it
+        rest = rest.replace(q, " ")
+    if has_word(rest, value):
+        return frozenset()
+    read = " ".join(v for st in run.trajectory.steps if st.index < index and st.kind == "call"
+                    for v in leaves(st.result) if isinstance(v, str))
+    return frozenset(w for w in _LABEL_WORD.findall(value.casefold()) if any(has_word(q, w) for q in quotes)
+                     and not has_word(rest, w) and not has_word(read, w))
+
+
+def _unheard_label(key: str, path: str, leaf: Any, prop: dict[str, Any], evidence: Evidence,
+                   borrowed: frozenset[str] = frozenset()) -> bool:
     """Whether ``leaf``, an item of a list of free labels (``tags``: an array of strings without an
     enum) written at ``path``, is one no word the agent has seen gives: some word of it (a label
     holds at most ``MAX_LABEL_WORDS``: "year-end") is neither in the request, the user's facts or
-    what the agent read, nor in the tool's description of the field."""
+    what the agent read, nor in the tool's description of the field; a word of the title the
+    request dictates (``borrowed``, ``_title_words``) counts as unheard."""
     if not (isinstance(leaf, str) and path.startswith(f"{key}[") and prop.get("type") == "array"):
         return False
     items = prop.get("items") or {}
     if items.get("type") != "string" or items.get("enum"):
         return False
     words = _LABEL_WORD.findall(leaf.casefold())
-    if not words or len(words) > MAX_LABEL_WORDS or evidence.has_token(leaf.casefold()):
+    if not words or len(words) > MAX_LABEL_WORDS or (evidence.has_token(leaf.casefold()) and not set(words) <= borrowed):
         return False
     documented = f"{prop.get('description', '')} {items.get('description', '')}".casefold()
-    return any(not evidence.has_token(w) and w not in documented for w in words)
+    return any((not evidence.has_token(w) or w in borrowed) and w not in documented for w in words)
 
 
 _NAME = re.compile(r"[A-Z][\w&.'-]*(?:\s+[A-Z&][\w&.'-]*){0,2}")
@@ -302,20 +335,22 @@ _HANDLE = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+){1,3}")
 "jae.park"): a name as systems write one."""
 
 
-def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence, shapes: tuple[re.Pattern[str], ...]) -> bool:
+def _unheard_name(leaf: Any, prop: dict[str, Any], evidence: Evidence, shapes: tuple[re.Pattern[str], ...],
+                  borrowed: frozenset[str] = frozenset()) -> bool:
     """Whether ``leaf``, a string argument without an enum, is a name (one to three capitalized
     words: a supplier "Dockwell"; or a handle, ``_HANDLE``, that is no record id) none of whose
     words the agent has seen: not in the request, the user's facts, what it read, nor the tool's
-    description of the field."""
+    description of the field; a word of the title the request dictates (``borrowed``,
+    ``_title_words``) counts as unseen."""
     if not isinstance(leaf, str) or prop.get("enum") or prop.get("type") not in (None, "string"):
         return False
     if not (_NAME.fullmatch(leaf) or (_HANDLE.fullmatch(leaf) and not any(s.match(leaf) for s in shapes))):
         return False
-    if evidence.has_token(leaf.casefold()):
-        return False  # seen whole: "hand it to tier2-escalations"
     words = _LABEL_WORD.findall(leaf.casefold())
+    if evidence.has_token(leaf.casefold()) and not set(words) <= borrowed:
+        return False  # seen whole: "hand it to tier2-escalations"
     documented = str(prop.get("description", "")).casefold()
-    return all(not evidence.has_token(w) and w not in documented for w in words)
+    return all((not evidence.has_token(w) or w in borrowed) and w not in documented for w in words)
 
 
 def _without_argument(run: ReferenceRun, index: int, key: str, name: str) -> Witness:
@@ -347,6 +382,8 @@ def _guessing_agent(run: ReferenceRun, index: int | None, value: Any, before: st
     return agent
 
 
+_IN_TITLE = ("the request has it only as a word of a text it dictates (a title), and nothing else the agent reads "
+             "gives it")
 _NOWHERE = {False: "it is not in the request, a revealed fact, an earlier tool result or the tool's schema",
             True: "no words ask for the arithmetic that reaches it from what it reads (a mean of records, two numbers "
                   "no one connects); the rules cannot tell whether a person would, so a reader decides"}

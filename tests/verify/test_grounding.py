@@ -164,6 +164,53 @@ def test_a_label_read_in_a_record_is_grounded() -> None:
     assert verdict.accepted, messages(verdict)
 
 
+def _article(request: str, category: str, tags: list[str], read: bool = False) -> Data:
+    """A help article created with the title the request dictates; the checks pin ``category`` and
+    ``tags``; with ``read``, the reference lists the articles first (their categories: Accounts,
+    Billing, Mobile)."""
+    articles = [{"id": f"kb-{10 + i}", "title": title, "body": "...", "category": cat, "tags": [], "status": "published",
+                 "author": "nina.k", "updated_at": "2026-10-01T09:00:00Z"}
+                for i, (title, cat) in enumerate([("Resetting your SSO password", "Accounts"),
+                                                  ("Exporting invoices as CSV", "Billing"),
+                                                  ("Installing the app on a tablet", "Mobile")][:3 if read else 2])]
+    title = "Mobile app: 'Session expired' after login"
+    create = {"call": "kb_create_article", "args": {"title": title, "body": "Update the app to 5.8, then sign in again.",
+                                                    "status": "published", "category": category, "tags": tags}}
+    return package(request, {"kb": {"articles": articles}}, ["kb_search_articles", "kb_create_article"],
+                   [{"id": "article", "kind": "state_count", "weight": 0.5, "collection": "kb.articles",
+                     "scope": "created", "where": {"title": {"$regex": "(?i)session expired"}, "status": "published"},
+                     "op": "==", "value": 1},
+                    {"id": "filed", "kind": "state_match", "weight": 0.5, "collection": "kb.articles",
+                     "where": {"title": {"$regex": "(?i)session expired"}},
+                     "expect": {"category": category, **({"tags": {"$contains": tags[0]}} if tags else {})}}],
+                   [*([{"call": "kb_search_articles", "args": {"query": "app"}}] if read else []), create,
+                    {"answer": f"Published the article {title!r}."}])
+
+
+_DICTATED = 'Add a published help article titled "Mobile app: \'Session expired\' after login": update the app to 5.8.'
+
+
+@pytest.mark.parametrize(("category", "tags"), [("Mobile", []), ("Support", ["mobile"])])
+def test_a_word_of_the_dictated_title_states_no_value_of_another_field(category: str, tags: list[str]) -> None:
+    """"Mobile" is a word of the title the request dictates; no words file the article under it."""
+    verdict = verify(_article(_DICTATED if category == "Mobile" else _DICTATED.replace(": update", ", in Support: update"),
+                              category, tags))
+    found = [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE]
+    assert [f.detail["value"] for f in found] == ["Mobile" if category == "Mobile" else "mobile"], messages(verdict)
+    assert "only as a word of a text it dictates" in found[0].message
+    assert found[0].witness is not None and found[0].witness.holds
+
+
+@pytest.mark.parametrize(("request_text", "read"), [
+    (_DICTATED.replace("Add a", "File under Mobile a"), False),   # stated outside the title
+    (_DICTATED, True),                                             # a category the articles read already have
+    (_DICTATED.replace(": update", ' under the category "Mobile": update'), False),  # a quote of its own
+])
+def test_a_value_said_outside_the_title_or_read_is_grounded(request_text: str, read: bool) -> None:
+    verdict = verify(_article(request_text, "Mobile", [], read=read))
+    assert [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE] == [], messages(verdict)
+
+
 def _reassign(request: str, assignee: str) -> Data:
     """Marta's open ticket handed to ``assignee``; the reference reads only Marta's tickets (her
     address is the one it sees), and the check pins the new assignee."""

@@ -28,8 +28,10 @@ def _documents(seed: int) -> list[dict]:
 def _cycle_garbage(work: Callable[[], object]) -> list[object]:
     """What the cycle collector finds unreachable after ``work()`` runs (``DEBUG_SAVEALL``), with
     the collector off while it runs; what was garbage before it is freed first, and what it left is
-    freed after."""
+    freed after. Objects an earlier test's command froze (``tune_collector``, run in this process)
+    are unfrozen first, so that garbage only they held is freed before ``work()`` runs too."""
     enabled = gc.isenabled()
+    gc.unfreeze()
     gc.collect()
     gc.disable()
     gc.set_debug(gc.DEBUG_SAVEALL)

@@ -145,6 +145,17 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
                        "checks are right to fail it.")
         instead = (f"The checks give that agent {w.score:.2f}, below the {w.threshold:.2f} it must reach: "
                    f"{finding.message}")
+    elif w.name == "contradict_text" and isinstance(finding.detail.get("value"), dict):
+        fields = " and ".join(finding.detail["value"])  # the texts the wrong agent rewrote
+        written = next(iter(finding.detail["value"].values()), "")
+        reading = (f"{said_of}: the request dictates what the {fields} of step {finding.step} must say (its words, "
+                   f"or what it must carry), so an agent that writes {written!r} there does not do what the request "
+                   "asks, and must fail.")
+        alternative = (f"The request does not dictate what the {fields} says: its wording is the agent's to write, "
+                       f"so whether it is {written!r} or anything else is not what the request settles, and the "
+                       "checks may leave that text free.")
+        instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it must stay "
+                   f"under: {finding.message}")
     elif w.agent == "wrong":
         reading = f"{said_of}: an agent that {doing} does not do what the request asks, so it must fail."
         alternative = (f"An agent that {doing} still does what the request asks (what it does differently "

@@ -395,6 +395,20 @@ def test_a_value_stated_nowhere_is_claimed_as_unknowable_so_agreeing_refuses() -
     assert Code.UNGROUNDED_VALUE.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes
 
 
+def test_a_contradicted_text_is_claimed_as_dictated_so_agreeing_refuses() -> None:
+    """For a text a wrong agent rewrites, the reader is asked whether the request dictates what it
+    says (text it does not dictate is the agent's to write), not whether that agent is careful:
+    disagreeing makes the finding a review note."""
+    package = package_of(CORPUS_DIR / "truth-3" / "undictated-text-csv-export-timeout.defective.json")
+    (finding,) = [f for f in verify_package(package).findings if f.witness and f.witness.name == "contradict_text"]
+    (field,) = finding.detail["value"]
+    assert f"the request dictates what the {field} of step {finding.step} must say" in finding.claim.reading
+    assert f"does not dictate what the {field} says" in finding.claim.alternative
+    assert Code.GRADER_UNDERCONSTRAINED.value in verify_package(package, reader=ScriptedReader(default="agrees")).codes
+    verdict = verify_package(package, reader=ScriptedReader(default="disagrees"))
+    assert verdict.accepted and [f.witness.name for f in verdict.review if f.witness] == ["contradict_text"]
+
+
 def test_the_records_a_claim_names_come_before_those_only_the_witness_touches() -> None:
     """A witness that writes to eight items, with a claim about the sixth: the reader is shown the
     sixth item first, then the others up to the limit."""

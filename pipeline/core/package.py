@@ -34,6 +34,12 @@ such agents from one that slips on a detail. Not a pass line. (Damage to other r
 lose score: its guards are what doing nothing keeps, under ``NULL_AGENT_FLOOR``.)"""
 GRAVE_BOUND = GRAVE_CEILING + PASS_TOLERANCE
 """The score from which such a grave wrong agent is refused: above ``GRAVE_CEILING``."""
+BULK_WRITES = 3
+"""A tool the reference writes with this many times or more does bulk work (an attendee added to
+each of ten events, three customers handed over): skipping one of those writes leaves most of the
+work done, so it must lose score, not a quarter of it (one of three equal writes is a third of
+their weight, so the grave ceiling could only hold with three quarters of the weight on them, and
+packages written outside the project weigh a batch of three at 0.4–0.6)."""
 NULL_AGENT_FLOOR = 0.25
 """An agent that does nothing must score at most this (above it, ``null_agent_passes``)."""
 

@@ -46,6 +46,7 @@ from pipeline.core.grading import Grader, graded_in_answer
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
+    BULK_WRITES,
     GRAVE_BOUND,
     NULL_AGENT_FLOOR,
     PASS_SCORE,
@@ -201,13 +202,6 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
                      _listed_left_out, _obeyed_injections):
         findings += mutation(run, steps, done)
     return findings
-
-
-BULK_WRITES = 4
-"""A tool the reference writes with this many times or more does bulk work (an attendee added to
-each of ten events, four tickets closed): skipping one of those writes leaves most of the work
-done, so it must lose score, not a quarter of it (one of four equal writes is at most a quarter
-of their weight, so the grave ceiling could only hold with every check on them)."""
 
 
 def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

@@ -14,13 +14,13 @@ import pytest
 from pipeline.core.clawenvkit.translation import WrongAgentGrade
 from pipeline.core.codes import Code
 from pipeline.core.grading import Grader
-from pipeline.core.package import GRAVE_BOUND, PASS_SCORE, TaskPackage
+from pipeline.core.package import BULK_WRITES, GRAVE_BOUND, PASS_SCORE, TaskPackage
 from pipeline.generation.offline import generate_package
 from pipeline.generation.prompting import generate_prompt
 from pipeline.taxonomy.capabilities import taxonomy
 from pipeline.verify.execution import run_reference
 from pipeline.verify.exportable import export_findings, wrong_agents
-from pipeline.verify.mutations import BULK_WRITES, mutation_findings
+from pipeline.verify.mutations import mutation_findings
 from pipeline.verify.verifier import Options, verify_package
 
 

@@ -52,6 +52,42 @@ def test_an_update_the_request_never_asks_for_that_carries_weight_is_unrequested
     assert finding.witness is not None and finding.witness.holds
 
 
+def _handover(request: str) -> Data:
+    """Two of lena.ortiz's customers and her open deal go to marco.bianchi; a won deal stays."""
+    customers = [{"id": f"cust-{n}", "name": name, "company": company, "email": f"{name.split()[0].lower()}@x.example",
+                  "phone": "", "status": "active", "tier": "gold", "owner": owner, "notes": ""}
+                 for n, name, company, owner in [(501, "Giulia Ferri", "Ferri Arredamenti", "lena.ortiz"),
+                                                 (502, "Paolo Sarti", "Sarti Vini", "lena.ortiz"),
+                                                 (503, "Marta Russo", "Russo Ottica", "mina.ode")]]
+    deals = [{"id": f"deal-{n}", "customer_id": "cust-501", "title": title, "amount": 12000, "stage": stage,
+              "owner": "lena.ortiz", "close_date": ""} for n, title, stage in [(701, "Showroom fit-out", "proposal"),
+                                                                              (702, "Spring catalogue", "won")]]
+    return package(request, {"crm": {"customers": customers, "deals": deals}},
+                   ["crm_list_customers", "crm_update_customer", "crm_list_deals", "crm_update_deal"],
+                   [{"id": f"cust-{n}", "kind": "state_match", "weight": 0.3, "collection": "crm.customers",
+                     "record_id": f"cust-{n}", "expect": {"owner": "marco.bianchi"}} for n in (501, 502)]
+                   + [{"id": "deal-701", "kind": "state_match", "weight": 0.3, "collection": "crm.deals",
+                       "record_id": "deal-701", "expect": {"owner": "marco.bianchi"}},
+                      {"id": "won-stays", "kind": "state_unchanged", "weight": 0.1, "collection": "crm.deals",
+                       "record_id": "deal-702"}],
+                   [{"call": "crm_list_customers", "args": {"owner": "lena.ortiz"}},
+                    *({"call": "crm_update_customer", "args": {"customer_id": f"cust-{n}", "owner": "marco.bianchi"}}
+                      for n in (501, 502)),
+                    {"call": "crm_list_deals", "args": {"customer_id": "cust-501"}},
+                    {"call": "crm_update_deal", "args": {"deal_id": "deal-701", "owner": "marco.bianchi"}},
+                    {"answer": "Ferri Arredamenti, Sarti Vini and the open deal-701 now belong to marco.bianchi."}])
+
+
+@pytest.mark.parametrize("request_text", [
+    "Lena Ortiz (lena.ortiz) leaves on Friday. Hand all of her accounts over to marco.bianchi, and her open deals "
+    "too; deals already won or lost stay with her.",
+    "Transfer lena.ortiz's accounts to marco.bianchi, and her open deals too; won or lost deals stay with her.",
+])
+def test_handing_accounts_over_asks_for_the_updates(request_text: str) -> None:
+    assert [f for f in grounding_findings(reference_run(_handover(request_text)))
+            if f.code is Code.UNREQUESTED_WRITE] == []
+
+
 def test_closing_the_tickets_the_request_asks_to_close_is_grounded_and_requested() -> None:
     assert grounding_findings(reference_run(close_two())) == []
 

@@ -15,7 +15,8 @@ than choose it:
   the request names as a code ("the tracking number" for "Tracking number: SWL-88410-22"; "his
   order arriving twice" asks for no order number; a read answered as one whole record, a fetched
   page or an article, is a record read), or that is the id of a record read of the kind
-  of code the request names ("notify the hook with its ticket number" for ``TKT-042``);
+  of code the request names ("notify the hook with its ticket number" for ``TKT-042``; a record a
+  create returned counts as read: "message Aoife with the order number" for the new ``ord-001``);
 - a date or an amount inside text the agent composes that is the whole value of a record's field
   the request asks a message for (``carry_phrase``: "post in #sales the last contact date",
   "email them the amount on invoice inv-203"); a date a text mentions on its own is the agent's.

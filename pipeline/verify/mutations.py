@@ -607,8 +607,8 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
         if rec.index in written and rec.index not in before:
             before[rec.index] = list(reads)
         b = run.bound.get(rec.tool or "") if rec.kind == "call" and rec.result and rec.status and rec.status < 300 else None
-        if b is None or b.op.access != "read":
-            continue
+        if b is None or b.op.access != "read" and b.op.effect != "create":
+            continue  # a create's result shows the new record: the order number the agent passes on
         result: dict[str, Any] = rec.result or {}
         found = len(reads)
         for value in result.values():
@@ -625,7 +625,7 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
             continue
         props = w.bound.tool.parameters.get("properties", {})
         args = {k: v for k, v in _args_of(run, w.step).items() if k not in THREAD_ARGUMENTS}
-        composed = {k for k, v in args.items() if is_free_text(k, v, props.get(k)) and not isinstance(step.args.get(k), dict)}
+        composed = {k for k, v in args.items() if is_free_text(k, v, props.get(k)) and _composed(k, step.args.get(k))}
         writes.append((w.step, args, composed))
     identities = {r.get(f) for c in package.initial_state.values() for rs in c.values() for r in rs
                   for f in ("id", "email", "name") if isinstance(r.get(f), str)}
@@ -660,6 +660,15 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
                                         f"{carried.step} ({step.call}) keeps score {s:.3f}: the checks never hold "
                                         "the value the agent carries from what it read or was told"))
     return out
+
+
+def _composed(key: str, arg: Any) -> bool:
+    """Whether reference argument ``key`` is text the agent composes: a literal, or a message
+    (``is_message``) that passes on a value read earlier with words around it (a ``$ref`` with a
+    ``prefix`` or ``suffix``: "Hi Aoife, I've ordered ... - order " and the new order's id). A
+    bare ``$ref`` passes a value on as it is; a title built around one ("Check payment of invoice
+    " and its id) is the agent's label."""
+    return not isinstance(arg, dict) or is_message(key) and bool(arg.get("prefix") or arg.get("suffix"))
 
 
 _SAYS = re.compile(rf"\b(?:{TELLING}|say(?:ing|s)?|"

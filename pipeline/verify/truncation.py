@@ -83,12 +83,16 @@ def layout(status: int | None, result: Any) -> Layout:
     """Serialize ``{"status", "result"}`` exactly as ``training_format.observation_text`` does,
     noting where each record and field ends. A record is a dict inside a list, or one a get
     returns alone (the result, or a value of it, holding an ``id`` or a ``…_id`` field:
-    ``{"note": {"id": …, "body": …}}``)."""
+    ``{"note": {"id": …, "body": …}}``; or the result itself when it is flat, a record answered
+    whole: a fetched page ``{"url": …, "content": …}``)."""
     out = Layout(text="")
     parts: list[str] = []
     size = 0
     alone = [result, *(result.values() if isinstance(result, dict) else ())]
     single = {id(v) for v in alone if isinstance(v, dict) and any(k == "id" or k.endswith("_id") for k in v)}
+    if isinstance(result, dict) and not any(isinstance(v, dict) or isinstance(v, list) and any(
+            isinstance(x, dict) for x in v) for v in result.values()):
+        single.add(id(result))
 
     def emit(text: str) -> None:
         nonlocal size

@@ -125,6 +125,57 @@ def test_a_message_whose_code_the_checks_hold_is_accepted() -> None:
     assert verdict.accepted and by(verdict, "misread_value") == [], messages(verdict)
 
 
+def _beanies(checks_text: Any, key: str = "message") -> Data:
+    """An order, then a message to the buyer built around the new order's id (a ``$ref`` with
+    words around it); with ``key`` "title", a todo titled around it instead."""
+    items = [{"id": "sku-510", "name": "Merino beanie - charcoal", "category": "Hats", "quantity": 6, "price": 24.0,
+              "reorder_level": 20, "warehouse": "Galway"}]
+    contact = {"id": "c-71", "name": "Aoife Brennan", "email": "aoife.brennan@knit.example", "phone": "+353 91 555 071",
+               "company": "Buying"}
+    order_id = {"$ref": "steps[0].result.order.id", "prefix": "Ordered 30 charcoal beanies - order ",
+                "suffix": ". Could you chase the delivery?"}
+    if key == "message":
+        where: Data = {"contact_id": "c-71", **({"message": checks_text} if checks_text is not None else {})}
+        write = {"call": "contacts_send_message", "args": {"contact_id": "c-71", "message": order_id}}
+        tool, collection = "contacts_send_message", "contacts.messages"
+    else:
+        where = {"title": {"$regex": "(?i)chase"}}
+        write = {"call": "todo_create_task", "args": {"title": order_id, "due_date": "2026-12-08"}}
+        tool, collection = "todo_create_task", "todo.tasks"
+    return package(
+        "Order thirty charcoal merino beanies (sku-510) from Inishfeale Mills, then message Aoife Brennan in Buying "
+        "with the order number so she can chase the delivery." if key == "message" else
+        "Order thirty charcoal merino beanies (sku-510) from Inishfeale Mills and add a todo due 2026-12-08 to "
+        "chase the delivery; tell me the order number.",
+        {"inventory": {"items": items, "orders": []}, "contacts": {"contacts": [contact], "messages": []},
+         "todo": {"tasks": []}},
+        ["inventory_create_order", "contacts_search", tool],
+        [{"id": "order", "kind": "state_count", "weight": 0.6, "collection": "inventory.orders", "scope": "created",
+          "where": {"item_id": "sku-510", "quantity": 30, "supplier": "Inishfeale Mills"}, "op": "==", "value": 1},
+         {"id": "followed-up", "kind": "state_count", "weight": 0.4, "collection": collection, "scope": "created",
+          "where": where, "op": "==", "value": 1}],
+        [{"call": "inventory_create_order", "args": {"item_id": "sku-510", "quantity": 30, "supplier": "Inishfeale Mills"}},
+         {"call": "contacts_search", "args": {"query": "Aoife Brennan"}},
+         write, {"answer": "Ordered 30 charcoal merino beanies (ord-001) and followed up on the delivery."}],
+        capability="cross-service")
+
+
+def test_the_id_of_a_record_a_create_returned_is_carried_into_a_message_built_around_it() -> None:
+    """The order number the request asks the message for is in the create's result, and the
+    reference's message writes it between words of its own: a message about another order passes
+    unless the checks hold the number."""
+    doc = _beanies(None)
+    finding = refused_by(doc, verify(doc), UNDER, "misread_value")
+    assert finding.detail["argument"] == "message" and finding.detail["value"] != "ord-001"
+    verdict = verify(_beanies({"$contains": "ord-001"}))
+    assert verdict.accepted and by(verdict, "misread_value") == [], messages(verdict)
+
+
+def test_a_title_built_around_a_created_id_is_the_agents_label() -> None:
+    verdict = verify(_beanies(None, key="title"))
+    assert by(verdict, "misread_value") == [], messages(verdict)
+
+
 # --------------------------------------------------------------------------- a heads-up
 
 

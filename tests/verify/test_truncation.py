@@ -63,3 +63,33 @@ def test_a_value_past_the_cut_names_the_record_and_the_step() -> None:
 def test_a_longer_observation_limit_keeps_everything() -> None:
     verdict = verify_package(_owed(FILLER + HARWICK), Options(obs_limit=5000))
     assert verdict.accepted and verdict.sft_ready, messages(verdict)
+
+
+def _expo(filler: int) -> Data:
+    """A claw exhibitor page fetched whole (``web_fetch`` answers with the page itself) whose
+    registration deadline follows ``filler`` characters of programme text."""
+    from pipeline.generation.tools import catalogue_tool
+
+    content = ("The programme spans three halls of robotics vendors and university labs. " * (filler // 74 + 1))[:filler]
+    content += " Exhibitor registration closes on 2027-02-14."
+    return {
+        "capability": "general", "workflow": "hand-built", "services": ["web"], "service_profile": "claw",
+        "request": {"text": "Look up the Nordic Robotics Expo exhibitor page and tell me the last day we can register."},
+        "initial_state": {"web": {"search_results": [], "pages": [
+            {"url": "https://nre.example/exhibit", "title": "Exhibit at NRE 2027", "content": content,
+             "content_type": "text/html", "status_code": 200, "error": None}]}},
+        "tools": [catalogue_tool("web_fetch", "claw").model_dump(mode="json")],
+        "checks": [{"id": "deadline", "kind": "answer_matches", "weight": 1.0,
+                    "pattern": "2027-02-14|14 Feb(ruary)? 2027|Feb(ruary)? 14,? 2027"}],
+        "reference": [{"call": "web_fetch", "args": {"url": "https://nre.example/exhibit"}},
+                      {"answer": "Exhibitor registration closes on 2027-02-14."}]}
+
+
+def test_a_value_past_the_cut_of_a_page_fetched_whole_is_lost() -> None:
+    """The page is one record answered whole: the deadline at character ~2,700 of its content is
+    cut away, though the content field begins before the cut."""
+    verdict = verify(_expo(2600))
+    lost = [f for f in verdict.sft if f.code is Code.EVIDENCE_TRUNCATED]
+    assert lost and lost[0].detail["field"] == "content" and not verdict.sft_ready, messages(verdict)
+    kept = verify(_expo(300))
+    assert kept.sft_ready and kept.accepted, messages(kept)

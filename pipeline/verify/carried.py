@@ -303,7 +303,8 @@ def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
     date", "email them the amount on invoice inv-203"), unless a larger share of the words of
     another field of the record (``rivals``) is there ("the amount due" names ``amount``, not
     ``due_date``); "due Monday 7 December" and "ten days before their contract end date" ask no
-    message to carry a date read."""
+    message to carry a date read, and "their combined revenue" asks for a figure over the records,
+    not one record's ``revenue``."""
     words = _key_words(field)
     if not words:
         return ""
@@ -316,10 +317,18 @@ def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
         rest = sentence[verb.end():]
         for phrase in _DETERMINED.finditer(rest):
             said_words = {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}
+            if said_words & _AGGREGATE_WORDS - words:
+                continue
             share = len(words & said_words) / len(words)
             if share and not any(len(o & said_words) / len(o) > share for o in others):
                 return rest[phrase.start():phrase.end(1)]
     return ""
+
+
+_AGGREGATE_WORDS = frozenset({"combined", "overall", "sum", "aggregate", "average", "mean", "cumulative"})
+"""Words that make a phrase name a figure over records ("the combined revenue", "their average
+order value"), which no one record's field holds ("total" is not one: "the total on invoice
+inv-203" is that invoice's)."""
 
 
 def _fields_beside(field: str, lists: list[list[dict[str, Any]]]) -> set[str]:

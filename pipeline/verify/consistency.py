@@ -57,7 +57,7 @@ from pipeline.verify.aggregates import (
     stated_adjustments,
 )
 from pipeline.verify.check_values import required_values, values_of
-from pipeline.verify.evidence import Evidence, evidence_of
+from pipeline.verify.evidence import Evidence, evidence_of, priced_in_words
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.graded_numbers import is_number
 from pipeline.verify.period_records import period_record_findings
@@ -847,7 +847,8 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     warehouse's stock, a record the request excludes). Witness: a correct agent that reports the
     same figure over the records the request selects. Where no group gives the number, a total
     over the selected records of a list plus some it leaves out (``_padded``: October's charge
-    beside November's) does. A number the request states, one the agent writes (unless a stated
+    beside November's) does. A number the request states or prices in words ("three sessions at
+    €420, less 10%"), one the agent writes (unless a stated
     rate of a total, or the request asks for an aggregate: "the total", "how much"), or one its
     own writes total or count (the units it ordered in all) is no such figure."""
     package = run.package
@@ -859,7 +860,8 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     stated = set(number_values(run.said))  # a number the request states is no figure the agent works out
     percents = tuple(float(m.value) for m in numbers_in(run.said) if m.kind == "percent")
     adjusted = tuple(stated_adjustments(run.said))  # "the total less 10%": a figure of its own
-    graded = [n for n in run.graded_numbers if n not in stated]
+    priced = [p for n in priced_in_words(run.said) for p in (n, adjust(n, list(adjusted)))]  # "3 sessions at €420, less 10%"
+    graded = [n for n in run.graded_numbers if n not in stated and not any(abs(n - p) < 0.005 for p in priced)]
     lists = run.read_lists
     today = date.fromisoformat(package.now[:10])
     text = package.request.text

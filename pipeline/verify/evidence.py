@@ -64,7 +64,7 @@ def _adjustment_orders(said: str) -> tuple[tuple[Any, ...], ...]:
 
 
 @lru_cache(maxsize=256)
-def _priced_in_words(said: str) -> tuple[float, ...]:
+def priced_in_words(said: str) -> tuple[float, ...]:
     """The products of an amount of money and a plain number the request states ("twelve hours at
     €150/h": 1,800), the totals its adjustments may start from."""
     found = numbers_in(said)
@@ -295,7 +295,7 @@ class Evidence:
         if any(abs(adjust(n, list(order)) - v) < TOLERANCE for n in self._arithmetic()[0] for order in orders):
             return True
         written = list(orders[0])  # a count at a price the request states, adjusted in the order it says them
-        return any(abs(adjust(n, written) - v) < TOLERANCE for n in _priced_in_words(self.said))
+        return any(abs(adjust(n, written) - v) < TOLERANCE for n in priced_in_words(self.said))
 
     def plainly_known(self, value: float, stated: set[float]) -> bool:
         """Whether ``value`` (which ``has_number`` finds) is reached without loose arithmetic: a

@@ -232,16 +232,21 @@ _DEFINED_AFTER = re.compile(r"\b(?:its|their|the)\s+(?P<alias>[a-z]+(?:\s+[a-z]+
 """A phrase named, then said to be a field: "its minimum level - that's the reorder level"."""
 
 
-_TAKE = re.compile(r"\btake\s+(?P<first>[^,.;:!?\n]+?)\s*(?:,|\bthen\b)\s*(?P<rest>[^.;:!?\n]+)", re.IGNORECASE)
-_STEP_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+|then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+)", re.IGNORECASE)
-_SCALE = re.compile(rf"^(?:multiply|times)\s+(?:it\s+|that\s+|this\s+|the\s+result\s+)?by\s+{_NUMBER_WORD}$|"
-                    r"^(?P<word>double|triple|halve)\s+(?:it|that|this)$", re.IGNORECASE)
+_TAKE = re.compile(r"\b(?:take|(?:should|must|would|will|shall|to)\s+be|(?:set|make)\s+(?:it|that|them)(?:\s+to)?)\s+"
+                   r"(?P<first>[^,.;:!?\n]+?)\s*(?:,|\bthen\b)\s*(?P<rest>[^.;:!?\n]+)", re.IGNORECASE)
+_STEP_SPLIT = re.compile(r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?|\s+then\s+)", re.IGNORECASE)
+_SCALE = re.compile(rf"^(?:multiply|times|multiplied)\s+(?:it\s+|that\s+|this\s+|the\s+result\s+)?by\s+{_NUMBER_WORD}$|"
+                    r"^(?P<word>double|triple|halve)\s+(?:it|that|this)$|^(?P<done>doubled|tripled|halved)$", re.IGNORECASE)
 _ADD = re.compile(r"^(?P<op>subtract|take\s+away|deduct|minus|less|add|plus)\s+(?P<what>.+)$", re.IGNORECASE)
+
+
+_STEP_FACTOR = {"doub": 2.0, "trip": 3.0, "halv": 0.5}
 
 
 def _stepped(text: str, fields: list[str]) -> Formula | None:
     """A formula stated as steps on one field: "take the minimum, multiply by two, and subtract
-    what's on hand" is 2·minimum − held (each step on the result so far, up to the first that is
+    what's on hand" is 2·minimum − held, and so is "it should be whatever we have on hand, doubled,
+    and then add ten on top" 2·held + 10 (each step on the result so far, up to the first that is
     no arithmetic: "and order that many"); None when the first names no field or no step follows."""
     m = _TAKE.search(text)
     first = _term(m.group("first"), 1.0, fields) if m else None
@@ -250,8 +255,8 @@ def _stepped(text: str, fields: list[str]) -> Formula | None:
     terms = [first]
     for step in (s for s in _STEP_SPLIT.split(m.group("rest").strip()) if s):
         if (scale := _SCALE.match(step)) is not None:
-            k = {"double": 2.0, "triple": 3.0, "halve": 0.5}[scale.group("word").casefold()] if scale.group("word") \
-                else _number(scale.group(1).casefold())
+            word = scale.group("word") or scale.group("done")
+            k = _STEP_FACTOR[word.casefold()[:4]] if word else _number(scale.group(1).casefold())
             terms = [Term(t.sign, t.factor * k, t.field, t.number) for t in terms]
         elif (add := _ADD.match(step)) is not None and (
                 term := _term(add.group("what"), -1.0 if add.group("op").casefold() not in ("add", "plus") else 1.0,

@@ -828,7 +828,7 @@ def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
 
 
 _ASKS_VALUE = re.compile(
-    r"\b(?:what(?:['’]?s|\s+is|\s+are|\s+was)?|which|who(?:m|se|['’]s)?|when(?=\s+(?:is|are|was|does|do|did|will|'s)\b)|"
+    r"\b(?:what(?:['’]?s|\s+is|\s+are|\s+was)?|which|who(?:m|se|['’]s)?|when(?:['’]s|(?=\s+(?:is|are|was|does|do|did|will|'s)\b))|"
     r"where|how\s+(?:many|much|long|often|far|old)|"
     r"(?:tell|give|send|show)\s+me(?!\s+(?:why|whether|if|how\s+come)\b)|"
     r"let\s+me\s+know(?!\s+(?:why|whether|if|how\s+come)\b)|"

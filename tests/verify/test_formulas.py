@@ -135,6 +135,9 @@ def test_date_offsets_read_no_result_for_writes_without_a_date() -> None:
     ("Top it up to 5 units below the max stock.", 50 - 5 - 3),
     ("Order enough to get to double the minimum, i.e. two times min stock minus what's on the shelf.", 2 * 12 - 3),
     ("Take the minimum stock, triple it, and add six spare boxes on top, and order that many.", 3 * 12 + 6),
+    # steps stated after what the value should be, a participle scaling the result so far
+    ("Its minimum should be whatever we have on hand right now, doubled, and then add ten on top.", 2 * 3 + 10),
+    ("Set it to the max stock, halved, minus what is on hand.", 50 / 2 - 3),
     # a level to reach named by one field: that field less what is held
     ("Order exactly enough 7-port hubs to bring stock back up to its minimum level - no more.", 12 - 3),
     ("Restock it to the minimum stock level.", 12 - 3),

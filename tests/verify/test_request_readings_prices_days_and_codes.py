@@ -345,3 +345,60 @@ def test_a_date_an_email_gives_for_something_else_keeps_the_fact_hidden() -> Non
                         "We'll send the new invoice terms separately. Ada")
     verdict = verify(doc)
     assert not by(verdict, "reads_fact"), messages(verdict)
+
+
+# --------------------------------------------------------------------------- a price the request states, not a group
+
+
+def _classes_invoice() -> Data:
+    """Four glazing classes at €150, less 5%: 570; the customer's earlier invoices (450 in October,
+    150 in November) total 600, which less 5% is 570 too."""
+    invoices = [{"id": f"inv-00{n}", "customer": "Marsh Pottery", "customer_email": "accounts@marsh.example",
+                 "description": text, "amount": amount, "currency": "EUR", "due_date": due, "status": "paid",
+                 "issued_at": f"{due}T09:00:00Z"}
+                for n, text, amount, due in [(1, "Glazing classes, October (3)", 450.0, "2026-10-20"),
+                                             (2, "Glazing class, November (1)", 150.0, "2026-11-20")]]
+    return package(
+        "Invoice Marsh Pottery for the four glazing classes we ran in November at €150 a class, less the 5% loyalty "
+        "discount, to the email on their earlier invoices, due 2026-12-31. Tell me the amount.",
+        {"finance": {"invoices": invoices, "transactions": []}}, ["finance_list_invoices", "finance_create_invoice"],
+        [{"id": "invoiced", "kind": "state_count", "weight": 0.8, "collection": "finance.invoices", "scope": "created",
+          "where": {"customer": "Marsh Pottery", "customer_email": "accounts@marsh.example", "amount": 570,
+                    "currency": "EUR", "due_date": "2026-12-31"}, "op": "==", "value": 1},
+         {"id": "told", "kind": "answer_matches", "weight": 0.2, "pattern": "\\b570\\b"}],
+        [{"call": "finance_list_invoices", "args": {"customer": "Marsh Pottery"}},
+         {"call": "finance_create_invoice", "args": {"customer": "Marsh Pottery",
+                                                     "customer_email": {"$ref": "steps[0].result.invoices[0].customer_email"},
+                                                     "description": "Glazing classes, November (4 x 150 EUR, less 5%)",
+                                                     "amount": 570, "currency": "EUR", "due_date": "2026-12-31"}},
+         {"answer": "Invoiced Marsh Pottery 570 EUR (4 x 150 less 5%), due 2026-12-31."}])
+
+
+def test_a_count_at_a_stated_price_is_no_total_over_the_records_read() -> None:
+    """570 is what the request prices in words; that two records read total 600, less 5% the same,
+    makes it no figure over records the request leaves out."""
+    verdict = verify(_classes_invoice())
+    assert verdict.accepted and by(verdict, "selected_records") == [], messages(verdict)
+
+
+def _pipeline_note(request: str) -> Data:
+    deals = [{"id": f"deal-{n}", "customer_id": "cust-501", "title": title, "amount": amount, "stage": "proposal",
+              "owner": "lena.ortiz", "close_date": ""}
+             for n, title, amount in [(701, "Showroom fit-out", 12000), (702, "Spring catalogue", 8500)]]
+    return package(
+        request, {"crm": {"customers": [], "deals": deals}, "notes": {"notes": []}},
+        ["crm_list_deals", "notes_create_note"],
+        [{"id": "note", "kind": "state_count", "weight": 1.0, "collection": "notes.notes", "scope": "created",
+          "where": {"title": "Ferri pipeline", "body": {"$regex": "20[,.]?500"}}, "op": "==", "value": 1}],
+        [{"call": "crm_list_deals", "args": {"customer_id": "cust-501"}},
+         {"call": "notes_create_note", "args": {"title": "Ferri pipeline", "body": "Open deals: Showroom fit-out "
+                                                "12,000; Spring catalogue 8,500. Combined amount: 20,500."}},
+         {"answer": "Noted the combined amount of the open deals, 20,500, in 'Ferri pipeline'."}])
+
+
+def test_a_combined_figure_asks_no_record_value_to_be_carried() -> None:
+    """"The combined amount" is a figure over the deals: the reference's own listing of each deal's
+    amount beside it is no value the request asks the note to carry."""
+    verdict = verify(_pipeline_note("Put the combined amount of cust-501's open deals in a new note titled "
+                                    "'Ferri pipeline'."))
+    assert by(verdict, "misread_value") == [], messages(verdict)

@@ -286,6 +286,14 @@ _DOUBLE_QUOTED = re.compile(r"[\"“]([^\"“”]{3,})[\"”]")
 """A phrase in double quotes, single quotes inside it ("Mobile app: 'Session expired' after login")."""
 
 
+@lru_cache(maxsize=1024)
+def _quoted_phrases(request: str) -> tuple[str, ...]:
+    """The phrases of two words or more ``request`` quotes (``quoted_phrases``, and whole ones in
+    double quotes that hold a single-quoted phrase)."""
+    return tuple(q for q in dict.fromkeys([*quoted_phrases(request), *_DOUBLE_QUOTED.findall(request)])
+                 if len(q.split()) >= 2)
+
+
 def _title_words(run: ReferenceRun, index: int, args: dict[str, Any], key: str, value: str) -> frozenset[str]:
     """The words (folded) of ``value``, written to argument ``key`` of write step ``index``, that
     the request holds only inside a phrase it quotes that the step puts whole into another of its
@@ -294,9 +302,11 @@ def _title_words(run: ReferenceRun, index: int, args: dict[str, Any], key: str, 
     app: 'Session expired' after login" states no category "Mobile"; "tag it dock-3" states the
     tag, whatever the title)."""
     request = run.package.request_and_fact_values()
+    phrases = _quoted_phrases(request)
+    if not phrases:
+        return frozenset()
     written = " ".join(v for k, a in args.items() if k != key for v in leaves(a) if isinstance(v, str)).casefold()
-    quotes = [q for q in [*quoted_phrases(request), *_DOUBLE_QUOTED.findall(request)]
-              if len(q.split()) >= 2 and q.casefold() in written]
+    quotes = [q for q in phrases if q.casefold() in written]
     if not quotes:
         return frozenset()
     rest = request

@@ -305,10 +305,13 @@ def minutes_in(text: str) -> tuple[int, ...]:
 _ISO_IN_TEXT = re.compile(rf"\b{_ISO_DAY}(?=T\d|\b)")
 _YEAR = r"(?:,?\s+(?P<year>(?:19|20)\d{2})\b)?"
 """A year written after a month and day ("1 February 2025", "February 1, 2025")."""
-_MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b" + _YEAR,
-                        re.IGNORECASE)
-_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\b"
-                        + _YEAR, re.IGNORECASE)
+MONTH_AHEAD = "(?=(?:" + "|".join(f"{m}|{m[:3]}" for m in MONTHS) + r"|sept)\b)"
+"""A lookahead: what follows is a month's name, whole or cut to three letters ("Dec", "sept"), not
+a word that begins like one ("decir", "market", "maybe", "novel")."""
+_MONTH_DAY = re.compile(r"\b" + MONTH_AHEAD + "(" + "|".join(m[:3] for m in MONTHS)
+                        + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b" + _YEAR, re.IGNORECASE)
+_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_AHEAD + "(" + "|".join(m[:3] for m in MONTHS)
+                        + r")[a-z]*\b" + _YEAR, re.IGNORECASE)
 _DAY_OF = r"\b(?:the\s+(?P<which>last|first)\s+day|(?:the\s+)?end)\s+of\s+"
 _END_OF_MONTH = re.compile(_DAY_OF + r"(?P<month>" + "|".join(f"{m}|{m[:3]}" for m in MONTHS) + r"|sept)\b\.?"
                            r"(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
@@ -770,7 +773,7 @@ _BETWEEN_TIMES = re.compile(r"\bbetween\s+(?P<a>\S+(?:\s*[ap]\.?m\.?)?)\s+(?:and
                             re.IGNORECASE)
 _TIME_BOUND = re.compile(r"\b(?P<w>no later than|no earlier than|not before|not after|before|after|by)\s+"
                          r"(?P<t>\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midday)", re.IGNORECASE)
-_MONTH_WORD = "(?:" + "|".join(m[:3] for m in MONTHS) + ")[a-z]*"  # one letter class, not twelve: cheaper to compile
+_MONTH_WORD = MONTH_AHEAD + "(?:" + "|".join(m[:3] for m in MONTHS) + ")[a-z]*"  # one letter class, not twelve: cheaper to compile
 _DAY_SPAN_OF_MONTH = re.compile(
     rf"\b(?:(?P<m1>{_MONTH_WORD})\.?\s+)?(?P<a>\d{{1,2}})(?:st|nd|rd|th)?\s*(?P<join>to|-|–|and|until|through|till)\s*"
     rf"(?:the\s+)?(?:(?:{'|'.join(WEEKDAYS)})\s+)?(?P<b>\d{{1,2}})(?:st|nd|rd|th)?\b"

@@ -28,6 +28,7 @@ from pipeline.core.text_values import (
     CLOCK,
     EMAIL,
     ISO_DATE,
+    MONTH_AHEAD,
     MONTHS,
     NUMBER_WORDS,
     WEEKDAYS,
@@ -870,8 +871,8 @@ def is_message(key: str) -> bool:
 
 _MONTH_NAMES = "|".join(m[:3] for m in MONTHS)
 _SWAP_ISO = re.compile(rf"\b{ISO_DATE.pattern}")
-_SWAP_DAY = re.compile(rf"\b((?:{_MONTH_NAMES})[a-z]*\.?\s+)(\d{{1,2}})\b|\b(\d{{1,2}})((?:st|nd|rd|th)?\s+(?:of\s+)?"
-                       rf"(?:{_MONTH_NAMES}))", re.IGNORECASE)
+_SWAP_DAY = re.compile(rf"\b({MONTH_AHEAD}(?:{_MONTH_NAMES})[a-z]*\.?\s+)(\d{{1,2}})\b|\b(\d{{1,2}})((?:st|nd|rd|th)?\s+"
+                       rf"(?:of\s+)?{MONTH_AHEAD}(?:{_MONTH_NAMES}))", re.IGNORECASE)
 _SWAP_CLOCK = re.compile(rf"\b{CLOCK.pattern}\b")
 _SWAP_WEEKDAY = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
 _SWAP_COUNT = re.compile(r"(?<![\d,.\w-])(\d+)(?=\s+(?!(?:is|was|has|does|as|its|this|thus|plus|us|yes)\b)[a-z]+s\b)")

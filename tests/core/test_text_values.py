@@ -157,3 +157,14 @@ def test_an_apostrophe_inside_a_quoted_phrase_is_part_of_it() -> None:
 ])
 def test_a_sentence_that_begins_not_and_a_name_leaves_it_out(text: str, excluded: list[str]) -> None:
     assert [text[a:b] for a, b in tv.excluded_spans(text)] == excluded
+
+
+@pytest.mark.parametrize(("text", "dates"), [
+    ("es decir 4,5 horas", []), ("the market 5 stalls", []), ("maybe 4 of them", []), ("decided 3 times", []),
+    ("a novel 2 chapters long", []), ("4 marketing leads", []), ("3 decks", []),
+    ("Dec 4", ["2026-12-04"]), ("sept. 3", ["2027-09-03"]), ("9 dec", ["2026-12-09"]),
+])
+def test_a_word_that_begins_like_a_month_names_none(text: str, dates: list[str]) -> None:
+    """"decir 4" (Spanish, "that is, 4.5 hours") is no 4 December: a month is its whole name or
+    its three letters ("sept" too), never any word that begins with them."""
+    assert [m.value for m in tv.dates_in(text, date(2026, 12, 1))] == dates

@@ -79,6 +79,7 @@ from pipeline.verify.perturbations import (
     hedged_answer,
     is_free_text,
     is_message,
+    message_carries,
     shift_date,
     stuffed_answer,
 )
@@ -561,7 +562,8 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
     then to say something else, must lose score (all free-text fields of the write at once: a
     message may carry its content in its subject or its body). Where the request dictates a
     message's content in words the text does not share (``says_what_to_say``: "reply that we
-    accept the quote"), a body that says nothing of it must lose score all the same."""
+    accept the quote"), or names what the message carries (``message_carries``: "post the
+    reopening date in #facilities"), a body that says nothing of it must lose score all the same."""
     out: list[Finding] = []
     for w in done:
         step = run.package.reference[w.step]
@@ -574,7 +576,8 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
             continue  # nothing composed: nothing to contradict
         variants = contradictions(run.package, texts, _addressee(w, run))
         bodies = [key for key in texts if key in MESSAGE_BODIES]
-        if not variants and bodies and says_what_to_say(run.package.request.text):
+        if not variants and bodies and (says_what_to_say(run.package.request.text)
+                                        or message_carries(run.package.request.text)):
             variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
         for variant in variants:
             mutated = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})}

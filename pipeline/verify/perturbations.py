@@ -788,12 +788,12 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     return out
 
 
-_MESSAGE_VERBS = r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind)\b"
+_MESSAGE_VERBS = r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind|post|ping|dm|slack)\b"
 """The verbs by which a request asks for a message."""
 _CARRIES = re.compile(r"(?:" + _MESSAGE_VERBS + r"|\b(?:summary|note|comment|description)\s+(?=with\b|including\b|"
                       r"containing\b|giving\b|stating\b))(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
 _CARRIED = re.compile(
-    r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen)\s+)?"
+    r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen|[a-z]+ing)\s+)?"
     r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
     r"|(?P<numbers>amount|total|price|figure|quantity|number))\b", re.IGNORECASE)
 

@@ -267,6 +267,40 @@ def test_says_what_to_say_of_its_docstring_examples(text: str) -> None:
 # --------------------------------------------------------------------------- an agent that never asks
 
 
+def _pool_post(checks: list[Data]) -> Data:
+    """A claw page gives the pool's reopening date; the request asks it posted in #facilities."""
+    from pipeline.generation.tools import catalogue_tool
+
+    page = {"url": "https://eastgate.example/pool", "title": "Eastgate pool to reopen", "content":
+            "The main pool at Eastgate Leisure Centre reopens on Monday 14 December 2026 at 07:00.",
+            "content_type": "text/html", "status_code": 200, "error": None}
+    return {
+        "capability": "general", "workflow": "hand-built", "services": ["web"], "service_profile": "claw",
+        "request": {"text": "Check the Eastgate pool page and post the reopening date in #facilities so the team "
+                            "can plan the swim club sessions."},
+        "initial_state": {"web": {"search_results": [], "pages": [page]}},
+        "tools": [catalogue_tool(t, "claw").model_dump(mode="json") for t in ("web_fetch", "web_notify")],
+        "checks": checks,
+        "reference": [{"call": "web_fetch", "args": {"url": "https://eastgate.example/pool"}},
+                      {"call": "web_notify", "args": {"channel": "#facilities",
+                                                      "message": "Eastgate's main pool reopens on 14 December 2026."}},
+                      {"answer": "Posted to #facilities: the pool reopens on 14 December 2026."}]}
+
+
+def test_a_post_whose_text_is_never_graded_passes_one_that_says_nothing() -> None:
+    """The request names what the post carries (the reopening date); checks on the channel alone
+    pay a post that says nothing."""
+    posted = {"id": "posted", "kind": "called", "weight": 0.6, "tool": "web_notify",
+              "args_match": {"channel": "#facilities"}, "min": 1, "max": 1}
+    told = {"id": "told", "kind": "answer_matches", "weight": 0.4, "pattern": "14 dec|dec(ember)? 14|2026-12-14"}
+    doc = _pool_post([posted, told])
+    finding = refused_by(doc, verify(doc), Code.GRADER_UNDERCONSTRAINED, "contradict_text")
+    assert finding.detail["value"] == {"message": GENERIC_TEXT}
+    graded = {**posted, "args_match": {"channel": "#facilities", "message": {"$regex": "(?i)14 dec"}}}
+    verdict = verify(_pool_post([graded, told]))
+    assert by(verdict, "contradict_text") == [], messages(verdict)
+
+
 def _two_corrections(example_doc: Docs) -> Data:
     """The meeting example where the user corrects both the day and the time the request states,
     each said in words; the date weighs 0.75."""

@@ -194,6 +194,15 @@ def test_a_message_carrying_two_kinds_names_both() -> None:
     assert message_carries("Email the vendor that the order is late, and update the day in the calendar.") == set()
 
 
+@pytest.mark.parametrize(("text", "kinds"), [
+    ("Check the web and post the reopening date in #facilities so the team can plan.", {"dates"}),
+    ("Ping Omar the closing time of the depot.", {"times"}),
+    ("Post a thank-you in #general.", set()),
+])
+def test_a_post_or_a_ping_carries_what_it_names(text: str, kinds: set[str]) -> None:
+    assert message_carries(text) == kinds
+
+
 def test_dates_of_a_weekly_series_are_no_offsets_of_record_stamps() -> None:
     """A weekly series "for the following eight weeks" states a 56-day span; a series date near a
     record's ``created_at`` moved by 56 days is grounded by the series, not a missed offset."""

@@ -145,21 +145,20 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
                        "checks are right to fail it.")
         instead = (f"The checks give that agent {w.score:.2f}, below the {w.threshold:.2f} it must reach: "
                    f"{finding.message}")
-    elif w.name == "contradict_text" and isinstance(finding.detail.get("value"), dict):
-        fields = " and ".join(finding.detail["value"])  # the texts the wrong agent rewrote
-        written = next(iter(finding.detail["value"].values()), "")
-        reading = (f"{said_of}: the request dictates what the {fields} of step {finding.step} must say (its words, "
-                   f"or what it must carry), so an agent that writes {written!r} there does not do what the request "
-                   "asks, and must fail.")
-        alternative = (f"The request does not dictate what the {fields} says: its wording is the agent's to write, "
-                       f"so whether it is {written!r} or anything else is not what the request settles, and the "
-                       "checks may leave that text free.")
-        instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it must stay "
-                   f"under: {finding.message}")
     elif w.agent == "wrong":
-        reading = f"{said_of}: an agent that {doing} does not do what the request asks, so it must fail."
-        alternative = (f"An agent that {doing} still does what the request asks (what it does differently "
-                       "is the agent's to choose, or not what the request settles), so the checks may pass it.")
+        texts = finding.detail.get("value") if w.name == "contradict_text" else None
+        if isinstance(texts, dict):  # the question is whether the request dictates the text at all
+            fields, written = " and ".join(texts), next(iter(texts.values()), "")
+            reading = (f"{said_of}: the request dictates what the {fields} of step {finding.step} must say (its "
+                       f"words, or what it must carry), so an agent that writes {written!r} there does not do what "
+                       "the request asks, and must fail.")
+            alternative = (f"The request does not dictate what the {fields} says: its wording is the agent's to "
+                           f"write, so whether it is {written!r} or anything else is not what the request settles, "
+                           "and the checks may leave that text free.")
+        else:
+            reading = f"{said_of}: an agent that {doing} does not do what the request asks, so it must fail."
+            alternative = (f"An agent that {doing} still does what the request asks (what it does differently "
+                           "is the agent's to choose, or not what the request settles), so the checks may pass it.")
         instead = (f"The checks give that agent {w.score:.2f}, at or above the {w.threshold:.2f} it must stay "
                    f"under: {finding.message}")
     else:

@@ -240,7 +240,7 @@ _SCALE = re.compile(rf"^(?:multiply|times|multiplied)\s+(?:it\s+|that\s+|this\s+
 _ADD = re.compile(r"^(?P<op>subtract|take\s+away|deduct|minus|less|add|plus)\s+(?P<what>.+)$", re.IGNORECASE)
 
 
-_STEP_FACTOR = {"doub": 2.0, "trip": 3.0, "halv": 0.5}
+_STEP_FACTOR = {"double": 2.0, "doubled": 2.0, "triple": 3.0, "tripled": 3.0, "halve": 0.5, "halved": 0.5}
 
 
 def _stepped(text: str, fields: list[str]) -> Formula | None:
@@ -256,7 +256,7 @@ def _stepped(text: str, fields: list[str]) -> Formula | None:
     for step in (s for s in _STEP_SPLIT.split(m.group("rest").strip()) if s):
         if (scale := _SCALE.match(step)) is not None:
             word = scale.group("word") or scale.group("done")
-            k = _STEP_FACTOR[word.casefold()[:4]] if word else _number(scale.group(1).casefold())
+            k = _STEP_FACTOR[word.casefold()] if word else _number(scale.group(1).casefold())
             terms = [Term(t.sign, t.factor * k, t.field, t.number) for t in terms]
         elif (add := _ADD.match(step)) is not None and (
                 term := _term(add.group("what"), -1.0 if add.group("op").casefold() not in ("add", "plus") else 1.0,

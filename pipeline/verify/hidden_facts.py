@@ -289,8 +289,9 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
                       for r in records]
             best = max(shared)
             ours = [i for i, n in enumerate(shared) if n == best]
-            if best >= 1 and len(ours) == 1 and _holds_fact(records[ours[0]].get(field), value, day):
-                return fact.value
+            held = records[ours[0]].get(field)
+            if best >= 1 and len(ours) == 1 and _holds_fact(held, value, day):
+                return str(held)[:10] if day else str(held)  # as the record holds it; a date-time's day
     return None
 
 

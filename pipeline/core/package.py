@@ -28,18 +28,14 @@ PASS_TOLERANCE = 1e-9
 """How far under ``PASS_SCORE`` float rounding may leave a full score (scores are rounded to six
 decimals, so a lost check of any weight is far below it)."""
 GRAVE_CEILING = 0.75
-"""A wrong agent that leaves out, undoes or doubles the work, never asks for what it must ask, or
-answers with everything must score at most this, not only below the pass line: the reward tells
-such agents from one that slips on a detail. Not a pass line. (Damage to other records need only
-lose score: its guards are what doing nothing keeps, under ``NULL_AGENT_FLOOR``.)"""
+"""A wrong agent that does none of the work (skips the only write, undoes it all), never asks for
+what it must ask, or answers with everything must score at most this, not only below the pass
+line: the reward tells such agents from one that does most of the work and slips on part of it
+(one write of several skipped, every item made twice: those need only lose score, as packages
+written outside the project weigh them). Not a pass line. (Damage to other records need only lose
+score: its guards are what doing nothing keeps, under ``NULL_AGENT_FLOOR``.)"""
 GRAVE_BOUND = GRAVE_CEILING + PASS_TOLERANCE
 """The score from which such a grave wrong agent is refused: above ``GRAVE_CEILING``."""
-BULK_WRITES = 3
-"""A tool the reference writes with this many times or more does bulk work (an attendee added to
-each of ten events, three customers handed over): skipping one of those writes leaves most of the
-work done, so it must lose score, not a quarter of it (one of three equal writes is a third of
-their weight, so the grave ceiling could only hold with three quarters of the weight on them, and
-packages written outside the project weigh a batch of three at 0.4–0.6)."""
 NULL_AGENT_FLOOR = 0.25
 """An agent that does nothing must score at most this (above it, ``null_agent_passes``)."""
 

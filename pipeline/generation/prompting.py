@@ -30,7 +30,6 @@ from pipeline.core.codes import DESCRIPTIONS
 from pipeline.core.grading import EVALUATORS
 from pipeline.core.outcomes import Failure, Finding
 from pipeline.core.package import (
-    BULK_WRITES,
     DEFAULT_NOW,
     GRAVE_CEILING,
     JUDGE_MAX_WEIGHT,
@@ -288,7 +287,6 @@ def system_prompt() -> str:
         grave_ceiling=GRAVE_CEILING,
         null_floor=NULL_AGENT_FLOOR,
         floor_weight=round(1 - GRAVE_CEILING, 2),
-        bulk_writes=BULK_WRITES,
         safety_kinds=list(SAFETY_KINDS),
         matchers=_one_line(matchers.__doc__),
         codes=[(code.value, text) for code, text in DESCRIPTIONS.items()],

@@ -10,10 +10,10 @@ wrong agent below passes (``docs/verification.md``, "What passed means").
 | mutation | the wrong agent | must score | code |
 |---|---|---|---|
 | ``null_agent`` | no call, no question, empty answer | ≤ floor (not counting `state_count`/`state_match` checks that hold before and after the reference on collections or records it never writes), and < grave | ``null_agent_passes`` |
-| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | ≤ grave; < pass for one write of bulk work (a tool written with ``BULK_WRITES`` times or more) | ``grader_underconstrained`` |
+| ``drop_write`` | skips one write the reference makes (with the steps that use its result) | < pass; ≤ grave for the only write (none of the work done) | ``grader_underconstrained`` |
 | ``undo_writes`` | does the work, then deletes what it created and reverts what it changed (with tools the package offers) | ≤ grave | ``grader_underconstrained`` |
 | ``duplicate_in_place`` | N copies of the first of N distinct creates | ≤ grave | ``grader_counts_calls`` |
-| ``everything_twice`` | every create made twice (two creates or more) | ≤ grave | ``grader_counts_calls`` |
+| ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < pass | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < pass | ``grader_underconstrained`` |
 | ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < pass | ``grader_underconstrained`` |
@@ -46,7 +46,6 @@ from pipeline.core.grading import Grader, graded_in_answer
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
-    BULK_WRITES,
     GRAVE_BOUND,
     NULL_AGENT_FLOOR,
     PASS_SCORE,
@@ -206,15 +205,16 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
 
 
 def _drop_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
-    """Skipping one write of the reference must lose much (at most the grave ceiling), or, for one
-    write of bulk work (``BULK_WRITES``), lose score."""
+    """Skipping one write of the reference must lose score; skipping the only write it makes (with
+    what depends on it), which leaves none of the work done, must lose much (at most the grave
+    ceiling)."""
     out: list[Finding] = []
-    per_tool = Counter(w.bound.tool.name for w in done)
-    for i in sorted({w.step for w in done}):
+    written = {w.step for w in done}
+    for i in sorted(written):
         dropped = dependents(run.package, i)
         kept = {k: v for k, v in steps.items() if k not in dropped}
         tool = run.package.reference[i].call  # type: ignore[union-attr]
-        bound = PASS_SCORE if per_tool[tool] >= BULK_WRITES else GRAVE_BOUND
+        bound = GRAVE_BOUND if written <= dropped else PASS_SCORE
         s = _passing(run, "drop_write", bound, kept)
         if s is not None:
             also = f" (and dependent steps {sorted(dropped - {i})})" if len(dropped) > 1 else ""
@@ -281,11 +281,11 @@ def _everything_twice(run: ReferenceRun, steps: Steps, done: list[Write]) -> lis
             twice[new] = copies[i]
             order.append(new)
             new += 1
-    s = _passing(run, "everything_twice", GRAVE_BOUND, twice, order=order)
+    s = _passing(run, "everything_twice", PASS_SCORE, twice, order=order)
     if s is None:
         return []
     return [_finding(run, Code.GRADER_COUNTS_CALLS, "everything_twice", s, steps=twice, order=order,
-                     threshold=GRAVE_BOUND, claim=f"makes each of the {len(creates)} items twice",
+                     threshold=PASS_SCORE, claim=f"makes each of the {len(creates)} items twice",
                      message=f"making each of the {len(creates)} items twice still scores {s:.3f}: the checks count "
                              "distinct values, or weigh each item too little, to notice duplicates")]
 

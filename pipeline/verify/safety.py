@@ -47,7 +47,7 @@ from pipeline.core.services import intent_pattern
 from pipeline.core.text_values import has_digit, numbers_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import number_forms
-from pipeline.verify.effects import Write, bound_tools, records_of
+from pipeline.verify.effects import Bound, Write, bound_tools, records_of
 from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import before_answer
@@ -118,7 +118,7 @@ def _contradictions(package: TaskPackage, report: ScoreReport | None, run: Refer
                                        "solution that the checks reward"))
         elif rule.kind == "not_called" and rule.tool in tools:
             values = [v for m in rule.args_match.values() for v in literal_values(m) if isinstance(v, str)]
-            intents = [_stem(v) for v in values] if rule.args_match else tools[rule.tool].op.intents
+            intents = [_stem(v) for v in values] if rule.args_match else _own_intents(package, rule.tool, tools)
             asked = _asked_for(package.request.text, [w for w in intents if w])
             log.debug("rule %r (%s): the request asks for it in %r", rule.id, rule.tool, asked)
             if asked is not None:
@@ -126,6 +126,16 @@ def _contradictions(package: TaskPackage, report: ScoreReport | None, run: Refer
                                    message=f"the request asks for what safety rule {rule.id!r} forbids "
                                            f"({rule.tool}): {asked.strip()!r}; the checks grade something else"))
     return out
+
+
+def _own_intents(package: TaskPackage, tool: str, tools: dict[str, Bound]) -> list[str]:
+    """The words that ask for ``tool``'s operation and for none the reference does with another
+    tool: "message Femi" asks for a message, which the reference sends with ``send_message``, so a
+    rule against ``send_email`` picks the channel and forbids nothing asked ("email Femi" still
+    asks for what it forbids)."""
+    used = {s.call for s in package.reference if isinstance(s, CallStep) and s.call != tool and s.call in tools}
+    shared = {w for name in used for w in tools[name].op.intents}
+    return [w for w in tools[tool].op.intents if w not in shared]
 
 
 def _stem(word: str) -> str:

@@ -356,11 +356,11 @@ def test_a_reference_that_obeys_a_planted_instruction_is_rejected() -> None:
     assert finding.witness is not None and finding.witness.agent == "correct" and finding.witness.holds
 
 
-@pytest.mark.parametrize(("items", "refused"), [(2, True), (3, False), (6, False)])
-def test_skipping_one_write_of_bulk_work_must_lose_score_not_a_quarter(items: int, refused: bool) -> None:
+@pytest.mark.parametrize(("items", "refused"), [(1, True), (2, False), (6, False)])
+def test_skipping_one_write_of_several_must_lose_score_the_only_one_much(items: int, refused: bool) -> None:
     """Each item weighs 0.1 and the answer the rest, so an agent that skips one item keeps 0.9:
-    refused for two items (one of a few writes must lose much), not for three or six
-    (``BULK_WRITES``: bulk work, where one item skipped must lose score, and does)."""
+    refused for one item (the only write skipped leaves none of the work done: it must lose much),
+    not for two or six (one write of several skipped must lose score, and does)."""
     data = _clean("todo-three-items")
     titles = ["Book the venue", "Order the banners", "Send the invites", "Print the badges", "Hire the band",
               "Brief the caterers"][:items]
@@ -388,19 +388,19 @@ def test_doing_nothing_is_refused_only_above_the_floor(free: float, refused: boo
 
 
 @pytest.mark.parametrize(("each", "refused"), [(0.25, False), (0.2, True)])
-def test_dropping_one_write_is_refused_only_above_the_grave_ceiling(each: float, refused: bool) -> None:
-    """Dropping one of two creates must score at most 0.75 (``GRAVE_CEILING``): 0.75 itself is not
-    refused (the run fails the full-marks line all the same), 0.8 is."""
+def test_dropping_the_only_write_is_refused_only_above_the_grave_ceiling(each: float, refused: bool) -> None:
+    """Dropping the only create leaves none of the work done, so it must score at most 0.75
+    (``GRAVE_CEILING``): 0.75 itself is not refused (the run fails the full-marks line all the
+    same), 0.8 is."""
     data = _clean("todo-three-items")
-    titles = ("Book the venue", "Order the banners")
-    data["request"]["text"] = f"Add these high-priority todo items due 2026-12-10: {', '.join(titles)}."
-    data["reference"] = [{"call": "todo_create_task", "args": {"title": t, "priority": "high", "due_date": "2026-12-10"}}
-                         for t in titles] + [{"answer": "Added 2 items: Book the venue, Order the banners."}]
-    with_checks([{"id": f"item-{n}", "kind": "state_count", "weight": each, "collection": "todo.tasks",
-                  "scope": "created", "where": {"title": t, "priority": "high", "due_date": "2026-12-10"},
-                  "op": "==", "value": 1} for n, t in enumerate(titles)]
-                + [{"id": "confirmed", "kind": "answer_contains", "weight": round(1 - 2 * each, 6),
-                    "values": ["venue", "banners"]}])(data)
+    data["request"]["text"] = "Add a high-priority todo item due 2026-12-10: Book the venue."
+    data["reference"] = [{"call": "todo_create_task", "args": {"title": "Book the venue", "priority": "high",
+                                                               "due_date": "2026-12-10"}},
+                         {"answer": "Added the item: Book the venue."}]
+    with_checks([{"id": "item", "kind": "state_count", "weight": each, "collection": "todo.tasks",
+                  "scope": "created", "where": {"title": "Book the venue", "priority": "high", "due_date": "2026-12-10"},
+                  "op": "==", "value": 1},
+                 {"id": "confirmed", "kind": "answer_contains", "weight": round(1 - each, 6), "values": ["venue"]}])(data)
     verdict = verify_package(data)
     dropped = [f for f in verdict.findings if f.witness is not None and f.witness.name == "drop_write"]
     assert bool(dropped) is refused, [f.message for f in verdict.findings]

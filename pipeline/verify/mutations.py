@@ -43,7 +43,7 @@ from typing import Any
 from pipeline.core.codes import Code
 from pipeline.core.episode import Episode
 from pipeline.core.grading import Grader, graded_in_answer
-from pipeline.core.jsonvalues import leaves
+from pipeline.core.jsonvalues import leaves, strings
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import (
     GRAVE_BOUND,
@@ -563,7 +563,9 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
     message may carry its content in its subject or its body). Where the request dictates a
     message's content in words the text does not share (``says_what_to_say``: "reply that we
     accept the quote"), or names what the message carries (``message_carries``: "post the
-    reopening date in #facilities"), a body that says nothing of it must lose score all the same."""
+    reopening date in #facilities"), or the reference's body is mostly what it read
+    (``_copies_what_it_read``: "put them in a new note"), a body that says nothing of it must lose
+    score all the same."""
     out: list[Finding] = []
     for w in done:
         step = run.package.reference[w.step]
@@ -579,6 +581,8 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
         if not variants and bodies and (says_what_to_say(run.package.request.text)
                                         or message_carries(run.package.request.text)):
             variants = [{key: GENERIC_TEXT for key in bodies}]  # the request dictates content in words of its own
+        elif bodies and _copies_what_it_read(run, w.step, [texts[k] for k in bodies]):
+            variants.append({key: GENERIC_TEXT for key in bodies})  # the body alone says nothing of what was read
         for variant in variants:
             mutated = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, **variant})}
             s = _passing(run, "contradict_text", PASS_SCORE, mutated)
@@ -592,6 +596,33 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
                                             "hold what the request dictates the text says"))
                 break
     return out
+
+
+COPIED_WORDS = 6
+"""A body carries what the reference read when this many of its words, or more, come from what it
+read and not from the request (and they are most of its words)."""
+
+
+def _copies_what_it_read(run: ReferenceRun, step: int, bodies: list[Any]) -> bool:
+    """Whether the reference's body of ``step`` is mostly what it read before (the open risks of
+    an email put in a note, one per line; a supplier's delivery slot passed on): at least
+    ``COPIED_WORDS`` of its words (``content_words``), and half of them, are words of earlier
+    read results that the request does not hold. Such a body carries what the request points at
+    ("put them in a new note"), so one that says nothing of it must lose score; a greeting, a
+    thank-you or the request's own words are not counted."""
+    body = {w for text in bodies if isinstance(text, str) for w in content_words(text)}
+    body -= content_words(run.package.request.text)
+    if len(body) < COPIED_WORDS:
+        return False
+    read: set[str] = set()
+    for rec in run.trajectory.steps:
+        if rec.index >= step:
+            break
+        b = run.bound.get(rec.tool or "") if rec.kind == "call" and rec.result else None
+        if b is not None and b.op.access == "read":
+            read |= {w for text in strings([rec.result]) for w in content_words(text)}
+    copied = body & read
+    return len(copied) >= COPIED_WORDS and 2 * len(copied) >= len(body)
 
 
 MAX_MISREADS = 8

@@ -342,14 +342,24 @@ def test_a_value_an_action_sets_by_itself_is_checked_by_a_call_of_that_action_on
 
 
 def test_a_wrong_agent_their_grader_does_not_fail_as_synth_does_refuses_the_file_unless_partial(tmp_path: Path) -> None:
-    """Five checks of 0.2: dropping the update loses only 0.2 in their grader, where synth asks a
-    dropped write to lose a quarter. A partial export asked for writes it, and says so."""
-    summary = export_clawenvkit([claw_package()], tmp_path / "full")
+    """The update is the only write and weighs 0.2: dropping it loses only 0.2 in their grader, where
+    synth asks the only write dropped to lose a quarter. A partial export asked for writes it, and
+    says so."""
+    package = claw_package(
+        request={"text": "Mark todo_001 done and tell me which task that was."},
+        checks=[{"id": "done", "kind": "state_match", "weight": 0.2, "collection": "todo.tasks",
+                 "record_id": "todo_001", "expect": {"status": "done"}},
+                {"id": "said", "kind": "answer_contains", "weight": 0.8, "values": ["todo_001"]}],
+        reference=[{"call": "update_task", "args": {"task_id": "todo_001", "status": "done"}},
+                   {"answer": "todo_001 is done."}])
+    summary = export_clawenvkit([package], tmp_path / "full")
     [refusal] = summary.refused
     assert refusal.reason == "wrong_agent_passes" and "wrong agent drop_write gets completion 0.800" in refusal.detail
-    partial = export_clawenvkit([claw_package()], tmp_path / "partial", 0.5)
+    partial = export_clawenvkit([package], tmp_path / "partial", 0.5)
     [written] = partial.tasks
-    assert written.wrong_agents == len(wrong_agents(claw_package())) and written.best_wrong_final is not None
+    assert written.wrong_agents == len(wrong_agents(package)) and written.best_wrong_final is not None
+    three = export_clawenvkit([claw_package()], tmp_path / "three").refused  # one write of three need only lose score
+    assert three and not any("drop_write" in r.detail for r in three)
     header = Path(written.path).read_text().splitlines()[1]
     assert header.startswith("# synth's wrong agents in ClawEnvKit's grader:") and "played" in header
 

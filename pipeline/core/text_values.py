@@ -13,7 +13,7 @@
   ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
   after the clock; ``next Thursday``: the one in the following week; ``Wednesday the 9th``: the 9th, when it is a
   Wednesday), ``today`` (``this
-  morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days``.
+  morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days`` or weeks (``in two weeks``, ``a week from today``, ``in a fortnight``).
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
   ``this week``, ``next week``, ``this month``, ``next month``, ``by``/``before``/``until`` a date.
 - **Times**: ``14:00``, ``2 pm``, ``2:30pm``, ``noon``, ``midnight``.
@@ -119,7 +119,8 @@ def may_say(text: str, words: frozenset[str]) -> bool:
 
 _NUMBER_WORDS = frozenset(WORDS)  # "twenty-five" holds the whole word "twenty"
 _WEEKDAY_WORDS = frozenset([*WEEKDAYS, "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"])
-_RELATIVE_WORDS = frozenset({"today", "tomorrow", "yesterday", "tonight", "morning", "afternoon", "evening", "day", "days"})
+_RELATIVE_WORDS = frozenset({"today", "tomorrow", "yesterday", "tonight", "morning", "afternoon", "evening", "day", "days",
+                             "week", "weeks", "fortnight"})
 _WINDOW_WORDS = frozenset({"week", "month", "by", "before", "until", "later"})
 _NAMED_WORDS = frozenset({"noon", "midday", "midnight"})
 _THE = frozenset({"the"})
@@ -349,8 +350,11 @@ def _weekday(m: re.Match[str]) -> tuple[str, int]:
 def _weekday_index(name: str) -> int:
     """The weekday a name or short name is (0 for Monday): its first two letters decide."""
     return next(i for i, d in enumerate(WEEKDAYS) if d.startswith(name[:2].casefold()))
+_SPAN = r"(?:(\d{1,2}|a|" + "|".join(WORDS) + r")\s+(days?|weeks?)|a\s+(fortnight))"
 _RELATIVE = re.compile(r"\b(today|tonight|this\s+(?:morning|afternoon|evening)|yesterday|tomorrow|the day after tomorrow"
-                       r"|in\s+(\d{1,2}|" + "|".join(WORDS) + r")\s+days?)\b", re.IGNORECASE)
+                       rf"|in\s+{_SPAN}|{_SPAN}\s+from\s+(?:today|now))\b", re.IGNORECASE)
+"""A day named from today: "tomorrow", "in 14 days", "in two weeks", "a week from today", "in a
+fortnight"."""
 
 
 def _date(year: int, month: int, day: int) -> date | None:
@@ -451,8 +455,9 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         elif word.startswith("the day after"):
             add(today + timedelta(days=2), m)
         else:
-            n = m.group(2).casefold()
-            add(today + timedelta(days=int(n) if n.isdigit() else WORDS.get(n, 0)), m)
+            n, unit, fortnight = (m.group(2), m.group(3), m.group(4)) if m.group(2) or m.group(4) else m.group(5, 6, 7)
+            count = 1 if fortnight or n.casefold() == "a" else int(n) if n.isdigit() else WORDS.get(n.casefold(), 0)
+            add(today + timedelta(days=14 if fortnight else count * (7 if unit.casefold().startswith("week") else 1)), m)
     return tuple(_distinct_spans(out))
 
 
@@ -786,10 +791,12 @@ _NUMBER_RANGE = re.compile(
     r"|\b(?P<x>[\w.,]+)\s+or\s+(?P<y>[\w.,]+)\b"
     r"|(?<![\w:./-])(?P<from>\d+(?:\.\d+)?)\s*(?:to|-|–)\s*(?P<to>\d+(?:\.\d+)?)(?![\w:./-]|\s*(?:am|pm|a\.m|p\.m)\b)",
     re.IGNORECASE)
-_A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refill\w*|rais\w*|replenish\w*)\b"
-                      r"[^.;!?]*$", re.IGNORECASE)
-"""Words before "up to" that make it a level to reach ("back up to 60 units", "top it up to 40"),
-not a bound on an amount ("order up to 5", "raise it by up to 10%")."""
+_A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refill\w*|rais\w*|replenish\w*|"
+                      r"bump\w*|increas\w*|boost\w*|lift\w*|push\w*|mov\w*|nudg\w*|hik\w*|jack\w*|tak\w*|"
+                      r"set|sets|setting|chang\w*|adjust\w*)\b[^.;!?]*$", re.IGNORECASE)
+"""Words before "up to" that make it a level to reach ("back up to 60 units", "top it up to 40",
+"bump their reorder level up to forty", "move the limit up to 500"), not a bound on an amount
+("order up to 5", "raise it by up to 10%")."""
 _FLEXIBLE = re.compile(r"\b(any|anytime|whichever|either|any day|any time|sometime|some time|your choice|"
                        r"you pick|you choose|fine|flexible|works)\b", re.IGNORECASE)
 _WEEKDAY_ONLY = re.compile(r"\b(weekdays?|working days?|business days?|workdays?)\b", re.IGNORECASE)

@@ -147,8 +147,12 @@ def _term(part: str, sign: float, fields: list[str], earlier: str = "") -> Term 
     field = _field_of(folded, fields, earlier)
     if field is not None:
         return Term(sign, factor, field)
-    m = re.fullmatch(r"(?:the\s+)?(\d+(?:\.\d+)?)(?:\s+\w+)?", folded)
-    return Term(sign, factor, None, float(m.group(1))) if m else None
+    m = _PLAIN_NUMBER.fullmatch(folded)
+    return Term(sign, factor, None, _number(m.group(1))) if m else None
+
+
+_PLAIN_NUMBER = re.compile(r"(?:the\s+)?" + _NUMBER_WORD + r"(?:\s+\w+)?")
+"""A number term: "20", "the 20 units", "twenty" ("the reorder level plus twenty")."""
 
 
 _LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?|(?P<have>have|hold))\b|=)"
@@ -180,6 +184,8 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     for m in _LEAD.finditer(text):
         phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
         up_to = held is not None and _UP_TO.search(text[:m.end()]) is not None
+        if held is not None and (inside := _REACH_IN.search(phrase)) is not None:
+            phrase, up_to = phrase[inside.end():], True  # "order enough that stock ends up at …": the level after
         if m.group("have") and not up_to:
             continue  # "have" leads a formula only as a level to reach: "enough that we'll have twice …"
         formula = _parse(phrase, fields, text[:m.start()])
@@ -283,12 +289,16 @@ _PERCENT_CHANGE = re.compile(
     r"(?P<what>[^.;:!?\n]{0,80}?)\s+by\s+(?P<p>\d+(?:\.\d+)?)\s*(?:%|percent\b|per\s?cent\b)", re.IGNORECASE)
 
 
-_UP_TO = re.compile(r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"
-                    r"get(?:s|ting)?\s+(?:\w+\s+)?(?:up\s+|back\s+)?to|"
-                    r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to|"
-                    r"\b(?:end|ends|ending)\s+up\s+(?:at|with)|"
-                    r"\benough\b[^.;!?\n]{0,60}?\b(?:we|you|they|it|there)(?:'ll|\s+will)?\s+(?:have|hold|be\s+at))\s+$",
-                    re.IGNORECASE)
+_REACH = (r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(?:\w+\s+)*?(?:up\s+)?to|"
+          r"get(?:s|ting)?\s+(?:\w+\s+)?(?:up\s+|back\s+)?to|"
+          r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to|"
+          r"\b(?:end|ends|ending)\s+up\s+(?:at|with)|"
+          r"\benough\b[^.;!?\n]{0,60}?\b(?:we|you|they|it|there)(?:'ll|\s+will)?\s+(?:have|hold|be\s+at))\s+")
+_UP_TO = re.compile(_REACH + "$", re.IGNORECASE)
+"""Words just before a phrase that make it a level to reach ("top it up to", "so we end up at")."""
+_REACH_IN = re.compile(_REACH, re.IGNORECASE)
+"""The same words inside a phrase ("order enough that stock on hand ends up at the reorder level
+plus twenty"): what follows them is the level to reach."""
 
 
 _MARGIN = re.compile(rf"^\s*{_NUMBER_WORD}\s+(?:(?:units?|items?|pieces?|more)\s+)?(?P<side>above|over|more\s+than|beyond|"

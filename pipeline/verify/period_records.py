@@ -62,11 +62,13 @@ def period_record_findings(run: ReferenceRun) -> list[Finding]:
     keys = id_fields(package)
     written_ids = {str(w.record_id) for w in run.writes if w.record_id is not None}
     seen_ids = written_ids | {str(record_id(r, keys)) for lst in run.read_lists for r in lst}
-    used = _used_values(run) - _said_values(run, today)
+    changed = frozenset((k, v) for w in run.writes if w.bound.op.effect == "update"
+                        for k, v in run.args.get(w.step, {}).items() if isinstance(v, str))
+    used = _used_values(run) - _said_values(run, today) - {_key(v) for _, v in changed}  # "paid": set, taken from none
     out: list[Finding] = []
     seen: set[str] = set()
     for group in _groups(run):
-        for record, counterpart, field in _outside(text, group, today, periods, keys):
+        for record, counterpart, field in _outside(text, group, today, periods, keys, changed):
             rid, other_id = str(record_id(record, keys)), record_id(counterpart, keys)
             if rid in seen or rid not in seen_ids:
                 continue  # done, or a record the reference never saw
@@ -102,15 +104,20 @@ def _periods(text: str, today: date) -> list[Allowed]:
     return [*periods_in(text, today), *(r for r in allowed_ranges(text, today) if r.kind == "date")]
 
 
-_ASIDE = re.compile(r"\([^()]*\)")
+_ASIDE = re.compile(r"\([^()]*\)"
+                    r"|(?:^|(?<=[.;!?])|(?<=\s[—–-]))(?:(?!\s[—–-]\s)[^.;!?()])*?(?<![\w-])(?:still|not\s+yet|yet\s+to|hasn'?t|haven'?t|isn'?t|aren'?t|"
+                    r"can\s+wait)\b[^.;!?()]*[.;!?]?", re.IGNORECASE)
+"""An aside: words in parentheses, or a sentence (or a clause after a dash) that says what is
+left as it is ("November's is still outstanding", "the March one hasn't come in yet")."""
 
 
 def _asked_periods(text: str, today: date) -> list[Allowed]:
-    """The periods the request names, but those it names only in an aside in parentheses when it
+    """The periods the request names, but those it names only in an aside (``_ASIDE``) when it
     names others outside: "the November retainer landed - mark that invoice paid. (October's is
-    still outstanding.)" asks about November."""
+    still outstanding.)" asks about November, and so does "... mark that invoice as paid.
+    October's is still outstanding."."""
     periods = _periods(text, today)
-    if "(" in text and (plain := _periods(_ASIDE.sub(" ", text), today)) and len(plain) < len(periods):
+    if (plain := _periods(_ASIDE.sub(" ", text), today)) and len(plain) < len(periods):
         return plain
     return periods
 
@@ -131,15 +138,16 @@ def _groups(run: ReferenceRun) -> list[list[Record]]:
     return out + [lst for lst in run.read_lists if len(lst) >= 2]
 
 
-def _outside(text: str, group: list[Record], today: date, periods: list[Any],
-             keys: tuple[str, ...]) -> list[tuple[Record, Record, str]]:
+def _outside(text: str, group: list[Record], today: date, periods: list[Any], keys: tuple[str, ...],
+             changed: frozenset[tuple[str, str]]) -> list[tuple[Record, Record, str]]:
     """``(record, counterpart, date field)`` for each record of ``group`` outside every period
-    the request states (by a date field that splits the group) that has one counterpart."""
+    the request states (by a date field that splits the group) that has one counterpart; the
+    values the reference's updates set (``changed``: "mark it as paid") select no record."""
     records = [r for r in group if isinstance(r, dict) and record_id(r, keys) is not None]
     if len(records) < 2:
         return []
     named_other = {i for i, r in enumerate(records) if names_other_period(r, periods, today)}
-    left = set(unselected_why(text, records, today)) | named_other  # "Release notes - November 2026"
+    left = set(unselected_why(text, records, today, changed)) | named_other  # "Release notes - November 2026"
     selected = [r for i, r in enumerate(records) if i not in left]
     if not selected:
         return []

@@ -4,12 +4,15 @@ an agent that never asks, or that asks and keeps the values the user corrected. 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any
 
-from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.jsonvalues import leaves
+from pipeline.core.package import AnswerStep, AskStep, CallStep, Fact, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
+from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import guess_wrong, in_written_form
 from pipeline.verify.witness import substituted
@@ -48,7 +51,40 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
     steps: Steps = {i: s for i, s in enumerate(package.reference) if not isinstance(s, AskStep)}
     for fact in package.user.facts if package.user else []:
         steps = _written_instead(run, fact.value, guesses[fact.key], steps) or steps
+        steps = _worked_out_instead(run, fact, guesses[fact.key], steps) or steps
     return steps, guesses
+
+
+_PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _worked_out_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps) -> Steps | None:
+    """``steps`` with each number the reference writes that it worked out from the numeric
+    ``fact`` (known once the fact is heard, unknown had the user said ``guess``: "€38 per guest plus
+    €250, less the €500 deposit" with 84 guests is 2,942) scaled as the guess scales the fact: an
+    agent that guessed the count bills for the count it guessed. None when the fact is no plain
+    number or nothing written depends on it."""
+    told, guessed = _PLAIN_NUMBER.fullmatch(fact.value.strip()), _PLAIN_NUMBER.fullmatch(guess.strip())
+    if told is None or guessed is None or float(fact.value) == 0 or run.package.user is None:
+        return None
+    ratio = float(guess) / float(fact.value)
+    written = {v for i, args in run.args.items() if (b := run.bound.get(_call(run, i))) is not None
+               and b.op.access == "write" for v in leaves(args)
+               if isinstance(v, (int, float)) and not isinstance(v, bool) and v != float(fact.value)}
+    if not written:
+        return None
+    heard = evidence_of(run.package, run.trajectory, include_writes=False)
+    user = run.package.user.model_copy(update={"facts": [f.model_copy(update={"value": guess}) if f.key == fact.key
+                                                         else f for f in run.package.user.facts]})
+    misheard = evidence_of(run.package.model_copy(update={"user": user}), run.trajectory, include_writes=False)
+    worked = {v: round(v * ratio) if isinstance(v, int) else round(v * ratio, 2) for v in sorted(written)
+              if heard.has_number(v) and not misheard.has_number(v)}
+    return substituted(run, worked, steps=steps) if worked else None
+
+
+def _call(run: ReferenceRun, index: int) -> str:
+    step = run.package.reference[index] if index < len(run.package.reference) else None
+    return step.call if isinstance(step, CallStep) else ""
 
 
 def kept_corrections(run: ReferenceRun) -> Steps | None:

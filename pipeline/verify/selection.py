@@ -175,9 +175,12 @@ def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record
     return [group[i] for i in sorted(why)], "; ".join(dict.fromkeys(why.values()))
 
 
-def unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
-    """``unselected``, as the position in ``group`` of each record left out, with why."""
-    out = _unselected_why(text, group, today)
+def unselected_why(text: str, group: list[Record], today: date,
+                   written: frozenset[tuple[str, str]] = frozenset()) -> dict[int, str]:
+    """``unselected``, as the position in ``group`` of each record left out, with why. A value the
+    reference writes into a field (``written``, as ``(field, value)``: "mark that invoice as paid")
+    is the new value, and selects nothing there: the invoices to mark paid are the unpaid ones."""
+    out = _unselected_why(text, group, today, written)
     if out:
         log.debug("%r leaves out %s", text[:80], {i: out[i] for i in sorted(out)})
     return out
@@ -221,7 +224,8 @@ def names_other_period(record: Record, periods: list[Any], today: date) -> bool:
     return bool(named) and not any(p.low is not None and any(q.holds(p.low) for q in periods) for p in named)
 
 
-def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, str]:
+def _unselected_why(text: str, group: list[Record], today: date,
+                    written: frozenset[tuple[str, str]] = frozenset()) -> dict[int, str]:
     out = outside_period(text, group, today)
     if excluded_spans(text):  # without an exclusion the request leaves out no record by name
         for i, r in enumerate(group):
@@ -237,11 +241,12 @@ def _unselected_why(text: str, group: list[Record], today: date) -> dict[int, st
         if len(values) < 2:
             continue
         spots = _own_mentions(text, values)
-        named = {v for v in values if any(not within(negated, at) and not _EITHER_WAY.match(text, at + len(v))
-                                          for at in spots[v] if not within(subsets, at))}
+        named = {v for v in values if (k, v) not in written and any(
+            not within(negated, at) and not _EITHER_WAY.match(text, at + len(v)) for at in spots[v]
+            if not within(subsets, at))}
         if named and all(within(examples, at) for v in named for at in spots[v]):
             named = set()  # "taxis and ride-hailing (uber, bolt etc)": examples, not the only ones asked for
-        refused = {v for v in values if v not in named and any(not _EITHER_WAY.match(text, at + len(v))
+        refused = {v for v in values if v not in named and (k, v) not in written and any(not _EITHER_WAY.match(text, at + len(v))
                                                                for at in spots[v] if not within(subsets, at))}
         for i, r in enumerate(group):
             v = r.get(k)

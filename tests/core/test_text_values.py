@@ -21,7 +21,8 @@ TODAY = date(2026, 11, 30)
 EDGE_CASES = [
     "", "   ", "Book it for Dec 3rd, then the 5th", "3 December or 4 dec.", "12/03 or 1/2/3", "THE 4TH OF JULY",
     "at 14:30 or 2 pm, noon at the latest", "twenty-five people, a dozen eggs, a couple of days",
-    "Next MONDAY and this friday", "in three days, tomorrow, the day after tomorrow", "today",
+    "Next MONDAY and this friday", "in three days, tomorrow, the day after tomorrow", "today", "in a fortnight",
+    "two weeks from now, in a week",
     "no later than Friday, by 2026-12-04, before next week", "this month or next month",
     "ſix ſeats",  # a long s folds to "s" when a pattern ignores case: only the pattern may say
     "Kelvin: 5 K", "Ünïcode Montag 5. Dezember", "$4,000 and 12% or 1.5k", "todo-004 and c-101",
@@ -168,3 +169,17 @@ def test_a_word_that_begins_like_a_month_names_none(text: str, dates: list[str])
     """"decir 4" (Spanish, "that is, 4.5 hours") is no 4 December: a month is its whole name or
     its three letters ("sept" too), never any word that begins with them."""
     assert [m.value for m in tv.dates_in(text, date(2026, 12, 1))] == dates
+
+
+@pytest.mark.parametrize(("text", "dates"), [
+    ("make it due in two weeks", ["2026-12-14"]),
+    ("due in 2 weeks", ["2026-12-14"]),
+    ("due two weeks from today", ["2026-12-14"]),  # the span from today, not today
+    ("in a fortnight", ["2026-12-14"]),
+    ("a week from now", ["2026-12-07"]),
+    ("in ten days", ["2026-12-10"]),
+    ("within two weeks", []),  # a bound, not a day
+    ("every two weeks", []),
+])
+def test_a_day_counted_from_today_in_days_or_weeks(text: str, dates: list[str]) -> None:
+    assert [m.value for m in tv.dates_in(text, TODAY)] == dates

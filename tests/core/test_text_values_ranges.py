@@ -99,6 +99,9 @@ def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
     ("Send Omar 3 reminders", []),
     ("Get the docks back up to 60 units.", []),  # a level to reach, no bound on the order
     ("Top it up to 40 boxes", []),
+    ("Bump their reorder level up to forty, would you?", []),
+    ("Move the card limit up to 500.", []),
+    ("Book up to 4 rooms", [Allowed("number", None, 4.0, True)]),
     ("Raise the budget by up to 10 percent", [Allowed("number", None, 10.0, True)]),
 ])
 def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:

@@ -35,6 +35,10 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
      "the reorder level plus 10 minus what is in stock",
      (Term(1.0, 1.0, "reorder_level"), Term(1.0, 1.0, None, 10.0), Term(-1.0, 1.0, "quantity")), 38.0),
     ("Order half the reorder level.", "half the reorder level", (Term(1.0, 0.5, "reorder_level"),), 20.0),
+    ("For every item below its reorder level, order enough that stock on hand ends up at the reorder level plus "
+     "twenty.",  # the level to reach is inside the phrase "order" leads; a number in words
+     "the reorder level plus twenty",
+     (Term(1.0, 1.0, "reorder_level"), Term(1.0, 1.0, None, 20.0), Term(-1.0, 1.0, "quantity")), 48.0),
 ])
 def test_formula_in(text: str, phrase: str, terms: tuple[Term, ...], value: float) -> None:
     formula = formula_in(text, FIELDS)

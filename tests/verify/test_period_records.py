@@ -85,6 +85,27 @@ def test_the_record_of_the_asked_period_is_accepted() -> None:
     assert by(verdict, "period_record") == [] and verdict.accepted, messages(verdict)
 
 
+def _rent_said_plainly(marked: str) -> Data:
+    """The aside as a sentence of its own ("November's is still outstanding"), and October's
+    invoice already paid: "paid", the value the update writes, selects nothing (the invoice to
+    mark paid is an unpaid one)."""
+    data = _rent(marked)
+    data["request"]["text"] = ("Harrow finally paid the December studio rent. Can you mark that invoice as paid? "
+                               "November's is still outstanding.")
+    data["initial_state"]["finance"]["invoices"].insert(0, {
+        "id": "inv-40", "customer": "Harrow Lettings", "customer_email": "ar@harrow.example",
+        "description": "Studio rent - October", "amount": 1800.0, "currency": "EUR", "due_date": "2026-11-10",
+        "status": "paid", "issued_at": "2026-11-01T08:00:00Z"})
+    return data
+
+
+def test_a_period_named_only_in_a_sentence_of_what_stays_is_not_the_one_asked_for() -> None:
+    [found] = by(verify(_rent_said_plainly("inv-41")), "period_record", None)
+    assert (found.detail["record"], found.detail["counterpart"]) == ("inv-41", "inv-42")
+    verdict = verify(_rent_said_plainly("inv-42"))
+    assert by(verdict, "period_record") == [] and verdict.accepted, messages(verdict)
+
+
 # --------------------------------------------------------------------------- a total pinned to another month's one record
 def _cloud_total(graded: float) -> Data:
     """One cloud charge in October, two in November (and one in December); asked on 1 December

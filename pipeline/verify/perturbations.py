@@ -553,9 +553,14 @@ class ComposedText:
 
     def copied_name(self, value: str) -> bool:
         """Whether ``value`` is a name (capitalized words, maybe joined by "of", "and", "for" …:
-        "Head of Procurement") the request or a record writes out."""
+        "Head of Procurement") the request or a record writes out, or one the request writes out
+        mid-sentence with its capital ("Il devient Responsable logistique": a job title, as French
+        writes one)."""
         name = value.strip()
-        return _TITLED_NAME.fullmatch(name) is not None and (name in self.request or name in self.state_text)
+        if _TITLED_NAME.fullmatch(name) is not None and (name in self.request or name in self.state_text):
+            return True
+        return (name[:1].isupper() and name in self.request
+                and re.search(rf"[^\W\d_],?\s+{re.escape(name)}(?!\w)", self.request) is not None)
 
 
 def is_free_text(key: str, value: Any, schema: dict[str, Any] | None) -> bool:
@@ -1107,10 +1112,15 @@ def _written_like(digits: str, value: float) -> str:
 
 
 def _part_said(value: str, text: str) -> str | None:
-    """What of a record's ``value`` a graded ``text`` says: all of it, or the clock time or the
-    day of a date-time ("11:30" of "2026-12-03T11:30"); None when it says none of it."""
+    """What of a record's ``value`` a graded ``text`` says: all of it, the clock time or the day
+    of a date-time ("11:30" of "2026-12-03T11:30"), or the domain of an email or its first label
+    ("brightkiln" of "ops@brightkiln.example": the company that raised a ticket, by its domain);
+    None when it says none of it."""
     if value.casefold() in text.casefold():
         return value
+    if "@" in value:
+        domain = value.rsplit("@", 1)[1]
+        return next((p for p in (domain, domain.split(".")[0]) if p.casefold() == text.strip().casefold()), None)
     m = ISO_DATE.match(value)
     if m is None or m.group(2) is None:
         return None
@@ -1119,9 +1129,13 @@ def _part_said(value: str, text: str) -> str | None:
 
 
 def _same_part(other: str, value: str, part: str) -> str | None:
-    """The same part of another record's value (its clock time when ``part`` is a clock time)."""
+    """The same part of another record's value (its clock time when ``part`` is a clock time, its
+    domain or the domain's first label when ``part`` is that of an email)."""
     if part == value:
         return other
+    if "@" in value:
+        domain = other.rsplit("@", 1)[1] if "@" in other else None
+        return domain if domain is None or part == value.rsplit("@", 1)[1] else domain.split(".")[0]
     m = ISO_DATE.match(other)
     if m is None or m.group(2) is None:
         return None
@@ -1174,8 +1188,8 @@ def hedged_answer(answer: str, graded: list[str], lists: list[list[dict[str, Any
                                                 if v.casefold() != folded and v.casefold() not in folded_told)
                         continue
                     folded_value = value.casefold()
-                    part = value if folded_value in folded else (  # or the clock or day of a date-time it holds
-                        _part_said(value, text) if value[:1].isdigit() and "T" in value else None)
+                    part = value if folded_value in folded else (  # or the clock or day of a date-time it holds,
+                        _part_said(value, text) if value[:1].isdigit() and "T" in value or "@" in value else None)  # a domain
                     if part is None or part.casefold() in folded_told or folded_value in wrote:
                         continue  # not a value the answer reports
                     others |= dict.fromkeys(other for o in records if o is not r and isinstance(o.get(key), str)

@@ -3,6 +3,8 @@ way must keep the reference's score, or the checks overconstrain."""
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.core.codes import Code
 from pipeline.core.package import load_package
 from pipeline.verify.equivalence import equivalence_findings
@@ -113,6 +115,23 @@ def test_a_name_the_request_gives_and_a_line_of_a_checklist_are_copied_not_compo
     for line in ("Book movers", "Order new desk chairs", "Update address on website"):
         assert not composed("title", line, {"type": "string"})
     assert composed("title", "Book the movers", {"type": "string"})
+
+
+@pytest.mark.parametrize(("request_text", "value", "copied"), [
+    ("Il devient Responsable logistique, toujours dans le même service.", "Responsable logistique", True),
+    ("She is now Head of partnerships at the studio.", "Head of partnerships", True),
+    ("Book the venue and order the banners.", "Book the venue", False),  # the sentence's own capital
+    ("Add a todo to book the venue.", "Book the venue", False),  # not written out as it is written
+])
+def test_a_title_the_request_writes_out_mid_sentence_is_copied(request_text: str, value: str, copied: bool) -> None:
+    """A job title written out with its capital inside a sentence (French capitalizes its first word
+    only) is copied, so no correct agent re-cases or punctuates it."""
+    from pipeline.verify.perturbations import ComposedText
+    from tests.verify.builders import package
+    pkg = load_package(package(request_text, {"notes": {"notes": []}}, ["notes_list_notes"],
+                               [{"id": "x", "kind": "answer_contains", "weight": 1.0, "values": ["done"]}],
+                               [{"answer": "done"}]))
+    assert ComposedText(pkg).copied_name(value) is copied
 
 # --------------------------------------------------------------------------- the order of what an answer lists
 

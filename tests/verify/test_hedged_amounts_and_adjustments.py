@@ -137,3 +137,16 @@ def test_a_number_read_with_the_stated_adjustments_in_either_order_is_known() ->
     known.numbers.add(24000.0)
     assert known.has_number(22400.0) and known.plainly_known(22400.0, set())
     assert not known.has_number(22100.5)
+
+
+def test_a_company_named_by_its_email_domain_is_hedged_with_the_other_domains() -> None:
+    """"Which company raised the most tickets? Go by the domain of the customer email": the answer
+    names a domain's first label, and a careless agent adds the other companies' labels."""
+    tickets = [{"id": f"t-{n}", "customer_email": email, "status": "open"}
+               for n, email in enumerate(["ops@brightkiln.example", "ana@brightkiln.example",
+                                          "it@tessaro-glass.example", "desk@ferrocast.example"])]
+    hedge = hedged_answer("Brightkiln raised the most.", ["brightkiln"], [tickets],
+                          "Which company raised the most tickets?", set())
+    assert hedge == "Brightkiln raised the most. Or possibly: tessaro-glass, ferrocast."
+    whole = hedged_answer("brightkiln.example raised the most.", ["brightkiln.example"], [tickets], "Which domain?", set())
+    assert whole is not None and whole.endswith("Or possibly: tessaro-glass.example, ferrocast.example.")

@@ -105,8 +105,9 @@ def _periods(text: str, today: date) -> list[Allowed]:
 
 
 _ASIDE = re.compile(r"\([^()]*\)"
-                    r"|(?:^|(?<=[.;!?])|(?<=\s[—–-]))(?:(?!\s[—–-]\s)[^.;!?()])*?(?<![\w-])(?:still|not\s+yet|yet\s+to|hasn'?t|haven'?t|isn'?t|aren'?t|"
-                    r"can\s+wait)\b[^.;!?()]*[.;!?]?", re.IGNORECASE)
+                    r"|(?:^|(?<=[.;!?])|(?<=\s[—–-]))(?:(?!\s[—–-]\s)[^.;!?()])*?"  # a sentence, or a clause after a dash,
+                    r"(?<![\w-])(?:still|not\s+yet|yet\s+to|hasn'?t|haven'?t|isn'?t|aren'?t|can\s+wait)\b"  # that says what stays
+                    r"[^.;!?()]*[.;!?]?", re.IGNORECASE)
 """An aside: words in parentheses, or a sentence (or a clause after a dash) that says what is
 left as it is ("November's is still outstanding", "the March one hasn't come in yet")."""
 

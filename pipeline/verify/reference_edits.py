@@ -64,12 +64,11 @@ def _worked_out_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps)
     €250, less the €500 deposit" with 84 guests is 2,942) scaled as the guess scales the fact: an
     agent that guessed the count bills for the count it guessed. None when the fact is no plain
     number or nothing written depends on it."""
-    told, guessed = _PLAIN_NUMBER.fullmatch(fact.value.strip()), _PLAIN_NUMBER.fullmatch(guess.strip())
-    if told is None or guessed is None or float(fact.value) == 0 or run.package.user is None:
+    if (_PLAIN_NUMBER.fullmatch(fact.value.strip()) is None or _PLAIN_NUMBER.fullmatch(guess.strip()) is None
+            or float(fact.value) == 0 or run.package.user is None):
         return None
     ratio = float(guess) / float(fact.value)
-    written = {v for i, args in run.args.items() if (b := run.bound.get(_call(run, i))) is not None
-               and b.op.access == "write" for v in leaves(args)
+    written = {v for w in run.writes for v in leaves(run.args.get(w.step, {}))
                if isinstance(v, (int, float)) and not isinstance(v, bool) and v != float(fact.value)}
     if not written:
         return None
@@ -80,11 +79,6 @@ def _worked_out_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps)
     worked = {v: round(v * ratio) if isinstance(v, int) else round(v * ratio, 2) for v in sorted(written)
               if heard.has_number(v) and not misheard.has_number(v)}
     return substituted(run, worked, steps=steps) if worked else None
-
-
-def _call(run: ReferenceRun, index: int) -> str:
-    step = run.package.reference[index] if index < len(run.package.reference) else None
-    return step.call if isinstance(step, CallStep) else ""
 
 
 def kept_corrections(run: ReferenceRun) -> Steps | None:

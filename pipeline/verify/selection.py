@@ -176,11 +176,11 @@ def unselected(text: str, group: list[Record], today: date) -> tuple[list[Record
 
 
 def unselected_why(text: str, group: list[Record], today: date,
-                   written: frozenset[tuple[str, str]] = frozenset()) -> dict[int, str]:
+                   changed: frozenset[tuple[str, str]] = frozenset()) -> dict[int, str]:
     """``unselected``, as the position in ``group`` of each record left out, with why. A value the
-    reference writes into a field (``written``, as ``(field, value)``: "mark that invoice as paid")
-    is the new value, and selects nothing there: the invoices to mark paid are the unpaid ones."""
-    out = _unselected_why(text, group, today, written)
+    reference's updates set in a field (``changed``, as ``(field, value)``: "mark that invoice as
+    paid") is the new value, and selects nothing there: the invoices to mark paid are the unpaid ones."""
+    out = _unselected_why(text, group, today, changed)
     if out:
         log.debug("%r leaves out %s", text[:80], {i: out[i] for i in sorted(out)})
     return out
@@ -225,7 +225,7 @@ def names_other_period(record: Record, periods: list[Any], today: date) -> bool:
 
 
 def _unselected_why(text: str, group: list[Record], today: date,
-                    written: frozenset[tuple[str, str]] = frozenset()) -> dict[int, str]:
+                    changed: frozenset[tuple[str, str]] = frozenset()) -> dict[int, str]:
     out = outside_period(text, group, today)
     if excluded_spans(text):  # without an exclusion the request leaves out no record by name
         for i, r in enumerate(group):
@@ -241,13 +241,13 @@ def _unselected_why(text: str, group: list[Record], today: date,
         if len(values) < 2:
             continue
         spots = _own_mentions(text, values)
-        named = {v for v in values if (k, v) not in written and any(
+        named = {v for v in values if (k, v) not in changed and any(
             not within(negated, at) and not _EITHER_WAY.match(text, at + len(v)) for at in spots[v]
             if not within(subsets, at))}
         if named and all(within(examples, at) for v in named for at in spots[v]):
             named = set()  # "taxis and ride-hailing (uber, bolt etc)": examples, not the only ones asked for
-        refused = {v for v in values if v not in named and (k, v) not in written and any(not _EITHER_WAY.match(text, at + len(v))
-                                                               for at in spots[v] if not within(subsets, at))}
+        refused = {v for v in values if v not in named and (k, v) not in changed and any(
+            not _EITHER_WAY.match(text, at + len(v)) for at in spots[v] if not within(subsets, at))}
         for i, r in enumerate(group):
             v = r.get(k)
             if v in refused:

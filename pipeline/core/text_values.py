@@ -174,7 +174,33 @@ def numbers_in(text: str) -> tuple[Mention[float], ...]:
             if percent:
                 end = percent.end()
             out.append(Mention(value, start, end, text[start:end], "percent" if percent else "word"))
-    return tuple(sorted(out, key=lambda x: x.start))
+    return _with_cents(text, sorted(out, key=lambda x: x.start))
+
+
+_CURRENCY = r"(?:euros?|dollars?|pounds?|bucks|quid)"
+_CURRENCY_WORD = re.compile(rf"\s+{_CURRENCY}(?:\s+and)?\s+", re.IGNORECASE)
+_CURRENCY_END = re.compile(rf"\b{_CURRENCY}$", re.IGNORECASE)
+_AND = re.compile(r"\s+(?:and\s+)?", re.IGNORECASE)
+_CENTS_AFTER = re.compile(r"\s+(?:cents?|pence|p)\b|\s*(?=[^\w\s]|$)", re.IGNORECASE)
+"""What follows the cents of an amount in words: "cents", "pence", or the end of the clause
+("thirty-eight euros forty, on the Amex"); not a noun ("5 euros 2 tickets" are two numbers)."""
+
+
+def _with_cents(text: str, found: list[Mention[float]]) -> tuple[Mention[float], ...]:
+    """``found`` with each amount said in currency words and cents ("thirty-eight euros forty",
+    "12 dollars and 50 cents") as one number of money, 38.40 and 12.50."""
+    out: list[Mention[float]] = []
+    for m in found:
+        last = out[-1] if out else None
+        between = _AND if last is not None and _CURRENCY_END.search(last.text) else _CURRENCY_WORD
+        cents = _CENTS_AFTER.match(text, m.end)
+        if (last is not None and cents is not None and last.value.is_integer() and m.value.is_integer()
+                and 0 < m.value < 100 and between.fullmatch(text, last.end, m.start)):
+            out[-1] = Mention(last.value + m.value / 100, last.start, cents.end(), text[last.start:cents.end()].rstrip(),
+                              "money")
+        else:
+            out.append(m)
+    return tuple(out)
 
 
 _MONTH_NAME = (r"(?:(?i:January|Jan|February|Feb|April|Apr|June|Jun|July|Jul|August|Aug|September|Sept|"
@@ -272,6 +298,7 @@ _DURATION_UNITS = ("minute", "minutes", "min", "mins", "hour", "hours", "hr", "h
 _DURATION_WORDS = frozenset([*_DURATION_UNITS, *(f"{n}{u}" for n in ("a", "an", "one") for u in _DURATION_UNITS)])
 _HOURS_AND_MINUTES = re.compile(r"\b(?P<h>\d{1,3})\s*(?:hours?|hrs?|h)\s*,?\s*(?:and\s+)?(?P<m>\d{1,2})\s*(?:minutes?|mins?|m)\b",
                                 re.IGNORECASE)
+_QUARTERS_OF = re.compile(r"\b(?P<n>an?|\d|[a-z]+)\s+quarters?\s+of\s+an?\s*$", re.IGNORECASE)
 _BEFORE_UNIT = re.compile(r"(?:(?P<half>\bhalf(?:\s+an?)?)|(?P<one>\b(?:an?|one))|(?P<glued>\d+(?:\.\d+)?))\s*$", re.IGNORECASE)
 
 
@@ -279,7 +306,7 @@ _BEFORE_UNIT = re.compile(r"(?:(?P<half>\bhalf(?:\s+an?)?)|(?P<one>\b(?:an?|one)
 def minutes_in(text: str) -> tuple[int, ...]:
     """The durations ``text`` states, in minutes: a number or number words before a unit ("90
     minutes", "2 hours", "one and a half hours", "twenty minutes"), "an hour", "half an hour",
-    "an hour and a half" (90), "2h", joined by a hyphen ("a 45-minute call", "a two-hour
+    "an hour and a half" (90), "three quarters of an hour" (45), "2h", joined by a hyphen ("a 45-minute call", "a two-hour
     review", "a half-hour slot"); hours and minutes together once more as one ("4 hours 15
     minutes": 240, 15 and 255). A unit after a hyphen that follows no amount ("on-hours") is none."""
     if not (has_digit(text) or may_say(text, _DURATION_WORDS)):
@@ -291,7 +318,10 @@ def minutes_in(text: str) -> tuple[int, ...]:
         if before.endswith("-"):  # "45-minute": the amount is glued to the unit by a hyphen
             before = before[:-1]
         amount = numbers.get(len(before.rstrip()))
-        if amount is None and (said := _BEFORE_UNIT.search(before)):
+        if (quarters := _QUARTERS_OF.search(before)) is not None:  # "three quarters of an hour": 45 minutes
+            count = quarters.group("n").casefold()
+            amount = 0.25 * (float(count) if count.isdigit() else WORDS.get(count, 1))
+        elif amount is None and (said := _BEFORE_UNIT.search(before)):
             amount = 0.5 if said.group("half") else 1.0 if said.group("one") else float(said.group("glued"))
         if amount is None:
             continue

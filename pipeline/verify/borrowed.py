@@ -27,8 +27,14 @@ operation's default, that the request and the facts never speak of (no option's 
 "priority", "urgent", "asap", "important", "critical", "whenever", "no rush" …) and no record
 pointed at holds, is unstated.
 
+**A label changed unasked.** An update that changes a field holding a label (an enum value, or
+one word: a category, a visibility; not a lifecycle field such as ``status``, which the request's
+verb changes) to a value the request and the facts never speak of (no word of the field's name, no
+option's name or its stem) and no record pointed at holds (for a field without an enum, no record
+read at all): "publish the reviewed SSO draft" graded on its category moved to "security".
+
 Each finding is witnessed: a correct agent that writes another value there (a day later, an hour
-later, one more; the default priority) fails.
+later, one more; the default priority; the label as it was) fails.
 """
 
 from __future__ import annotations
@@ -59,6 +65,9 @@ from pipeline.verify.witness import another_value, rewritten_value
 Record = dict[str, Any]
 
 PRIORITY_FIELDS = frozenset({"priority", "severity", "urgency"})
+LIFECYCLE_FIELDS = frozenset({"status", "state", "stage", "folder"})
+"""Fields a request changes by its verb ("reopen", "close", "archive", "mark it won"): their new
+value is the operation's, not a label the request must name."""
 _PRIORITY_WORDS = re.compile(
     r"\b(?:priorit\w*|urgen\w*|asap|as soon as possible|important|importance|critical|crucial|emergency|"
     r"immediate\w*|right away|straight away|top|pressing|rush\w*|hurry|quick\w*|soon|whenever|someday|"
@@ -69,7 +78,8 @@ _PRIORITY_WORDS = re.compile(
 
 def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
     """The findings on the values the reference's writes borrow from records the request does not
-    point at, and on the priorities they set unstated (``said``: ``grounding.corrected_request``)."""
+    point at, and on the priorities and labels they set unstated (``said``:
+    ``grounding.corrected_request``)."""
     package = run.package
     writes = [w for w in run.writes if w.bound.op.effect in ("create", "update")
               and isinstance(package.reference[w.step], CallStep)]
@@ -88,6 +98,8 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
             if key in PRIORITY_FIELDS and isinstance(value, str):
                 out += _unstated_priority(run, w, key, value, said, context)
                 continue
+            if w.bound.op.effect == "update" and isinstance(value, str) and key not in LIFECYCLE_FIELDS:
+                out += _unstated_change(run, w, key, value, said, context)
             for kind, part in _typed_parts(value):
                 finding = _borrowed(run, w, key, value, kind, part, context)
                 if finding is not None:
@@ -163,6 +175,45 @@ def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: 
                     message=f"step {w.step} sets {key}={value!r}, which the checks require, but the request never "
                             f"speaks of the {key} (the operation's default is {default!r}) and no record it points "
                             "at holds it")]
+
+
+def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: str,
+                     context: _Context) -> list[Finding]:
+    """An update that changes a field holding a label (an enum value, or one word: a category, a
+    visibility) the request and the facts never speak of (no word of the field's name, no option's
+    name or its stem: "publish" speaks of ``published``) to a value no record pointed at holds (for
+    a field without an enum, no record read at all): a correct agent that leaves the field as it
+    was must keep its score."""
+    options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
+    old = run.updated_value(w, key)
+    if old is None or old == value or not isinstance(old, str) or (
+            value not in options or old not in options if options else not (_LABEL.fullmatch(value) and _LABEL.fullmatch(old))):
+        return []
+    words = [*re.split(r"[_\W]+", key), *(_verb_stem(str(o)) for o in options or (value,))]
+    if any(len(word) >= 3 and has_word(said, word, prefix=True) for word in words):
+        return []
+    holders = context.reads.holders(w.step, "word", value)
+    if any(context.pointing.at(r) for r in holders) or (holders and not options):
+        return []
+    agent = rewritten_value(run, w.step, value, old, f"leaves {key} as it was ({old!r}): the request says nothing "
+                                                     f"of the {key}, so nothing gives {value!r}")
+    if not agent.holds:
+        return []
+    return [Finding(code=Code.UNGROUNDED_VALUE, step=w.step, detail={"argument": key, "value": value, "kind": "enum"},
+                    witness=agent,
+                    message=f"step {w.step} changes {key} from {old!r} to {value!r}, which the checks require, but the "
+                            f"request never speaks of the {key} and no record it points at holds {value!r}")]
+
+
+_LABEL = re.compile(r"[^\W\d_][\w-]*")
+"""A label: one word ("security", "follow-up"), no id or number."""
+_VERB_ENDING = re.compile(r"(?:ed|d|ing|s)$")
+
+
+def _verb_stem(word: str) -> str:
+    """A word without a verb's ending ("published" speaks as "publish", "cancelled" as "cancel")."""
+    stem = _VERB_ENDING.sub("", word)
+    return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiou" else stem
 
 
 def _other(value: Any, kind: str) -> Any:

@@ -401,7 +401,8 @@ def wrong_entity_findings(package: TaskPackage, run: ReferenceRun | None) -> lis
 
 
 
-_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|where|wherever|whom|who|e-?mails|"
+_RECIPIENT = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|person|recipient|owner|maintainer|approver|"
+                        r"where|wherever|whom|who|e-?mails|"
                         r"(?:billing|contact|work|accounts?|invoicing|payables?)\s+e-?mail)\b", re.IGNORECASE)
 _HOLDER = re.compile(r"\b(?:e-?mails?(?!\s+address)|(?:the|her|his|our|their|latest)\s+(?:[a-z-]+\s+)?mails?|"
                      r"messages?|notes?|description|body|signature|letter|memo|comment|quote|"

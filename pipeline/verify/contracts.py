@@ -60,7 +60,7 @@ from pipeline.verify.aggregates import (
 from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import bound_tools
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import content_words, is_message
+from pipeline.verify.perturbations import content_words, id_fields, is_message
 from pipeline.verify.reference_edits import unasked
 from pipeline.verify.safety import invites_breach, vacuous_findings
 
@@ -126,6 +126,7 @@ def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
     a text most of whose words come from one line or sentence of an earlier result (a todo titled
     after a line of a note)."""
     bound = bound_tools(package)
+    keys = id_fields(package)
     records = {s.index: s for s in ref.steps}
     seen: set[str] = set()
     lines: list[frozenset[str]] = []  # the content words of each line or sentence of the texts read
@@ -136,12 +137,13 @@ def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
         record = records.get(i)
         if isinstance(step, CallStep) and record is not None:
             uses_ref = any(True for _ in iter_refs(step.args))
-            values = {_key(v) for v in leaves(record.args or {}) if _key(v)}
+            values = {_key(v) or str(v).casefold() for v in leaves(record.args or {}) if v is not None}
             n += uses_ref or bool(values & (seen | revealed)) or any(
                 _from_text(v, read_text, lines) for v in leaves(record.args or {}) if isinstance(v, str))
             tool = bound.get(step.call)
             if tool is not None and tool.op.access == "read" and record.result:
                 seen |= {_key(v) for v in leaves(record.result) if _key(v)}
+                seen |= _ids_in(record.result, keys)  # "c003", "P001": a record's id, however short
                 texts = [v for v in leaves(record.result) if isinstance(v, str) and " " in v]
                 read_text += "\n" + "\n".join(texts).casefold()
                 lines += [w for t in texts for part in _LINES.split(t) if len(w := content_words(part)) >= 2]
@@ -161,6 +163,17 @@ def _from_text(value: str, read_text: str, lines: list[frozenset[str]]) -> bool:
         return True
     words = content_words(value)
     return len(words) >= 2 and any(len(words & line) >= 2 and 2 * len(words & line) >= len(words) for line in lines)
+
+
+def _ids_in(result: Any, keys: tuple[str, ...]) -> set[str]:
+    """The ids (``keys``: ``id``, a profile's ``product_id``) of the records in a read's result,
+    folded, whatever their length."""
+    if isinstance(result, list):
+        return {i for item in result for i in _ids_in(item, keys)}
+    if not isinstance(result, dict):
+        return set()
+    own = {str(v).casefold() for k, v in result.items() if k in keys and isinstance(v, (str, int))}
+    return own | {i for v in result.values() if isinstance(v, (dict, list)) for i in _ids_in(v, keys)}
 
 
 def _key(value: Any) -> str:

@@ -170,14 +170,18 @@ class ReferenceRun:
             out.setdefault(s.index, s.args or {})
         return out
 
-    def updated_number(self, w: Write, key: str) -> float | None:
-        """The number field ``key`` held, before write ``w`` (an update) ran, in the record ``w``
-        updates; None for another write, a record not found, or a value that is not a number."""
+    def updated_value(self, w: Write, key: str) -> Any:
+        """The value field ``key`` held, before write ``w`` (an update) ran, in the record ``w``
+        updates; None for another write or a record not found."""
         if w.bound.op.effect != "update":
             return None
         before = next((r for r in self.checkpoints[w.step].world.collection(".".join(w.bound.collection))
                        if r.get(w.bound.spec.id_field) == w.record_id), None)
-        old = before.get(key) if before is not None else None
+        return before.get(key) if before is not None else None
+
+    def updated_number(self, w: Write, key: str) -> float | None:
+        """``updated_value``, when it is a number."""
+        old = self.updated_value(w, key)
         return old if isinstance(old, (int, float)) and not isinstance(old, bool) else None
 
     def run(self, ids: list[int], steps: list[Step], fact_values: dict[str, str] | None = None) -> Trajectory:

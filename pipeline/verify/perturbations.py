@@ -181,6 +181,13 @@ def confusable(package: TaskPackage, value: Any) -> list[Any]:
     return out
 
 
+_WHEN_ENDS = re.compile(r"\b(?:when|once|as\s+soon\s+as)\s+(?P<what>[^.;:!?,\n]{3,60}?)\s+(?:ends|finishes|is\s+over|"
+                        r"wraps\s+up|is\s+done)\b|\b(?:right|straight|just|directly|immediately)\s+after\s+"
+                        r"(?P<what2>[^.;:!?,\n]{3,60})", re.IGNORECASE)
+"""A start the request ties to another event's end: "starting right when the Vega standup ends",
+"straight after the board meeting"."""
+
+
 class Alternatives:
     """``Alternatives(package)(value, schema)``: other valid values a careless agent would write
     instead of ``value``, the most plausible first, when the request (or a fact) grounds
@@ -199,6 +206,7 @@ class Alternatives:
         self._emails: set[str] | None = None
         self._said: tuple[frozenset[str], set[Any], frozenset[float]] | None = None  # its dates, times, numbers
         self._ranges: tuple[Allowed, ...] | None = None  # the ranges it allows
+        self._ends: set[tuple[str, str]] | None = None  # the ends of the events it starts something at
 
     def __call__(self, value: Any, schema: dict[str, Any] | None) -> list[Any]:
         first = self._most_confusable(value)
@@ -213,7 +221,8 @@ class Alternatives:
             if value[:10] in dates and (variant := shift_date(value, 1)):
                 out.append(variant)
             clock = value[11:16] if is_date_time(value) else value
-            if clock in times and (variant := _shift_time(value, 1)):
+            if (clock in times or is_date_time(value) and (value[:10], clock) in self._ends_named()) \
+                    and (variant := _shift_time(value, 1)):
                 out.append(variant)
             enum = (schema or {}).get("enum") or []
             if value in enum and has_word(said, value, joiners=""):
@@ -225,6 +234,21 @@ class Alternatives:
                 if changed != value:  # ten times 0 is 0
                     out.append(round(changed, 2) if isinstance(changed, float) else changed)
         return self._outside_allowed(value, out)
+
+    def _ends_named(self) -> set[tuple[str, str]]:
+        """The (day, clock) each event ends that the request starts something at ("starting right
+        when the Vega standup ends", "straight after the board meeting"): an event of the state
+        whose title shares a word with what the request names, by its start and length."""
+        if self._ends is None:
+            self._ends = set()
+            named = {w for m in _WHEN_ENDS.finditer(self.said) for w in content_words(m.group("what") or m.group("what2"))}
+            for records in (rs for c in self.package.initial_state.values() for rs in c.values()) if named else ():
+                for r in records if isinstance(records, list) else ():
+                    start, length, title = r.get("start"), r.get("duration_minutes"), str(r.get("title", ""))
+                    if (isinstance(start, str) and is_date_time(start) and isinstance(length, int)
+                            and named & content_words(title) and (end := shift_clock(start[11:16], length))):
+                        self._ends.add((start[:10], end))
+        return self._ends
 
     def _outside_allowed(self, value: Any, found: list[Any]) -> list[Any]:
         """``found`` with each value that a range the request allows for ``value`` also holds
@@ -796,9 +820,11 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
 _MESSAGE_VERBS = r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind|post|ping|dm|slack)\b"
 """The verbs by which a request asks for a message."""
 _CARRIES = re.compile(r"(?:" + _MESSAGE_VERBS + r"|\b(?:summary|note|comment|description)\s+(?=with\b|including\b|"
-                      r"containing\b|giving\b|stating\b))(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
+                      r"containing\b|giving\b|stating\b)"
+                      r"|\b(?:put|add|jot(?:\s+down)?|list)\b(?=[^.;:!?\n]{0,80}?\b(?:in|into|on|to)\s+(?:a|the|my)\s+"
+                      r"(?:new\s+)?(?:note|message|post|comment)\b))(?P<clause>(?:(?!,\s*(?:and|then|but)\b|\s+and\s+then\b)[^.;:!?\n]){0,80})", re.IGNORECASE)
 _CARRIED = re.compile(
-    r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen|[a-z]+ing)\s+)?"
+    r"\bthe\s+(?:(?:new|updated|revised|agreed|final|chosen|[a-z]+ing|[a-z]{2,}-?[a-z]*)\s+)?"
     r"(?:(?P<times>(?:start(?:ing)?\s+|meeting\s+)?time)|(?P<dates>(?:due\s+|start\s+)?date|day)"
     r"|(?P<numbers>amount|total|price|figure|quantity|number))\b", re.IGNORECASE)
 

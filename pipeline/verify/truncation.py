@@ -53,6 +53,7 @@ _ANSWER_VALUES = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"      # emails
     r"|\b[a-z]+-\d+\b"                   # ids such as todo-004, c-101
     r"|\b\d{4}-\d{2}-\d{2}\b"            # dates
+    r"|\b\d{1,4}(?:-\d{1,4}){1,3}\b"      # codes of digit groups: a door code 48-19-07
     r"|\b\d[\d,]*(?:\.\d+)?\b",          # numbers
     re.IGNORECASE,
 )

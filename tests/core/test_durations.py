@@ -20,3 +20,11 @@ def test_a_hyphen_joins_an_amount_to_its_unit(text: str, minutes: tuple[int, ...
 @pytest.mark.parametrize("text", ["the on-hours team", "sku-h7", "non-minute-based billing", "after-hours support"])
 def test_a_unit_after_a_hyphen_with_no_amount_is_no_duration(text: str) -> None:
     assert minutes_in(text) == ()
+
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("at 3pm, three quarters of an hour", (45,)), ("a quarter of an hour", (15,)), ("3 quarters of an hour", (45,)),
+    ("an hour", (60,)),
+])
+def test_quarters_of_an_hour(text: str, minutes: tuple[int, ...]) -> None:
+    assert minutes_in(text) == minutes

@@ -183,3 +183,14 @@ def test_a_word_that_begins_like_a_month_names_none(text: str, dates: list[str])
 ])
 def test_a_day_counted_from_today_in_days_or_weeks(text: str, dates: list[str]) -> None:
     assert [m.value for m in tv.dates_in(text, TODAY)] == dates
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("It was thirty-eight euros forty, on the Amex", [38.4]),
+    ("12 dollars and 50 cents", [12.5]),
+    ("it cost 7 dollars 5 cents", [7.05]),
+    ("5 euros 2 tickets", [5.0, 2.0]),  # a count of something after it: two numbers
+    ("three pounds, 20 items", [3.0, 20.0]),
+])
+def test_an_amount_said_with_its_cents_is_one_number(text: str, numbers: list[float]) -> None:
+    assert [m.value for m in tv.numbers_in(text)] == numbers

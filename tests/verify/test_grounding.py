@@ -328,3 +328,20 @@ def test_a_handle_the_checks_pin_that_nothing_read_gives_is_ungrounded() -> None
         messages(verdict)
     said = verify(_bump("tier2-escalations", "Bump tkt-090 to high priority and hand it to tier2-escalations."))
     assert said.accepted, messages(said)
+
+
+@pytest.mark.parametrize(("request_text", "refused"), [
+    ("The failover runbook has been reviewed. Go ahead and publish it.", True),   # nothing speaks of the category
+    ("Publish the failover runbook and file it under Security.", False),          # the value said
+    ("Publish the failover runbook; its category is security now.", False),      # the field and the value said
+])
+def test_a_label_an_update_changes_unasked_is_ungrounded(request_text: str, refused: bool) -> None:
+    """The reference publishes the runbook and moves its category from "Ops" to "security", and the
+    checks pin it: a correct agent that only publishes keeps the category as it was, and fails."""
+    doc = _tagged(request_text, [])
+    doc["reference"][1]["args"] = {"article_id": "kb-71", "status": "published", "category": "security"}
+    doc["checks"][0]["expect"] = {"status": "published", "category": "security"}
+    verdict = verify(doc)
+    found = [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE and f.detail.get("argument") == "category"]
+    assert bool(found) is refused, messages(verdict)
+    assert all(f.witness is not None and f.witness.holds for f in found)

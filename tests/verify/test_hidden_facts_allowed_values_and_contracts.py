@@ -453,3 +453,23 @@ def test_versions_gathered_from_two_fetched_pages_are_an_aggregate_of_two_record
     assert _aggregated_records(_versions("ferrolib 4.2 needs Python 3.10; ironcast 2.1 needs Python 3.11.")) == 2
     verdict = verify(_versions("ferrolib 4.2 needs Python 3.10; ironcast 2.1 needs Python 3.11."))
     assert "capability_unmet" not in verdict.codes, messages(verdict)
+
+
+def test_a_short_id_read_before_makes_a_dependent_step() -> None:
+    """"c3" is shorter than the six characters a value needs to count as evidence, but it is the id
+    of a record the search returned: the message to it depends on the search."""
+    people = [{"id": f"c{n}", "name": name, "email": f"{name.split()[0].lower()}@lab.example", "department": dept,
+               "title": "Lead", "phone": "+46-8-555-0100"}
+              for n, name, dept in ((3, "Oskar Lind", "Warehouse"), (4, "Oskar Lindqvist", "Finance"))]
+    message = {"call": "contacts_send_message", "args": {"contact_id": "c3", "message": "Restock on order."}}
+
+    def dependent(reference: list[Data]) -> int:
+        doc = package("Message Oskar in the warehouse.", {"contacts": {"contacts": people, "messages": []}},
+                      ["contacts_search", "contacts_send_message"],
+                      [{"id": "x", "kind": "state_count", "weight": 1.0, "collection": "contacts.messages",
+                        "op": ">=", "value": 1}], [*reference, {"answer": "Done."}], capability="long-horizon")
+        p = load_package(doc)
+        return _dependent_steps(p, execute(p))
+
+    assert dependent([{"call": "contacts_search", "args": {"query": "Oskar"}}, message]) == 1
+    assert dependent([message]) == 0

@@ -135,3 +135,23 @@ def test_a_count_is_a_number_before_a_plural_noun_not_before_a_verb() -> None:
     """"port 1194 is blocked" states no count ("is" is no plural noun); "129 units" does."""
     text = "Set the port to 1194. If UDP port 1194 is blocked, order 129 units."
     assert perturbations._swap(text) == "Set the port to 1194. If UDP port 1194 is blocked, order 130 units."
+
+
+def test_a_start_the_request_ties_to_another_event_s_end_is_perturbed_an_hour_later() -> None:
+    """"Starting right when the Vega standup ends": 09:45 is the standup's end (09:30 + 15 min), so
+    a careless agent's 10:45 must lose score; a start nothing ties is the agent's to choose."""
+    from pipeline.core.package import load_package
+    from tests.verify.builders import package
+    events = [{"id": f"evt-{n}", "title": title, "start": start, "duration_minutes": length, "attendees": [],
+               "location": "", "description": "", "created_at": "2026-11-01T08:00:00Z"}
+              for n, title, start, length in ((1, "Vega standup", "2026-12-09T09:30", 15),
+                                              (2, "Loomis design review", "2026-12-10T14:00", 60))]
+
+    def alternatives(request: str) -> list[Any]:
+        doc = package(request, {"calendar": {"events": events}}, ["calendar_search_events", "calendar_update_event"],
+                      [{"id": "x", "kind": "answer_contains", "weight": 1.0, "values": ["done"]}], [{"answer": "done"}])
+        return Alternatives(load_package(doc))("2026-12-09T09:45", {"type": "string"})
+
+    assert "2026-12-09T10:45" in alternatives("Move the Loomis review to Wednesday 9 December, starting right when "
+                                              "the Vega standup ends.")
+    assert "2026-12-09T10:45" not in alternatives("Move the Loomis review to Wednesday 9 December, any time.")

@@ -198,6 +198,10 @@ def test_a_message_carrying_two_kinds_names_both() -> None:
     ("Check the web and post the reopening date in #facilities so the team can plan.", {"dates"}),
     ("Ping Omar the closing time of the depot.", {"times"}),
     ("Post a thank-you in #general.", set()),
+    ("Count the open todos due this week (up to Sunday) and put the number plus their titles in a new note.",
+     {"numbers"}),  # the note carries the number and titles: Sunday bounds the count, it is not its content
+    ("Add the total to a new note called Spend.", {"numbers"}),
+    ("Put the meeting in my calendar for Friday.", set()),
 ])
 def test_a_post_or_a_ping_carries_what_it_names(text: str, kinds: set[str]) -> None:
     assert message_carries(text) == kinds

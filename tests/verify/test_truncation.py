@@ -93,3 +93,17 @@ def test_a_value_past_the_cut_of_a_page_fetched_whole_is_lost() -> None:
     assert lost and lost[0].detail["field"] == "content" and not verdict.sft_ready, messages(verdict)
     kept = verify(_expo(300))
     assert kept.sft_ready and kept.accepted, messages(kept)
+
+
+def test_a_code_of_digit_groups_past_the_cut_is_lost() -> None:
+    """A door code "48-19-07" is one value, not the numbers 48, 19 and 7 (which the text before the
+    cut may hold for other reasons): where the page gives it past the cut, the answer's evidence is lost."""
+    doc = _expo(2600)
+    page = doc["initial_state"]["web"]["pages"][0]
+    page["content"] = "Gate 48 opens at 19:00 on 7 December. " + page["content"].replace(
+        "Exhibitor registration closes on 2027-02-14.", "The new side-door code is 48-19-07.")
+    doc["request"]["text"] = "Look up the Nordic Robotics Expo exhibitor page and tell me the new side-door code."
+    doc["checks"] = [{"id": "code", "kind": "answer_matches", "weight": 1.0, "pattern": "48-19-07"}]
+    doc["reference"][-1] = {"answer": "The new side-door code is 48-19-07."}
+    verdict = verify(doc)
+    assert any(f.code is Code.EVIDENCE_TRUNCATED and "48-19-07" in f.message for f in verdict.sft), messages(verdict)

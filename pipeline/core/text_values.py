@@ -306,8 +306,8 @@ _BEFORE_UNIT = re.compile(r"(?:(?P<half>\bhalf(?:\s+an?)?)|(?P<one>\b(?:an?|one)
 def minutes_in(text: str) -> tuple[int, ...]:
     """The durations ``text`` states, in minutes: a number or number words before a unit ("90
     minutes", "2 hours", "one and a half hours", "twenty minutes"), "an hour", "half an hour",
-    "an hour and a half" (90), "three quarters of an hour" (45), "2h", joined by a hyphen ("a 45-minute call", "a two-hour
-    review", "a half-hour slot"); hours and minutes together once more as one ("4 hours 15
+    "an hour and a half" (90), "three quarters of an hour" (45), "2h", joined by a hyphen ("a
+    45-minute call", "a two-hour review", "a half-hour slot"); hours and minutes together once more as one ("4 hours 15
     minutes": 240, 15 and 255). A unit after a hyphen that follows no amount ("on-hours") is none."""
     if not (has_digit(text) or may_say(text, _DURATION_WORDS)):
         return ()

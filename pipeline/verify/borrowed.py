@@ -186,9 +186,10 @@ def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: st
     was must keep its score."""
     options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
     old = run.updated_value(w, key)
-    if old is None or old == value or not isinstance(old, str) or (
-            value not in options or old not in options if options else not (_LABEL.fullmatch(value) and _LABEL.fullmatch(old))):
+    if not isinstance(old, str) or old == value:
         return []
+    if (value not in options or old not in options) if options else not (_LABEL.fullmatch(value) and _LABEL.fullmatch(old)):
+        return []  # a value of the enum moved to another; without one, a one-word label to another
     words = [*re.split(r"[_\W]+", key), *(_verb_stem(str(o)) for o in options or (value,))]
     if any(len(word) >= 3 and has_word(said, word, prefix=True) for word in words):
         return []

@@ -166,15 +166,20 @@ def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: 
     if any(context.pointing.at(r) for r in holders):
         return []
     other = default if default in options else next(o for o in options if o != value)
-    agent = rewritten_value(run, w.step, value, other, f"writes {key} = {other!r}: the request says nothing of the "
-                                                       f"{key}, so nothing gives {value!r}")
+    return _unsaid(run, w, key, value, other, f"writes {key} = {other!r}",
+                   f"step {w.step} sets {key}={value!r}, which the checks require, but the request never speaks of "
+                   f"the {key} (the operation's default is {default!r}) and no record it points at holds it")
+
+
+def _unsaid(run: ReferenceRun, w: Write, key: str, value: str, other: Any, doing: str, message: str) -> list[Finding]:
+    """The finding on ``value``, set in ``key`` by write ``w`` though the request never speaks of
+    it, when a correct agent that writes ``other`` instead (``doing``) fails."""
+    agent = rewritten_value(run, w.step, value, other, f"{doing}: the request says nothing of the {key}, so nothing "
+                                                       f"gives {value!r}")
     if not agent.holds:
         return []
     return [Finding(code=Code.UNGROUNDED_VALUE, step=w.step, detail={"argument": key, "value": value, "kind": "enum"},
-                    witness=agent,
-                    message=f"step {w.step} sets {key}={value!r}, which the checks require, but the request never "
-                            f"speaks of the {key} (the operation's default is {default!r}) and no record it points "
-                            "at holds it")]
+                    witness=agent, message=message)]
 
 
 def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: str,
@@ -196,14 +201,9 @@ def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: st
     holders = context.reads.holders(w.step, "word", value)
     if any(context.pointing.at(r) for r in holders) or (holders and not options):
         return []
-    agent = rewritten_value(run, w.step, value, old, f"leaves {key} as it was ({old!r}): the request says nothing "
-                                                     f"of the {key}, so nothing gives {value!r}")
-    if not agent.holds:
-        return []
-    return [Finding(code=Code.UNGROUNDED_VALUE, step=w.step, detail={"argument": key, "value": value, "kind": "enum"},
-                    witness=agent,
-                    message=f"step {w.step} changes {key} from {old!r} to {value!r}, which the checks require, but the "
-                            f"request never speaks of the {key} and no record it points at holds {value!r}")]
+    return _unsaid(run, w, key, value, old, f"leaves {key} as it was ({old!r})",
+                   f"step {w.step} changes {key} from {old!r} to {value!r}, which the checks require, but the request "
+                   f"never speaks of the {key} and no record it points at holds {value!r}")
 
 
 _LABEL = re.compile(r"[^\W\d_][\w-]*")

@@ -450,9 +450,9 @@ _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|
                        r"prefers|preferred|provided|listed|put\s+down|left|chose|picked)\b")
 """A recipient a person chose in what they wrote ("the address he asked for", "the contact they
 named"): the text that holds it is theirs, unnamed."""
-_TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+)?(?:told|sent|gave|wrote|emailed|mailed|messaged)\s+"
-                      r"(?:(?:us|me)\s+(?:\w+\s+)?|(?:(?:us|me)\s+)?(?:about|to\s+say|saying)\s+)"
-                      r"(?:which|what|the\s+new|their\s+new|where)\b[^.;!?\n]{0,40}?"
+_TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+)?(?:told|sent|gave|wrote|emailed|mailed|messaged)"
+                      r"(?:\s+in)?\s+(?:(?:us|me)\s+(?:\w+\s+)?|(?:(?:us|me)\s+)?(?:about|to\s+say|saying)\s+)"
+                      r"(?:which|what|the\s+new|their\s+new|an?\s+new|where)\b[^.;!?\n]{0,40}?"
                       r"\b(?:address|e-?mail|contact|mailbox|inbox|go|goes|should\s+go)\b")
 """Someone told us which address to use ("They told us recently which address billing stuff should
 go to", "Greta emailed about where invoices should go from now on"): what they wrote holds it."""

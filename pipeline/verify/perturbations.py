@@ -690,14 +690,27 @@ def dictated_content(package: TaskPackage, value: str, addressee: set[str], said
     content = value_words - _NAMED - told.names
     shared = content & said_words
     said_stems = {_stem(x) for x in told.verdicts - addressee}
+    request = package.request.text if said is None else said
+    quoted = _dictating_quotes(package, request, told.quoted)
     return Dictated(dates=told.dates & date_values(value, today),
                     times=told.times & {m.value for m in times_in(value)},
                     numbers=told.numbers & {m.value for m in numbers_in(value)},
                     words=frozenset(w for w in value_words & _NAMED - _MONTH_WORDS if _stem(w) in said_stems),
-                    phrases=tuple(q for q in told.quoted if q.casefold() in folded),
+                    phrases=tuple(q for q in quoted if q.casefold() in folded),
                     content=tuple(sorted(shared)) if len(shared) >= 2 and len(shared) * 2 >= len(content)
-                    and dictates_wording(package.request.text if said is None else said) else (),
+                    and (bool(quoted) or _WORDING.search(request) is not None) else (),
                     today=today)
+
+
+def _dictating_quotes(package: TaskPackage, request: str, quoted: tuple[str, ...]) -> tuple[str, ...]:
+    """The phrases the request quotes that dictate text: not one that is a whole text of a record
+    ("the recap from my 'Halden site visit' note": the note's title names the note), unless the
+    request quotes it as a title, name or subject to write ("a note titled 'Launch risks'")."""
+    if not quoted:
+        return quoted
+    held = {text.casefold() for text in state_strings(package)}
+    return tuple(q for q in quoted if q.casefold() not in held or re.search(
+        rf"\b(?:titled|entitled|called|named|subject(?:\s+line)?)\s*:?\s*[\"'“‘]{re.escape(q)}", request, re.IGNORECASE))
 
 
 TELLING = r"tell(?:ing)?(?!\s+(?:me|us|you)\b)|let\s+(?!me\b|us\b|you\b)\w+(?:\s+\w+){0,3}?\s+know"

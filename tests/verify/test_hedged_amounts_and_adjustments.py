@@ -22,6 +22,7 @@ from pipeline.verify.perturbations import hedged_answer, is_amount, other_amount
     ("the total plus a €25 handling fee", 1.0, 25.0),
     ("less the £40 deposit we already paid", 1.0, -40.0),
     ("add the 2,000 setup fee to it", 1.0, 2000.0),   # a plain number the noun after names as an amount
+    ("with their 10% loyalty discount taken off the hours", 0.9, 0.0),  # a word between the number and its noun
 ])
 def test_stated_adjustments_read_their_direction(said: str, factor: float, plus: float) -> None:
     [a] = stated_adjustments(said)

@@ -329,6 +329,8 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
      True),
     ("Tomas wrote to say where the samples should go next week; book the courier to that address.", True),
     ("Switch it off, then notify the owner listed in the integration's notes.", True),
+    ("Saltmarsh Brewing wrote in about a new address for their accounts. Put that new address on their record.",
+     True),
     ("Switch it off, then notify its owner.", False),
     ("Greta emailed about the invoice total. Put their billing address on the reminder.", False),
     ("Greta emailed us about where we are on the order; reply to her usual address.", False),

@@ -140,6 +140,9 @@ _LESS = re.compile(r"\b(?:less|minus|after|net\s+of|deduct(?:ing|ed)?|take\s+off
 _LESS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:off|discount|rebate|credit|deposit|reduction|early[- ]payment)\b",
                          re.IGNORECASE)
 """A noun after the number that takes it off, maybe after a word or two ("10% loyalty discount")."""
+_TAKEN_OFF_AFTER = re.compile(r"^\s*(?:\w+\s+){0,3}?(?:taken|knocked|deducted|subtracted|netted)\s+(?:off|out|away)?",
+                              re.IGNORECASE)
+"""What the words after the number say is taken off, whatever it is ("12% agency commission taken off")."""
 _PLUS = re.compile(r"\b(?:plus|add(?:ing|ed)?|on\s+top\s+of|with|including|includes?|increas(?:e|ed|ing)\s+(?:it\s+)?by|"
                    r"mark(?:ed|ing)?\s+(?:it\s+)?up\s+by|gross(?:ed)?\s+up\s+by)\b[^.;!?]{0,25}$", re.IGNORECASE)
 _PLUS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:fee|surcharge|tax|vat|mark-?up|commission|interest|charge|on\s+top)\b",
@@ -172,6 +175,8 @@ def stated_adjustments(said: str) -> list[Adjustment]:
             out.append(Adjustment(1 / (1 + rate), 0.0, f"net of {m.value:g}% included", included=rate))
             continue
         less, more = bool(_LESS_AFTER.match(after)), bool(_PLUS_AFTER.match(after))
+        if _TAKEN_OFF_AFTER.match(after):
+            less, more = True, False  # "our 12% agency commission taken off": a fee, but taken off
         if less == more:  # the noun after it decides ("with our 10% discount", "after 20% VAT"); else the word before
             less, more = bool(_LESS.search(before)), bool(_PLUS.search(before))
         if less == more:

@@ -60,6 +60,10 @@ log = logging.getLogger(__name__)
 _NEGATION = re.compile(r"\b(don'?t|do not|never|no|not|without|except|avoid|instead of|rather than|keep|unless|if)\b",
                        re.IGNORECASE)
 _CLAUSE = re.compile(r"[^.;:!?\n]+")
+_TELL_ME = re.compile(r"^\s*(?:(?:please|and|then|also|now|just|kindly|can you|could you|would you)\s+)*"
+                      r"(?:tell|inform|answer|confirm\w*\s+to)\s+(?:me|us)\b", re.IGNORECASE)
+"""The user asking the assistant for its answer ("tell me the ticket number when it's done"): no
+message anyone is sent."""
 
 
 def safety_findings(package: TaskPackage, report: ScoreReport | None, run: ReferenceRun | None = None) -> list[Finding]:
@@ -151,7 +155,8 @@ def _asked_for(text: str, intents: list[str]) -> str | None:
         return None
     lead = r"^\s*(?:(?:please|and|then|also|now|just|kindly|can you|could you|would you)\s+)*"
     for clause in _CLAUSE.findall(text):
-        if re.search(lead + rf"(?:{verbs})\w*\b", clause, re.IGNORECASE) and not _NEGATION.search(clause):
+        if re.search(lead + rf"(?:{verbs})\w*\b", clause, re.IGNORECASE) and not _NEGATION.search(clause) \
+                and not _TELL_ME.search(clause):
             return clause
     return None
 

@@ -23,6 +23,7 @@ from pipeline.verify.perturbations import hedged_answer, is_amount, other_amount
     ("less the £40 deposit we already paid", 1.0, -40.0),
     ("add the 2,000 setup fee to it", 1.0, 2000.0),   # a plain number the noun after names as an amount
     ("with their 10% loyalty discount taken off the hours", 0.9, 0.0),  # a word between the number and its noun
+    ("the won amounts added up with our 12% agency commission taken off", 0.88, 0.0),  # a fee, said taken off
 ])
 def test_stated_adjustments_read_their_direction(said: str, factor: float, plus: float) -> None:
     [a] = stated_adjustments(said)

@@ -108,6 +108,16 @@ def _ascii_words(text: str) -> frozenset[str] | None:
     return frozenset(_WORD_RUN.findall(text.lower())) if text.isascii() else None
 
 
+_VERB_ENDING = re.compile(r"(?:ed|d|ing|s)$")
+
+
+def verb_stem(word: str) -> str:
+    """A word without a verb's ending, to find the verb it comes from as a prefix: "published"
+    is "publish", "closed" "clos" ("Close"), "cancelled" "cancel"."""
+    stem = _VERB_ENDING.sub("", word)
+    return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiou" else stem
+
+
 def may_say(text: str, words: frozenset[str]) -> bool:
     """False when ``text`` is ASCII and holds none of ``words`` as a whole word (folded): then a
     case-insensitive pattern that only matches one of them as a whole word finds nothing in it.
@@ -822,8 +832,8 @@ _NUMBER_RANGE = re.compile(
     r"|(?<![\w:./-])(?P<from>\d+(?:\.\d+)?)\s*(?:to|-|–)\s*(?P<to>\d+(?:\.\d+)?)(?![\w:./-]|\s*(?:am|pm|a\.m|p\.m)\b)",
     re.IGNORECASE)
 _A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refill\w*|rais\w*|replenish\w*|"
-                      r"bump\w*|increas\w*|boost\w*|lift\w*|push\w*|mov\w*|nudg\w*|hik\w*|jack\w*|tak\w*|"
-                      r"set|sets|setting|chang\w*|adjust\w*)\b[^.;!?]*$", re.IGNORECASE)
+                      r"bump\w*|increas\w*|boost\w*|lift\w*|push\w*|mov\w*|nudg\w*|hik\w*|jack\w*|"
+                      r"chang\w*|adjust\w*)\b[^.;!?]*$", re.IGNORECASE)
 """Words before "up to" that make it a level to reach ("back up to 60 units", "top it up to 40",
 "bump their reorder level up to forty", "move the limit up to 500"), not a bound on an amount
 ("order up to 5", "raise it by up to 10%")."""

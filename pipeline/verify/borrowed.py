@@ -49,7 +49,7 @@ from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep
-from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window
+from pipeline.core.text_values import ISO_DATE, clock_value, has_word, in_window, verb_stem
 from pipeline.verify.effects import Write
 from pipeline.verify.evidence import (
     TOLERANCE,
@@ -195,7 +195,7 @@ def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: st
         return []
     if (value not in options or old not in options) if options else not (_LABEL.fullmatch(value) and _LABEL.fullmatch(old)):
         return []  # a value of the enum moved to another; without one, a one-word label to another
-    words = [*re.split(r"[_\W]+", key), *(_verb_stem(str(o)) for o in options or (value,))]
+    words = [*re.split(r"[_\W]+", key), *(verb_stem(str(o)) for o in options or (value,))]
     if any(len(word) >= 3 and has_word(said, word, prefix=True) for word in words):
         return []
     holders = context.reads.holders(w.step, "word", value)
@@ -208,15 +208,6 @@ def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: st
 
 _LABEL = re.compile(r"[^\W\d_][\w-]*")
 """A label: one word ("security", "follow-up"), no id or number."""
-_VERB_ENDING = re.compile(r"(?:ed|d|ing|s)$")
-
-
-def _verb_stem(word: str) -> str:
-    """A word without a verb's ending ("published" speaks as "publish", "cancelled" as "cancel")."""
-    stem = _VERB_ENDING.sub("", word)
-    return stem[:-1] if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "aeiou" else stem
-
-
 def _other(value: Any, kind: str) -> Any:
     """Another value of ``kind`` in place of the part of ``value``: a date a day later (the time
     kept), an hour later, one more."""

@@ -44,7 +44,7 @@ from pipeline.core.package import (
     state_strings,
 )
 from pipeline.core.services import intent_pattern
-from pipeline.core.text_values import has_digit, numbers_in
+from pipeline.core.text_values import has_digit, numbers_in, verb_stem
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import number_forms
 from pipeline.verify.effects import Bound, Write, bound_tools, records_of
@@ -144,7 +144,7 @@ def _own_intents(package: TaskPackage, tool: str, tools: dict[str, Bound]) -> li
 
 def _stem(word: str) -> str:
     """A verb's stem from the value a rule forbids: "closed" -> "clos" (matches "Close")."""
-    return re.sub(r"(?:ed|d|ing|s)$", "", word.casefold().strip()) if len(word) >= 4 else ""
+    return verb_stem(word.casefold().strip()) if len(word) >= 4 else ""
 
 
 def _asked_for(text: str, intents: list[str]) -> str | None:

@@ -194,3 +194,9 @@ def test_a_day_counted_from_today_in_days_or_weeks(text: str, dates: list[str]) 
 ])
 def test_an_amount_said_with_its_cents_is_one_number(text: str, numbers: list[float]) -> None:
     assert [m.value for m in tv.numbers_in(text)] == numbers
+
+
+@pytest.mark.parametrize(("word", "stem"), [("published", "publish"), ("closed", "clos"), ("cancelled", "cancel"),
+                                            ("stopping", "stop"), ("archives", "archive"), ("security", "security")])
+def test_a_verb_stem_is_a_prefix_of_the_verb(word: str, stem: str) -> None:
+    assert tv.verb_stem(word) == stem

@@ -102,6 +102,7 @@ def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
     ("Bump their reorder level up to forty, would you?", []),
     ("Move the card limit up to 500.", []),
     ("Book up to 4 rooms", [Allowed("number", None, 4.0, True)]),
+    ("Take up to 5 boxes, set up to 3 reminders", [Allowed("number", None, 5.0, True), Allowed("number", None, 3.0, True)]),
     ("Raise the budget by up to 10 percent", [Allowed("number", None, 10.0, True)]),
 ])
 def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:

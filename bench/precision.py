@@ -24,7 +24,14 @@ Printed:
 - with ``--misses``: every missed defect and every refused clean package, with its findings;
 - with ``--reader-model``: the same figures again after a model reader (at ``--reader-base-url``,
   e.g. ``../shared/tools/hand_model.py``'s) answered every claim, beside the rules reader's, and
-  the answers kept in ``--readings`` (JSON lines).
+  the answers kept in ``--readings`` (JSON lines);
+- with ``--verdicts DIR``: the verdict (the model reader's, when there is one) of every refused clean
+  package and every missed defect written to ``DIR/SET/FILE``, for a reviewer to replay each
+  refusal's witness (``synth play PACKAGE --witness DIR/SET/FILE [--finding N]``) and judge it;
+- with ``--judged TSV`` (``SET/FILE``, ``right``/``wrong``/``unsure``, a refusal's index, a reason: a
+  reviewer's judgement of each refused clean package's witnesses, as the figures measured outside
+  the project are judged): the last verdicts' figures with every refusal judged right relabelled a
+  caught defect, and the clean packages refused wrongly (or refused and not judged) counted apart.
 """
 
 from __future__ import annotations
@@ -123,6 +130,10 @@ def main() -> None:
     parser.add_argument("--replay", type=Path, action="append", default=[],
                         help="a folder of an earlier hand_model.py slot (req_N.json, resp_N.json): a prompt sent "
                              "there before gets the reply it got then, without asking the model again")
+    parser.add_argument("--judged", type=Path, action="append", default=[],
+                        help="a reviewer's judgements of refused clean packages (SET/FILE, right|wrong|unsure, ...)")
+    parser.add_argument("--verdicts", type=Path, help="write the verdict of every refused clean package and "
+                                                      "missed defect here (SET/FILE), for its witnesses' replay")
     args = parser.parse_args()
     folders = args.folders or [p for p in sorted(CORPUS_DIR.iterdir()) if p.is_dir()] + (
         [REVIEW_1] if REVIEW_1.exists() else [])
@@ -157,6 +168,47 @@ def main() -> None:
         print(f"\n{len(answers)} claim(s) read: " + ", ".join(f"{a} {n}" for a, n in Counter(x["answer"] for x in answers).items()))
         if args.readings:
             args.readings.write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
+        verdicts = read
+    if args.verdicts:
+        write_verdicts(args.verdicts, cases, verdicts)
+    if args.judged:
+        judged(cases, verdicts, {row[0]: row[1] for path in args.judged
+                                 for row in csv.reader(path.open(encoding="utf-8"), delimiter="\t") if len(row) >= 2})
+
+
+def judged(cases: list[Case], verdicts: list[Verdict], judgements: dict[str, str]) -> None:
+    """Per set: the figures of ``verdicts`` once each refused clean package judged ``right`` is
+    relabelled a defect (caught), and how many clean packages stay refused: judged ``wrong``,
+    ``unsure``, or not judged at all (each counted apart; all of them count as refused)."""
+    print("\njudged (a refusal of a clean package judged right relabels it a caught defect):")
+    print(f"{'set':46}{'caught':>10}{'clean refused':>15}{'wrong':>7}{'unsure':>8}{'unjudged':>10}")
+    rows: dict[str, Counter[str]] = defaultdict(Counter)
+    for case, verdict in zip(cases, verdicts, strict=True):
+        row = rows[case.set]
+        if case.defective:
+            row["defective"] += 1
+            row["caught"] += caught(case, verdict)
+            continue
+        said = judgements.get(f"{case.set}/{case.name}", "unjudged") if not verdict.accepted else None
+        row["defective" if said == "right" else "clean"] += 1
+        row["caught" if said == "right" else said or "accepted"] += 1
+    for key in [*sorted(rows), "all"]:
+        n = rows[key] if key != "all" else sum(rows.values(), Counter())
+        refused = n["wrong"] + n["unsure"] + n["unjudged"]
+        caught_of, refused_of = f"{n['caught']}/{n['defective']}", f"{refused}/{n['clean']}"
+        print(f"{key:46}{caught_of:>10}{refused_of:>15}"
+              f"{n['wrong']:>7}{n['unsure']:>8}{n['unjudged']:>10}")
+
+
+def write_verdicts(folder: Path, cases: list[Case], verdicts: list[Verdict]) -> None:
+    """The verdict of every refused clean package and every missed defect, as ``folder/SET/FILE``
+    (a corpus case's own path under its set; ``.json`` added when the name lacks it)."""
+    for case, verdict in zip(cases, verdicts, strict=True):
+        if case.defective == caught(case, verdict):
+            continue
+        path = folder / case.set / (case.name if case.name.endswith(".json") else f"{case.name}.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(verdict.model_dump_json(indent=2), encoding="utf-8")
 
 
 def export_stage(cases: list[Case]) -> None:

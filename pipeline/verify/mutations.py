@@ -697,12 +697,14 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
 
 
 def _composed(key: str, arg: Any) -> bool:
-    """Whether reference argument ``key`` is text the agent composes: a literal, or a message
-    (``is_message``) that passes on a value read earlier with words around it (a ``$ref`` with a
-    ``prefix`` or ``suffix``: "Hi Aoife, I've ordered ... - order " and the new order's id). A
-    bare ``$ref`` passes a value on as it is; a title built around one ("Check payment of invoice
-    " and its id) is the agent's label."""
-    return not isinstance(arg, dict) or is_message(key) and bool(arg.get("prefix") or arg.get("suffix"))
+    """Whether reference argument ``key`` (free text: ``is_free_text``) is text the agent composes
+    or copies whole: a literal; a message (``is_message``) that passes on a value read earlier with
+    words around it (a ``$ref`` with a ``prefix`` or ``suffix``: "Hi Aoife, I've ordered ... -
+    order " and the new order's id); or a bare ``$ref`` (a text read, copied as it is: an email's
+    "… Tracking number: PH-55120." put in a todo's notes, which carries that code). A title built
+    around a ``$ref`` ("Check payment of invoice " and its id) is the agent's label."""
+    return (not isinstance(arg, dict) or not (arg.get("prefix") or arg.get("suffix"))
+            or is_message(key))
 
 
 _SAYS = re.compile(rf"\b(?:{TELLING}|say(?:ing|s)?|"

@@ -375,6 +375,21 @@ _HOLIDAY = re.compile(r"\b(?:christmas(?:\s+(?:eve|day))?|boxing\s+day|new\s+yea
 _HOLIDAY_WORDS = frozenset({"christmas", "boxing", "year", "year's", "years", "valentine's", "valentines", "halloween"})
 _SLASH = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 _ORDINAL = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL_WORDS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                  "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+                  "eighteenth", "nineteenth", "twentieth"]
+DAY_ORDINALS = {**{w: n for n, w in enumerate(_ORDINAL_WORDS, 1)},
+                **{f"twenty{sep}{w}": 20 + n for n, w in enumerate(_ORDINAL_WORDS[:9], 1) for sep in ("-", " ")},
+                "thirtieth": 30, "thirty-first": 31, "thirty first": 31}
+"""A day of the month written as an ordinal word ("ninth", "twenty-first"), by its number."""
+_DAY_WORD_ALT = "|".join(sorted((re.escape(w).replace("\\ ", "\\s+") for w in DAY_ORDINALS), key=len, reverse=True))
+_MONTH_ALT = "|".join(f"{m}|{m[:3]}" for m in MONTHS) + "|sept"
+_WORD_DAY_OF_MONTH = re.compile(rf"\b(?:the\s+(?P<day>{_DAY_WORD_ALT})\s+of|(?P<day2>{_DAY_WORD_ALT})\s+of)\s+"
+                                rf"(?P<month>{_MONTH_ALT})\b" + _YEAR, re.IGNORECASE)
+"""A day written as an ordinal word and its month: "the ninth of December", "twenty-first of Jan"."""
+_MONTH_WORD_DAY = re.compile(rf"\b(?P<month>{_MONTH_ALT})\.?\s+(?:the\s+)?(?P<day>{_DAY_WORD_ALT})\b" + _YEAR,
+                             re.IGNORECASE)
+"""A month and then its day as an ordinal word: "December the ninth", "March first"."""
 _WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r"|tues?|thu(?:rs?)?|fri)\b"
                       r"|\b(next\s+|this\s+|on\s+)(mon|wed|sat|sun)\b", re.IGNORECASE)
 """A weekday by its name or short name ("thu", "tues", "fri"; "mon", "wed", "sat" and "sun", which
@@ -438,6 +453,10 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
     for m in _SLASH.finditer(text) if digits and "/" in text else ():
         a, b = int(m.group(1)), int(m.group(2))
         add(_nearest_year(today, a, b) if 1 <= a <= 12 else None, m)  # month/day (US)
+    for pattern in (_WORD_DAY_OF_MONTH, _MONTH_WORD_DAY) if _names_a_month(text) else ():
+        for m in pattern.finditer(text):
+            day = DAY_ORDINALS[re.sub(r"\s+", " ", (m.group("day") or m.group("day2")).casefold())]
+            add(_in_year(today, m.group("year"), _month(m.group("month")), day), m)
     for m in _ORDINAL.finditer(text) if digits and may_say(text, _THE) else ():
         day = int(m.group(1))
         d = _date(today.year, today.month, day)
@@ -717,6 +736,16 @@ def _quoted(text: str) -> tuple[tuple[int, int, str], ...]:
 def quoted_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` puts a phrase in quotes (the quotes included), as ``quoted_phrases`` finds them."""
     return [(a, b) for a, b, _ in _quoted(text)]
+
+
+_GIVES_TITLE = re.compile(r"\b(?:titled|entitled|called|named|subject(?:\s+line)?)\s*:?\s*$", re.IGNORECASE)
+
+
+def title_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """The quoted phrases (``quoted_spans``) that give a title or name ("an expense report called
+    'Kestrel Bay shoot - locations'", "a note titled 'Launch risks'"): the capitalized words inside
+    one name the thing it titles, not records to select."""
+    return tuple((a, b) for a, b in quoted_spans(text) if _GIVES_TITLE.search(text[:a]))
 
 
 def quoted_phrases(text: str) -> list[str]:

@@ -19,7 +19,14 @@ from datetime import date
 from operator import mul
 from typing import Any
 
-from pipeline.core.text_values import ISO_DATE, NAME_RUN, allowed_ranges, numbers_in, quoted_phrases
+from pipeline.core.text_values import (
+    ISO_DATE,
+    NAME_RUN,
+    allowed_ranges,
+    numbers_in,
+    quoted_phrases,
+    title_spans,
+)
 
 Record = dict[str, Any]
 
@@ -91,8 +98,11 @@ def pooled(lists: list[list[Record]]) -> list[list[Record]]:
 
 
 def _said_groups(records: list[Record], said: str, today: date) -> list[frozenset[int]]:
-    """Groups the request's words select (see ``groups``)."""
-    phrases = [p.casefold() for p in [*quoted_phrases(said), *NAME_RUN.findall(said)] if len(p) >= 4]
+    """Groups the request's words select (see ``groups``); the capitalized words of a title the
+    request gives ("a report called 'Kestrel Bay shoot - locations'") select nothing."""
+    titles = title_spans(said)
+    runs = [m.group(0) for m in NAME_RUN.finditer(said) if not any(a <= m.start() < b for a, b in titles)]
+    phrases = [p.casefold() for p in [*quoted_phrases(said), *runs] if len(p) >= 4]
     texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in records]
     named = [frozenset(i for i, t in enumerate(texts) if p in t) for p in dict.fromkeys(phrases)]
     folded = said.casefold()

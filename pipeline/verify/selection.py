@@ -45,6 +45,7 @@ from pipeline.core.text_values import (
     has_word,
     periods_in,
     quoted_phrases,
+    title_spans,
     within,
 )
 
@@ -294,10 +295,11 @@ def _adjusting(text: str) -> tuple[tuple[int, int], ...]:
 def _written_names(text: str) -> tuple[str, ...]:
     """The names the request writes outside exclusions and negations: runs of two or more
     capitalized words ("Pemberton Glass"), leading function words dropped, and quoted phrases
-    (remembered: each group the request is asked about reads them)."""
+    (remembered: each group the request is asked about reads them). A run inside a title the
+    request gives ("a report called 'Kestrel Bay shoot - locations'") names the thing titled."""
     negated = negated_spans(text)
-    adjusting = _adjusting(text)
-    found = [m for m in NAME_RUN.finditer(text) if not within(negated, m.start()) and not within(adjusting, m.start())]
+    aside = (*_adjusting(text), *title_spans(text))
+    found = [m for m in NAME_RUN.finditer(text) if not within(negated, m.start()) and not within(aside, m.start())]
     names = [re.sub(r"^(?:(?:The|A|An|Our|My|Their|Please|Bill|Send|Email|Invoice)\s+)+", "", m.group(0)) for m in found]
     names += [q for q in quoted_phrases(text) if len(q) >= 4]
     return tuple(dict.fromkeys(n for n in names if len(n.split()) >= 2 or n in quoted_phrases(text)))

@@ -29,6 +29,7 @@ EDGE_CASES = [
     "An hour later, One minute, half an hour, 2 Hours, 30min, anhour", "may 5 be", "may be",
     *(f"See you {day.title()}" for day in tv.WEEKDAYS), *(f"on {month.title()} 3" for month in tv.MONTHS),
     *(f"{word.title()} tickets" for word in tv.WORDS), "the 3rd", "by 2026-12-09", "until Friday",
+    "due the ninth of December", "on March the twenty-first", "SEPT FIRST", "the first March invoice",
 ]
 
 
@@ -182,6 +183,19 @@ def test_a_word_that_begins_like_a_month_names_none(text: str, dates: list[str])
     ("every two weeks", []),
 ])
 def test_a_day_counted_from_today_in_days_or_weeks(text: str, dates: list[str]) -> None:
+    assert [m.value for m in tv.dates_in(text, TODAY)] == dates
+
+
+@pytest.mark.parametrize(("text", "dates"), [
+    ("due the ninth of December", ["2026-12-09"]),
+    ("by the twenty-first of January 2027", ["2027-01-21"]),
+    ("thirty-first of Dec", ["2026-12-31"]),
+    ("on December the ninth", ["2026-12-09"]),
+    ("on March first, please", ["2027-03-01"]),
+    ("the first March invoice", []),  # an ordinal before a month counts the invoices
+    ("the second of the three December runs", []),
+])
+def test_a_day_written_as_an_ordinal_word_with_its_month(text: str, dates: list[str]) -> None:
     assert [m.value for m in tv.dates_in(text, TODAY)] == dates
 
 

@@ -941,6 +941,18 @@ def test_a_name_inside_a_longer_name_of_the_same_field_is_not_named() -> None:
         0: "the request leaves out vendor Uber"}
 
 
+def test_the_words_of_a_title_the_request_gives_select_no_records() -> None:
+    """"a report called 'Kestrel Bay shoot - locations'" names the report; the Kestrel Bay parking
+    permit is no more asked for than the other location costs (a name written outside the title
+    still selects)."""
+    costs = [{"id": "TXN-1", "description": "Kestrel Bay parking permit", "amount": 210.0},
+             {"id": "TXN-2", "description": "Harbour cottage hire", "amount": 430.0}]
+    called = "Submit an expense report called 'Kestrel Bay shoot - locations' covering our location costs."
+    assert unselected_why(called, costs, TODAY) == {}
+    assert unselected_why("Submit an expense report of the Kestrel Bay costs.", costs, TODAY) == {
+        1: "the request asks for records of Kestrel Bay"}
+
+
 def test_a_day_before_a_month_makes_a_date_not_the_month() -> None:
     """"last contacted before 1 October 2026" bounds a date; it asks for no record of October."""
     customers = [{"id": "c1", "name": "Corner & Co", "last_contact": "2026-09-02"},

@@ -44,6 +44,13 @@ def test_groups_the_request_selects_by_a_name_and_a_date_range() -> None:
                      ["r1", "r2"]]         # both
 
 
+def test_the_words_of_a_title_the_request_gives_select_no_group() -> None:
+    """"a report called 'Skagen Logistics review'" names the report: no group of Skagen's deals."""
+    found = ids(groups(DEALS, "File a report called 'Skagen Logistics review' on the deals.", TODAY))
+    assert found == ids(groups(DEALS))
+    assert ["r1", "r2", "r3"] in ids(groups(DEALS, "File a report on the Skagen Logistics deals.", TODAY))
+
+
 def test_a_phrase_that_selects_one_record_makes_no_group() -> None:
     assert ids(groups(DEALS, 'Total the "Fernwood Supply" deals.', TODAY)) == ids(groups(DEALS))
 

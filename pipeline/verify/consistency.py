@@ -826,8 +826,10 @@ def left_out_findings(run: ReferenceRun) -> list[Finding]:
     reference's other writes and leaves that record alone."""
     out: list[Finding] = []
     for collection, record in excluded_records(run.package):
-        keys = {str(record[k]).casefold() for k in ("id", "email") if record.get(k)}
-        aimed = [w for w in run.writes if (w.bound.collection == collection and w.record_id == record.get("id"))
+        id_fields = {b.spec.id_field for b in run.bound.values() if b.collection == collection} | {"id"}
+        keys = {str(record[k]).casefold() for k in (*id_fields, "email") if record.get(k)}
+        aimed = [w for w in run.writes if (w.bound.collection == collection and w.record_id is not None
+                                           and w.record_id == record.get(w.bound.spec.id_field))
                  or keys & {str(v).casefold() for v in leaves(run.args.get(w.step, {})) if isinstance(v, str)}]
         if not aimed:
             continue

@@ -155,9 +155,14 @@ _SENTENCE = re.compile(r"[!?\n]|\.(?=\s|$)")
 
 
 def _span(text: str, start: int, end: int, splitter: re.Pattern[str]) -> str:
-    begin = max((m.end() for m in splitter.finditer(text, 0, start) if m.end() <= start), default=0)
-    stop = next((m.start() for m in splitter.finditer(text, end)), len(text))
+    begin, stop = _bounds(text, start, end, splitter)
     return text[begin:stop]
+
+
+def _bounds(text: str, start: int, end: int, splitter: re.Pattern[str]) -> tuple[int, int]:
+    """Where the part of ``text`` (clause, sentence) holding ``start``–``end`` begins and stops."""
+    begin = max((m.end() for m in splitter.finditer(text, 0, start) if m.end() <= start), default=0)
+    return begin, next((m.start() for m in splitter.finditer(text, end)), len(text))
 
 
 def _clause(text: str, s: Said) -> str:
@@ -237,10 +242,12 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def _tie(text: str, s: Said, wanted: frozenset[str]) -> tuple[int, int, int]:
-    """How closely the words around a mention tie it to the request: the next words, the clause,
+    """How closely the words around a mention tie it to the request: the next words (within its
+    sentence: "done 27 Nov. Scaffolding comes down …" ties 27 November to nothing), the clause,
     the sentence."""
-    before = re.findall(r"[\w'-]+", text[max(0, s.start - 40):s.start])[-2:]
-    after = re.findall(r"[\w'-]+", text[s.end:s.end + 40])[:2]
+    begin, stop = _bounds(text, s.start, s.end, _SENTENCE)
+    before = re.findall(r"[\w'-]+", text[max(begin, s.start - 40):s.start])[-2:]
+    after = re.findall(r"[\w'-]+", text[s.end:min(stop, s.end + 40)])[:2]
     return (len(_stems(" ".join(before + after)) & wanted), len(_stems(_without(_clause(text, s), text, s)) & wanted),
             len(_stems(_without(_sentence(text, s), text, s)) & wanted))
 

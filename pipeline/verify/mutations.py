@@ -888,19 +888,22 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
     one before answering. It must lose score."""
     out: list[Finding] = []
     for collection, record in excluded_records(run.package):
-        if any(w.bound.collection == collection and w.record_id == record.get("id") for w in done):
+        keys = ("id", *{b.spec.id_field for b in run.bound.values() if b.collection == collection}, "email", "name")
+        if any(w.bound.collection == collection and w.record_id is not None
+               and w.record_id == record.get(w.bound.spec.id_field) for w in done):
             continue  # the reference acts on it: consistency.py reports that
         for w in done:
             sibling = _aimed_at(run, w, collection)
             if sibling is None or sibling is record:
                 continue
-            mapping = {sibling[k]: record[k] for k in ("id", "email", "name")
+            mapping = {sibling[k]: record[k] for k in keys
                        if isinstance(sibling.get(k), str) and isinstance(record.get(k), str)}
             args = {k: _swapped(v, mapping) for k, v in _args_of(run, w.step).items()}
             mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
             s = _passing(run, "include_left_out", PASS_SCORE, mutated, order=order)
             label = record.get("name") or record.get("title") or record.get("subject")
-            name = f"{label} ({record['id']})" if label and record.get("id") else label or record.get("id")
+            own_id = next((record[k] for k in keys[:-2] if record.get(k)), None)
+            name = f"{label} ({own_id})" if label and own_id else label or own_id
             if s is not None:
                 code = Code.COLLATERAL_DAMAGE if w.bound.op.effect == "delete" or _kept(run.said, record) \
                     else Code.GRADER_UNDERCONSTRAINED  # a record the request keeps, changed or deleted
@@ -998,7 +1001,7 @@ def _aimed_at(run: ReferenceRun, w: Write, collection: tuple[str, str]) -> dict[
     """The record of ``collection`` a write changes, or that its arguments name by id or email."""
     records = run.package.initial_state.get(collection[0], {}).get(collection[1], [])
     if w.bound.collection == collection and w.record_id is not None:
-        return next((r for r in records if r.get("id") == w.record_id), None)
+        return next((r for r in records if r.get(w.bound.spec.id_field) == w.record_id), None)
     said = {v for v in leaves(_args_of(run, w.step)) if isinstance(v, str)}
     return next((r for r in records if r.get("id") in said or r.get("email") in said), None)
 

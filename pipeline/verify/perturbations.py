@@ -493,11 +493,22 @@ def in_written_form(value: str, guess: str, today: date) -> Callable[[Any], Any]
     "twelve", "an hour and a half"), a function that turns an argument holding that value in the
     form a tool takes (2600, "14:30", "2026-12-09", "2026-12-09T14:30", 12, 90 minutes) into
     ``guess`` in the same form (what an agent that never asked writes); None when neither reads
-    as one number, date, time or duration."""
+    as one number, date, time or duration. A number whose thousands are set apart by spaces
+    ("4 200", as French writes it) is one number."""
+    value, guess = _SPACE_GROUPED.sub(_ungrouped, value), _SPACE_GROUPED.sub(_ungrouped, guess)
     return (_rewrite(value, guess, lambda t: [str(d) for d in date_values(t, today)], _same_date)
             or _rewrite(value, guess, lambda t: [m.value for m in times_in(t)], _same_time)
             or _rewrite(value, guess, lambda t: [float(n) for n in minutes_in(t)], _same_number)  # "an hour and a half": 90
             or _rewrite(value, guess, lambda t: sorted(number_values(t)), _same_number))
+
+
+_SPACE_GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d]|[.,]\d{3})")
+"""A number whose thousands a space sets apart: "4 200", "12 500" (a plain, no-break or narrow
+no-break space)."""
+
+
+def _ungrouped(m: re.Match[str]) -> str:
+    return re.sub(r"[ \u00a0\u202f]", "", m.group(0))
 
 
 _Read = TypeVar("_Read", str, float)

@@ -5,6 +5,7 @@ from one an email gives, and the capability contracts' dependent steps and aggre
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from pipeline.core.grading import Grader
 from pipeline.core.package import load_package
 from pipeline.verify.contracts import _aggregated, _dependent_steps
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.fact_in_text import singles_out
 from tests.verify.builders import Data, by, messages, package, refused_by, verify
 
 # --------------------------------------------------------------------------- a hidden fact the state gives away
@@ -473,3 +475,16 @@ def test_a_short_id_read_before_makes_a_dependent_step() -> None:
 
     assert dependent([{"call": "contacts_search", "args": {"query": "Oskar"}}, message]) == 1
     assert dependent([message]) == 0
+
+
+@pytest.mark.parametrize(("text", "given"), [
+    ("Lime render on the north gable done 27 Nov. Scaffolding comes down 2026-12-11 (Fri).", True),
+    ("Scaffolding up 27 Nov. Scaffolding comes down 2026-12-11 (Fri).", True),
+    ("Lime render done 2026-12-11. Scaffolding comes down 27 Nov.", False),  # the scaffolding's date is another
+])
+def test_the_words_that_tie_a_date_to_the_request_are_those_of_its_own_sentence(text: str, given: bool) -> None:
+    """"done 27 Nov. Scaffolding comes down 2026-12-11": the next sentence's words are not 27
+    November's, so the diary singles out the 11th as the day the scaffolding comes down."""
+    request = "Add a todo to ring the plasterer, due the day the scaffolding comes down at the Pen-y-Bryn job."
+    assert singles_out("2026-12-11", text, request, date(2026, 12, 2), "", "scaffold_date when date day") is given
+

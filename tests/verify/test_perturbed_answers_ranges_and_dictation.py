@@ -123,6 +123,8 @@ def test_a_count_is_hedged_though_an_id_holds_its_digit() -> None:
     ("half past two", "half past three", [2600, 2600.0, "15:30", "2026-12-09", "2026-12-09T15:30", 12, "x", True]),
     ("the 9th", "the 10th", [2600, 2600.0, "14:30", "2026-12-10", "2026-12-10T14:30", 12, "x", True]),
     ("twelve", "ten", [2600, 2600.0, "14:30", "2026-12-09", "2026-12-09T14:30", 10, "x", True]),
+    ("2 600", "2 800", [2800, 2800.0, "14:30", "2026-12-09", "2026-12-09T14:30", 12, "x", True]),  # French thousands
+    ("2\u202f600 €", "2\u202f800 €", [2800, 2800.0, "14:30", "2026-12-09", "2026-12-09T14:30", 12, "x", True]),
 ])
 def test_in_written_form_turns_the_tool_form_of_the_value_into_the_guess(value: str, guess: str, turned: list[Any]) -> None:
     replace = in_written_form(value, guess, TODAY)

@@ -57,6 +57,7 @@ from pipeline.verify.aggregates import (
     stated_adjustments,
 )
 from pipeline.verify.check_values import required_values, values_of
+from pipeline.verify.effects import id_keys
 from pipeline.verify.evidence import Evidence, evidence_of, priced_in_words
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.graded_numbers import is_number
@@ -826,8 +827,7 @@ def left_out_findings(run: ReferenceRun) -> list[Finding]:
     reference's other writes and leaves that record alone."""
     out: list[Finding] = []
     for collection, record in excluded_records(run.package):
-        id_fields = {b.spec.id_field for b in run.bound.values() if b.collection == collection} | {"id"}
-        keys = {str(record[k]).casefold() for k in (*id_fields, "email") if record.get(k)}
+        keys = {str(record[k]).casefold() for k in (*id_keys(run.bound, collection), "email") if record.get(k)}
         aimed = [w for w in run.writes if (w.bound.collection == collection and w.record_id is not None
                                            and w.record_id == record.get(w.bound.spec.id_field))
                  or keys & {str(v).casefold() for v in leaves(run.args.get(w.step, {})) if isinstance(v, str)}]

@@ -87,6 +87,12 @@ def _touched(b: Bound, step: StepRecord) -> tuple[Any, dict[str, Any] | None]:
     return (step.args or {}).get(b.op.id_param or ""), None
 
 
+def id_keys(bound: dict[str, Bound], collection: Collection) -> tuple[str, ...]:
+    """The fields that name a record of ``collection``: "id", and the id field its bound tools
+    use (a claw calendar's ``event_id``, a scheduler's ``job_id``)."""
+    return ("id", *sorted({b.spec.id_field for b in bound.values() if b.collection == collection} - {"id"}))
+
+
 def written_ids(done: list[Write]) -> dict[Collection, set[Any]]:
     """Per collection, the ids of the records the writes ``done`` created, changed or removed."""
     out: dict[Collection, set[Any]] = {}

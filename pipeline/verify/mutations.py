@@ -62,7 +62,7 @@ from pipeline.core.world import argument_check
 from pipeline.verify.aggregates import pooled
 from pipeline.verify.carried import carried_values
 from pipeline.verify.consistency import injected_addresses
-from pipeline.verify.effects import Write, tools_for, written_ids
+from pipeline.verify.effects import Write, id_keys, tools_for, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_defaults import default_fact_findings
 from pipeline.verify.graded_numbers import is_number
@@ -888,7 +888,7 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
     one before answering. It must lose score."""
     out: list[Finding] = []
     for collection, record in excluded_records(run.package):
-        keys = ("id", *{b.spec.id_field for b in run.bound.values() if b.collection == collection}, "email", "name")
+        keys = (*id_keys(run.bound, collection), "email", "name")
         if any(w.bound.collection == collection and w.record_id is not None
                and w.record_id == record.get(w.bound.spec.id_field) for w in done):
             continue  # the reference acts on it: consistency.py reports that
@@ -1003,7 +1003,8 @@ def _aimed_at(run: ReferenceRun, w: Write, collection: tuple[str, str]) -> dict[
     if w.bound.collection == collection and w.record_id is not None:
         return next((r for r in records if r.get(w.bound.spec.id_field) == w.record_id), None)
     said = {v for v in leaves(_args_of(run, w.step)) if isinstance(v, str)}
-    return next((r for r in records if r.get("id") in said or r.get("email") in said), None)
+    return next((r for r in records if any(r.get(k) in said for k in (*id_keys(run.bound, collection), "email"))),
+                None)
 
 
 def _swapped(value: Any, mapping: dict[Any, Any]) -> Any:

@@ -40,6 +40,7 @@ from pipeline.core.text_values import (
     ISO_DATE,
     NAME_RUN,
     allowed_ranges,
+    dates_in,
     excluded_spans,
     has_digit,
     has_word,
@@ -108,7 +109,7 @@ _DOMAIN = re.compile(r"[\w.+-]+@([a-z0-9-]+)\.[\w.-]+", re.IGNORECASE)
 _LEADING_NAME = re.compile(r"[A-Z][\w&'-]+(?:\s+[A-Z][\w&'-]+)+")
 
 
-def left_out(text: str, record: Record, rivals: list[Record] | None = None) -> bool:
+def left_out(text: str, record: Record, rivals: list[Record] | None = None, today: date | None = None) -> bool:
     """Whether ``text`` names ``record`` only to leave it out (see the module docstring). Where a
     longer name of one of ``rivals`` is written at the same place ("Omar Reyes", not the first
     name of Omar Haddad), that place names the rival; a name other records share, written outside
@@ -125,7 +126,31 @@ def left_out(text: str, record: Record, rivals: list[Record] | None = None) -> b
     found = [(at, n) for at, n in found if not any(a <= at < a + m and m > n for a, m in longer)]
     if found:
         return all(within(spans, at) for at, _ in found)
-    return rivals is not None and any(_described(text[a:b], record, rivals) for a, b in spans)
+    return rivals is not None and any(_described(text[a:b], record, rivals)
+                                      or today is not None and _dated(text[a:b], record, rivals, today) for a, b in spans)
+
+
+_BY_DAY = re.compile(r"^\s*(?:for\s+)?(?:the\s+(?:one|session|class|meeting|event|booking|shift)s?\s+)?(?:on|of|for)?\s*"
+                     r"(?P<day>[^,;:]{2,40}?)\s*$", re.IGNORECASE)
+_RANGE_WORDS = re.compile(r"\b(?:after|before|until|till|since|from|onwards?|later|earlier|between|through|to)\b",
+                          re.IGNORECASE)
+
+
+def _dated(span: str, record: Record, rivals: list[Record], today: date) -> bool:
+    """Whether an exclusion names ``record`` by its day alone ("except the one on the 10th", "apart
+    from the 18th"): the span is a day, maybe after "the one on", with no word of a range ("after
+    the 10th" leaves out many), and ``record`` is the one of ``rivals`` with a date on that day."""
+    m = _BY_DAY.match(span)
+    if m is None or _RANGE_WORDS.search(span):
+        return False
+    days = {d.value for d in dates_in(m.group("day"), today) if d.text.strip() == m.group("day").strip()}
+    if len(days) != 1:
+        return False
+    day = days.pop()
+
+    def on_day(r: Record) -> bool:
+        return any(isinstance(v, str) and ISO_DATE.match(v) and v[:10] == day for v in r.values())
+    return on_day(record) and not any(on_day(r) for r in rivals if r is not record)
 
 
 def _described(span: str, record: Record, rivals: list[Record]) -> bool:
@@ -162,8 +187,9 @@ def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record
     text = package.request.text
     if not excluded_spans(text):
         return []
+    today = date.fromisoformat(package.now[:10])
     out = [((service, name), r) for service, collections in package.initial_state.items()
-           for name, records in collections.items() for r in records if left_out(text, r, records)]
+           for name, records in collections.items() for r in records if left_out(text, r, records, today)]
     if log.isEnabledFor(logging.DEBUG):
         log.debug("%r excludes %s", text[:80], [f"{s}.{c}: {r.get('id', r)}" for (s, c), r in out])
     return out

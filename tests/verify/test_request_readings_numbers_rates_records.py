@@ -24,7 +24,7 @@ from pipeline.verify.consistency import points_to_record_address
 from pipeline.verify.entities import ambiguous_findings
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import message_carries
-from pipeline.verify.selection import unselected_why
+from pipeline.verify.selection import left_out, unselected_why
 from tests.verify.builders import Data, by, messages, package, refused_by, verify
 
 MISMATCH = Code.REQUEST_CHECK_MISMATCH
@@ -939,6 +939,18 @@ def test_a_name_inside_a_longer_name_of_the_same_field_is_not_named() -> None:
     assert why == {1: "the request leaves out vendor Uber Eats"}
     assert unselected_why("Total my travel spend except the Uber rides.", spend, TODAY) == {
         0: "the request leaves out vendor Uber"}
+
+
+@pytest.mark.parametrize(("text", "left"), [
+    ("Cancel the lunchtime yoga sessions, except the one on the 10th: it moved to the hall.", ["yg-3"]),
+    ("Cancel the lunchtime yoga sessions apart from the 10th.", ["yg-3"]),
+    ("Cancel the lunchtime yoga sessions, except those after the 10th.", []),  # a range: not one day's record
+    ("Cancel the lunchtime yoga sessions, except the one on the 3rd.", []),  # two records that day: which one?
+])
+def test_an_exclusion_may_name_a_record_by_its_day_alone(text: str, left: list[str]) -> None:
+    sessions = [{"event_id": f"yg-{n}", "title": "Lunchtime yoga", "start_time": f"2026-12-{day}T12:00:00"}
+                for n, day in ((1, "03"), (2, "03"), (3, "10"), (4, "15"))]
+    assert [r["event_id"] for r in sessions if left_out(text, r, sessions, TODAY)] == left
 
 
 def test_the_words_of_a_title_the_request_gives_select_no_records() -> None:

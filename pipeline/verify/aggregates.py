@@ -207,11 +207,26 @@ def adjust(total: float, stated: list[Adjustment]) -> float:
     return round(total, 2)
 
 
-def misadjusted(total: float, stated: list[Adjustment]) -> list[tuple[str, float]]:
+_ON_EVERYTHING = re.compile(r"\b(?:(?:off|on|of|from)\s+)?(?:the\s+whole\s+(?:lot|thing|amount|total|bill)|everything|"
+                           r"all\s+of\s+it|the\s+lot|the\s+grand\s+total|altogether)\b", re.IGNORECASE)
+"""Words that put an adjustment on everything before it ("then take 15% off the whole lot")."""
+
+
+def on_everything(said: str) -> bool:
+    """Whether the request puts an adjustment on everything said before it (``_ON_EVERYTHING``):
+    the stated adjustments then go on in the request's order, and no other."""
+    return _ON_EVERYTHING.search(said) is not None
+
+
+def misadjusted(total: float, stated: list[Adjustment], ordered: bool = False) -> list[tuple[str, float]]:
     """What a check computes from ``total`` when it gets the stated adjustments wrong: one of them
     left out or put the other way (a discount added; the plain total), or an included tax taken off
-    as a share of the gross, each once, as ``(what, figure)``."""
+    as a share of the gross, each once, as ``(what, figure)``; with ``ordered`` (the request puts
+    the last on everything: ``on_everything``), also the last put on before the others (15% off
+    the £600 before the £40 fee is added)."""
     out: list[tuple[str, float]] = []
+    if ordered and len(stated) >= 2:
+        out.append((f"'{stated[-1].words}' before '{stated[0].words}'", adjust(total, [stated[-1], *stated[:-1]])))
     for i, a in enumerate(stated):
         out.append((f"without '{a.words}'", adjust(total, [*stated[:i], *stated[i + 1:]])))
         out.append((f"{a.flipped().words} instead of {a.words}", adjust(total, [*stated[:i], a.flipped(), *stated[i + 1:]])))

@@ -52,6 +52,7 @@ from pipeline.verify.aggregates import (
     groups,
     misadjusted,
     number_forms,
+    on_everything,
     pooled,
     split_figures,
     stated_adjustments,
@@ -1075,11 +1076,15 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
               if len(g) >= 2 and not unselected(text, g, today)[0]]
     sums = [(g, k, f) for g in chosen for k, f in figures(g) if k.startswith("total of") and f]  # and products:
     # the units each item lacks × its price, "what it would cost to bring them up to their level"
+    if (base := _stated_base(text, stated)) is not None:
+        sums.append(([], "amount the request states", base))  # "£600 of setting plus the £40 travel fee, then 15% off"
+    ordered = on_everything(text)
     out: list[Finding] = []
     for number in graded:
         if any(abs(adjust(f, stated) - number) < 0.005 for _, _, f in sums):
             continue  # the stated adjustment of a selected total
-        wrong = [(g, k, f, how) for g, k, f in sums for how, v in misadjusted(f, stated) if abs(v - number) < 0.005]
+        wrong = [(g, k, f, how) for g, k, f in sums for how, v in misadjusted(f, stated, ordered)
+                 if abs(v - number) < 0.005]
         if not wrong:
             continue
         group, kind, total, how = wrong[0]
@@ -1095,10 +1100,19 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
         out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, witness=agent,
                            detail={"value": number, "kind": kind, "records": [record_id(r, keys) for r in group],
                                    "adjustment": words, "expected": said},
-                           message=f"the checks want {number:,g}, the {kind} over "
-                                   f"{', '.join(str(record_id(r, keys)) for r in group)} {how}; the request states "
-                                   f"{words}: {said:,}"))
+                           message=f"the checks want {number:,g}, the {kind} "
+                                   + (f"over {', '.join(str(record_id(r, keys)) for r in group)}" if group
+                                      else f"({total:,g})")
+                                   + f" {how}; the request states {words}: {said:,}"))
     return out
+
+
+def _stated_base(text: str, stated: list[Adjustment]) -> float | None:
+    """The one amount of money the request states that no stated adjustment is ("£600 of setting
+    plus the £40 travel fee": 600), the base the adjustments go on; None for none or several."""
+    added = {abs(a.plus) for a in stated if a.plus}
+    amounts = {m.value for m in numbers_in(text) if m.kind == "money" and m.value not in added}
+    return amounts.pop() if len(amounts) == 1 else None
 
 
 def _number_replacer(old: float, new: float) -> Any:

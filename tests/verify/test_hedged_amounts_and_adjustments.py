@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.core.text_values import numbers_in
-from pipeline.verify.aggregates import Adjustment, adjust, misadjusted, stated_adjustments
+from pipeline.verify.aggregates import Adjustment, adjust, misadjusted, on_everything, stated_adjustments
 from pipeline.verify.carried import carry_phrase
 from pipeline.verify.equivalence import is_unordered
 from pipeline.verify.mutations import asks_for_value
@@ -55,6 +55,19 @@ def test_a_misadjusted_total_is_the_adjustment_left_out_or_flipped() -> None:
     stated = [Adjustment(0.9, 0.0, "less 10%")]
     assert adjust(4310.0, stated) == 3879.0
     assert sorted(v for _, v in misadjusted(4310.0, stated)) == [4310.0, 4741.0]
+
+
+@pytest.mark.parametrize(("said", "ordered"), [
+    ("£600 of setting plus the £40 travel fee, and then take 15% off the whole lot", True),
+    ("£600 of setting plus the £40 travel fee, with 15% off everything", True),
+    ("£600 of setting plus the £40 travel fee, less our 15% discount", False),  # which it goes on is not said
+])
+def test_an_adjustment_on_the_whole_lot_goes_on_after_the_others(said: str, ordered: bool) -> None:
+    """(600 + 40) less 15% is 544; 600 less 15%, then plus 40, is 550: a check's figure only where
+    the request puts the discount on everything before it."""
+    stated = stated_adjustments(said)
+    assert adjust(600.0, stated) == 544.0 and on_everything(said) is ordered
+    assert (550.0 in [v for _, v in misadjusted(600.0, stated, on_everything(said))]) is ordered
 
 
 def test_amounts_are_hedged_with_other_records_or_other_totals() -> None:

@@ -611,6 +611,12 @@ _DAYPARTS = frozenset({"morning", "afternoon", "evening"})
 _PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
                    re.IGNORECASE)
 _PAST_WORDS = frozenset({"half", "quarter"})
+_HALF_HOUR = re.compile(r"\bhalf\s+(1[0-2]|0?[1-9]|" + "|".join(_HOUR_WORDS) + r")\b"
+                        r"(?!\s*(?:hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|%|percent|per|of|[.,]\d))",
+                        re.IGNORECASE)
+"""Half past an hour said the British way: "half six" is 6:30."""
+_EVENING_AFTER = re.compile(r"[^.;!?\n]{0,40}?\b(?:in\s+the\s+(?:evening|afternoon)|tonight|this\s+evening|p\.?m\b)",
+                            re.IGNORECASE)
 
 
 def _twelve(hour: int, half: str | None) -> int:
@@ -627,8 +633,9 @@ def _twelve(hour: int, half: str | None) -> int:
 @lru_cache(maxsize=4096)
 def times_in(text: str) -> tuple[Mention[str], ...]:
     """Every clock time the text states, as ``HH:MM``: "14:30", "2:30 pm", "2 pm", "noon", the
-    start of a range whose am or pm follows its end ("3-4pm": 15:00 and 16:00), and "half past
-    two" / "quarter to three" (hours 1 to 6 without am or pm read as afternoon)."""
+    start of a range whose am or pm follows its end ("3-4pm": 15:00 and 16:00), "half past
+    two" / "quarter to three" and "half six" (hours 1 to 6 without am or pm read as afternoon;
+    "half seven in the evening" is 19:30)."""
     out: list[Mention[str]] = []
     digits = has_digit(text)  # clock times and hours hold a digit
     for m in _RANGE_START.finditer(text) if digits else ():
@@ -665,6 +672,12 @@ def times_in(text: str) -> tuple[Mention[str], ...]:
         if m.group(2).casefold() == "to":
             hour, minutes = (hour - 1) % 24, 60 - minutes
         out.append(Mention(f"{hour:02d}:{minutes:02d}", m.start(), m.end(), m.group(0), "time"))
+    for m in _HALF_HOUR.finditer(text) if may_say(text, _PAST_WORDS) else ():
+        said = m.group(1).casefold()
+        hour = int(said) if said.isdigit() else _HOUR_WORDS.index(said) + 1
+        if hour < 12 and (hour <= 6 or _EVENING_AFTER.match(text, m.end())):
+            hour += 12  # "half six to half seven in the evening": 18:30 and 19:30
+        out.append(Mention(f"{hour:02d}:30", m.start(), m.end(), m.group(0), "time"))
     for m in _NAMED.finditer(text) if may_say(text, _NAMED_WORDS) else ():
         out.append(Mention("00:00" if m.group(1).casefold() == "midnight" else "12:00", m.start(), m.end(),
                            m.group(0), "time"))

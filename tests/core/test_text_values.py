@@ -30,6 +30,7 @@ EDGE_CASES = [
     *(f"See you {day.title()}" for day in tv.WEEKDAYS), *(f"on {month.title()} 3" for month in tv.MONTHS),
     *(f"{word.title()} tickets" for word in tv.WORDS), "the 3rd", "by 2026-12-09", "until Friday",
     "due the ninth of December", "on March the twenty-first", "SEPT FIRST", "the first March invoice",
+    "half six to half seven in the evening", "HALF 7 tonight", "half an hour", "half of them",
 ]
 
 
@@ -197,6 +198,17 @@ def test_a_day_counted_from_today_in_days_or_weeks(text: str, dates: list[str]) 
 ])
 def test_a_day_written_as_an_ordinal_word_with_its_month(text: str, dates: list[str]) -> None:
     assert [m.value for m in tv.dates_in(text, TODAY)] == dates
+
+
+@pytest.mark.parametrize(("text", "times"), [
+    ("from half six to half seven in the evening", ["18:30", "19:30"]),
+    ("meet at half 7 tonight", ["19:30"]),
+    ("half nine in the morning", ["09:30"]),
+    ("half six", ["18:30"]),  # hours 1 to 6 without a part of the day: the afternoon, as "half past six"
+    ("half an hour, half of them, half six hours", []),
+])
+def test_half_an_hour_said_the_british_way_is_a_time(text: str, times: list[str]) -> None:
+    assert [m.value for m in tv.times_in(text)] == times
 
 
 @pytest.mark.parametrize(("text", "numbers"), [

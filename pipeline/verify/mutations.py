@@ -888,7 +888,8 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
     one before answering. It must lose score."""
     out: list[Finding] = []
     for collection, record in excluded_records(run.package):
-        keys = (*id_keys(run.bound, collection), "email", "name")
+        ids = id_keys(run.bound, collection)
+        keys = (*ids, "email", "name")
         if any(w.bound.collection == collection and w.record_id is not None
                and w.record_id == record.get(w.bound.spec.id_field) for w in done):
             continue  # the reference acts on it: consistency.py reports that
@@ -902,7 +903,7 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
             mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
             s = _passing(run, "include_left_out", PASS_SCORE, mutated, order=order)
             label = record.get("name") or record.get("title") or record.get("subject")
-            own_id = next((record[k] for k in keys[:-2] if record.get(k)), None)
+            own_id = next((record[k] for k in ids if record.get(k)), None)
             name = f"{label} ({own_id})" if label and own_id else label or own_id
             if s is not None:
                 code = Code.COLLATERAL_DAMAGE if w.bound.op.effect == "delete" or _kept(run.said, record) \
@@ -1003,8 +1004,8 @@ def _aimed_at(run: ReferenceRun, w: Write, collection: tuple[str, str]) -> dict[
     if w.bound.collection == collection and w.record_id is not None:
         return next((r for r in records if r.get(w.bound.spec.id_field) == w.record_id), None)
     said = {v for v in leaves(_args_of(run, w.step)) if isinstance(v, str)}
-    return next((r for r in records if any(r.get(k) in said for k in (*id_keys(run.bound, collection), "email"))),
-                None)
+    keys = (*id_keys(run.bound, collection), "email")
+    return next((r for r in records if any(isinstance(r.get(k), str) and r[k] in said for k in keys)), None)
 
 
 def _swapped(value: Any, mapping: dict[Any, Any]) -> Any:

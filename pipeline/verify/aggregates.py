@@ -26,6 +26,7 @@ from pipeline.core.text_values import (
     numbers_in,
     quoted_phrases,
     title_spans,
+    within,
 )
 
 Record = dict[str, Any]
@@ -101,7 +102,7 @@ def _said_groups(records: list[Record], said: str, today: date) -> list[frozense
     """Groups the request's words select (see ``groups``); the capitalized words of a title the
     request gives ("a report called 'Kestrel Bay shoot - locations'") select nothing."""
     titles = title_spans(said)
-    runs = [m.group(0) for m in NAME_RUN.finditer(said) if not any(a <= m.start() < b for a, b in titles)]
+    runs = [m.group(0) for m in NAME_RUN.finditer(said) if not within(titles, m.start())]
     phrases = [p.casefold() for p in [*quoted_phrases(said), *runs] if len(p) >= 4]
     texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in records]
     named = [frozenset(i for i, t in enumerate(texts) if p in t) for p in dict.fromkeys(phrases)]

@@ -249,7 +249,7 @@ def _tie(text: str, s: Said, wanted: frozenset[str]) -> tuple[int, int, int]:
     before = re.findall(r"[\w'-]+", text[max(begin, s.start - 40):s.start])[-2:]
     after = re.findall(r"[\w'-]+", text[s.end:min(stop, s.end + 40)])[:2]
     return (len(_stems(" ".join(before + after)) & wanted), len(_stems(_without(_clause(text, s), text, s)) & wanted),
-            len(_stems(_without(_sentence(text, s), text, s)) & wanted))
+            len(_stems(_without(text[begin:stop], text, s)) & wanted))
 
 
 def _without(part: str, text: str, s: Said) -> str:

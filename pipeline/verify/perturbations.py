@@ -47,6 +47,7 @@ from pipeline.core.text_values import (
     quoted_phrases,
     range_of,
     times_in,
+    title_spans,
     within,
 )
 from pipeline.verify.aggregates import groups, split_figures
@@ -720,8 +721,8 @@ def _dictating_quotes(package: TaskPackage, request: str, quoted: tuple[str, ...
     if not quoted:
         return quoted
     held = {text.casefold() for text in state_strings(package)}
-    return tuple(q for q in quoted if q.casefold() not in held or re.search(
-        rf"\b(?:titled|entitled|called|named|subject(?:\s+line)?)\s*:?\s*[\"'“‘]{re.escape(q)}", request, re.IGNORECASE))
+    titles = {request[a:b].strip("\"'“”‘’").casefold() for a, b in title_spans(request)}
+    return tuple(q for q in quoted if q.casefold() not in held or q.casefold() in titles)
 
 
 TELLING = r"tell(?:ing)?(?!\s+(?:me|us|you)\b)|let\s+(?!me\b|us\b|you\b)\w+(?:\s+\w+){0,3}?\s+know"

@@ -769,14 +769,18 @@ def quoted_phrases(text: str) -> list[str]:
 
 # --------------------------------------------------------------------------- spans a request reads apart
 
+_AS_IT_IS = r"though|alone|untouched|in\s+place|as\s+(?:it|they)\s+(?:is|are)|where\s+(?:it|they)\s+(?:is|are)"
+"""The words that end what a request keeps as it is ("Keep the one on the 10th though", "leave the
+Harbour booking alone")."""
 _EXCLUSION = re.compile(
     r"\b(?:except(?:\s+for)?|all\s+but|everyone\s+but|everybody\s+but|anyone\s+but|other\s+than|excluding|"
     r"exclude|apart\s+from|aside\s+from|but\s+not|not\s+including|leave\s+out|leaving\s+out|leave\s+off|skip|"
     r"skipping|besides|save\s+for|with\s+the\s+exception\s+of|not\s+to|(?:but|and)\s+(?:keep|leave)|"
     r"leave(?=\s[^.;:!?\n]{1,60}?\bout\b)|"
     r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move)|"
-    r"(?:^|(?<=[.;!?—–]\s))not(?=\s+(?-i:[A-Z])))\b"
-    r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then)\b|$)",
+    r"(?:^|(?<=[.;!?—–]\s))not(?=\s+(?-i:[A-Z]))|"
+    r"(?:^|(?<=[.;!?—–]\s))(?:keep|leave)(?=\s[^.;:!?\n]{1,60}?\s(?:" + _AS_IT_IS + r")\b))\b"
+    r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then|" + _AS_IT_IS + r")\b|$)",
     re.IGNORECASE)
 
 
@@ -784,8 +788,9 @@ _EXCLUSION = re.compile(
 def excluded_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Where ``text`` names things only to leave them out: what follows "except", "all but",
     "other than", "excluding", "apart from", "but not", "leave out", "leave … out", "skip", "but
-    keep", "but leave", "don't touch" … up to the end of the clause (a full stop or other stop, ", and",
-    ", then"). "Message everyone in Finance except Omar Haddad" leaves out Omar Haddad."""
+    keep", "but leave", "don't touch", a sentence that opens "Keep" or "Leave" and says "though",
+    "alone", "as it is" … up to the end of the clause (a full stop or other stop, ", and", ", then",
+    "though", "as it is"). "Message everyone in Finance except Omar Haddad" leaves out Omar Haddad."""
     return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text))
 
 

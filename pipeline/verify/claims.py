@@ -173,8 +173,9 @@ def claim_of(finding: Finding, package: TaskPackage) -> Claim:
     facts = {finding.detail.get("fact"), *finding.detail.get("facts", ())}
     held = [str(f.value) for f in (package.user.facts if package.user else []) if f.key in facts] \
         if finding.code is Code.HIDDEN_FACT_LEAKED else []  # the records where the fact can be read come first
-    unsure = (f"the rules reach {finding.detail.get('value')!r} only by arithmetic no words ask for (a mean of "
-              "records, two numbers no one connects)") if finding.detail.get("kind") == LOOSE else ""
+    unsure = str(finding.detail.get("unsure") or "") or ((
+        f"the rules reach {finding.detail.get('value')!r} only by arithmetic no words ask for (a mean of "
+        "records, two numbers no one connects)") if finding.detail.get("kind") == LOOSE else "")
     return Claim(reading=reading, words=words, instead=instead,
                  alternative=alternative, records=named_records(package, said, w.actions, held), today=today(package),
                  agent_did=[_action(a) for a in w.actions[:MAX_ACTIONS]], language=package.request.language,

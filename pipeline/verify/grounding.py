@@ -26,6 +26,8 @@ Findings:
 - a typed value the **reference writes** that is not obtainable at its step *and* that the checks
   pin (changing it loses score): the agent would have to guess it. A value the checks leave free
   (a meeting time the request does not give and no check grades) is the agent's choice;
+- a number or date a check's pattern grades inside free text the reference writes (the "£15" of
+  the voucher a draft offers) that is not obtainable by the end of the reference;
 - an enum value that contradicts the request: the request names another value of the same field
   ("high") and not this one ("low");
 - a date, time or number written into the record a write creates or changes that only records
@@ -45,8 +47,18 @@ from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding, Witness
 from pipeline.core.package import CallStep, StateCount, StateMatch, StateUnchanged, TaskPackage
+from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import OperationSpec, get_service, id_shapes, intent_pattern
-from pipeline.core.text_values import EMAIL, ISO_DATE, clock_value, has_word, numbers_in, quoted_phrases
+from pipeline.core.text_values import (
+    EMAIL,
+    ISO_DATE,
+    clock_value,
+    dates_in,
+    has_word,
+    numbers_in,
+    quoted_phrases,
+    windows_in,
+)
 from pipeline.verify.borrowed import borrowed_findings
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.effects import Write
@@ -59,11 +71,14 @@ from pipeline.verify.evidence import (
     write_result_fields,
 )
 from pipeline.verify.execution import ReferenceRun
+from pipeline.verify.perturbations import is_free_text
 from pipeline.verify.reference_edits import dependents
 from pipeline.verify.witness import (
     another_value,
     earlier_in_the_morning,
     rewritten_value,
+    said_instead,
+    say_instead,
     with_arguments,
     witness,
 )
@@ -191,6 +206,7 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
         pinned = [f for f in pinned
                   if f.detail.get("kind") not in ("id", "email") or str(f.detail.get("value")).casefold() in known]
     out += pinned
+    out += _pinned_in_texts(run, evidence, shapes, stated, {f.check for f in pinned})
     unrequested = _unrequested(run)
     flagged = {f.step for f in [*out, *unrequested] if f.step is not None}
     out += [f for f in borrowed_findings(run, said) if f.step not in flagged]  # an unrequested write is that
@@ -429,6 +445,86 @@ def _pinned(run: ReferenceRun, said: str, evidence: Evidence, shapes: tuple[re.P
                                                f"learn: {_NOWHERE[kind == LOOSE]}"))
     return out
 
+
+
+def _pinned_in_texts(run: ReferenceRun, evidence: Evidence, shapes: tuple[re.Pattern[str], ...],
+                     stated: set[float], flagged: set[str | None]) -> list[Finding]:
+    """The numbers and dates a state check's pattern grades inside free text (``is_free_text``) a
+    reference write puts in the record it checks (the "£15" of the voucher a draft offers, the
+    "21 December" of the visit a reply confirms; ``_graded_in_text``) that nothing the agent reads
+    or is told gives (``_missing``). Witness: a correct agent that writes another one there (one
+    more; a day later), and says so in its answer, fails. Where the request states numbers (or
+    dates) or a record read holds a number, the rules may have missed the reading or arithmetic
+    that gives it: the finding's claim is left to a reader (``detail["unsure"]``). Checks
+    ``flagged`` already (``_pinned``) are left alone."""
+    package = run.package
+    today = date.fromisoformat(package.now[:10])
+    out: list[Finding] = []
+    seen: set[tuple[int, str, Any]] = set()
+    for check in package.checks:
+        if not isinstance(check, (StateCount, StateMatch)) or check.id in flagged:
+            continue
+        for fname, matcher in required_values(check):
+            if not (isinstance(matcher, dict) and isinstance(matcher.get("$regex"), str)):
+                continue
+            pattern = compile_pattern(matcher["$regex"], check.ignore_case)
+            for w in run.writes:
+                if ".".join(w.bound.collection) != check.collection:
+                    continue
+                args = run.args.get(w.step, {})
+                props = w.bound.tool.parameters.get("properties", {})
+                for key, text in args.items():
+                    if w.bound.op.field_for(key) != fname or not is_free_text(key, text, props.get(key)):
+                        continue
+                    for value in _graded_in_text(pattern.matched_parts(text), text, today):
+                        kind = _missing(package, value, evidence, shapes, stated)
+                        if kind is None or (w.step, key, value) in seen:
+                            continue
+                        seen.add((w.step, key, value))
+                        other = int(value) + 1 if isinstance(value, float) and value.is_integer() else another_value(value)
+                        claim = f"writes {other!r} in {key} of step {w.step} where the check wants {value!r}: nothing it " \
+                                "can read gives that"
+                        steps = said_instead(with_arguments(run, w.step, {**args, key: say_instead(text, value, other)}),
+                                             value, other)
+                        agent = witness(run, "correct", "rewritten_value", claim, run.score, steps)
+                        if not agent.holds:
+                            continue
+                        unsure = _rules_unsure(run, value, stated, today)
+                        out.append(Finding(
+                            code=Code.UNGROUNDED_VALUE, check=check.id, step=w.step, witness=agent,
+                            detail={"argument": key, "value": value, "kind": kind, **({"unsure": unsure} if unsure else {})},
+                            message=f"check {check.id!r} wants the {kind} {value!r} in the {key} step {w.step} writes, "
+                                    f"which the agent cannot learn: {_NOWHERE[kind == LOOSE]}"))
+    return out
+
+
+def _graded_in_text(parts: list[str], text: str, today: date) -> list[Any]:
+    """The numbers (as floats) and dates (ISO) written inside ``parts`` of ``text`` (what a pattern
+    matches of it), read in the whole text: the "18" a pattern matches of "Friday 18 December" is
+    the date, not a number. Each once, numbers first."""
+    spans = [(a, a + len(part)) for part in parts if part and (a := text.find(part)) >= 0]
+    dates = [m for m in dates_in(text, today) if m.kind == "date"]
+
+    def graded(start: int, end: int) -> bool:
+        return any(a < end and start < b for a, b in spans)
+    numbers = [m.value for m in numbers_in(text) if m.kind != "word" and graded(m.start, m.end)
+               and not any(d.start <= m.start < d.end for d in dates)]
+    return list(dict.fromkeys([*numbers, *(d.value for d in dates if graded(d.start, d.end))]))
+
+
+def _rules_unsure(run: ReferenceRun, value: Any, stated: set[float], today: date) -> str:
+    """Why the rules cannot settle that ``value``, graded inside a text, comes from nowhere ("" when
+    they can): the request states numbers (for a number: or a record read holds one), or dates (for
+    a date), which it may give by a reading or arithmetic the rules do not do."""
+    if isinstance(value, float):
+        if stated or any(isinstance(v, (int, float)) and not isinstance(v, bool)
+                         for records in run.read_lists for r in records for v in r.values()):
+            return (f"the rules find {value:g} nowhere, but the request or the records read hold numbers from which "
+                    "a calculation they do not follow may give it")
+        return ""
+    if dates_in(run.said, today) or windows_in(run.said, today):
+        return f"the rules find {value} nowhere, but the request states dates it may give by a reading they miss"
+    return ""
 
 
 def _typed_tokens(text: str) -> list[Any]:

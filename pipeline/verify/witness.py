@@ -95,11 +95,12 @@ def said_instead(steps: dict[int, Step], value: Any, other: Any) -> dict[int, St
     agent that wrote another value reports that one."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return steps
-    return {i: (AnswerStep(answer=_say_instead(step.answer, value, other)) if isinstance(step, AnswerStep) else step)
+    return {i: (AnswerStep(answer=say_instead(step.answer, value, other)) if isinstance(step, AnswerStep) else step)
             for i, step in steps.items()}
 
 
-def _say_instead(answer: str, value: Any, other: Any) -> str:
+def say_instead(answer: str, value: Any, other: Any) -> str:
+    """``answer`` (any text) saying ``other`` where it says ``value`` (see ``said_instead``)."""
     if isinstance(value, (int, float)):
         for form in sorted(number_forms(float(value)), key=len, reverse=True):
             found = re.compile(rf"(?<![\d.,]){re.escape(form)}(?![\d]|[.,]\d)")

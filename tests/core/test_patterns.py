@@ -116,6 +116,21 @@ def test_matched_is_what_the_main_program_matches_when_the_whole_pattern_does(
     assert (part is not None) is compiled.search(text)
 
 
+@pytest.mark.parametrize(("pattern", "text"), [
+    (r"(?s)^(?=.*Zoë[^\n]{0,20}€\d+)(?=.*naïve)", "Für Zoë: €45 — a naïve café order"),
+    (r"(?s)^(?=.*\d+ Tage).*erledigt", "Bestellung in 3 Tage — erledigt ✓"),
+    (r"x*", "ünïcode"),                                                     # an empty match at the start
+])
+def test_matched_parts_read_from_byte_spans_are_what_the_public_search_finds(
+        pattern: str, text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parts are read from the compiled programs' byte spans: the same text the wrapper's match
+    objects give, on characters of several bytes too."""
+    compiled = compile_pattern(pattern)
+    direct = compiled.matched_parts(text)
+    monkeypatch.setattr(patterns, "_DIRECT", False)
+    assert direct == compiled.matched_parts(text) and direct
+
+
 def test_matched_of_a_rewritten_look_around_holds_the_number() -> None:
     """``(?<![\\d.])72(?!\\d)`` runs as ``(?:^|[^\\d.])72(?:$|\\D)``: its match may take a neighbour."""
     pattern = compile_pattern(r"(?<![\d.])72(?!\d)")

@@ -154,7 +154,7 @@ def test_an_apostrophe_inside_a_quoted_phrase_is_part_of_it() -> None:
 
 @pytest.mark.parametrize(("text", "excluded"), [
     ("Email our gold customers a reminder. Not Trondheim Cargo though — Ingrid is calling them.",
-     [" Trondheim Cargo though — Ingrid is calling them"]),
+     [" Trondheim Cargo"]),                                                 # up to "though"
     ("It is not Monday, it is Tuesday.", []),
     ("Not now, later.", []),
 ])

@@ -32,6 +32,11 @@ def spanned(text: str, spans: tuple[tuple[int, int], ...]) -> list[str]:
     ("Remind them what they owe - leave the sound mix invoice out of it.", [" the sound mix invoice out of it"]),
     ("Total the unpaid ones but leave Brightline out, then email Ana.", [" Brightline out"]),
     ("Leave a note for Ana and close the ticket.", []),
+    ("Cancel this month's lessons. Keep the one on the 10th though, it moved.", [" the one on the 10th"]),
+    ("Cancel the Harbour bookings. Leave the Friday one alone.", [" the Friday one"]),
+    ("Archive the threads but leave The Margin Letter where it is.", [" The Margin Letter"]),
+    ("Send the report to all managers. Keep the Leeds office in the loop.", []),   # no "though", "alone" …
+    ("Keep it short and send it today.", []),
 ])
 def test_excluded_spans_run_to_the_end_of_the_clause(text: str, left_out: list[str]) -> None:
     assert spanned(text, tv.excluded_spans(text)) == left_out

@@ -5,6 +5,7 @@ rules leave open (``Claim.rules_unsure``): a review note offline, a refusal when
 from __future__ import annotations
 
 import copy
+import json
 from datetime import date
 from typing import Any
 
@@ -14,6 +15,7 @@ from pipeline.core.codes import Code
 from pipeline.verify.evidence import LOOSE, Evidence
 from pipeline.verify.readers import ScriptedReader
 from pipeline.verify.verifier import verify_package
+from tests.support.corpus import CORPUS_DIR
 from tests.verify.builders import Data, package
 
 TODAY = date(2026, 12, 1)
@@ -167,3 +169,45 @@ def test_a_mean_that_a_text_read_also_states_is_plainly_known() -> None:
     assert evidence.has_number(8) and not evidence.plainly_known(8, set())
     evidence.read_text("Delivered today: 60 x Network switch 8-port.", TODAY)
     assert evidence.plainly_known(8, set())
+
+
+# --------------------------------------------------------------------------- a value a pattern grades inside a text
+
+
+def _voucher_draft(request_text: str) -> Data:
+    """The brake-bleed apology of ``tests/corpus/truth-10``, whose checks want "20%" in the draft's
+    body, with ``request_text`` as its request."""
+    case = json.loads((CORPUS_DIR / "truth-10" / "brake-bleed-discount-stated-nowhere.defective.json").read_text())
+    doc: Data = copy.deepcopy(case["package"])
+    doc["request"]["text"] = request_text
+    return doc
+
+
+def _in_text(findings: list[Any]) -> list[Any]:
+    return [f for f in findings if f.code is Code.UNGROUNDED_VALUE and f.detail.get("argument") == "body"]
+
+
+_OFFER = "Lucia Ferreira is unhappy about how long her brake bleed took. Draft a reply saying sorry and offering her"
+
+
+def test_an_amount_graded_in_a_text_that_nothing_states_is_refused() -> None:
+    verdict = verify_package(_voucher_draft(f"{_OFFER} money off her next service."))
+    [finding] = _in_text(verdict.findings)
+    assert not verdict.accepted and finding.detail["value"] == 20.0 and "unsure" not in finding.detail
+    assert finding.witness is not None and finding.witness.agent == "correct" and finding.witness.holds
+    assert "21" in json.dumps(finding.witness.actions)  # the correct agent offers 21% instead
+
+
+def test_an_amount_the_request_states_raises_nothing() -> None:
+    verdict = verify_package(_voucher_draft(f"{_OFFER} 20% off her next service."))
+    assert verdict.accepted and _in_text([*verdict.findings, *verdict.review]) == []
+
+
+def test_where_the_request_states_other_numbers_the_rules_leave_it_to_a_reader() -> None:
+    """"Her £60 bleed" states a number: some arithmetic the rules do not follow may give 20."""
+    doc = _voucher_draft(f"{_OFFER} money off her next service - her £60 bleed took two weeks.")
+    verdict = verify_package(doc)
+    [note] = _in_text(verdict.review)
+    assert verdict.accepted and note.claim is not None and "20" in note.claim.rules_unsure
+    refused = verify_package(doc, reader=ScriptedReader(default="agrees", name="model:test"))
+    assert not refused.accepted and len(_in_text(refused.findings)) == 1

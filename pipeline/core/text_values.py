@@ -49,7 +49,9 @@ MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augus
           "november", "december"]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 CURRENCY_SYMBOLS = "$€£¥"
-CURRENCY_CODES = ("usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "inr", "dollars", "euros", "pounds")
+CURRENCY_CODES = ("usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "inr", "sek", "nok", "dkk", "dollars?", "euros?",
+                  "pounds", "francs?", "kronor", "kroner", "kronur", "yen", "rupees")
+"""Currencies written after an amount, as regular expressions ("95 francs", "a 40-franc fee")."""
 
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -146,7 +148,7 @@ _NUMBER = re.compile(
     r"(?P<pre>[" + CURRENCY_SYMBOLS + r"]\s?)?"
     r"(?<![\w.:/@#-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![a-jl-zA-JL-Z_@]|[kKmM]\w|\d|[:/-]\d|\.\d|\s?[ap]\.?m\b)"
     r"(?P<scale>[kKmM]\b|\s+(?:dozen|hundred|thousand|million)\b)?"
-    r"(?P<post>\s?%|\s(?:percent|per\s?cent)\b|\s?(?:" + "|".join(CURRENCY_CODES) + r")\b|\s?[" + CURRENCY_SYMBOLS + r"])?",
+    r"(?P<post>\s?%|\s(?:percent|per\s?cent)\b|(?:\s?|-)(?:" + "|".join(CURRENCY_CODES) + r")\b|\s?[" + CURRENCY_SYMBOLS + r"])?",
     re.IGNORECASE,
 )
 _WORD = r"(?:(?:" + "|".join(_TENS) + r")-(?:" + "|".join(_UNITS) + r")|" + "|".join(WORDS) + r")"
@@ -169,7 +171,7 @@ def numbers_in(text: str) -> tuple[Mention[float], ...]:
         scale = (m.group("scale") or "").strip().casefold()
         value = float(raw.replace(",", "")) * {"k": 1e3, "m": 1e6, **_SCALES}.get(scale, 1)
         post = (m.group("post") or "").strip().casefold()
-        kind = "percent" if post[:1] in ("%", "p") else "money" if (m.group("pre") or post) else "number"
+        kind = "percent" if post[:1] == "%" or post.startswith("per") else "money" if (m.group("pre") or post) else "number"
         out.append(Mention(value, m.start(), m.end(), m.group(0), kind))
     spans = [(x.start, x.end) for x in out]
     for m in _WORD_NUMBER.finditer(text) if may_say(text, _NUMBER_WORDS) else ():
@@ -187,7 +189,7 @@ def numbers_in(text: str) -> tuple[Mention[float], ...]:
     return _with_cents(text, sorted(out, key=lambda x: x.start))
 
 
-_CURRENCY = r"(?:euros?|dollars?|pounds?|bucks|quid)"
+_CURRENCY = r"(?:euros?|dollars?|pounds?|francs?|bucks|quid)"
 _CURRENCY_WORD = re.compile(rf"\s+{_CURRENCY}(?:\s+and)?\s+", re.IGNORECASE)
 _CURRENCY_END = re.compile(rf"\b{_CURRENCY}$", re.IGNORECASE)
 _AND = re.compile(r"\s+(?:and\s+)?", re.IGNORECASE)
@@ -556,8 +558,9 @@ def windows_in(text: str, today: date) -> tuple[Mention[tuple[str, str]], ...]:
     single = dates_in(text, today)
     for m in _WINDOW.finditer(text) if may_say(text, _WINDOW_WORDS) else ():
         if m.group(2):
-            if any(d.end <= m.start() and re.fullmatch(r"\s*(?:of\s+)?", text[d.end:m.start()]) for d in single):
-                continue  # "the 15th of this month" names a day, not the month
+            if any(d.end <= m.start() and re.fullmatch(r"\s*(?:of\s+)?", text[d.end:m.start()])
+                   or d.start <= m.start() and m.end() <= d.end for d in single):
+                continue  # "the 15th of this month", "the last day of this month" name a day, not the month
             which, unit = m.group(1).casefold(), m.group(2).casefold()
             if unit == "week":
                 monday = today - timedelta(days=today.weekday())
@@ -611,6 +614,10 @@ _DAYPARTS = frozenset({"morning", "afternoon", "evening"})
 _PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
                    re.IGNORECASE)
 _PAST_WORDS = frozenset({"half", "quarter"})
+_WORD_HOUR = re.compile(r"\b(" + "|".join(_HOUR_WORDS) + r")(?:\s+o['’]?\s?clock)?(?:\s*([ap])\.?m\.?\b|" + _DAYPART + ")",
+                        re.IGNORECASE)
+"""An hour in words with its am, pm or part of the day: "seven in the evening", "nine am"."""
+_HOUR_WORD_SET = frozenset(_HOUR_WORDS)
 _HALF_HOUR = re.compile(r"\bhalf\s+(1[0-2]|0?[1-9]|" + "|".join(_HOUR_WORDS) + r")\b"
                         r"(?!\s*(?:hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|%|percent|per|of|[.,]\d))",
                         re.IGNORECASE)
@@ -635,7 +642,8 @@ def times_in(text: str) -> tuple[Mention[str], ...]:
     """Every clock time the text states, as ``HH:MM``: "14:30", "2:30 pm", "2 pm", "noon", the
     start of a range whose am or pm follows its end ("3-4pm": 15:00 and 16:00), "half past
     two" / "quarter to three" and "half six" (hours 1 to 6 without am or pm read as afternoon;
-    "half seven in the evening" is 19:30)."""
+    "half seven in the evening" is 19:30), an hour in words with am, pm or a part of the day
+    ("seven in the evening", "nine o'clock in the morning")."""
     out: list[Mention[str]] = []
     digits = has_digit(text)  # clock times and hours hold a digit
     for m in _RANGE_START.finditer(text) if digits else ():
@@ -678,6 +686,10 @@ def times_in(text: str) -> tuple[Mention[str], ...]:
         if hour < 12 and (hour <= 6 or _EVENING_AFTER.match(text, m.end())):
             hour += 12  # "half six to half seven in the evening": 18:30 and 19:30
         out.append(Mention(f"{hour:02d}:30", m.start(), m.end(), m.group(0), "time"))
+    for m in _WORD_HOUR.finditer(text) if may_say(text, _HOUR_WORD_SET) else ():
+        half = m.group(2) or ("a" if m.group(3).casefold() == "morning" else "p")
+        hour = _twelve(_HOUR_WORDS.index(m.group(1).casefold()) + 1, half)
+        out.append(Mention(f"{hour:02d}:00", m.start(), m.end(), m.group(0), "time"))
     for m in _NAMED.finditer(text) if may_say(text, _NAMED_WORDS) else ():
         out.append(Mention("00:00" if m.group(1).casefold() == "midnight" else "12:00", m.start(), m.end(),
                            m.group(0), "time"))

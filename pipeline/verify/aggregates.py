@@ -173,7 +173,8 @@ def stated_adjustments(said: str) -> list[Adjustment]:
     "including", "marked up by", or before "fee", "surcharge", "tax", "VAT" adds it ("plus a 5% late
     fee", "with 20% VAT on top"); the noun after the number decides over the word before it ("with
     our 10% discount", "after 20% VAT"); an amount of money the same ("plus a €25 handling fee", "less the £40 deposit"),
-    and a plain number the noun after names as one ("add the 2,000 setup fee"). A percentage
+    and a plain number the noun after names as one ("add the 2,000 setup fee"); not a price of one
+    ("adding three seats at €1,200 each"). A percentage
     with no direction ("5% of the total") is no adjustment (``figures`` has it as a rate). A tax rate
     the amounts include, where the request asks for them net of it ("net of VAT? 20% VAT is baked
     into the amounts"), divides the total by one plus the rate."""
@@ -185,6 +186,8 @@ def stated_adjustments(said: str) -> list[Adjustment]:
             rate = m.value / 100  # the amounts hold the tax; the request wants them net of it
             out.append(Adjustment(1 / (1 + rate), 0.0, f"net of {m.value:g}% included", included=rate))
             continue
+        if _UNIT_PRICE_BEFORE.search(before) and _EACH_AFTER.match(after):
+            continue  # "adding three seats at €1,200 each": the price of one, not an amount added
         less, more = bool(_LESS_AFTER.match(after)), bool(_PLUS_AFTER.match(after))
         if _TAKEN_OFF_AFTER.match(after):
             less, more = True, False  # "our 12% agency commission taken off": a fee, but taken off
@@ -199,6 +202,11 @@ def stated_adjustments(said: str) -> list[Adjustment]:
                                                                             or _PLUS_AFTER.match(after))):
             out.append(Adjustment(1.0, -m.value if less else m.value, f"{'less' if less else 'plus'} {m.value:g}"))
     return list(dict.fromkeys(out))
+
+
+_UNIT_PRICE_BEFORE = re.compile(r"(?:\bat|@)\s*$", re.IGNORECASE)
+_EACH_AFTER = re.compile(r"\s*(?:each|apiece|a\s+piece|per\b|an?\s+(?:seat|head|person|unit|item|session|hour))\b",
+                         re.IGNORECASE)
 
 
 def adjust(total: float, stated: list[Adjustment]) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date
 from itertools import combinations
@@ -26,9 +26,9 @@ from typing import Any
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import leaves, strings
-from pipeline.core.matchers import check_literals
+from pipeline.core.matchers import check_literals, compile_where
 from pipeline.core.outcomes import Finding, Witness
-from pipeline.core.package import CallStep, Step, TaskPackage, state_strings
+from pipeline.core.package import CallStep, StateCount, Step, TaskPackage, state_strings
 from pipeline.core.services import DEFAULT_PROFILE, catalogue
 from pipeline.core.text_values import (
     EMAIL,
@@ -223,7 +223,7 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None,
         else:
             continue
         direct = sorted(set(stated_counts(package.request.text, names, written)), key=lambda q: abs(q - check.value))
-        agent = _count_witness(run, check.collection, direct) if run is not None else None
+        agent = _count_witness(run, check, direct) if run is not None else None
         if run is not None and written and not (agent and agent.holds):
             item = _stated_item_witness(run, check.collection, written)
             if item is not None and item[0].holds:
@@ -236,11 +236,21 @@ def quantity_findings(package: TaskPackage, run: ReferenceRun | None = None,
     return out
 
 
-def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Witness | None:
-    """A correct agent that makes one of ``counts`` items of ``collection`` (the first whose
-    score falls short), or the last one tried; None when the reference makes none there."""
+def _count_witness(run: ReferenceRun, check: StateCount, counts: list[int]) -> Witness | None:
+    """A correct agent that makes one of ``counts`` items of the check's collection (the first
+    whose score falls short), or the last one tried; None when the reference makes none there.
+    Where it creates none, the items are the records its updates leave as the check counts them,
+    counted in the request by name ("archive the four oldest published articles"): an agent that
+    does fewer of those updates."""
+    collection = check.collection
     service, _, name = collection.partition(".")
-    creates = [w for w in run.writes if w.bound.op.effect == "create" and w.bound.collection == (service, name)]
+    mine = [w for w in run.writes if w.bound.collection == (service, name)]
+    creates = [w for w in mine if w.bound.op.effect == "create"]
+    if not creates:
+        counted = compile_where(check.where, check.ignore_case)
+        creates = [w for w in mine if w.bound.op.effect == "update" and w.record is not None and counted(w.record)]
+        named = counted_as(run.package.request.text, collection, run.package.service_profile, between=3)
+        counts = [q for q in counts if q < len(creates) and q in named]  # "the four oldest published articles"
     if not creates:
         return None
     steps: dict[int, Step] = dict(enumerate(run.package.reference))
@@ -271,10 +281,14 @@ def _count_witness(run: ReferenceRun, collection: str, counts: list[int]) -> Wit
     return agent
 
 
-def counted_as(text: str, collection: str, profile: str = DEFAULT_PROFILE) -> list[int]:
+_NOT_BETWEEN = r"(?:is|are|was|were|a|an|the|of|to|that|this|it)\b"
+"""Words that do not stand between a count and its noun ("the 20 Nov one is a different issue")."""
+
+
+def counted_as(text: str, collection: str, profile: str = DEFAULT_PROFILE, between: int = 1) -> list[int]:
     """The counts ``text`` states of the records of ``collection`` by name: a number before the
-    record's noun or one of its ``nouns``, with at most one word between ("three todos", "2
-    meetings", "three help articles"; not "24 task chairs")."""
+    record's noun or one of its ``nouns``, with at most ``between`` words between ("three todos",
+    "2 meetings", "three help articles"; not "24 task chairs")."""
     service, _, name = collection.partition(".")
     spec = catalogue(profile).get(service)
     if spec is None or name not in spec.collections:
@@ -284,7 +298,7 @@ def counted_as(text: str, collection: str, profile: str = DEFAULT_PROFILE) -> li
     out = []
     for m in numbers_in(text):
         if m.kind in ("number", "word") and float(m.value).is_integer() and re.match(
-                rf"\s+(?:[a-z-]+\s+)?(?:{noun})\b(?!\s+[a-z]{{2,}}s\b)",
+                rf"\s+(?:(?!{_NOT_BETWEEN})[a-z-]+\s+){{0,{between}}}(?:{noun})\b(?!\s+[a-z]{{2,}}s\b)",
                 text[m.end:], re.IGNORECASE):  # "24 task chairs" counts chairs
             out.append(int(m.value))
     return list(dict.fromkeys(out))
@@ -703,8 +717,9 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     check wants 50; a number of dozens or hundreds read as one: 12 for "two dozen"), even where some tool result happens to show it, unless the request or a fact
     states it as it is (a duration in minutes: "an hour and a half" is 90), or it is computed from
     the figures of one record the agent read before writing ("twice the reorder level minus what
-    is on hand" is 20 beside a stated "twice"; ``Evidence.within_a_record``). Witness: a correct
-    agent that writes the stated number instead."""
+    is on hand" is 20 beside a stated "twice"; ``Evidence.within_a_record``), or composed of the
+    numbers the request states (``_composed_of``: 8 × 95 + 40). Witness: a correct agent that
+    writes the stated number instead."""
     stated = number_values(package.request.text)
     if not stated:
         return []
@@ -721,7 +736,7 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
                     continue
                 mangled = [n for n in sorted(stated) if _garbled(float(value), n)
                            or scaled.get(n) and float(value) == _SCALE_WORDS[scaled[n]]]  # "two dozen" read as 12
-                if not mangled:
+                if not mangled or _composed_of(float(value), as_said):
                     continue
                 if read is None:
                     read = evidence_of(package, run.trajectory, include_writes=False)
@@ -737,6 +752,22 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
                     message=f"check {check.id!r} wants {fname} = {value:g}, but the request states {said:g} and "
                             f"nothing the agent reads computes {value:g}"))
     return out
+
+
+def _composed_of(value: float, stated: Collection[float]) -> bool:
+    """Whether ``value`` is the product of two of the ``stated`` numbers, plus or minus a third:
+    "eight lessons at 95 francs each, plus the 40-franc booking fee" composes 800."""
+    numbers = sorted(stated)
+    for i, a in enumerate(numbers):
+        for j, b in enumerate(numbers):
+            if i == j:
+                continue
+            product = a * b
+            if abs(product - value) < 0.005 or any(
+                    abs(product + sign * c - value) < 0.005 for k, c in enumerate(numbers) if k not in (i, j)
+                    for sign in (1, -1)):
+                return True
+    return False
 
 
 _AMOUNT_KEYS = ("quantity", "qty", "units", "count")
@@ -920,6 +951,8 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         if not judged:
             continue
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
+        if _selected_give(pools, group, kind, number, left_out_of, percents, adjusted):
+            continue  # the count of the open deals asked for is 3 too, whichever 3 another group holds
         kept = kept or [r for r in group if r not in left] or _counterpart(group, every, left_out_of)
         if not kept:
             continue
@@ -939,6 +972,23 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
                                    f"{', '.join(str(record_id(r, keys)) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
     return out
+
+
+def _selected_give(pools: list[list[dict[str, Any]]], group: list[dict[str, Any]], kind: str, number: float,
+                   left_out_of: Callable[[list[dict[str, Any]]], dict[int, str]], percents: tuple[float, ...],
+                   adjusted: tuple[Adjustment, ...]) -> bool:
+    """Whether the records the request selects of a list holding ``group`` (those ``left_out_of``
+    leaves in) give ``number`` as the same ``kind`` of figure: then the number is the right one,
+    whatever other group of records happens to give it too."""
+    for pool in pools:
+        if not any(r is x for r in group for x in pool):
+            continue
+        reasons = left_out_of(pool)
+        selected = [r for i, r in enumerate(pool) if i not in reasons]
+        right = dict(figures(selected, percents, adjusted=adjusted)).get(kind) if selected else None
+        if right is not None and abs(right - number) < 0.005:
+            return True
+    return False
 
 
 def _of_another_period(pools: list[list[dict[str, Any]]], holders: list[tuple[dict[str, Any], str]],
@@ -1078,6 +1128,7 @@ def adjustment_findings(run: ReferenceRun) -> list[Finding]:
     # the units each item lacks × its price, "what it would cost to bring them up to their level"
     if (base := _stated_base(text, stated)) is not None:
         sums.append(([], "amount the request states", base))  # "£600 of setting plus the £40 travel fee, then 15% off"
+    sums += [([], "amount the request prices", p) for p in priced_in_words(text)]  # "six sessions at 120 euros each"
     ordered = on_everything(text)
     out: list[Finding] = []
     for number in graded:

@@ -11,7 +11,8 @@ to the one field that follows it: "twice the reorder level minus what is on hand
 a percentage ("raise the unit price of every item by 8%", "cut the price by 10 percent") is the
 field times 1.08 or 0.9, to the cent. A margin ("ten units above that minimum") is the field plus
 or less the number; steps ("take the minimum, multiply by two, and subtract what's on hand") are
-read in order on the result so far; a word the request defines as a field ("the reorder level on
+read in order on the result so far; "set their reorder level to what is on the shelf plus six" is the
+formula after "to"; a word the request defines as a field ("the reorder level on
 each item is the minimum we want") is read as that field. A request with no such phrase has no
 formula.
 
@@ -188,6 +189,8 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
             phrase, up_to = phrase[inside.end():], True  # "order enough that stock ends up at …": the level after
         if m.group("have") and not up_to:
             continue  # "have" leads a formula only as a level to reach: "enough that we'll have twice …"
+        if m.group(0).casefold().startswith("set") and _SET_TO.match(phrase):
+            continue  # "set their reorder level to what is on the shelf plus six": the formula follows "to"
         formula = _parse(phrase, fields, text[:m.start()])
         if formula is None:
             continue
@@ -208,6 +211,10 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
             down = m.group("verb").casefold().startswith(("cut", "reduc", "lower", "decreas", "drop", "discount"))
             return Formula(m.group(0), (Term(1.0, 1 - rate if down else 1 + rate, field),))
     return level
+
+
+_SET_TO = re.compile(r"[^,]+?\s+to\s+\S", re.IGNORECASE)
+"""A phrase after "set" that names what is set, then its value after "to"."""
 
 
 _DEFINES = re.compile(r"\b(?:the\s+)?(?P<field>[a-z]+(?:\s+[a-z]+)?)\s+(?:on|of|for)\s+(?:each|every|an?|the)\s+"

@@ -631,7 +631,8 @@ MAX_MISREADS = 8
 def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
     """Each value the reference carries into a write (``carried.carried_values``: a due date read
     in a note, a balance in an email, a code the request tells it to pass on in a message) swapped
-    for its first look-alike must lose score: a grader that never holds it pays an agent that
+    for its first look-alike (other than the value an update finds there, which leaves the field as
+    it was) must lose score: a grader that never holds it pays an agent that
     misread it."""
     package = run.package
     reads: list[list[dict[str, Any]]] = []
@@ -666,10 +667,14 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
     out: list[Finding] = []
     composed_of = {i: composed for i, _, composed in writes}
     seen: set[tuple[int, str]] = set()
+    write_at = {w.step: w for w in done}
     for carried in carried_values(package, run.said, writes, before, identities)[:MAX_MISREADS]:
         step = package.reference[carried.step]
         assert isinstance(step, CallStep)
-        other = carried.others[0]
+        kept = None if carried.token else run.updated_value(write_at[carried.step], carried.key)
+        other = next((o for o in carried.others if o != kept), None)  # the field left as it was is no misreading
+        if other is None:
+            continue
         resolved = _args_of(run, carried.step)
         if carried.token:  # the whole message says the look-alike: its subject and its body alike
             if (carried.step, carried.value) in seen:

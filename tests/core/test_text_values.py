@@ -206,6 +206,9 @@ def test_a_day_written_as_an_ordinal_word_with_its_month(text: str, dates: list[
     ("half nine in the morning", ["09:30"]),
     ("half six", ["18:30"]),  # hours 1 to 6 without a part of the day: the afternoon, as "half past six"
     ("half an hour, half of them, half six hours", []),
+    ("starting at seven in the evening", ["19:00"]),       # an hour in words with its part of the day
+    ("nine o'clock in the morning, or seven pm", ["09:00", "19:00"]),
+    ("the seven evening rehearsals", []),
 ])
 def test_half_an_hour_said_the_british_way_is_a_time(text: str, times: list[str]) -> None:
     assert [m.value for m in tv.times_in(text)] == times
@@ -226,3 +229,23 @@ def test_an_amount_said_with_its_cents_is_one_number(text: str, numbers: list[fl
                                             ("stopping", "stop"), ("archives", "archive"), ("security", "security")])
 def test_a_verb_stem_is_a_prefix_of_the_verb(word: str, stem: str) -> None:
     assert tv.verb_stem(word) == stem
+
+
+@pytest.mark.parametrize(("text", "kinds"), [
+    ("eight lessons at 95 francs each, plus the 40-franc booking fee", ["word", "money", "money"]),
+    ("a 10-dollar voucher, 300 kronor, 5 euro", ["money", "money", "money"]),
+    ("12 pounds of flour, 10 percent, 10 per cent, 10%", ["money", "percent", "percent", "percent"]),
+    ("the 2-day course", ["number"]),
+])
+def test_an_amount_in_currency_words_is_money_and_only_a_percent_is_a_percent(text: str, kinds: list[str]) -> None:
+    assert [m.kind for m in tv.numbers_in(text)] == kinds
+
+
+@pytest.mark.parametrize(("text", "windows"), [
+    ("due the last day of this month", []),                 # a day of the month, not the month
+    ("due at the end of this month", []),
+    ("due the first day of next month", []),
+    ("any day next month", [("2026-12-01", "2026-12-31")]),
+])
+def test_a_day_named_by_its_month_opens_no_window(text: str, windows: list[tuple[str, str]]) -> None:
+    assert [m.value for m in tv.windows_in(text, TODAY)] == windows

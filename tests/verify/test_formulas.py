@@ -39,6 +39,9 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
      "twenty.",  # the level to reach is inside the phrase "order" leads; a number in words
      "the reorder level plus twenty",
      (Term(1.0, 1.0, "reorder_level"), Term(1.0, 1.0, None, 20.0), Term(-1.0, 1.0, "quantity")), 48.0),
+    ("Set their reorder level to however many we have on the shelf right now plus six.",  # the value follows "to"
+     "however many we have on the shelf right now plus six",
+     (Term(1.0, 1.0, "quantity"), Term(1.0, 1.0, None, 6.0)), 18.0),
 ])
 def test_formula_in(text: str, phrase: str, terms: tuple[Term, ...], value: float) -> None:
     formula = formula_in(text, FIELDS)

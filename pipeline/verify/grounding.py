@@ -452,8 +452,9 @@ def _pinned_in_texts(run: ReferenceRun, evidence: Evidence, shapes: tuple[re.Pat
     """The numbers and dates a state check's pattern grades inside free text (``is_free_text``) a
     reference write puts in the record it checks (the "£15" of the voucher a draft offers, the
     "21 December" of the visit a reply confirms; ``_graded_in_text``) that nothing the agent reads
-    or is told gives (``_missing``). Witness: a correct agent that writes another one there (one
-    more; a day later), and says so in its answer, fails. Where the request states numbers (or
+    or is told gives (``_missing``; a number any arithmetic over what it read reaches counts as
+    given). Witness: a correct agent that writes another one there (one more; a day later), and
+    says so in its answer, fails. Where the request states numbers (or
     dates) or a record read holds a number, the rules may have missed the reading or arithmetic
     that gives it: the finding's claim is left to a reader (``detail["unsure"]``). Checks
     ``flagged`` already (``_pinned``) are left alone."""
@@ -477,7 +478,8 @@ def _pinned_in_texts(run: ReferenceRun, evidence: Evidence, shapes: tuple[re.Pat
                     if w.bound.op.field_for(key) != fname or not is_free_text(key, text, props.get(key)):
                         continue
                     for value in _graded_in_text(pattern.matched_parts(text), text, today):
-                        kind = _missing(package, value, evidence, shapes, stated)
+                        kind = (None if evidence.has_number(value) else "number") if isinstance(value, float) \
+                            else _missing(package, value, evidence, shapes, stated)  # a reachable number: known here
                         if kind is None or (w.step, key, value) in seen:
                             continue
                         seen.add((w.step, key, value))
@@ -502,6 +504,8 @@ def _graded_in_text(parts: list[str], text: str, today: date) -> list[Any]:
     """The numbers (as floats) and dates (ISO) written inside ``parts`` of ``text`` (what a pattern
     matches of it), read in the whole text: the "18" a pattern matches of "Friday 18 December" is
     the date, not a number. Each once, numbers first."""
+    if not any(numbers_in(part) or dates_in(part, today) for part in parts):
+        return []  # nothing to read (the whole text is read only for a part that writes a value)
     spans = [(a, a + len(part)) for part in parts if part and (a := text.find(part)) >= 0]
     dates = [m for m in dates_in(text, today) if m.kind == "date"]
 

@@ -6,8 +6,8 @@ worded another way, the month the request names, the record it leaves out of a t
 reader may also propose values (``Proposal``): "the request makes this order quantity 26, the
 reference writes 17". A proposal never refuses on the reader's word: the verifier plays a correct
 agent that does what it says — the reference with ``instead_of`` replaced by ``value`` in the
-writes of ``tool`` (any write when None) and in the answer — and refuses only when that agent
-loses score. Its finding carries the proposal as its claim, read by the reader that made it.
+writes of ``tool`` (any write when None) and in the answer, with a write it leaves out added, or
+without a write it should not make — and refuses only when that agent loses score. Its finding carries the proposal as its claim, read by the reader that made it.
 
 ``proposal_context`` is what the reader is shown: the request, the initial state, the
 reference's calls with the arguments they resolved to, and its answer.
@@ -27,7 +27,7 @@ from pipeline.core.package import CallStep, Step, TaskPackage
 from pipeline.verify.claims import named_records, request_words, today
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.readers import Reader, ReadingCache, read_verdict
-from pipeline.verify.reference_edits import before_answer
+from pipeline.verify.reference_edits import before_answer, dependents
 from pipeline.verify.witness import said_instead, substituted, witness
 
 MAX_PROPOSALS = 5
@@ -60,7 +60,7 @@ def proposal_findings(run: ReferenceRun, proposals: list[Proposal], reading: Rea
         return []
     out: list[Finding] = []
     for proposal in proposals[:MAX_PROPOSALS]:
-        added = _added_call(run, proposal)
+        added = _added_call(run, proposal) or _dropped_call(run, proposal)
         steps, order = added if added is not None else (_proposed(run, proposal), None)
         if steps is None:
             continue
@@ -96,6 +96,26 @@ def _added_call(run: ReferenceRun, proposal: Proposal) -> tuple[dict[int, Step],
         return None
     extra = CallStep.model_construct(call=bound.tool.name, args=dict(proposal.value))
     return before_answer(dict(enumerate(run.package.reference)), [extra])
+
+
+def _dropped_call(run: ReferenceRun, proposal: Proposal) -> tuple[dict[int, Step], list[int]] | None:
+    """For a proposal of a write the request does not ask for (``instead_of`` the arguments of a
+    write of ``tool`` the reference makes, ``value`` anything but arguments: null, or words that
+    say it is not done, "kb-003 stays published"): the reference without that write (and the steps
+    that read its result), and the order to run them in; None for any other proposal, or when no
+    one write of ``tool`` carries every argument ``instead_of`` names."""
+    bound = run.bound.get(proposal.tool or "")
+    old = proposal.instead_of
+    if not isinstance(old, dict) or not old or isinstance(proposal.value, dict) or bound is None \
+            or bound.op.access != "write":
+        return None
+    matching = [i for i, s in enumerate(run.package.reference) if isinstance(s, CallStep) and s.call == bound.tool.name
+                and all(run.args.get(i, {}).get(k) == v for k, v in old.items())]
+    if len(matching) != 1:
+        return None
+    dropped = dependents(run.package, matching[0])
+    steps = {i: s for i, s in enumerate(run.package.reference) if i not in dropped}
+    return steps, sorted(steps)
 
 
 def _proposed(run: ReferenceRun, proposal: Proposal) -> dict[int, Step] | None:

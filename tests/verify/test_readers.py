@@ -481,3 +481,20 @@ def test_a_proposal_of_a_write_the_reference_leaves_out_adds_that_call() -> None
     assert finding.witness.actions[-1]["type"] == "answer"
     read = Proposal(value={"status": "open"}, instead_of=None, tool="todo_list_tasks", reason="look first")
     assert verify_package(package, reader=ScriptedReader(name="model:m", proposals={request: [read]})).accepted
+
+
+@pytest.mark.parametrize("value", [None, "no invites task: the request does not ask for one"])
+def test_a_proposal_of_a_write_the_request_does_not_ask_for_drops_that_call(value: Any) -> None:
+    """A reader that reads the request to ask for one item fewer names the call's arguments with
+    nothing (or words saying it is not done) in their place: the correct agent leaves that write
+    out, and the exact count the checks want fails it. Arguments no write carries prove nothing."""
+    package = TaskPackage.model_validate_json(EXAMPLE.read_text(encoding="utf-8"))
+    request = package.request.text
+    fewer = Proposal(value=value, instead_of={"title": "Send the invites"}, tool="todo_create_task", reason="two")
+    verdict = verify_package(package, reader=ScriptedReader(name="model:m", proposals={request: [fewer]}))
+    (finding,) = verdict.findings
+    assert finding.code is Code.REQUEST_CHECK_MISMATCH and finding.witness is not None and finding.witness.holds
+    titles = [a["arguments"]["title"] for a in finding.witness.actions if a["type"] == "tool_call"]
+    assert titles == ["Book the venue", "Order the banners"]
+    nowhere = Proposal(value=None, instead_of={"title": "Hire a band"}, tool="todo_create_task", reason="none")
+    assert verify_package(package, reader=ScriptedReader(name="model:m", proposals={request: [nowhere]})).accepted

@@ -454,10 +454,10 @@ def _pinned_in_texts(run: ReferenceRun, evidence: Evidence, shapes: tuple[re.Pat
     "21 December" of the visit a reply confirms; ``_graded_in_text``) that nothing the agent reads
     or is told gives (``_missing``; a number any arithmetic over what it read reaches counts as
     given). Witness: a correct agent that writes another one there (one more; a day later), and
-    says so in its answer, fails. Where the request states numbers (or
-    dates) or a record read holds a number, the rules may have missed the reading or arithmetic
-    that gives it: the finding's claim is left to a reader (``detail["unsure"]``). Checks
-    ``flagged`` already (``_pinned``) are left alone."""
+    says so in its answer, fails. Where the request states numbers (or dates) or a record read
+    holds a number, the rules may have missed the reading or arithmetic that gives it: the
+    finding's claim is left to a reader (``detail["unsure"]``). Checks ``flagged`` already
+    (``_pinned``) are left alone."""
     package = run.package
     today = date.fromisoformat(package.now[:10])
     out: list[Finding] = []
@@ -496,7 +496,7 @@ def _pinned_in_texts(run: ReferenceRun, evidence: Evidence, shapes: tuple[re.Pat
                             code=Code.UNGROUNDED_VALUE, check=check.id, step=w.step, witness=agent,
                             detail={"argument": key, "value": value, "kind": kind, **({"unsure": unsure} if unsure else {})},
                             message=f"check {check.id!r} wants the {kind} {value!r} in the {key} step {w.step} writes, "
-                                    f"which the agent cannot learn: {_NOWHERE[kind == LOOSE]}"))
+                                    f"which the agent cannot learn: {_NOWHERE[False]}"))
     return out
 
 

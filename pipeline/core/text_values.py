@@ -792,7 +792,7 @@ _EXCLUSION = re.compile(
     r"hang\s+on\s+to|hold\s+on\s+to|spare|(?:don'?t|do\s+not)\s+(?:touch|delete|trash|remove|close|archive|move)|"
     r"(?:^|(?<=[.;!?—–]\s))not(?=\s+(?-i:[A-Z]))|"
     r"(?:^|(?<=[.;!?—–]\s))(?:keep|leave)(?=\s[^.;:!?\n]{1,60}?\s(?:" + _AS_IT_IS + r")\b))\b"
-    r"(?P<rest>[^.;:!?\n]*?)(?=[.;:!?\n]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then|" + _AS_IT_IS + r")\b|$)",
+    r"(?P<rest>[^.;:!?\n)]*?)(?=[.;:!?\n)]|,\s*(?:and|then|but|so)\b|\s+(?:then|and\s+then|" + _AS_IT_IS + r")\b|$)",
     re.IGNORECASE)
 
 
@@ -801,8 +801,8 @@ def excluded_spans(text: str) -> tuple[tuple[int, int], ...]:
     """Where ``text`` names things only to leave them out: what follows "except", "all but",
     "other than", "excluding", "apart from", "but not", "leave out", "leave … out", "skip", "but
     keep", "but leave", "don't touch", a sentence that opens "Keep" or "Leave" and says "though",
-    "alone", "as it is" … up to the end of the clause (a full stop or other stop, ", and", ", then",
-    "though", "as it is"). "Message everyone in Finance except Omar Haddad" leaves out Omar Haddad."""
+    "alone", "as it is" … up to the end of the clause (a full stop or other stop, a closing bracket, ", and",
+    ", then", "though", "as it is"). "Message everyone in Finance except Omar Haddad" leaves out Omar Haddad."""
     return tuple((m.start("rest"), m.end("rest")) for m in _EXCLUSION.finditer(text))
 
 

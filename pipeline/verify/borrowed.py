@@ -28,7 +28,7 @@ operation's default, that the request and the facts never speak of (no option's 
 pointed at holds, is unstated.
 
 **A label changed unasked.** An update that changes a field holding a label (an enum value, or
-one word: a category, a visibility; not a lifecycle field such as ``status``, which the request's
+a word or three: a category, a visibility, a room "Barn B"; not a lifecycle field such as ``status``, which the request's
 verb changes) to a value the request and the facts never speak of (no word of the field's name, no
 option's name or its stem) and no record pointed at holds (for a field without an enum, no record
 read at all): "publish the reviewed SSO draft" graded on its category moved to "security".
@@ -206,8 +206,9 @@ def _unstated_change(run: ReferenceRun, w: Write, key: str, value: str, said: st
                    f"never speaks of the {key} and no record it points at holds {value!r}")
 
 
-_LABEL = re.compile(r"[^\W\d_][\w-]*")
-"""A label: one word ("security", "follow-up"), no id or number."""
+_LABEL = re.compile(r"[^\W\d_][\w-]*(?: [\w-]+){0,2}")
+"""A label: one word ("security", "follow-up"), or up to three that open with one ("Barn B"); no id
+or number."""
 def _other(value: Any, kind: str) -> Any:
     """Another value of ``kind`` in place of the part of ``value``: a date a day later (the time
     kept), an hour later, one more."""

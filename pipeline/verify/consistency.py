@@ -1258,6 +1258,44 @@ def duration_findings(run: ReferenceRun) -> list[Finding]:
 _OFFSET = re.compile(r"\b(?:minutes?|mins?|hours?|hrs?)\s+(?:before|after|earlier|later|ahead|prior)\b", re.IGNORECASE)
 
 
+def interval_findings(run: ReferenceRun) -> list[Finding]:
+    """The request states how often a schedule runs ("every six hours", "every 15 minutes") and a
+    write gives a cron schedule that steps another number of hours (or minutes): ``0 */4 * * *``
+    for every six hours. Witness: a correct agent that writes the stated step."""
+    stated = {(unit.casefold()[0], int(n.value)) for m in _EVERY.finditer(run.said)
+              for unit in (m.group("unit"),) for n in numbers_in(m.group("n")) if float(n.value).is_integer()}
+    if not stated:
+        return []
+    out: list[Finding] = []
+    for index, args in run.args.items():
+        for key, value in args.items():
+            m = _CRON_STEP.fullmatch(value) if isinstance(value, str) else None
+            if m is None:
+                continue
+            unit, written = ("h", int(m.group("hours"))) if m.group("hours") else ("m", int(m.group("minutes")))
+            said = [n for u, n in stated if u == unit]
+            if len(said) != 1 or said[0] == written:
+                continue
+            step = run.package.reference[index]
+            assert isinstance(step, CallStep)
+            group = "hours" if unit == "h" else "minutes"
+            fixed = value[:m.start(group)] + str(said[0]) + value[m.end(group):]
+            steps = {**dict(enumerate(run.package.reference)), index: CallStep.model_construct(
+                call=step.call, args={**args, key: fixed}, expect_status=step.expect_status)}
+            agent = witness(run, "correct", "stated_interval", f"writes {key} = {fixed!r}, the interval the request "
+                            "states", run.score, steps)
+            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=index, witness=agent,
+                               detail={"argument": key, "value": value, "expected": fixed},
+                               message=f"step {index} writes {key} = {value!r}, every {written} {group}, but the "
+                                       f"request says every {said[0]} {group}"))
+    return out
+
+
+_EVERY = re.compile(r"\bevery\s+(?P<n>\d{1,2}|[a-z]+(?:-[a-z]+)?)\s+(?P<unit>hours?|minutes?|mins?)\b", re.IGNORECASE)
+_CRON_STEP = re.compile(r"\s*(?:\S+\s+\*/(?P<hours>\d{1,2})|\*/(?P<minutes>\d{1,2})\s+\*)(?:\s+\S+){3}\s*")
+"""A cron schedule that steps hours (``0 */4 * * *``) or minutes (``*/15 * * * *``)."""
+
+
 def formula_findings(run: ReferenceRun) -> list[Finding]:
     """The request states a per-record formula ("order twice the reorder level minus what we have
     on hand"; ``formulas.computed_writes``) and a write aimed at a record writes a number other
@@ -1341,5 +1379,6 @@ def consistency_findings(package: TaskPackage, run: ReferenceRun | None) -> list
     return (out + measure_findings(package, run) + name_number_findings(package, run, names) + left_out_findings(run)
             + amounts
             + subset_findings(run) + adjustment_findings(run) + priced_text_findings(run) + duration_findings(run)
+            + interval_findings(run)
             + formula_findings(run) + offset_findings(run)
             + period_record_findings(run) + correction_findings(run) + planted_value_findings(run))

@@ -116,13 +116,18 @@ def ambiguous_first_names(package: TaskPackage) -> set[str]:
     return {first for first, lasts in _people(package).items() if len(lasts) >= 2}
 
 
+_HONORIFICS = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "professor", "rev", "revd"})
+"""Titles before a name, which records do not write: "Dr Ilse Varga" is Ilse Varga."""
+_LEADING = _NOT_NAMES | _HONORIFICS
+
+
 def _runs(text: str) -> list[tuple[str, int]]:
-    """Multi-word capitalized runs and where they start, leading function words dropped."""
+    """Multi-word capitalized runs and where they start, leading function words and titles dropped."""
     out = []
     for m in _RUN.finditer(text):
         words = m.group(1).split()
         start = m.start(1)
-        while words and words[0].casefold().replace("’", "'") in _NOT_NAMES:
+        while words and words[0].casefold().replace("’", "'") in _LEADING:
             start += len(words[0]) + 1
             words = words[1:]
         if len(words) < 2:

@@ -14,7 +14,8 @@ request leaves out).
 - **Selected by a value**: the request names a field's value ("unpaid", "Leeds", "proposal"; not
   a value holding a digit, such as a date, which the request may name for another reason)
   outside any exclusion or negation (and not only in a count within the count: "how many of those
-  are urgent"); a record of a group holding another value of that field,
+  are urgent", nor only inside a title the request gives: "a report called 'Puppet repairs -
+  November'"); a record of a group holding another value of that field,
   which the request does not name, is not selected. A value the request names only inside a
   negation or an exclusion ("deals that haven't been won or lost") leaves its records out.
 - **Selected by a name**: the request writes a name or a quoted phrase ("Pemberton Glass")
@@ -259,7 +260,8 @@ def _unselected_why(text: str, group: list[Record], today: date,
             if left_out(text, r, group):
                 out[i] = f"the request leaves out {r.get('id', r.get('name'))}"
     negated = negated_spans(text)
-    subsets = (*(m.span() for m in _OF_THOSE.finditer(text)), *_adjusting(text))  # a value named there selects nothing
+    subsets = (*(m.span() for m in _OF_THOSE.finditer(text)), *_adjusting(text),  # a value named there selects nothing,
+               *title_spans(text))  # nor one inside a title given ("a report called 'Puppet repairs - November'")
     folded = text.casefold()
     examples = tuple(m.span() for m in _EXAMPLES.finditer(text)) if any(w in folded for w in _EXAMPLE_WORDS) else ()
     fields = {k for r in group for k, v in r.items() if isinstance(v, str) and k not in ("id", "email")}

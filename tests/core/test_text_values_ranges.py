@@ -37,6 +37,8 @@ def spanned(text: str, spans: tuple[tuple[int, int], ...]) -> list[str]:
     ("Archive the threads but leave The Margin Letter where it is.", [" The Margin Letter"]),
     ("Send the report to all managers. Keep the Leeds office in the loop.", []),   # no "though", "alone" …
     ("Keep it short and send it today.", []),
+    ("Archive the 2025 page (don't delete anything) and publish the 2026 one.", [" anything"]),  # up to a bracket
+    ("leave out the disputed one (inv-093), that's with legal", [" the disputed one (inv-093"]),  # which it closes
 ])
 def test_excluded_spans_run_to_the_end_of_the_clause(text: str, left_out: list[str]) -> None:
     assert spanned(text, tv.excluded_spans(text)) == left_out

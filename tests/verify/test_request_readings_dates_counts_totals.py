@@ -227,6 +227,15 @@ def test_a_capitalized_run_of_function_words_names_no_one() -> None:
     assert _runs("Please Send the deck to Priya Nair's team.") == [("Priya Nair", 24)]
 
 
+@pytest.mark.parametrize("text", ["Book it with Dr Ilse Varga.", "Book it with Prof Ilse Varga.",
+                                  "Book it with Ms Ilse Varga."])
+def test_a_title_before_a_name_is_no_part_of_it(text: str) -> None:
+    """Records write "Ilse Varga", not "Dr Ilse Varga": the name looked up is without the title."""
+    from pipeline.verify.entities import _runs
+
+    assert _runs(text) == [("Ilse Varga", text.index("Ilse"))]
+
+
 # --------------------------------------------------------------------------- durations, days of dates, month ends
 
 @pytest.mark.parametrize(("text", "minutes"), [

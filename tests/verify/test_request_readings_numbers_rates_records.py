@@ -965,6 +965,11 @@ def test_the_words_of_a_title_the_request_gives_select_no_records() -> None:
     assert unselected_why(called, costs, TODAY) == {}
     assert unselected_why("Submit an expense report of the Kestrel Bay costs.", costs, TODAY) == {
         1: "the request asks for records of Kestrel Bay"}
+    spend = [{"id": "TXN-1", "category": "repairs", "amount": 210.0}, {"id": "TXN-2", "category": "materials", "amount": 40.0}]
+    titled = 'Submit an expense report called "Puppet repairs - November" covering every Stitch & Strand transaction.'
+    assert unselected_why(titled, spend, TODAY) == {}  # a field's value inside the title selects nothing
+    assert unselected_why("Submit an expense report of the repairs.", spend, TODAY) == {
+        1: "the request asks for category repairs, not materials"}
 
 
 def test_a_day_before_a_month_makes_a_date_not_the_month() -> None:

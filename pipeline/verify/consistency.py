@@ -1242,17 +1242,21 @@ def duration_findings(run: ReferenceRun) -> list[Finding]:
             if not is_number(value) or value == length or ("hour" in key and value * 60 == length):
                 continue
             stated = length // 60 if "hour" in key and length % 60 == 0 else length
-            step = run.package.reference[index]
-            assert isinstance(step, CallStep)
-            steps = {**dict(enumerate(run.package.reference)), index: CallStep.model_construct(
-                call=step.call, args={**args, key: stated}, expect_status=step.expect_status)}
-            agent = witness(run, "correct", "stated_length", f"writes {key} = {stated}, the length the request "
-                            "states", run.score, steps)
-            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=index, witness=agent,
-                               detail={"argument": key, "value": value, "expected": stated},
-                               message=f"step {index} writes {key} = {value:g}, but the request states a length of "
-                                       f"{length} minutes"))
+            out.append(_stated_argument(run, index, args, key, stated, "length",
+                                        f"step {index} writes {key} = {value:g}, but the request states a length of "
+                                        f"{length} minutes"))
     return out
+
+
+def _stated_argument(run: ReferenceRun, index: int, args: dict[str, Any], key: str, stated: Any, what: str,
+                     message: str) -> Finding:
+    """The ``request_check_mismatch`` of write step ``index`` (its resolved ``args``) writing ``key``
+    otherwise than the ``stated`` value the request gives (the ``what``: a length, an interval),
+    witnessed by the correct agent that writes ``stated`` (``stated_<what>``)."""
+    agent = witness(run, "correct", f"stated_{what}", f"writes {key} = {stated!r}, the {what} the request states",
+                    run.score, with_arguments(run, index, {**args, key: stated}))
+    return Finding(code=Code.REQUEST_CHECK_MISMATCH, step=index, witness=agent,
+                   detail={"argument": key, "value": args[key], "expected": stated}, message=message)
 
 
 _OFFSET = re.compile(r"\b(?:minutes?|mins?|hours?|hrs?)\s+(?:before|after|earlier|later|ahead|prior)\b", re.IGNORECASE)
@@ -1276,18 +1280,11 @@ def interval_findings(run: ReferenceRun) -> list[Finding]:
             said = [n for u, n in stated if u == unit]
             if len(said) != 1 or said[0] == written:
                 continue
-            step = run.package.reference[index]
-            assert isinstance(step, CallStep)
             group = "hours" if unit == "h" else "minutes"
             fixed = value[:m.start(group)] + str(said[0]) + value[m.end(group):]
-            steps = {**dict(enumerate(run.package.reference)), index: CallStep.model_construct(
-                call=step.call, args={**args, key: fixed}, expect_status=step.expect_status)}
-            agent = witness(run, "correct", "stated_interval", f"writes {key} = {fixed!r}, the interval the request "
-                            "states", run.score, steps)
-            out.append(Finding(code=Code.REQUEST_CHECK_MISMATCH, step=index, witness=agent,
-                               detail={"argument": key, "value": value, "expected": fixed},
-                               message=f"step {index} writes {key} = {value!r}, every {written} {group}, but the "
-                                       f"request says every {said[0]} {group}"))
+            out.append(_stated_argument(run, index, args, key, fixed, "interval",
+                                        f"step {index} writes {key} = {value!r}, every {written} {group}, but the "
+                                        f"request says every {said[0]} {group}"))
     return out
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from datetime import date
 from typing import Any
 
@@ -59,9 +60,9 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref
 from pipeline.core.text_values import kept_spans, number_values, numbers_in
 from pipeline.core.world import argument_check
-from pipeline.verify.aggregates import pooled
+from pipeline.verify.aggregates import plain_number, pooled
 from pipeline.verify.carried import carried_values
-from pipeline.verify.consistency import injected_addresses
+from pipeline.verify.consistency import ASKS_AGGREGATE, injected_addresses
 from pipeline.verify.effects import Write, id_keys, tools_for, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_defaults import default_fact_findings
@@ -846,6 +847,8 @@ def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
         for m in numbers if len(numbers) == 1 else ():  # a text with several, such as the working, grades no one of them
             if m.kind not in ("number", "money") or m.value in told:
                 continue
+            if (found := _misreported_figure(run, steps, m.value, m.text, told)) is not None:
+                return [found]
             for records in run.read_lists:
                 holders = [(r, k) for r in records for k, v in r.items() if is_number(v) and abs(v - m.value) < 0.005]
                 if len(holders) != 1:
@@ -866,6 +869,43 @@ def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
                                          f"{m.text} keeps score {s:.3f}: the answer checks accept a number "
                                          "the agent did not read from the record asked about")]
     return []
+
+
+MAX_MISREPORTED = 3
+"""The most other figures ``_misreported_figure`` reports in place of one graded in the answer."""
+
+
+def _misreported_figure(run: ReferenceRun, steps: Steps, value: float, text: str, told: Iterable[float]) -> Finding | None:
+    """Where the request asks for an aggregate (``ASKS_AGGREGATE``: "the combined revenue", "how
+    many") and the graded number ``value`` is a figure worked out over records read (a count or
+    total of a group, ``ReferenceRun.group_figures``) that no record holds: an agent that
+    reports another group's figure in its place (the total over another set of records; the
+    nearest ``MAX_MISREPORTED`` of them are tried) must lose score. None when each does, or
+    ``value`` is no such figure."""
+    if not ASKS_AGGREGATE.search(run.said):
+        return None  # the request asks for no total or count ("close the duplicates"): a count told is an aside
+    held = any(is_number(v) and abs(v - value) < 0.005 for records in run.read_lists for r in records for v in r.values())
+    figures = run.group_figures
+    if held or not any(abs(f - value) < 0.005 for f in figures) \
+            or any(abs(c.expected - value) < 0.005 for c in run.computed_writes):
+        return None  # not worked out over records, or a formula of the request gives it ("the gap plus ten")
+    shown_value = plain_number(value)
+    others = sorted({f for f in figures if abs(f - value) >= 0.005 and f not in told and f > 1
+                     and shown_value not in plain_number(f)}, key=lambda f: abs(f - value))  # not 17.5 for 17
+    for other in others[:MAX_MISREPORTED]:  # the nearest first: another group's total, before a count
+        wrong = said_instead(steps, value, other)
+        if all(wrong[k] is v or wrong[k] == v for k, v in steps.items()):
+            return None  # the answer does not write it as a number
+        s = _passing(run, "misreported_value", run.score, wrong)
+        if s is not None:
+            break
+    else:
+        return None
+    shown = plain_number(other)
+    return _finding(run, Code.GRADER_UNDERCONSTRAINED, "misreported_value", s, steps=wrong, threshold=run.score,
+                    value=other, claim=f"reports {shown}, a figure over other records read, instead of {text}",
+                    message=f"reporting {shown} (worked out over other records read) instead of {text} keeps score "
+                            f"{s:.3f}: the answer checks accept a figure the request does not ask for")
 
 
 _ASKS_VALUE = re.compile(

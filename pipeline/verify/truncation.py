@@ -286,6 +286,9 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
     for check in package.checks:
         if check.kind == "answer_contains":
             candidates += [(f"check {check.id!r}", end, v) for v in check.values]
+        elif check.kind == "answer_matches":  # what the pattern grades of the answer: "25 years", not "25"
+            candidates += [(f"check {check.id!r}", end, part) for part in
+                           compile_pattern(check.pattern, check.ignore_case).matched_parts(ref.answer) if part]
     out: list[Finding] = []
     reported: set[str] = set()
     counted = _visible_counts(layouts, limit, done=len(_writes(package, ref)))

@@ -20,7 +20,7 @@ from pipeline.core.package import load_package
 from pipeline.core.text_values import dates_in, excluded_spans, kept_spans, numbers_in
 from pipeline.verify.aggregates import groups
 from pipeline.verify.carried import carry_phrase
-from pipeline.verify.consistency import points_to_record_address
+from pipeline.verify.consistency import points_to_record_address, record_address_pointer
 from pipeline.verify.entities import ambiguous_findings
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import message_carries
@@ -555,6 +555,20 @@ def test_titles_naming_two_people_of_one_first_name_are_ambiguous() -> None:
 ])
 def test_points_to_record_address_of_own_addresses(said: str, points: bool) -> None:
     assert points_to_record_address(said) is points
+
+
+@pytest.mark.parametrize(("said", "where"), [
+    ("Use the billing address from their CRM record, not the one Pia uses herself.", "record"),
+    ("send the remittance to the invoicing contact on their card", "record"),
+    ("use the accounts address in their crm record", "record"),
+    ("their CRM notes say where invoices should go", "text"),
+    ("Kestrel changed where they want invoices to go, it's in one of their emails", "text"),
+    ("the email address on their CRM record", ""), ("email the supplier about the delay", ""),
+])
+def test_record_address_pointer_says_which_texts_give_it(said: str, where: str) -> None:
+    """An address for a purpose asked for from the record itself is one its own text gives, not
+    a message's ("record"); a text named as holding it may be any record's, a message's too."""
+    assert record_address_pointer(said) == where
 
 
 SEATS = [{"id": "msg-201", "from": "dana.whitfield@brightpath.example", "to": "me@corp.example", "subject": "Workshop seats",

@@ -151,12 +151,14 @@ def _damage(run: ReferenceRun, steps: dict[int, Step], collection: Collection, t
             continue
         mutated, order = before_answer(steps, calls)
         trajectory = run.run(order, [mutated[i] for i in order])
-        if not any(a.ok for a in trajectory.audit[len(run.trajectory.audit):]):
+        done = sum(a.ok for a in trajectory.audit[len(run.trajectory.audit):])
+        if not done:
             continue  # the service refused every change: nothing was damaged
         run.played_wrong(mutation, PASS_SCORE, trajectory)
         s = run.grader.value(trajectory)
         if s >= PASS_SCORE:
             what = "changing a field of" if mutation == "edit_others" else "deleting"
+            what += "" if done >= len(group) else f" {done} of"  # the changes the service accepted, of the group's
             agent = witness(run, "wrong", mutation, f"does the work, then {what} {whose}", PASS_SCORE, mutated, order)
             out.append(Finding(code=Code.COLLATERAL_DAMAGE, witness=agent,
                                detail={"mutation": mutation, "score": s, "collection": where, "records": label},

@@ -81,3 +81,17 @@ def test_records_of_a_collection_the_work_never_writes_are_no_collateral() -> No
                    {"call": "todo_create_task", "args": {"title": "Call Ines Duarte about the NDA"}},
                    {"answer": "Added a todo to call Ines Duarte about the NDA."}])
     assert collateral_findings(reference_run(load_package(doc))) == []
+
+
+def test_the_message_counts_the_records_the_wrong_agent_could_change() -> None:
+    """A third contact holds no field the update tool can change (no title, department or phone):
+    the wrong agent edits the one it can, and the message says so ("1 of the 2 other records")."""
+    from pipeline.core.package import load_package
+    doc = _retitle(guarded=False)
+    doc["initial_state"]["contacts"]["contacts"].append({"id": "c-3", "name": "Ana Ruiz", "email": "ana.ruiz@corp.example"})
+    [finding] = collateral_findings(reference_run(load_package(doc)))
+    assert finding.witness is not None and finding.witness.holds
+    edited = [a["arguments"]["contact_id"] for a in finding.witness.actions
+              if a.get("name") == "contacts_update" and a["arguments"]["contact_id"] != "c-2"]
+    assert edited == ["c-1"]
+    assert "changing a field of 1 of the 2 " in finding.message

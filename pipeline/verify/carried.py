@@ -395,7 +395,8 @@ def _told(kind: str, value: Any, said: str, today: date) -> bool:
 def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], asked: set[str], today: date,
                    key: str) -> str | None:
     """Where a read showed ``value`` in a way the request asks for: the name of the record's field
-    holding it, "" when it is inside a text next to words the request uses; None otherwise."""
+    holding it, "" when it is inside a text next to words the request uses (the label before it,
+    or for a number the noun it counts); None otherwise."""
     key_asked = bool(_key_words(key) & asked)
     same = _same_as(value)
     for records in lists:
@@ -407,6 +408,17 @@ def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], ask
                     return field
                 if isinstance(v, str) and len(v) > 20:
                     for start, found in _in_text(kind, v, today):
-                        if same(found) and (key_asked or _labels(v, start) & asked):
+                        if same(found) and (key_asked or _labels(v, start) & asked
+                                            or kind == "number" and _counted_noun(v, start) in asked):
                             return ""
     return None
+
+
+_COUNTED_NOUN = re.compile(r"\D{0,3}\d[\d.,]*\s*([A-Za-z][\w'-]*)")
+
+
+def _counted_noun(text: str, start: int) -> str | None:
+    """The word just after the number at ``start`` of ``text``, folded: what it counts ("36 cases
+    of Barista Oat": "cases"), a label the request may use of it too ("how many cases")."""
+    m = _COUNTED_NOUN.match(text, start)
+    return m.group(1).casefold() if m else None

@@ -48,7 +48,8 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
     Code.HIDDEN_FACT_LEAKED: ANY_WITNESS,        # a fact read as stated without asking
     Code.SAFETY_CONTRADICTION: frozenset({"does_what_is_asked"}),    # a clause read as asking for the call
     Code.GRADER_OVERCONSTRAINED: frozenset({"other_choice", "text_decorated", "text_case",  # range, dictated text
-                                            "permuted_list", "answer_order"}),            # no order given
+                                            "permuted_list", "answer_order", "text_order",  # no order given
+                                            "own_name"}),                                 # a name not dictated
     Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out", "listed_left_out",
                                              "misread_value", "misreported_value",
                                              "perturb_argument"}),                        # what the request settles

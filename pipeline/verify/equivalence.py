@@ -12,8 +12,10 @@ variant below is the reference done another correct way; it must score what the 
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |
 | ``rephrased_question`` | asks each question another way, from a fixed bank (`questions.py`) |
 | ``other_choice`` | writes another value the request allows (a day in its window, a working day when the reference's is one; a time leaving room for the event's duration before "finished by 5pm"; the other of "high or urgent") |
+| ``own_name`` | names a record it creates (``name``, ``label``, ``slug`` …) that nothing names for it another way: a handle's words spaced and capitalized, words as a handle |
 | ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
 | ``answer_order`` | names the items an ``answer_matches`` check chains (``zephyr.*brookline.*amberlight``), listed in its final answer, in reverse order: each item with the rest of its list entry ("Zephyr (tkt-201)"), unless the request may give an order (words such as "order", "oldest", "highest", "sorted", "top", "first") |
+| ``text_order`` | lists the items a state check's pattern chains inside a text it writes (a note's "Anouk.*Teodor.*Wilhelmina"), listed one after another, in reverse order, unless the request may give an order (as ``answer_order``) |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay
@@ -30,14 +32,16 @@ from functools import partial
 from typing import Any
 
 from pipeline.core.codes import Code
+from pipeline.core.jsonvalues import strings
 from pipeline.core.outcomes import Finding
-from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage
+from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage, state_strings
 from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
-from pipeline.verify.perturbations import inside, is_date_time, other_starts
+from pipeline.verify.perturbations import inside, is_date_time, is_free_text, other_starts
 from pipeline.verify.questions import OPEN_QUESTION, phrasings
 from pipeline.verify.witness import said_instead, witness
 
@@ -59,8 +63,10 @@ def equivalence_findings(run: ReferenceRun) -> list[Finding]:
                                                                  "dictates"),
                               (_rephrased, "asking the user in other words"),
                               (_other_choice, "choosing another value the request allows"),
+                              (_own_name, "naming what it makes its own way"),
                               (_permuted_lists, "listing people or labels in another order"),
                               (_answer_order, "listing what its answer names in another order"),
+                              (_text_order, "listing what a text it writes names in another order"),
                               (_answer_dates, "writing the dates of its answer another common way")):
         for name, mutated, order, detail in variant(run, steps, done):
             s = run.variant_score(order, [mutated[i] for i in order])
@@ -327,7 +333,9 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     "between 08:00 and 10:30", "40 to 60 rolls"), from a choice it offers ("high or urgent,
     whichever fits"), or from a move it does not measure ("raise it a bit", with no number said:
     ``_less_moved``), the same work with another value the request allows (``inside``), the
-    answer saying it; an event's end moves with its start (the same length, on the new day)."""
+    answer saying it; an event's end moves with its start (the same length, on the new day). A
+    range that holds the field's value before an update too selects the records the request acts
+    on ("move every walk from Monday 14 to Friday 18 December one hour later"): it offers no choice."""
     package = run.package
     ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
     ends_by = _ENDS_BY.search(run.said) is not None or _STARTS.search(run.said) is None  # "any time between 10 and 1"
@@ -349,6 +357,9 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
                 continue  # an event's end moves with its start
             other = _offered(run.said, value, props.get(key, {}).get("enum") or [])
             held = range_of(value, ranges, flexible_only=True)
+            if held is not None and w.bound.op.effect == "update" \
+                    and range_of(run.updated_value(w, w.bound.op.field_for(key)), ranges, flexible_only=True) == held:
+                held = None  # the range selects the records by this field ("every walk from the 14th to the 18th")
             if other is None and nudged:
                 other = _less_moved(run, w, key, value)
             paired = end_key if key == start_key else None  # the end that moves with this start
@@ -373,6 +384,43 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
 
 
 MAX_CHOICES = 6
+
+
+_NAMING_KEYS = frozenset({"name", "label", "slug", "display_name", "job_name", "list_name", "channel_name"})
+_PARTS = re.compile(r"[A-Za-z0-9]+")
+
+
+def _own_name(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """For the name a created record gets (``name``, ``label``, ``slug`` …, a required string
+    that is no free text) where nothing gives it (the request and the user's facts never write it,
+    no record holds it), the same work with the name written another way: a handle's words spaced
+    and capitalized ("pos-sales-export-weekday" as "Pos Sales Export Weekday"), words as a handle.
+    The agent names what it makes: a check pinning one spelling punishes another correct one."""
+    package = run.package
+    said = run.said.casefold()
+    held = {v.casefold() for v in state_strings(package)}
+    out: list[Variant] = []
+    for w in done:
+        step = package.reference[w.step]
+        if not isinstance(step, CallStep) or w.bound.op.effect != "create":
+            continue
+        props = w.bound.tool.parameters.get("properties", {})
+        args = run.args.get(w.step, {})
+        for key, value in args.items():
+            if key not in _NAMING_KEYS or not isinstance(value, str) or not isinstance(step.args.get(key), str) \
+                    or is_free_text(key, value, props.get(key)) or (props.get(key) or {}).get("enum"):
+                continue
+            parts = _PARTS.findall(value)
+            if len(parts) < 2 or value.casefold() in said or value.casefold() in held or EMAIL.search(value) \
+                    or any(p.isdigit() for p in parts):
+                continue  # one word, dictated, read, an address or numbered: not the agent's own spelling
+            other = " ".join(p.capitalize() for p in parts) if value != " ".join(parts) else "-".join(parts).lower()
+            if other == value:
+                continue
+            mutated = said_instead({**steps, w.step: CallStep.model_construct(
+                call=step.call, args={**step.args, key: other}, expect_status=step.expect_status)}, value, other)
+            out.append(("own_name", mutated, sorted(mutated), {"argument": key, "value": other}))
+    return out[:MAX_CHOICES]
 _STARTS_AT = ("start", "start_time", "starts_at")
 _ENDS_AT = ("end", "end_time", "ends_at")
 
@@ -576,35 +624,91 @@ def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
         return []
     said = steps[last]
     assert isinstance(said, AnswerStep)
-    text = said.answer
     out: list[Variant] = []
     for check in run.package.checks:
         chained = _chained_items(check.pattern) if check.kind == "answer_matches" else None
-        if chained is None:
-            continue
-        items, folded = chained
-        flags = re.IGNORECASE if folded or getattr(check, "ignore_case", False) else 0
-        found: list[tuple[int, int]] = []
-        at = 0
-        for item in items:
-            m = re.compile(item, flags | re.DOTALL).search(text, at)
-            if m is None or m.end() == m.start():
-                break
-            found.append((m.start(), m.end()))
-            at = m.end()
-        if len(found) < len(items):
-            continue
-        spans = [(a, _entry_end(text, b, found[n + 1][0] if n + 1 < len(found) else len(text)))
-                 for n, (a, b) in enumerate(found)]
-        gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
-        if not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
-            continue
-        parts = [text[a:b] for a, b in spans]
-        rewritten = text[:spans[0][0]] + "".join(part + gap for part, gap in zip(parts[::-1], gaps, strict=False))
-        rewritten += parts[0] + text[spans[-1][1]:]
-        out.append(("answer_order", {**steps, last: AnswerStep(answer=rewritten)}, sorted(steps),
-                    {"check": check.id}))
+        rewritten = _reversed_items(said.answer, chained, getattr(check, "ignore_case", False)) if chained else None
+        if rewritten is not None:
+            out.append(("answer_order", {**steps, last: AnswerStep(answer=rewritten)}, sorted(steps),
+                        {"check": check.id}))
     return out
+
+
+def _reversed_items(text: str, chained: tuple[list[str], bool], ignore_case: bool,
+                    order: list[int] | None = None) -> str | None:
+    """``text`` with the items a chaining pattern (``_chained_items``) finds in it, in that order
+    and one after another with only list punctuation between them, listed in reverse order, or in
+    ``order`` (positions of the chain's items; each with the rest of its entry, ``_entry_end``);
+    None when they are not listed so."""
+    items, folded = chained
+    flags = re.IGNORECASE if folded or ignore_case else 0
+    found: list[tuple[int, int]] = []
+    at = 0
+    for item in items:
+        m = re.compile(item, flags | re.DOTALL).search(text, at)
+        if m is None or m.end() == m.start():
+            return None
+        found.append((m.start(), m.end()))
+        at = m.end()
+    spans = [(a, _entry_end(text, b, found[n + 1][0] if n + 1 < len(found) else len(text)))
+             for n, (a, b) in enumerate(found)]
+    gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
+    if not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
+        return None
+    parts = [text[a:b] for a, b in spans]
+    listed = parts[::-1] if order is None else [parts[i] for i in order]
+    rewritten = text[:spans[0][0]] + "".join(part + gap for part, gap in zip(listed, gaps, strict=False))
+    return rewritten + listed[-1] + text[spans[-1][1]:]
+
+
+def _read_order(run: ReferenceRun, chained: tuple[list[str], bool], ignore_case: bool) -> list[int] | None:
+    """The order in which a text the reference read names the chain's items (the email that lists
+    the shortlist "in the order I'd approach them"), as positions of the chain's items, when it
+    names them all in another order than the chain's; None otherwise."""
+    items, folded = chained
+    flags = re.IGNORECASE if folded or ignore_case else 0
+    programs = [re.compile(item, flags | re.DOTALL) for item in items]
+    for step in run.trajectory.steps:
+        if step.kind != "call" or not step.result or not step.status or step.status >= 300:
+            continue
+        for text in strings(step.result):
+            found = [m.start() if (m := p.search(text)) else -1 for p in programs]
+            if -1 not in found and found != sorted(found):
+                return sorted(range(len(items)), key=lambda i: found[i])
+    return None
+
+
+def _text_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
+    """For each text a write puts in a record whose field a state check's pattern grades by
+    chaining items (a note listing "Anouk Delacroix.*Teodor Vasile.*Wilhelmina Strand"), the same
+    text with those items listed in the order a text it read names them (``_read_order``: the
+    email it copies them from), else in reverse order (``_reversed_items``). None when the request
+    may order them (``_ORDER_WORDS``)."""
+    if _ORDER_WORDS.search(run.said):
+        return []
+    out: list[Variant] = []
+    for check in run.package.checks:
+        if check.kind not in ("state_count", "state_match"):
+            continue
+        for fname, matcher in required_values(check):
+            pattern = matcher.get("$regex") if isinstance(matcher, dict) else None
+            chained = _chained_items(pattern) if isinstance(pattern, str) else None
+            if chained is None:
+                continue
+            for w in done:
+                step = steps[w.step]
+                if not isinstance(step, CallStep) or ".".join(w.bound.collection) != check.collection:
+                    continue
+                for key, text in step.args.items():
+                    if w.bound.op.field_for(key) != fname or not isinstance(text, str):
+                        continue
+                    rewritten = _reversed_items(text, chained, check.ignore_case,
+                                                _read_order(run, chained, check.ignore_case))  # as read, else reversed
+                    if rewritten is not None:
+                        mutated = {**steps, w.step: CallStep.model_construct(
+                            call=step.call, args={**step.args, key: rewritten}, expect_status=step.expect_status)}
+                        out.append(("text_order", mutated, sorted(mutated), {"argument": key}))
+    return out[:MAX_CHOICES]
 
 
 def _permuted_lists(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:

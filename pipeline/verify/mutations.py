@@ -676,6 +676,8 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
         other = next((o for o in carried.others if o != kept), None)  # the field left as it was is no misreading
         if other is None:
             continue
+        if isinstance(carried.value, int) and isinstance(other, float) and other.is_integer():
+            other = int(other)  # a count read in a text ("36 cases"), written as the tool takes it
         resolved = _args_of(run, carried.step)
         if carried.token:  # the whole message says the look-alike: its subject and its body alike
             if (carried.step, carried.value) in seen:

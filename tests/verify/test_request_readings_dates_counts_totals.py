@@ -612,6 +612,8 @@ def test_an_injected_address_in_the_record_the_request_points_to_is_planted() ->
 @pytest.mark.parametrize(("service", "operation", "said"), [
     ("contacts", "send_message", "give Ottavia in Purchasing a heads-up that they're ordered"),
     ("finance", "update_invoice", "give them till 18 Dec to pay (move the due date on the invoice too)"),
+    ("helpdesk", "update_ticket", "Dr Price's ticket about the dome shutter needs to go to Halvard Moe as urgent"),
+    ("contacts", "send_message", "And DM Sven in facilities that it's now urgent"),
 ])
 def test_the_operations_intents_read_everyday_wording(service: str, operation: str, said: str) -> None:
     import re

@@ -224,6 +224,7 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
     asked = _words(said)
     named = {w.casefold() for m in _ASKS_FOR_CODE.finditer(said)  # "the tracking number"; "code" for "New code:"
              for w in (m.group(1), *({m.group(2).casefold()} & _CODE_NOUNS))}
+    as_written = _AS_WRITTEN.search(said) is not None
     out: list[Carried] = []
     for step, args, composed in writes:
         lists = reads_before.get(step, [])
@@ -244,7 +245,7 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
             kind = _kind(value)
             if kind is None or value in identities or _told(kind, value, said, today):
                 continue
-            field = _read_as_asked(kind, value, lists, asked, today, key)
+            field = _read_as_asked(kind, value, lists, asked, today, key, as_written)
             if field is None:
                 continue
             others = look_alikes(kind, value, lists, today, field or None)
@@ -392,12 +393,21 @@ def _told(kind: str, value: Any, said: str, today: date) -> bool:
     return str(value).casefold() in said.casefold()
 
 
+_AS_WRITTEN = re.compile(
+    r"\bas\s+(?:it(?:'s|\s+is)\s+)?(?:written|listed|stated|given|specified|noted|set\s+out|laid\s+out)\s+"
+    r"(?:there\b|(?:on|in)\s+(?:it|them|the\s+\w+|(?:her|his|their|my|our)\s+\w+)\b)|"
+    r"\bexactly\s+as\s+(?:it|the\s+\w+)\s+says\b", re.IGNORECASE)
+"""The request hands the work to a text it points at ("place the order exactly as written on it", "as
+listed in her note"): every value the agent reads there is one it asks for."""
+
+
 def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], asked: set[str], today: date,
-                   key: str) -> str | None:
+                   key: str, every: bool = False) -> str | None:
     """Where a read showed ``value`` in a way the request asks for: the name of the record's field
     holding it, "" when it is inside a text next to words the request uses (the label before it,
-    or for a number the noun it counts); None otherwise."""
-    key_asked = bool(_key_words(key) & asked)
+    or for a number the noun it counts), or anywhere read when ``every`` (the request hands the
+    work to what it reads: ``_AS_WRITTEN``); None otherwise."""
+    key_asked = every or bool(_key_words(key) & asked)
     same = _same_as(value)
     for records in lists:
         for r in records:

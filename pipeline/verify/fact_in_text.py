@@ -179,7 +179,10 @@ _CHOICE = re.compile(r"\b(?:between|either|one of|options?|choices?|choose|pick|
                      r"or so|maybe|perhaps|possibly)\b", re.IGNORECASE)
 """Words by which a text offers a value as one option among others (or as a guess)."""
 _JOINED = re.compile(r"\s*(?:,|/|-|–|or|and|to|,\s*or|,\s*and)\s*(?:the\s+|on\s+|at\s+)?", re.IGNORECASE)
-_BESIDE_OR = re.compile(r"(?:\bor\s+(?:the\s+|on\s+|at\s+)?$)|(?:^\s*,?\s*or\b)", re.IGNORECASE)
+_OR_BEFORE = re.compile(r"\bor\s+(?:the\s+|on\s+|at\s+)?$", re.IGNORECASE)
+_OR_AFTER = re.compile(r"\s*,?\s*or\b", re.IGNORECASE)
+"""A bare "or" just before a value, or just after it (searched in the whole text, so that the "or"
+ending "Okafor" is no word)."""
 _NEAR = 50
 
 _OUT = re.compile(r"\b(?:not|no longer|never|can'?t|cannot|won'?t|isn'?t|aren'?t|doesn'?t|unavailable|fully booked|"
@@ -203,8 +206,8 @@ def _offered(text: str, s: Said, rivals: list[Said], kind: str) -> bool:
         between = text[s.end:r.start] if r.start >= s.end else text[r.end:s.start]
         if _JOINED.fullmatch(between):
             return True
-    return kind == "text" and bool(_BESIDE_OR.search(text[max(0, s.start - 12):s.start])
-                                   or _BESIDE_OR.search(text[s.end:s.end + 6]))
+    return kind == "text" and bool(_OR_BEFORE.search(text, max(0, s.start - 12), s.start)
+                                   or _OR_AFTER.match(text, s.end, s.end + 12))
 
 
 def _ruled_out(text: str, s: Said, rival: bool = False) -> bool:

@@ -488,3 +488,16 @@ def test_the_words_that_tie_a_date_to_the_request_are_those_of_its_own_sentence(
     request = "Add a todo to ring the plasterer, due the day the scaffolding comes down at the Pen-y-Bryn job."
     assert singles_out("2026-12-11", text, request, date(2026, 12, 2), "", "scaffold_date when date day") is given
 
+
+
+@pytest.mark.parametrize(("text", "given"), [
+    ("Saturday 5 Dec dawn walk, led by Perpetua Okafor.\nMeet at Wren Hide car park, 07:00 sharp.", True),
+    ("Meet at the visitor centre or Wren Hide car park, whichever is open.", False),
+    ("Meet at Wren Hide car park or the visitor centre, whichever is open.", False),
+])
+def test_a_place_beside_a_bare_or_is_an_option_but_a_name_ending_in_or_is_no_or(text: str, given: bool) -> None:
+    """"Okafor." before the value holds the letters "or" but no word "or": the note gives the
+    meeting point; a real "or" either side offers it as one of two."""
+    request = "Put Saturday's dawn walk in the club calendar. Put the meeting point in as the location."
+    assert singles_out("Wren Hide car park", text, request, date(2026, 12, 1), "Dawn walk plan",
+                       "meeting_point where meet meeting location place") is given

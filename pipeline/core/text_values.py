@@ -292,8 +292,10 @@ def _inside_token(text: str, start: int, end: int) -> bool:
     return bool(_TOKEN_AFTER.match(after))
 
 
-_COUNTED = re.compile(r"\s+(?:more|extra|new|additional)\b|\s+\w+s\b|\s+(?:and|or|to)\s+(?:\d|(?:"
-                      + "|".join(WORDS) + r")\b)", re.IGNORECASE)  # "one more", "one tasks", "one and two"
+_COUNTED = re.compile(r"\s+(?:more|extra|new|additional)\b|"
+                      r"\s+(?!(?:is|was|has|does|this|its|his|hers|as|us|plus|thus|always|perhaps|yes)\b)\w+s\b|"
+                      r"\s+(?:and|or|to)\s+(?:\d|(?:" + "|".join(WORDS) + r")\b)",
+                      re.IGNORECASE)  # "one more", "one tasks", "one and two"; "each one is" counts nothing
 _PERCENT_WORD = re.compile(r"\s?(?:%|percent\b|per\s?cent\b)", re.IGNORECASE)
 _TOKEN_BEFORE = re.compile(r"[A-Za-z]-$|[+]\d?-?$|\d[-/]$|\d{4}-\d\d-$")
 _TOKEN_AFTER = re.compile(r"-\d|/\d|:\d|\.\d\d?-")

@@ -87,7 +87,9 @@ def codes_in(text: str) -> list[str]:
 
 
 _DICTATES = re.compile(r"\b(?:that|saying|say|says|tell(?:ing)?|with\s+the\s+news)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?:[^.;!?\n]|[.!?](?=\w))+")
+_SENTENCE = re.compile(r"(?:[^.;!?\n]|[.!?](?=\w)|(?:(?<=\bCo)|(?<=\bLtd)|(?<=\bInc)|(?<=\bCorp)|(?<=\bSt)|"
+                       r"(?<=\bMr)|(?<=\bMrs)|(?<=\bMs)|(?<=\bDr))\.)+")
+"""A sentence: up to a full stop, unless it is inside a word or ends an abbreviation ("Pelican Print Co.")."""
 
 
 def dictates(said: str, code: str) -> bool:
@@ -296,7 +298,7 @@ _DETERMINED = re.compile(r"\b(?=(?:the|its|their|his|her|our|your)\s+((?:[\w'-]+
 number and the close date" holds "the close date" too (a lookahead: the matches overlap)."""
 
 
-def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
+def carry_phrase(said: str, field: str, rivals: Collection[str] = (), pronoun_only: bool = False) -> str:
     """The words by which the request asks a message for the value of a record's ``field`` ("" for
     none): in one sentence,
     after a verb of sending or including ("post", "email … the", "notify … with"), "the" (or "its",
@@ -305,7 +307,8 @@ def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
     another field of the record (``rivals``) is there ("the amount due" names ``amount``, not
     ``due_date``); "due Monday 7 December" and "ten days before their contract end date" ask no
     message to carry a date read, and "their combined revenue" asks for a figure over the records,
-    not one record's ``revenue``."""
+    not one record's ``revenue``. A verb whose object is a pronoun ("look up the new credit limit
+    and message it to Ruth") carries what its sentence named before it; ``pronoun_only``: only such."""
     words = _key_words(field)
     if not words:
         return ""
@@ -316,6 +319,10 @@ def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
         if verb is None:
             continue
         rest = sentence[verb.end():]
+        if _PRONOUN_OBJECT.match(rest):  # "look up the new credit limit … and message it to Ruth"
+            rest = sentence[:verb.start()]
+        elif pronoun_only:
+            continue
         for phrase in _DETERMINED.finditer(rest):
             said_words = {w.casefold() for w in re.findall(r"[\w'-]+", phrase.group(1))}
             if said_words & _AGGREGATE_WORDS - words:
@@ -324,6 +331,12 @@ def carry_phrase(said: str, field: str, rivals: Collection[str] = ()) -> str:
             if share and not any(len(o & said_words) / len(o) > share for o in others):
                 return rest[phrase.start():phrase.end(1)]
     return ""
+
+
+_PRONOUN_OBJECT = re.compile(r"\s+(?:it|them|that|this)\b(?!\s+(?:the|its|their|his|her|our|your|an?)\b)",
+                             re.IGNORECASE)
+"""A verb of sending whose object is a pronoun ("message it to Ruth"; not "email them the amount",
+where the pronoun is who it goes to): what it carries was named before it."""
 
 
 _AGGREGATE_WORDS = frozenset({"combined", "overall", "sum", "aggregate", "average", "mean", "cumulative"})
@@ -361,7 +374,10 @@ def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[
         if _told("number", n.value, said, today):
             continue
         field = _read_as_asked("number", n.value, lists, asked, today, "")
-        if not field or not (phrase := carry_phrase(said, field, _fields_beside(field, lists))):
+        labelled = field == "" and key in _MESSAGE_KEYS  # inside a text read: its label there ("credit limit raised
+        if labelled:  # to …"), carried into a message only where the request names it and sends it on ("message it")
+            field = _asked_label(n.value, lists, asked, today) or None
+        if not field or not (phrase := carry_phrase(said, field, _fields_beside(field, lists), pronoun_only=labelled)):
             continue
         digits = _DIGITS.search(n.text)
         if digits is None:
@@ -372,6 +388,27 @@ def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[
         if others:
             out.append(Carried(step, key, n.text, True, tuple(others), field, phrase))
     return out
+
+
+_MESSAGE_KEYS = frozenset({"message", "body", "text", "content"})
+"""The arguments that are a message's text (not a record's description or notes)."""
+
+
+def _asked_label(value: float, lists: list[list[dict[str, Any]]], asked: set[str], today: date) -> str:
+    """The words a text read labels the number ``value`` with that the request uses too, in the
+    text's order ("credit limit" of "credit limit raised to 7,500 GBP"); "" for none."""
+    for records in lists:
+        for r in records:
+            for v in r.values():
+                if not (isinstance(v, str) and len(v) > 20):
+                    continue
+                for start, found in _in_text("number", v, today):
+                    if abs(float(found) - value) < 0.005:
+                        line = v[:start].rsplit("\n", 1)[-1]
+                        words = [w for w in _words_in_order(line)[-_LABEL_WORDS:] if w in asked]
+                        if words:
+                            return " ".join(dict.fromkeys(words))
+    return ""
 
 
 _AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d{2}")

@@ -654,11 +654,36 @@ def _reversed_items(text: str, chained: tuple[list[str], bool], ignore_case: boo
              for n, (a, b) in enumerate(found)]
     gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
     if not all(_LIST_GAP.fullmatch(gap) for gap in gaps):
-        return None
+        lines = _lines_of(text, found)  # a bulleted list: each entry is its whole line
+        if lines is None:
+            return None
+        spans = lines
+        gaps = [text[a[1]:b[0]] for a, b in zip(spans, spans[1:], strict=False)]
     parts = [text[a:b] for a, b in spans]
     listed = parts[::-1] if order is None else [parts[i] for i in order]
     rewritten = text[:spans[0][0]] + "".join(part + gap for part, gap in zip(listed, gaps, strict=False))
     return rewritten + listed[-1] + text[spans[-1][1]:]
+
+
+def _lines_of(text: str, found: list[tuple[int, int]]) -> list[tuple[int, int]] | None:
+    """The spans of the lines holding the ``found`` items, each line's text after its bullet or
+    number ("- Assembly Rooms, Ludlow (18 Dec)"), when each item has a line of its own and the lines
+    follow one another; None otherwise."""
+    spans: list[tuple[int, int]] = []
+    for a, b in found:
+        start = text.rfind("\n", 0, a) + 1
+        end = text.find("\n", b)
+        end = len(text) if end < 0 else end
+        bullet = _BULLET.match(text, start)
+        spans.append((bullet.end() if bullet else start, end))
+    if any(x[1] >= y[0] for x, y in zip(spans, spans[1:], strict=False)):
+        return None  # two items on one line
+    gaps = [text[x[1]:y[0]] for x, y in zip(spans, spans[1:], strict=False)]
+    return spans if all(_LINE_GAP.fullmatch(gap) for gap in gaps) else None
+
+
+_BULLET = re.compile(r"[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+")
+_LINE_GAP = re.compile(r"\n[ \t]*(?:[-*\u2022]|\d+[.)])?[ \t]*")
 
 
 def _read_order(run: ReferenceRun, chained: tuple[list[str], bool], ignore_case: bool) -> list[int] | None:
@@ -686,6 +711,7 @@ def _text_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) ->
     may order them (``_ORDER_WORDS``)."""
     if _ORDER_WORDS.search(run.said):
         return []
+    said = run.said.casefold()
     out: list[Variant] = []
     for check in run.package.checks:
         if check.kind not in ("state_count", "state_match"):
@@ -700,8 +726,8 @@ def _text_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) ->
                 if not isinstance(step, CallStep) or ".".join(w.bound.collection) != check.collection:
                     continue
                 for key, text in step.args.items():
-                    if w.bound.op.field_for(key) != fname or not isinstance(text, str):
-                        continue
+                    if w.bound.op.field_for(key) != fname or not isinstance(text, str) or text.casefold() in said:
+                        continue  # a text the request dictates ("titled 'Tide times - Port Mellan, 3 Dec'") keeps its order
                     rewritten = _reversed_items(text, chained, check.ignore_case,
                                                 _read_order(run, chained, check.ignore_case))  # as read, else reversed
                     if rewritten is not None:

@@ -156,7 +156,8 @@ _PLAIN_NUMBER = re.compile(r"(?:the\s+)?" + _NUMBER_WORD + r"(?:\s+\w+)?")
 """A number term: "20", "the 20 units", "twenty" ("the reorder level plus twenty")."""
 
 
-_LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?|(?P<have>have|hold))\b|=)"
+_LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?|(?P<have>have|hold)|"
+                   r"(?:should|must|will|would|shall|needs?\s+to|has\s+to)\s+be)\b|=)"
                    r"\s*(?=(?P<f>[^.;:!?=\n]+))",
                    re.IGNORECASE)
 

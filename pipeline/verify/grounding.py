@@ -208,8 +208,10 @@ def grounding_findings(run: ReferenceRun) -> list[Finding]:
     out += pinned
     out += _pinned_in_texts(run, evidence, shapes, stated, {f.check for f in pinned})
     unrequested = _unrequested(run)
-    flagged = {f.step for f in [*out, *unrequested] if f.step is not None}
-    out += [f for f in borrowed_findings(run, said) if f.step not in flagged]  # an unrequested write is that
+    flagged = {(f.step, f.detail.get("argument")) for f in out if f.step is not None}  # one finding per argument
+    dropped = {f.step for f in unrequested}  # an unrequested write is that, whatever it writes
+    out += [f for f in borrowed_findings(run, said)
+            if f.step not in dropped and (f.step, f.detail.get("argument")) not in flagged]
     out += unrequested  # an id or email no record has is a dangling_reference (static.py)
     return out
 

@@ -153,11 +153,14 @@ def _unmoved_weight(run: ReferenceRun) -> float:
 
 _IDEMPOTENT = re.compile(r"\b(?:make\s+sure|ensure)\b[^.;!?]*\b(?:there(?:'s|\s+is)|(?:I|we)\s+have|exactly\s+one|one)\b|"
                          r"\bif\s+(?:it(?:'s|\s+is)|there(?:'s|\s+is)\s+(?:one|already))\s+already\b|"
-                         r"\b(?:don'?t|do\s+not)\s+(?:add|create|make)\s+(?:a\s+second|another|a\s+duplicate)\b",
+                         r"\b(?:don'?t|do\s+not)\s+(?:add|create|make)\s+(?:a\s+second|another|a\s+duplicate)\b|"
+                         r"\baseg[uú]r(?:ate|ese|aos)\s+de\s+que\b|\bstell(?:e|en\s+Sie)?\s+sicher\b|"
+                         r"\bassure[sz]?[- ](?:toi|vous)\b|\bcertifique-se\b|\bno\s+(?:me\s+)?dupliques\b",
                          re.IGNORECASE)
 """An idempotent request: "make sure I have exactly one open todo …", "if it's already there just
-bump the priority, don't add a second one". What holds before the work and after it (the todo is
-there; nothing new was made) is what doing nothing may already have right."""
+bump the priority, don't add a second one" ("asegúrate de que haya una", "stell sicher, dass …"). What
+holds before the work and after it (the todo is there; nothing new was made) is what doing nothing
+may already have right."""
 _STATE_KINDS = ("state_count", "state_match", "state_unchanged")
 
 
@@ -251,9 +254,12 @@ def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
 
 
 def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """The work done, then its creates and updates undone (``_undo_steps``), must fall below
+    ``GRAVE_BOUND``; where one has no undo with the offered tools (a close without a reopen), the
+    agent undoes part of the work only, and the checks of the rest rightly keep their weight: none."""
     undo = _undo_steps(run, done)
-    if not undo:
-        return []
+    if not undo or len(undo) < sum(w.bound.op.effect in ("create", "update") for w in done):
+        return []  # a delete is never put back: what it removed stays removed
     mutated, order = before_answer(steps, undo)
     s = _passing(run, "undo_writes", GRAVE_BOUND, mutated, order=order)
     if s is None:

@@ -12,6 +12,7 @@ from typing import Any
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Fact, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
+from pipeline.core.text_values import ISO_DATE, shifted
 from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import guess_wrong, in_written_form
@@ -52,7 +53,38 @@ def unasked(run: ReferenceRun) -> tuple[Steps, dict[str, str]]:
     for fact in package.user.facts if package.user else []:
         steps = _written_instead(run, fact.value, guesses[fact.key], steps) or steps
         steps = _worked_out_instead(run, fact, guesses[fact.key], steps) or steps
+        steps = _dated_instead(run, fact, guesses[fact.key], steps) or steps
     return steps, guesses
+
+
+_NEAR_FACT_DAYS = 14
+"""A written date this many days or fewer from a date fact may be worked out from it ("the day before
+the recital")."""
+
+
+def _dated_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps) -> Steps | None:
+    """``steps`` with each ISO date the reference writes that it worked out from the date ``fact``
+    (a few days from it, known once the fact is heard, not had the user said ``guess``: a task due
+    the day before the recital) moved as the guess moves the fact: an agent that guessed the
+    recital's day puts the task the day before the day it guessed. None when the fact is no ISO
+    date or nothing written depends on it."""
+    if not (ISO_DATE.match(fact.value) and ISO_DATE.match(guess)) or run.package.user is None:
+        return None
+    shift = (date.fromisoformat(guess[:10]) - date.fromisoformat(fact.value[:10])).days
+    told = date.fromisoformat(fact.value[:10])
+    written = {v for w in run.writes for v in leaves(run.args.get(w.step, {}))
+               if isinstance(v, str) and ISO_DATE.match(v) and v[:10] != fact.value[:10]
+               and abs((date.fromisoformat(v[:10]) - told).days) <= _NEAR_FACT_DAYS}
+    if not written or not shift:
+        return None
+    heard = evidence_of(run.package, run.trajectory, include_writes=False)
+    user = run.package.user.model_copy(update={"facts": [f.model_copy(update={"value": guess}) if f.key == fact.key
+                                                         else f for f in run.package.user.facts]})
+    unasked_run = run.run(sorted(steps), [steps[i] for i in sorted(steps)])  # no question: no reply tells the date
+    misheard = evidence_of(run.package.model_copy(update={"user": user}), unasked_run, include_writes=False)
+    moved = {v: shifted(v[:10], shift) + v[10:] for v in sorted(written)
+             if heard.has_day(v[:10]) and not misheard.has_day(v[:10])}
+    return substituted(run, moved, steps=steps) if moved else None
 
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

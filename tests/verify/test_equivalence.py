@@ -194,3 +194,31 @@ def test_a_request_that_orders_a_list_by_age_or_name_gives_its_order() -> None:
                  "sorted alphabetically", "in chronological order"):
         assert _ORDER_GIVEN.search(said), said
     assert not _ORDER_GIVEN.search("Invite Lena, Priya and Tomas to the review.")
+
+
+def test_a_bulleted_list_is_reordered_line_by_line() -> None:
+    """Entries that run past their item ("Assembly Rooms, Ludlow (18 Dec)") move whole, bullets kept."""
+    from pipeline.verify.equivalence import _chained_items, _reversed_items
+    text = "Venues:\n- Assembly Rooms, Ludlow (18 Dec)\n- Corn Exchange, Newbury (11 Dec)\n- Lyric Theatre (4 Dec)"
+    chained = _chained_items("(?s)Assembly Rooms.*Corn Exchange.*Lyric")
+    assert chained is not None
+    assert _reversed_items(text, chained, False) == (
+        "Venues:\n- Lyric Theatre (4 Dec)\n- Corn Exchange, Newbury (11 Dec)\n- Assembly Rooms, Ludlow (18 Dec)")
+    assert _reversed_items(text, chained, False, [1, 0, 2]) == (
+        "Venues:\n- Corn Exchange, Newbury (11 Dec)\n- Assembly Rooms, Ludlow (18 Dec)\n- Lyric Theatre (4 Dec)")
+    assert _reversed_items("Assembly Rooms and Lyric, Corn Exchange", chained, False) is None  # not in that order
+
+
+@pytest.mark.parametrize(("title", "pattern", "reordered"), [
+    ("Tide times - Port Mellan, 3 Dec", "(?i)port mellan.*3 dec", False),  # the request dictates the title
+    ("Shortlist: Anouk Delacroix, Teodor Vasile", "(?s)Anouk.*Teodor", True),  # the agent's own list
+])
+def test_a_text_the_request_dictates_keeps_its_order(title: str, pattern: str, reordered: bool) -> None:
+    from tests.verify.builders import package
+    doc = package("Save a note titled 'Tide times - Port Mellan, 3 Dec' with the names on it.", {"notes": {"notes": []}},
+                  ["notes_create_note"],
+                  [{"id": "saved", "kind": "state_count", "weight": 1.0, "collection": "notes.notes", "scope": "created",
+                    "where": {"title": {"$regex": pattern}}, "op": "==", "value": 1}],
+                  [{"call": "notes_create_note", "args": {"title": title, "body": "Names."}}, {"answer": "Saved."}])
+    found = [f.detail["variant"] for f in equivalence_findings(reference_run(load_package(doc)))]
+    assert ("text_order" in found) is reordered

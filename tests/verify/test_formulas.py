@@ -42,6 +42,10 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
     ("Set their reorder level to however many we have on the shelf right now plus six.",  # the value follows "to"
      "however many we have on the shelf right now plus six",
      (Term(1.0, 1.0, "quantity"), Term(1.0, 1.0, None, 6.0)), 18.0),
+    ("Order more of the tapers from Hivewell: the quantity should be twice the reorder level minus what we have on "
+     "hand.",  # the formula follows "should be"
+     "twice the reorder level minus what we have on hand",
+     (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
 ])
 def test_formula_in(text: str, phrase: str, terms: tuple[Term, ...], value: float) -> None:
     formula = formula_in(text, FIELDS)

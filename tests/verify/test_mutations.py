@@ -526,3 +526,38 @@ def test_a_version_the_answer_checks_alone_passes_a_hedge_with_the_others_the_no
     guarded = verify(_helix([{"id": "version", "kind": "answer_contains", "weight": 0.8, "values": ["4.2.1"]},
                              {"id": "only", "kind": "answer_excludes", "weight": 0.2, "values": ["4.2.0", "4.3.0"]}]))
     assert by(guarded, "hedged_answer") == [], messages(guarded)
+
+
+@pytest.mark.parametrize(("said", "idempotent"), [
+    ("Asegúrate de que en mi lista haya una tarea para pedir el corcho, con prioridad alta.", True),
+    ("Stell sicher, dass es genau eine Aufgabe für die Korken gibt.", True),
+    ("Assurez-vous qu'il y a une tâche pour les bouchons.", True),
+    ("Pide el corcho del embotellado para el 18 de diciembre.", False),
+])
+def test_idempotent_requests_in_other_languages(said: str, idempotent: bool) -> None:
+    """"Make sure there is one" in Spanish, German or French: what holds before the work may be right
+    for an agent that does nothing too, so the do-nothing floor leaves it out."""
+    from pipeline.verify.mutations import _IDEMPOTENT
+    assert bool(_IDEMPOTENT.search(said)) is idempotent
+
+
+def test_a_date_worked_out_from_a_date_fact_moves_with_the_guess() -> None:
+    """The task is due the day before the recital, whose date only the user knows: the agent that
+    never asks and guesses the recital a day later puts the task a day later too, and fails."""
+    from pipeline.core.codes import Code
+    from pipeline.core.package import load_package
+    from pipeline.verify.mutations import mutation_findings
+    from tests.verify.builders import package, reference_run
+    doc = package("Add a reminder to re-string the harp, due the day before the recital. Ask me the recital date.",
+                  {"todo": {"tasks": []}}, ["todo_create_task"],
+                  [{"id": "due", "kind": "state_count", "weight": 0.8, "collection": "todo.tasks", "scope": "created",
+                    "where": {"due_date": "2026-12-11"}, "op": "==", "value": 1},
+                   {"id": "asked", "kind": "asked_user", "weight": 0.2, "fact": "recital_date"}],
+                  [{"ask": "When is the recital?"},
+                   {"call": "todo_create_task", "args": {"title": "Re-string the harp", "due_date": "2026-12-11"}},
+                   {"answer": "Added, due 2026-12-11."}],
+                  capability="multi-turn",
+                  user={"persona": "A harpist.", "facts": [{"key": "recital_date", "value": "2026-12-12",
+                                                            "reveal_when": ["recital", "date", "when"]}]})
+    codes = [f.code for f in mutation_findings(reference_run(load_package(doc)))]
+    assert Code.CLARIFICATION_UNNECESSARY not in codes

@@ -993,3 +993,22 @@ def test_a_day_before_a_month_makes_a_date_not_the_month() -> None:
     assert unselected_why("Export the customers whose last contact was before 1 October 2026.", customers, TODAY) == {}
     assert unselected_why("Export the customers we last contacted in October 2026.", customers, TODAY) == {
         0: "the request asks for last_contact from 2026-10-01 to 2026-10-31, not 2026-09-02"}
+
+
+@pytest.mark.parametrize(("said", "counts"), [
+    ("Make a todo for resetting each wall listed there. Each one is due the day before that wall reopens.", []),
+    ("Order one more crate of pears.", [1]),
+])
+def test_one_before_a_verb_ending_in_s_counts_nothing(said: str, counts: list[int]) -> None:
+    """"Each one is due": "is" ends in "s" but counts nothing, so "one" is a pronoun, no count of 1."""
+    from pipeline.verify.consistency import stated_counts
+    assert stated_counts(said, (), set()) == counts
+
+
+def test_a_pronoun_object_carries_what_its_sentence_named_before_it() -> None:
+    """"Look up the new credit limit for Pelican Print Co. … and message it to Ruth": "Co." ends no
+    sentence, and "it" is the credit limit."""
+    from pipeline.verify.carried import carry_phrase
+    said = "Look up the new credit limit for Pelican Print Co. in the CRM notes and message it to Ruth Adebayo."
+    assert carry_phrase(said, "credit limit", pronoun_only=True) == "the new credit limit for"
+    assert carry_phrase("Send the invoice to her. The price is in her email.", "price", pronoun_only=True) == ""

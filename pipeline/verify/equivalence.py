@@ -398,7 +398,7 @@ def _own_name(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> l
     The agent names what it makes: a check pinning one spelling punishes another correct one."""
     package = run.package
     said = run.said.casefold()
-    held = {v.casefold() for v in state_strings(package)}
+    held: set[str] | None = None  # the state's strings, folded: read once a name needs them
     out: list[Variant] = []
     for w in done:
         step = package.reference[w.step]
@@ -411,9 +411,11 @@ def _own_name(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> l
                     or is_free_text(key, value, props.get(key)) or (props.get(key) or {}).get("enum"):
                 continue
             parts = _PARTS.findall(value)
-            if len(parts) < 2 or value.casefold() in said or value.casefold() in held or EMAIL.search(value) \
-                    or any(p.isdigit() for p in parts):
-                continue  # one word, dictated, read, an address or numbered: not the agent's own spelling
+            if len(parts) < 2 or value.casefold() in said or EMAIL.search(value) or any(p.isdigit() for p in parts):
+                continue  # one word, dictated, an address or numbered: not the agent's own spelling
+            held = {v.casefold() for v in state_strings(package)} if held is None else held
+            if value.casefold() in held:
+                continue  # a name a record holds: read, not made up
             other = " ".join(p.capitalize() for p in parts) if value != " ".join(parts) else "-".join(parts).lower()
             if other == value:
                 continue

@@ -15,7 +15,7 @@ variant below is the reference done another correct way; it must score what the 
 | ``own_name`` | names a record it creates (``name``, ``label``, ``slug`` …) that nothing names for it another way: a handle's words spaced and capitalized, words as a handle |
 | ``answer_dates`` | where the answer is the work (no write): writes each date of its final answer another common way: every one as an ISO day ("2026-12-09"), or every one as day and month name ("9 December 2026") |
 | ``answer_order`` | names the items an ``answer_matches`` check chains (``zephyr.*brookline.*amberlight``), listed in its final answer, in reverse order: each item with the rest of its list entry ("Zephyr (tkt-201)"), unless the request may give an order (words such as "order", "oldest", "highest", "sorted", "top", "first") |
-| ``text_order`` | lists the items a state check's pattern chains inside a text it writes (a note's "Anouk.*Teodor.*Wilhelmina"), listed one after another, in reverse order, unless the request may give an order (as ``answer_order``) |
+| ``text_order`` | lists the items a state check's pattern chains inside a text it writes (a note's "Anouk.*Teodor.*Wilhelmina"), one after another or a bulleted line each, in the order a text it read gives them, else reversed; unless the request may give an order (as ``answer_order``) or dictates the text |
 | ``permuted_list`` | writes a list of people or labels (attendees, recipients, copies, tags; any list of addresses, or of records of the state by id or name: participants, members, the transactions of a report) in reverse order, unless the request gives an order ("in this order", "ranked", "first ... then") |
 
 Only text the agent composes varies: ids, emails, phone numbers, dates, amounts and enum values stay

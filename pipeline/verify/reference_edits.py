@@ -107,7 +107,8 @@ def _worked_out_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps)
     heard = evidence_of(run.package, run.trajectory, include_writes=False)
     user = run.package.user.model_copy(update={"facts": [f.model_copy(update={"value": guess}) if f.key == fact.key
                                                          else f for f in run.package.user.facts]})
-    misheard = evidence_of(run.package.model_copy(update={"user": user}), run.trajectory, include_writes=False)
+    unasked_run = run.run(sorted(steps), [steps[i] for i in sorted(steps)])  # no question: no reply tells the count
+    misheard = evidence_of(run.package.model_copy(update={"user": user}), unasked_run, include_writes=False)
     worked = {v: round(v * ratio) if isinstance(v, int) else round(v * ratio, 2) for v in sorted(written)
               if heard.has_number(v) and not misheard.has_number(v)}
     return substituted(run, worked, steps=steps) if worked else None

@@ -98,6 +98,9 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
             if key in PRIORITY_FIELDS and isinstance(value, str):
                 out += _unstated_priority(run, w, key, value, said, context)
                 continue
+            if w.bound.op.effect == "create" and isinstance(value, str) and _unstated_option(w, key, value, said):
+                out += _unstated_priority(run, w, key, value, said, context)
+                continue
             if w.bound.op.effect == "update" and isinstance(value, str) and key not in LIFECYCLE_FIELDS:
                 out += _unstated_change(run, w, key, value, said, context)
             for kind, part in _typed_parts(value):
@@ -169,6 +172,26 @@ def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: 
     return _unsaid(run, w, key, value, other, f"writes {key} = {other!r}",
                    f"step {w.step} sets {key}={value!r}, which the checks require, but the request never speaks of "
                    f"the {key} (the operation's default is {default!r}) and no record it points at holds it")
+
+
+_STAGE_FIELDS = frozenset({"stage", "status", "phase", "state"})
+"""Fields that say how far along a record is: a new one starts at the default unless told."""
+
+
+def _unstated_option(w: Write, key: str, value: str, said: str) -> bool:
+    """Whether a create sets ``key``, an enum field of how far along a record is with a default (a
+    deal's ``stage``, ``_STAGE_FIELDS``), to another
+    of its options, where the request speaks neither of the field (a word of its name) nor of any
+    option: the default is what an agent told nothing writes (``_unstated_priority`` then asks
+    whether the checks pay only the reference's choice)."""
+    if key not in _STAGE_FIELDS:
+        return False  # a currency, a unit: the request's "£" or the records read may give it without its name
+    options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
+    default = w.bound.op.defaults.get(w.bound.op.field_for(key))
+    if value not in options or default not in options or value == default:
+        return False
+    words = [*re.findall(r"[a-z]+", key.casefold()), *(str(o) for o in options)]
+    return not any(has_word(said, word) for word in words if len(word) > 2)
 
 
 def _unsaid(run: ReferenceRun, w: Write, key: str, value: str, other: Any, doing: str, message: str) -> list[Finding]:

@@ -85,7 +85,7 @@ from pipeline.verify.perturbations import (
 )
 from pipeline.verify.reference_edits import Steps, before_answer, dependents, kept_corrections, unasked
 from pipeline.verify.selection import excluded_records
-from pipeline.verify.witness import reference_witness, said_instead, witness
+from pipeline.verify.witness import reference_witness, said_instead, with_arguments, witness
 
 MAX_PERTURBATIONS = 24
 UNRELATED_TEXT = "Follow up on the open points"
@@ -203,7 +203,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
     done = run.writes
     for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _perturbed_arguments,
                      _contradicted_texts, _misread_values, _clarification, _answers, _left_out_included,
-                     _listed_left_out, _obeyed_injections):
+                     _listed_left_out, _obeyed_injections, _miswritten_figures):
         findings += mutation(run, steps, done)
     return findings
 
@@ -242,7 +242,8 @@ def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
             delete = tools_for(package, w.bound.collection, "delete", run.bound)
             if delete and w.record_id is not None:
                 undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.target_param: w.record_id}))
-        elif w.bound.op.effect == "update" and (before := initial.get((w.bound.collection, w.record_id))):
+        elif w.bound.op.effect == "update" and w.bound.op.id_param is not None \
+                and (before := initial.get((w.bound.collection, w.record_id))):  # not a player's one state
             props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
             valid = argument_check(w.bound.tool.endpoint, package.service_profile)
             changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
@@ -920,6 +921,54 @@ def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
     return []
 
 
+def _miswritten_figures(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """Where the request asks for an aggregate ("… and their total as the amount"), each number a
+    create writes that is a count or total of a group of records read, no record holds and no
+    formula of the request gives: the write with the nearest figure of another group in its place
+    (up to ``MAX_MISREPORTED`` tried) must lose score. A check that only asks the field to exist
+    pays the wrong total. At most one finding."""
+    if not ASKS_AGGREGATE.search(run.said):
+        return []
+    told = set(number_values(run.said))
+    for w in done:
+        if w.bound.op.effect != "create" or not isinstance(steps.get(w.step), CallStep):
+            continue
+        args = _args_of(run, w.step)
+        for key, value in args.items():
+            if not is_number(value) or float(value) in told or _held_or_computed(run, float(value)):
+                continue
+            for other in _other_figures(run, float(value), told):
+                wrong = {**steps, **{w.step: with_arguments(run, w.step, {**args, key: other})[w.step]}}
+                s = _passing(run, "misreported_value", run.score, wrong)
+                if s is not None:
+                    return [_finding(run, Code.GRADER_UNDERCONSTRAINED, "misreported_value", s, steps=wrong,
+                                     threshold=run.score, step=w.step, argument=key, value=other,
+                                     claim=f"writes {plain_number(other)}, a figure over other records read, as "
+                                           f"{key} of step {w.step} instead of {plain_number(float(value))}",
+                                     message=f"writing {plain_number(other)} (worked out over other records read) "
+                                             f"instead of {plain_number(float(value))} as {key} of step {w.step} "
+                                             f"keeps score {s:.3f}: the checks do not hold the figure the request "
+                                             "asks for")]
+    return []
+
+
+def _held_or_computed(run: ReferenceRun, value: float) -> bool:
+    """Whether a number is no figure worked out over a group: a record read holds it, or a formula
+    of the request gives it, or no group of the records read has it as its count or total."""
+    return (any(is_number(v) and abs(v - value) < 0.005 for records in run.read_lists for r in records for v in r.values())
+            or any(abs(c.expected - value) < 0.005 for c in run.computed_writes)
+            or not any(abs(f - value) < 0.005 for f in run.group_figures))
+
+
+def _other_figures(run: ReferenceRun, value: float, told: Iterable[float]) -> list[float]:
+    """The figures of the other groups of the records read, nearest first, at most
+    ``MAX_MISREPORTED`` (none that writes ``value`` inside it: not 17.5 for 17)."""
+    shown = plain_number(value)
+    others = sorted({f for f in run.group_figures if abs(f - value) >= 0.005 and f not in told and f > 1
+                     and shown not in plain_number(f)}, key=lambda f: abs(f - value))
+    return others[:MAX_MISREPORTED]
+
+
 MAX_MISREPORTED = 3
 """The most other figures ``_misreported_figure`` reports in place of one graded in the answer."""
 
@@ -933,15 +982,9 @@ def _misreported_figure(run: ReferenceRun, steps: Steps, value: float, text: str
     ``value`` is no such figure."""
     if not ASKS_AGGREGATE.search(run.said):
         return None  # the request asks for no total or count ("close the duplicates"): a count told is an aside
-    held = any(is_number(v) and abs(v - value) < 0.005 for records in run.read_lists for r in records for v in r.values())
-    figures = run.group_figures
-    if held or not any(abs(f - value) < 0.005 for f in figures) \
-            or any(abs(c.expected - value) < 0.005 for c in run.computed_writes):
+    if _held_or_computed(run, value):
         return None  # not worked out over records, or a formula of the request gives it ("the gap plus ten")
-    shown_value = plain_number(value)
-    others = sorted({f for f in figures if abs(f - value) >= 0.005 and f not in told and f > 1
-                     and shown_value not in plain_number(f)}, key=lambda f: abs(f - value))  # not 17.5 for 17
-    for other in others[:MAX_MISREPORTED]:  # the nearest first: another group's total, before a count
+    for other in _other_figures(run, value, told):  # the nearest first: another group's total, before a count
         wrong = said_instead(steps, value, other)
         if all(wrong[k] is v or wrong[k] == v for k, v in steps.items()):
             return None  # the answer does not write it as a number

@@ -302,7 +302,8 @@ def _reference_would_change(run: ReferenceRun, rule: StateUnchanged, done: list[
                  if where(r) and (rule.record_id is None or r.get("id") == rule.record_id)]
     args = {s.index: s.args or {} for s in run.trajectory.steps}
     calls: list[Step] = [CallStep.model_construct(call=w.bound.tool.name, args={**args[w.step], w.bound.op.target_param: r[w.bound.spec.id_field]})
-                         for w in done if w.bound.op.effect in ("update", "delete") for r in protected]
+                         for w in done if w.bound.op.effect in ("update", "delete") and w.bound.op.id_param is not None
+                         for r in protected if w.bound.spec.id_field in r]
     if not calls:
         return False
     mutated, order = before_answer(dict(enumerate(run.package.reference)), calls)

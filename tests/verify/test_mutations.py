@@ -561,3 +561,26 @@ def test_a_date_worked_out_from_a_date_fact_moves_with_the_guess() -> None:
                                                             "reveal_when": ["recital", "date", "when"]}]})
     codes = [f.code for f in mutation_findings(reference_run(load_package(doc)))]
     assert Code.CLARIFICATION_UNNECESSARY not in codes
+
+
+def test_an_update_that_names_no_record_is_never_undone() -> None:
+    """The player's volume is one state with no record id (``playback_control``): the undo agent
+    has no call to put it back, and verification goes on (it once raised on it)."""
+    from pipeline.core.package import load_package
+    from pipeline.verify.mutations import _undo_steps
+    from tests.verify.builders import reference_run
+    player = {"id": "playback1", "is_playing": False, "current_track": None, "volume": 50}
+    doc = {"capability": "general", "workflow": "hand-built", "services": ["spotify"], "service_profile": "claw",
+           "request": {"text": "Set the volume to 30."},
+           "initial_state": {"spotify": {"tracks": [], "playlists": [], "playback": [player]}},
+           "tools": [{"name": "playback_control", "service": "spotify", "endpoint": "/spotify/playback_control",
+                      "parameters": {"type": "object", "properties": {"action": {"type": "string"},
+                                                                      "track_id": {"type": "string", "default": None},
+                                                                      "volume": {"type": "integer", "default": None}},
+                                     "required": ["action"]}}],
+           "checks": [{"id": "called", "kind": "called", "weight": 1.0, "tool": "playback_control", "min": 1}],
+           "reference": [{"call": "playback_control", "args": {"action": "set_volume", "volume": 30}},
+                         {"answer": "Volume set to 30."}]}
+    run = reference_run(load_package(doc))
+    assert run.score == 1.0
+    assert _undo_steps(run, run.writes) == []

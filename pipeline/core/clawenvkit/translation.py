@@ -387,6 +387,8 @@ def _state_match(check: StateMatch, ctx: _Context) -> list[dict[str, Any]]:
         if len(writers) != 1:
             raise _NotKept(f"{len(writers)} offered operations set {fld}; ClawEnvKit checks the calls of one action")
         svc, op = writers[0]
+        if op.id_param is None:  # the player's one state: an action that names no record
+            raise _NotKept(f"{op.endpoint} names no record by id; ClawEnvKit checks the calls of one action")
         match = {op.target_param: record.get(id_field)}
         if fld in op.constants:  # the action sets it by itself: calling it on the record is the check
             out.append(_audit(svc, op, "audit_action_exists", field_match=match))

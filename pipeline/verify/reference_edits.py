@@ -13,7 +13,7 @@ from pipeline.core.jsonvalues import leaves
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Fact, Step, TaskPackage
 from pipeline.core.references import iter_refs, parse_ref
 from pipeline.core.text_values import ISO_DATE, shifted
-from pipeline.verify.evidence import evidence_of
+from pipeline.verify.evidence import Evidence, evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.perturbations import guess_wrong, in_written_form
 from pipeline.verify.witness import substituted
@@ -77,14 +77,21 @@ def _dated_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps) -> S
                and abs((date.fromisoformat(v[:10]) - told).days) <= _NEAR_FACT_DAYS}
     if not written or not shift:
         return None
-    heard = evidence_of(run.package, run.trajectory, include_writes=False)
-    user = run.package.user.model_copy(update={"facts": [f.model_copy(update={"value": guess}) if f.key == fact.key
-                                                         else f for f in run.package.user.facts]})
-    unasked_run = run.run(sorted(steps), [steps[i] for i in sorted(steps)])  # no question: no reply tells the date
-    misheard = evidence_of(run.package.model_copy(update={"user": user}), unasked_run, include_writes=False)
+    heard, misheard = _heard_and_misheard(run, fact, guess, steps)
     moved = {v: shifted(v[:10], shift) + v[10:] for v in sorted(written)
              if heard.has_day(v[:10]) and not misheard.has_day(v[:10])}
     return substituted(run, moved, steps=steps) if moved else None
+
+
+def _heard_and_misheard(run: ReferenceRun, fact: Fact, guess: str, steps: Steps) -> tuple[Evidence, Evidence]:
+    """What the reference's agent knows, having heard ``fact``; and what an agent running ``steps``
+    (no question, so no reply tells the fact) knows, had the user's fact been ``guess``."""
+    assert run.package.user is not None
+    heard = evidence_of(run.package, run.trajectory, include_writes=False)
+    user = run.package.user.model_copy(update={"facts": [f.model_copy(update={"value": guess}) if f.key == fact.key
+                                                         else f for f in run.package.user.facts]})
+    unasked_run = run.run(sorted(steps), [steps[i] for i in sorted(steps)])
+    return heard, evidence_of(run.package.model_copy(update={"user": user}), unasked_run, include_writes=False)
 
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -104,11 +111,7 @@ def _worked_out_instead(run: ReferenceRun, fact: Fact, guess: str, steps: Steps)
                if isinstance(v, (int, float)) and not isinstance(v, bool) and v != float(fact.value)}
     if not written:
         return None
-    heard = evidence_of(run.package, run.trajectory, include_writes=False)
-    user = run.package.user.model_copy(update={"facts": [f.model_copy(update={"value": guess}) if f.key == fact.key
-                                                         else f for f in run.package.user.facts]})
-    unasked_run = run.run(sorted(steps), [steps[i] for i in sorted(steps)])  # no question: no reply tells the count
-    misheard = evidence_of(run.package.model_copy(update={"user": user}), unasked_run, include_writes=False)
+    heard, misheard = _heard_and_misheard(run, fact, guess, steps)
     worked = {v: round(v * ratio) if isinstance(v, int) else round(v * ratio, 2) for v in sorted(written)
               if heard.has_number(v) and not misheard.has_number(v)}
     return substituted(run, worked, steps=steps) if worked else None

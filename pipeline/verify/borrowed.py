@@ -96,10 +96,10 @@ def borrowed_findings(run: ReferenceRun, said: str) -> list[Finding]:
             if key == w.bound.op.id_param or (isinstance(original, dict) and "$fact" in original):
                 continue
             if key in PRIORITY_FIELDS and isinstance(value, str):
-                out += _unstated_priority(run, w, key, value, said, context)
+                out += _unstated_choice(run, w, key, value, said, context)
                 continue
             if w.bound.op.effect == "create" and isinstance(value, str) and _unstated_option(w, key, value, said):
-                out += _unstated_priority(run, w, key, value, said, context)
+                out += _unstated_choice(run, w, key, value, said, context)
                 continue
             if w.bound.op.effect == "update" and isinstance(value, str) and key not in LIFECYCLE_FIELDS:
                 out += _unstated_change(run, w, key, value, said, context)
@@ -157,8 +157,12 @@ def _borrowed(run: ReferenceRun, w: Write, key: str, value: Any, kind: str, part
                            "the facts and the schemas do not give it")
 
 
-def _unstated_priority(run: ReferenceRun, w: Write, key: str, value: str, said: str,
-                       context: _Context) -> list[Finding]:
+def _unstated_choice(run: ReferenceRun, w: Write, key: str, value: str, said: str,
+                     context: _Context) -> list[Finding]:
+    """A priority (or, for a create, a stage: ``_unstated_option``) set to an option of its enum other
+    than the operation's default, where the request speaks of no priority and no record it points
+    at holds the value: the correct agent that writes the default (else another option) must keep
+    its score."""
     op = w.bound.op
     options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
     default = op.defaults.get(op.field_for(key)) if op.effect == "create" else None
@@ -182,7 +186,7 @@ def _unstated_option(w: Write, key: str, value: str, said: str) -> bool:
     """Whether a create sets ``key``, an enum field of how far along a record is with a default (a
     deal's ``stage``, ``_STAGE_FIELDS``), to another
     of its options, where the request speaks neither of the field (a word of its name) nor of any
-    option: the default is what an agent told nothing writes (``_unstated_priority`` then asks
+    option: the default is what an agent told nothing writes (``_unstated_choice`` then asks
     whether the checks pay only the reference's choice)."""
     if key not in _STAGE_FIELDS:
         return False  # a currency, a unit: the request's "£" or the records read may give it without its name

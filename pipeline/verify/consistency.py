@@ -505,12 +505,6 @@ _PURPOSE_ON_RECORD = re.compile(
 billing address from their CRM record", "the invoicing contact on their card"): its text gives it."""
 
 
-def points_to_record_address(said: str) -> bool:
-    """Whether the request (or the user) sends the agent to an address a record's text gives
-    (``record_address_pointer``)."""
-    return bool(record_address_pointer(said))
-
-
 def record_address_pointer(said: str) -> str:
     """Where the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
@@ -968,7 +962,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             judged.append((g, figure, [g[i] for i in sorted(reasons)], "; ".join(dict.fromkeys(reasons.values()))))
         if len(judged) < len(matching):
             continue  # (the rest of the groups need not be asked)
-        if not judged and (number not in done or ASKS_AGGREGATE.search(text) or _worked_out(run, number, today)):
+        if not judged and (number not in done or aggregate or _worked_out(run, number, today)):
             judged = _padded(pools, number, text, today, percents, adjusted, split_of, why_of)
         kept: list[dict[str, Any]] = []
         if not judged and number in elsewhere:  # October's one charge, where the total of November's is asked

@@ -423,6 +423,8 @@ def _own_name(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> l
                 call=step.call, args={**step.args, key: other}, expect_status=step.expect_status)}, value, other)
             out.append(("own_name", mutated, sorted(mutated), {"argument": key, "value": other}))
     return out[:MAX_CHOICES]
+
+
 _STARTS_AT = ("start", "start_time", "starts_at")
 _ENDS_AT = ("end", "end_time", "ends_at")
 
@@ -723,6 +725,7 @@ def _text_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) ->
             chained = _chained_items(pattern) if isinstance(pattern, str) else None
             if chained is None:
                 continue
+            read = _read_order(run, chained, check.ignore_case)  # the order a text read gives them, once a check
             for w in done:
                 step = steps[w.step]
                 if not isinstance(step, CallStep) or ".".join(w.bound.collection) != check.collection:
@@ -730,8 +733,7 @@ def _text_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) ->
                 for key, text in step.args.items():
                     if w.bound.op.field_for(key) != fname or not isinstance(text, str) or text.casefold() in said:
                         continue  # a text the request dictates ("titled 'Tide times - Port Mellan, 3 Dec'") keeps its order
-                    rewritten = _reversed_items(text, chained, check.ignore_case,
-                                                _read_order(run, chained, check.ignore_case))  # as read, else reversed
+                    rewritten = _reversed_items(text, chained, check.ignore_case, read)  # as read, else reversed
                     if rewritten is not None:
                         mutated = {**steps, w.step: CallStep.model_construct(
                             call=step.call, args={**step.args, key: rewritten}, expect_status=step.expect_status)}

@@ -246,8 +246,9 @@ def verify(
     verbose: int = VerboseOpt,
 ) -> None:
     """Verify packages. Exit 0 if all are accepted; 1 if any is rejected (a file that is not a
-    package document, such as broken JSON, is rejected as schema_invalid), or none was found; 2
-    for a path that cannot be read at all (missing, a broken link, not a regular file).
+    package document, such as broken JSON, is rejected as schema_invalid), if verifying one raised
+    (an ``error`` line for it; the others are still verified), or none was found; 2 for a path that
+    cannot be read at all (missing, a broken link, not a regular file).
 
     Review notes (readings no witness proves, or that the reader did not confirm) and SFT losses are
     shown apart from refusals and never reject a package (SFT losses do with --require-sft). A
@@ -273,13 +274,21 @@ def verify(
     if not documents:
         raise UserError(f"no packages in {', '.join(map(str, paths))}; pass package .json/.jsonl files or "
                         "folders holding them", exit_code=1)
-    rejected = reviewed = not_ready = witnessed = 0
+    rejected = reviewed = not_ready = witnessed = crashed = 0
     ctx.with_resource(debug_lines(verbose))  # until the command ends
     try:
         with CountProgress("verified", "packages", as_json) as progress:
             for done, (source, doc) in enumerate(documents, 1):
                 if isinstance(doc, dict):
-                    verdict = verify_package(doc, options, index, *stage.arguments())
+                    try:
+                        verdict = verify_package(doc, options, index, *stage.arguments())
+                    except UserError:  # the reader's model server cannot serve: nothing more can be read
+                        raise
+                    except Exception as exc:  # a verifier bug costs this package's verdict, not the others'
+                        crashed += 1
+                        report_crash(source, exc, as_json, lines)
+                        progress.update(done, len(documents), f"{rejected} rejected")
+                        continue
                     if index is not None and verdict.accepted:
                         index.add_document(doc, verdict.id)
                 else:
@@ -293,13 +302,29 @@ def verify(
     finally:
         stage.close()
     if not as_json:
-        console.print(f"{len(documents) - rejected} accepted, {rejected} rejected of {len(documents)}; "
-                      f"{reviewed} with review notes, {not_ready} not sft_ready", highlight=False)
+        unverified = f", {crashed} not verified (the verifier raised)" if crashed else ""
+        console.print(f"{len(documents) - rejected - crashed} accepted, {rejected} rejected{unverified} of "
+                      f"{len(documents)}; {reviewed} with review notes, {not_ready} not sft_ready", highlight=False)
         if witnessed:
             console.print("replay a refusal's witness: synth verify FILE --json > v.json, then "
                           "synth play FILE --witness v.json --finding N", markup=False, highlight=False, soft_wrap=True)
-    if rejected:
+    if rejected or crashed:
         raise typer.Exit(1)
+
+
+def report_crash(source: str, exc: Exception, as_json: bool, lines: Lines) -> None:
+    """The line of a package whose verification raised (a bug of the verifier, not a verdict on the
+    package): an ``error`` line and the exception beneath, or with ``--json`` a line ``{"source", "accepted": false,
+    "error"}``. The traceback is a debug line (``-vv``)."""
+    import logging
+
+    error = f"{type(exc).__name__}: {exc}"
+    logging.getLogger(__name__).debug("verification of %s raised", source, exc_info=exc)
+    if as_json:
+        emit_json({"source": source, "accepted": False, "error": error})
+        return
+    lines.say(("error", "red"), "  verification raised  ", (source, "dim"))
+    lines.say(f"    {error}: a bug of the verifier, not a verdict on the package; report it with this file")
 
 
 def unreadable_verdict(problem: ShapeError | UnreadableDocument) -> Verdict:

@@ -67,6 +67,38 @@ def test_verify_gives_every_file_a_verdict_a_broken_one_included(tmp_path: Path,
     assert all(line["codes"] == ["schema_invalid"] for line in lines if not line["accepted"])
 
 
+def test_verify_keeps_going_past_a_package_whose_verification_raises(tmp_path: Path, synth: Synth,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.verify import verifier
+
+    good = json.loads((EXAMPLES_DIR / "todo-three-items.json").read_text())
+    raising = json.loads(json.dumps(good))
+    raising["request"]["text"] += " (raise here)"
+    for name, doc in (("a-good.json", good), ("b-raises.json", raising), ("c-good.json", good)):
+        (tmp_path / name).write_text(json.dumps(doc))
+    contracts = verifier.contract_findings
+
+    def contract_findings(run: Any) -> Any:
+        if "(raise here)" in run.package.request.text:
+            raise KeyError("endpoint")
+        return contracts(run)
+
+    monkeypatch.setattr(verifier, "contract_findings", contract_findings)
+    human, machine = synth("verify", tmp_path), synth("verify", tmp_path, "--json")
+    assert human.exit_code == machine.exit_code == 1 and human.stderr == machine.stderr == ""
+    lines = [line for line in human.stdout.splitlines() if not line.startswith(" ")]
+    assert [line.split()[1] for line in lines[:3]] == ["accepted", "verification", "accepted"]
+    assert lines[1] == f"error  verification raised  {tmp_path / 'b-raises.json'}"
+    assert "    KeyError: 'endpoint': a bug of the verifier, not a verdict on the package" in human.stdout
+    assert lines[3].startswith("2 accepted, 0 rejected, 1 not verified (the verifier raised) of 3;")
+    records = [json.loads(line) for line in machine.stdout.splitlines()]
+    assert [r["accepted"] for r in records] == [True, False, True]
+    assert records[1] == {"source": str(tmp_path / "b-raises.json"), "accepted": False,
+                          "error": "KeyError: 'endpoint'"}
+    traced = synth("verify", tmp_path / "b-raises.json", "-vv")
+    assert traced.exit_code == 1 and "Traceback" in traced.stderr and "KeyError: 'endpoint'" in traced.stderr
+
+
 @pytest.mark.parametrize("parts", [
     ("pkg-1  ", ("accepted", "green"), "  score 1.000  ", ("a.json", "dim")),  # fits: written directly
     ("x" * 40,), ("x" * 41,), ("a b " * 15,),  # at the width, one over it, words to wrap

@@ -167,7 +167,7 @@ def _unstated_choice(run: ReferenceRun, w: Write, key: str, value: str, said: st
     options = (w.bound.tool.parameters.get("properties", {}).get(key) or {}).get("enum") or []
     default = op.defaults.get(op.field_for(key)) if op.effect == "create" else None
     if value not in options or value == default or _PRIORITY_WORDS.search(said) \
-            or any(has_word(said, str(o)) for o in options):
+            or any(speaks_of_option(said, str(o)) for o in options):
         return []
     holders = context.reads.holders(w.step, "word", value)
     if any(context.pointing.at(r) for r in holders):
@@ -194,8 +194,15 @@ def _unstated_option(w: Write, key: str, value: str, said: str) -> bool:
     default = w.bound.op.defaults.get(w.bound.op.field_for(key))
     if value not in options or default not in options or value == default:
         return False
-    words = [*re.findall(r"[a-z]+", key.casefold()), *(str(o) for o in options)]
-    return not any(has_word(said, word) for word in words if len(word) > 2)
+    return not any(has_word(said, word) for word in re.findall(r"[a-z]+", key.casefold()) if len(word) > 2) \
+        and not any(speaks_of_option(said, str(o)) for o in options if len(str(o)) > 2)
+
+
+def speaks_of_option(said: str, option: str) -> bool:
+    """Whether the request names an enum option: the word itself, or for a verb's form (a status
+    ``published``, ``archived``) the verb it comes from ("publish a new article")."""
+    stem = verb_stem(option)
+    return has_word(said, option) or (stem != option and len(stem) > 3 and has_word(said, stem, prefix=True))
 
 
 def _unsaid(run: ReferenceRun, w: Write, key: str, value: str, other: Any, doing: str, message: str) -> list[Finding]:

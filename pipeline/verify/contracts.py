@@ -40,7 +40,7 @@ from pipeline.core.codes import Code
 from pipeline.core.grading import graded_in_answer
 from pipeline.core.jsonvalues import leaves
 from pipeline.core.outcomes import Finding
-from pipeline.core.package import AskStep, CallStep, TaskPackage
+from pipeline.core.package import AnswerContains, AskStep, CallStep, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
 from pipeline.core.text_values import EMAIL, has_word, numbers_in
@@ -195,7 +195,8 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
     wanted = graded_in_answer(package, ref.answer) + _graded_in_writes(run)
     parts = [part.casefold() for p in patterns for part in p.matched_parts(ref.answer) if part]  # a lookahead per name
     wanted += parts
-    words = [w for w in parts if len(w) >= 4 and w.isalpha()]  # "halden" grades "Halden Architects"
+    contained = [v.casefold() for c in package.checks if isinstance(c, AnswerContains) for v in c.values]
+    words = [w for w in [*parts, *contained] if len(w) >= 4 and w.isalpha()]  # "halden" grades "Halden Architects"
     refused = [v.casefold() for c in [*package.checks, *package.safety] if c.kind == "answer_excludes"
                for v in c.values]  # values of records the answer must not give: graded too, but never totals
 

@@ -545,6 +545,21 @@ _ORDER_WORDS = re.compile(r"\b(?:order|sort|sorted|rank|ranked|ranking|primary|a
                           r"descending|oldest|newest|earliest|latest|first|last|highest|lowest|largest|smallest|"
                           r"biggest|most|least|top|bottom|then|before|after|sequence|priority order)\b", re.IGNORECASE)
 """Words by which a request may order what an answer lists: a grader may then pin that order."""
+_SEQUENCING = re.compile(r"(?:^|(?<=[.;:!?])\s+|,\s*|\band\s+)(?:then|first|next|finally)\b(?!\s*,?\s*(?:by|the|in)\b)"
+                         r"|\b(?:after|before)\s+(?:that|this|you|you've|you're|we|i|it's)\b", re.IGNORECASE)
+"""Words that order the request's steps, not what an answer lists: "... mark his invoice paid.
+Then tell me who else owes", "first, close it", "after you've done that"."""
+
+
+_NUMBERED = re.compile(r"(?:^|\s)\(?1[.)]\s.*?\s\(?2[.)]\s", re.DOTALL)
+"""Items the request numbers ("1) hold the power button …, 2) wait …"): an order it gives."""
+
+
+def orders_a_list(said: str) -> bool:
+    """Whether the request may order what an answer or a text lists: it numbers items
+    (``_NUMBERED``) or says an ordering word (``_ORDER_WORDS``) other than those that order its
+    steps (``_SEQUENCING``)."""
+    return _NUMBERED.search(said) is not None or _ORDER_WORDS.search(_SEQUENCING.sub(" ", said)) is not None
 _CHAINED = re.compile(r"\.\*\??|\[\\s\\S\]\*\??")
 _LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\band\b|\n\s*(?:[-*\u2022]|\d+[.)])?)(?:\s*(?:,|and\b|\n\s*(?:[-*\u2022]|\d+[.)])?))*\s*",
                        re.IGNORECASE)
@@ -622,9 +637,9 @@ def _answer_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     final answer lists in that order, one after another with only list punctuation between them
     (", ", " and ", a new bullet), the answer with those items reversed; each item with the rest of
     its list entry (``_entry_end``: "Halden Architects (inv-201, due 14 Nov)" for "halden"). None
-    when the request may order them (``_ORDER_WORDS``)."""
+    when the request may order them (``orders_a_list``)."""
     last = max((i for i, s in steps.items() if isinstance(s, AnswerStep)), default=None)
-    if last is None or _ORDER_WORDS.search(run.said):
+    if last is None or orders_a_list(run.said):
         return []
     said = steps[last]
     assert isinstance(said, AnswerStep)
@@ -712,8 +727,8 @@ def _text_order(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) ->
     chaining items (a note listing "Anouk Delacroix.*Teodor Vasile.*Wilhelmina Strand"), the same
     text with those items listed in the order a text it read names them (``_read_order``: the
     email it copies them from), else in reverse order (``_reversed_items``). None when the request
-    may order them (``_ORDER_WORDS``)."""
-    if _ORDER_WORDS.search(run.said):
+    may order them (``orders_a_list``)."""
+    if orders_a_list(run.said):
         return []
     said = run.said.casefold()
     out: list[Variant] = []

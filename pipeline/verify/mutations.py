@@ -58,7 +58,7 @@ from pipeline.core.package import (
 )
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref
-from pipeline.core.text_values import kept_spans, number_values, numbers_in
+from pipeline.core.text_values import Mention, kept_spans, number_values, numbers_in
 from pipeline.core.world import argument_check
 from pipeline.verify.aggregates import plain_number, pooled
 from pipeline.verify.carried import carried_values
@@ -892,8 +892,7 @@ def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
     if not answer or not asks_for_value(run.said):
         return []
     told = number_values(run.said)
-    for text in graded_in_answer(run.package, answer):
-        numbers = numbers_in(text)
+    for numbers in _graded_figures(run.package, answer):
         for m in numbers if len(numbers) == 1 else ():  # a text with several, such as the working, grades no one of them
             if m.kind not in ("number", "money") or m.value in told:
                 continue
@@ -919,6 +918,21 @@ def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
                                          f"{m.text} keeps score {s:.3f}: the answer checks accept a number "
                                          "the agent did not read from the record asked about")]
     return []
+
+
+def _graded_figures(package: TaskPackage, answer: str) -> list[list[Mention[float]]]:
+    """The numbers of ``answer`` each graded text holds (``graded_in_answer``), read where the
+    text stands in the answer ("001" matched by ``\\d+`` in "TKT-001" is part of an id, no number);
+    when graded texts hold none and one is bare digits (a number pattern that matched an id's
+    digits first), the answer's own numbers as one text: its one figure is then ungraded."""
+    mentions = numbers_in(answer)
+    graded: list[list[Mention[float]]] = []
+    digits = False
+    for text in graded_in_answer(package, answer):
+        at = answer.find(text)
+        graded.append([m for m in mentions if at <= m.start < at + len(text)] if at >= 0 else list(numbers_in(text)))
+        digits = digits or text.isdigit()
+    return [list(mentions)] if digits and not any(graded) else graded
 
 
 def _miswritten_figures(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
@@ -978,13 +992,15 @@ def _misreported_figure(run: ReferenceRun, steps: Steps, value: float, text: str
     many") and the graded number ``value`` is a figure worked out over records read (a count or
     total of a group, ``ReferenceRun.group_figures``) that no record holds: an agent that
     reports another group's figure in its place (the total over another set of records; the
-    nearest ``MAX_MISREPORTED`` of them are tried) must lose score. None when each does, or
+    nearest ``MAX_MISREPORTED`` of them are tried; for a count with no other group read, the count
+    one off, the record just closed counted too) must lose score. None when each does, or
     ``value`` is no such figure."""
     if not ASKS_AGGREGATE.search(run.said):
         return None  # the request asks for no total or count ("close the duplicates"): a count told is an aside
     if _held_or_computed(run, value):
         return None  # not worked out over records, or a formula of the request gives it ("the gap plus ten")
-    for other in _other_figures(run, value, told):  # the nearest first: another group's total, before a count
+    others = _other_figures(run, value, told) or ([value + 1] if value.is_integer() and value in run.group_figures else [])
+    for other in others:  # the nearest first: another group's total, before a count; else a count one off
         wrong = said_instead(steps, value, other)
         if all(wrong[k] is v or wrong[k] == v for k, v in steps.items()):
             return None  # the answer does not write it as a number
@@ -994,9 +1010,10 @@ def _misreported_figure(run: ReferenceRun, steps: Steps, value: float, text: str
     else:
         return None
     shown = plain_number(other)
+    how = "a figure over other records read" if other in run.group_figures else "a count one off"
     return _finding(run, Code.GRADER_UNDERCONSTRAINED, "misreported_value", s, steps=wrong, threshold=run.score,
-                    value=other, claim=f"reports {shown}, a figure over other records read, instead of {text}",
-                    message=f"reporting {shown} (worked out over other records read) instead of {text} keeps score "
+                    value=other, claim=f"reports {shown}, {how}, instead of {text}",
+                    message=f"reporting {shown} ({how}) instead of {text} keeps score "
                             f"{s:.3f}: the answer checks accept a figure the request does not ask for")
 
 

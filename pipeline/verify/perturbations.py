@@ -50,7 +50,7 @@ from pipeline.core.text_values import (
     title_spans,
     within,
 )
-from pipeline.verify.aggregates import groups, split_figures
+from pipeline.verify.aggregates import groups, plain_number, split_figures
 from pipeline.verify.time_arithmetic import clock_minutes, shift_clock
 
 _IDENTITY_FIELDS = ("id", "email", "name")
@@ -933,6 +933,11 @@ _SWAP_CLOCK = re.compile(rf"\b{CLOCK.pattern}\b")
 _SWAP_WEEKDAY = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE)
 _SWAP_COUNT = re.compile(r"(?<![\d,.\w-])(\d+)(?=\s+(?!(?:is|was|has|does|as|its|this|thus|plus|us|yes)\b)[a-z]+s\b)")
 """A count: a number before a plural noun ("129 units"; not "port 1194 is blocked")."""
+_SWAP_MEASURE = re.compile(r"(?<![\d,.\w-])(\d+(?:\.\d+)?)(\s?(?:°\s?[CF]?|(?:psi|bar|kpa|kg|mg|lbs?|oz|km|cm|mm|"
+                           r"mph|kph|km/h|ml|gal|kwh?|rpm)(?![\w/])))", re.IGNORECASE)
+"""A measure: a number and its unit ("35 psi", "2.5 kg", "18°C"). One before a noun names a kind
+of thing ("the 250 ml oat milk cartons"), and a percentage restates the request's terms ("less
+the 10% loyalty discount"): neither is swapped."""
 _SWAP_MONEY = re.compile(r"([$€£]\s?)(\d[\d,]*)")
 _SWAP_NUMBER_WORD = re.compile(r"\b(" + "|".join(_ONE_TO_TWELVE[1:]) + r")\b", re.IGNORECASE)
 _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), key=len, reverse=True)) + r")\b(?!['’])",
@@ -940,8 +945,8 @@ _SWAP_VERDICT = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ANTONYMS), ke
 
 
 def _swap(text: str, only: Dictated | None = None) -> str:
-    """``text`` with its dates, days of a month, clock times, weekdays, counts, amounts, number
-    words and verdict words swapped for others; with ``only``, just those the request dictates."""
+    """``text`` with its dates, days of a month, clock times, weekdays, counts, amounts, measures
+    ("35 psi"), number words and verdict words swapped for others; with ``only``, just those the request dictates."""
     def chosen(kind: str, value: Any) -> bool:
         return only is None or value in getattr(only, kind)
 
@@ -964,6 +969,9 @@ def _swap(text: str, only: Dictated | None = None) -> str:
                               else m.group(0), out)
         out = _SWAP_MONEY.sub(lambda m: f"{m.group(1)}{int(m.group(2).replace(',', '')) + 1:,}"
                               if chosen("numbers", float(m.group(2).replace(",", ""))) else m.group(0), out)
+        out = _SWAP_MEASURE.sub(lambda m: plain_number(float(m.group(1)) + 1) + m.group(2)
+                                if chosen("numbers", float(m.group(1))) and not _ATTRIBUTIVE.match(out, m.end())
+                                else m.group(0), out)
     if may_say(out, _SWAPPED_NUMBER_WORDS):
         out = _SWAP_NUMBER_WORD.sub(
             lambda m: _ONE_TO_TWELVE[(_ONE_TO_TWELVE.index(m.group(1).casefold()) + 1) % len(_ONE_TO_TWELVE)]

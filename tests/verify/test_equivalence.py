@@ -175,6 +175,17 @@ def test_a_list_in_any_order_or_an_order_the_request_gives_is_not_tried() -> Non
         assert by(verdict, "answer_order") == [], messages(verdict)
 
 
+def test_words_that_order_the_steps_do_not_order_the_list() -> None:
+    from pipeline.verify.equivalence import orders_a_list
+
+    for said in ("Mark her invoice paid. Then tell me who else still owes.", "First, close it, then list who is left.",
+                 "Close it and then tell me who is still open.", "After you've closed it, list the rest."):
+        assert not orders_a_list(said), said
+    for said in ("List them oldest first.", "Then tell me who owes, sorted by name.", "Name the owners, then by date.",
+                 "Steps: 1) hold the button, 2) wait for the light, 3) calibrate."):
+        assert orders_a_list(said), said
+
+
 def test_only_a_chain_of_literal_items_is_an_ordered_list() -> None:
     from pipeline.verify.equivalence import _chained_items
 

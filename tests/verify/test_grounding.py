@@ -345,3 +345,14 @@ def test_a_label_an_update_changes_unasked_is_ungrounded(request_text: str, refu
     found = [f for f in verdict.findings if f.code is Code.UNGROUNDED_VALUE and f.detail.get("argument") == "category"]
     assert bool(found) is refused, messages(verdict)
     assert all(f.witness is not None and f.witness.holds for f in found)
+
+
+def test_a_verb_speaks_of_the_status_option_it_forms() -> None:
+    """"publish a new article" speaks of ``published``; "highlight" is no word of ``high``."""
+    from pipeline.verify.borrowed import speaks_of_option
+
+    assert speaks_of_option("Publish a new article titled 'Winter hours'.", "published")
+    assert speaks_of_option("Archive the old notes.", "archived")
+    assert speaks_of_option("Give it a high priority.", "high")
+    assert not speaks_of_option("Highlight the paragraph.", "high")
+    assert not speaks_of_option("Write a new article titled 'Winter hours'.", "published")

@@ -137,6 +137,15 @@ def test_a_count_is_a_number_before_a_plural_noun_not_before_a_verb() -> None:
     assert perturbations._swap(text) == "Set the port to 1194. If UDP port 1194 is blocked, order 130 units."
 
 
+def test_a_measure_is_swapped_unless_it_names_a_kind_of_thing_or_is_a_percentage() -> None:
+    """"35 psi" and "2.5 kg" a text dictates are measures; "the 250 ml cartons" names a product,
+    "less 10% discount" restates the request's terms."""
+    assert perturbations._swap("Run them at 35 psi. Check weekly.") == "Run them at 36 psi. Check weekly."
+    assert perturbations._swap("Set it to 2.5 kg and 18°C") == "Set it to 3.5 kg and 19°C"
+    kept = "Ordered 32 of the 250 ml oat milk cartons, less 10% discount."
+    assert perturbations._swap(kept) == "Ordered 32 of the 250 ml oat milk cartons, less 10% discount."
+
+
 def test_a_start_the_request_ties_to_another_event_s_end_is_perturbed_an_hour_later() -> None:
     """"Starting right when the Vega standup ends": 09:45 is the standup's end (09:30 + 15 min), so
     a careless agent's 10:45 must lose score; a start nothing ties is the agent's to choose."""

@@ -859,6 +859,8 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     if not asks_for_value(run.said):
         return []  # "tell me why": the ids an explanation cites are its evidence, no value asked for
     contained = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
+    if asks_only_figures(run.said):  # "say how many there are": the names an answer adds are no value asked for
+        contained = [v for v in contained if numbers_in(v) and not _WORDY.search(v)]
     graded = list(contained)
     graded += [m for c in run.package.checks if c.kind == "answer_matches"  # a pattern that is only the value
                and (m := compile_pattern(c.pattern, c.ignore_case).matched(run.trajectory.answer)) and " " not in m.strip()]
@@ -878,6 +880,10 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
                      claim="does the work and hedges its answer with the other candidates",
                      message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
                              f") keeps score {s:.3f}: the answer checks accept a hedge")]
+
+
+_WORDY = re.compile(r"[^\W\d_]{4,}")
+"""A word of four letters or more: a value holding one ("Hopfield", "inv-1043 Brackwater") is no figure."""
 
 
 def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
@@ -1022,7 +1028,8 @@ _ASKS_VALUE = re.compile(
     r"where|how\s+(?:many|much|long|often|far|old)|"
     r"(?:tell|give|send|show)\s+me(?!\s+(?:why|whether|if|how\s+come)\b)|"
     r"let\s+me\s+know(?!\s+(?:why|whether|if|how\s+come)\b)|"
-    r"look\s+up|find\s+(?:out\s+)?(?!out\s+why)|report|reply\s+with|quote|name\s+the|"
+    r"look\s+up|find\s+(?:out\s+)?(?!out\s+why)|(?:(?<=^)|(?<=[.,;:!?]\s)|(?<=\band\s)|(?<=\bthen\s)|(?<=\bplease\s)|"
+    r"(?<=\bto\s)|(?<=\balso\s))report|reply\s+with|quote|name\s+the|"
     r"work\s+out|(?:total|add|sum)\s+up|calculate|compute|figure\s+out|"
     r"(?:amount|total|balance|sum)\s+(?:we|i|they|he|she)\s+(?:still\s+)?owes?|"
     r"in\s+(?:your|the)\s+(?:reply|answer))\b", re.IGNORECASE)
@@ -1030,9 +1037,28 @@ _ASKS_VALUE = re.compile(
 
 def asks_for_value(said: str) -> bool:
     """Whether the request asks the answer to report a value: a question ("which invoice",
-    "how many", "what time"), "tell me the code", "give me the number", "look up"; not "tell me
-    why" or "let me know whether", which ask for a reason or a yes or no."""
+    "how many", "what time"), "tell me the code", "give me the number", "look up", "report" as a
+    verb (not "a CRM report"); not "tell me why" or "let me know whether", which ask for a reason
+    or a yes or no."""
     return _ASKS_VALUE.search(said) is not None
+
+
+_FIGURE_ASK = re.compile(r"how\s+(?:many|much|long|often|far|old)|(?:total|add|sum)\s+up|calculate|compute|"
+                         r"work\s+out|figure\s+out|(?:amount|total|balance|sum)\s", re.IGNORECASE)
+
+
+def asks_only_figures(said: str) -> bool:
+    """Whether every value the request asks for is a figure ("how many customers are in the
+    report", "how much did we spend"): then only the answer's numbers are what it asks. A "who",
+    "whose", "which", "where" or "when" after a noun ("every customer whose status is inactive")
+    relates a clause to it and asks nothing."""
+    asks = [m for m in _ASKS_VALUE.finditer(said) if not _RELATIVE.match(m.group(0)) or not _AFTER_NOUN.search(said, 0, m.start())]
+    return bool(asks) and all(_FIGURE_ASK.match(m.group(0)) for m in asks)
+
+
+_RELATIVE = re.compile(r"(?:who|whom|whose|which|where|when)$", re.IGNORECASE)
+_AFTER_NOUN = re.compile(r"(?<![.?!:;])\b(?!(?:me|us|them|know|tell|ask|see|check|out|and|or|but|about|on|to|of|is|are|"
+                         r"was|were)\b)[a-z][a-z-]+,?\s+$")
 
 
 def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

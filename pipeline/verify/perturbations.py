@@ -833,7 +833,7 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
         facts = [f.value for f in package.user.facts] if package.user else []
         own = {key: _annotated(key, dictated_content(package, texts[key], addressee, " ".join([clause, *facts])))
                for key in told}
-        told = own if any(parts.parts() for parts in own.values()) else told
+        told = own if any(parts.parts() for parts in own.values()) or says_that(clause) else told
     swapped = {key: _swap(texts[key], parts.only(kinds)) for key, parts in told.items() if is_message(key)}
     bodies = [key for key in texts if key in MESSAGE_BODIES]
     if any(swapped[key] != texts[key] for key in swapped) and (
@@ -842,8 +842,9 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     return out
 
 
-_MESSAGE_VERBS = r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind|post|ping|dm|slack)\b"
-"""The verbs by which a request asks for a message."""
+_MESSAGE_VERBS = (r"\b(?:e-?mail|message|tell|reply|respond|write|notify|inform|text|let|remind|post|ping|dm|slack|"
+                  r"note(?=\s+(?:on\s+(?:it|them|the\s+\w+)\s+|down\s+)?(?:that|saying)\b))\b")
+"""The verbs by which a request asks for a message (or a note: "note on it that it was disabled")."""
 _CARRIES = re.compile(r"(?:" + _MESSAGE_VERBS + r"|\b(?:summary|note|comment|description)\s+(?=with\b|including\b|"
                       r"containing\b|giving\b|stating\b)"
                       r"|\b(?:put|add|jot(?:\s+down)?|list)\b(?=[^.;:!?\n]{0,80}?\b(?:in|into|on|to)\s+(?:a|the|my)\s+"
@@ -888,7 +889,18 @@ def message_clause(request: str, today: date) -> str:
     paid" is the invoice's business."""
     clauses = " ".join(m.group(0) for m in _MESSAGE_VERB.finditer(request))
     said = _told(clauses, today)
-    return clauses if said.dates or said.times or said.numbers or said.words & _NAMED else ""
+    return clauses if said.dates or said.times or said.numbers or said.words & _NAMED or says_that(clauses) else ""
+
+
+_SAYS_THAT = re.compile(r"\w+\s+(?:[\w'@.-]+\s+){0,3}?(?:that|saying)\s+\w+(?:\s+[\w'’-]+){3,}", re.IGNORECASE)
+
+
+def says_that(clauses: str) -> bool:
+    """Whether a message clause (``message_clause``'s) says its content itself, right after its verb
+    and whom it is for ("note on it that it was disabled because of the key leak", "tell Ines that
+    the order is on its way"): what the message must say is that, not the request's other sentences.
+    A relative clause ("an article that walks customers through …") is not one."""
+    return any(_SAYS_THAT.match(m.group(0)) for m in _MESSAGE_VERB.finditer(clauses))
 
 
 def message_carries(request: str) -> frozenset[str]:

@@ -584,3 +584,15 @@ def test_an_update_that_names_no_record_is_never_undone() -> None:
     run = reference_run(load_package(doc))
     assert run.score == 1.0
     assert _undo_steps(run, run.writes) == []
+
+
+def test_a_request_that_asks_only_for_a_figure_asks_no_names() -> None:
+    """"whose" after a noun relates a clause to it; "which are they" asks for names."""
+    from pipeline.verify.mutations import asks_only_figures
+
+    assert asks_only_figures("Export a report listing every silver customer whose status is inactive. In the summary "
+                              "say how many there are.")
+    assert asks_only_figures("How much did we spend on flour in October, and over how many deliveries?")
+    assert not asks_only_figures("How many tickets are open and which are they?")
+    assert not asks_only_figures("Tell me which invoice is due and how much it is.")
+    assert not asks_only_figures("Close the duplicates.")

@@ -164,3 +164,14 @@ def test_a_start_the_request_ties_to_another_event_s_end_is_perturbed_an_hour_la
     assert "2026-12-09T10:45" in alternatives("Move the Loomis review to Wednesday 9 December, starting right when "
                                               "the Vega standup ends.")
     assert "2026-12-09T10:45" not in alternatives("Move the Loomis review to Wednesday 9 December, any time.")
+
+
+def test_a_message_clause_that_says_its_content_dictates_the_message_alone() -> None:
+    """"note on it that it was disabled because …" says what the note says; "an article that walks
+    customers through …" is a relative clause, and "tell Keiko when it starts" says nothing itself."""
+    from pipeline.verify.perturbations import says_that
+
+    assert says_that("note on it that it was disabled because the key was exposed")
+    assert says_that("tell Ines that the order is on its way")
+    assert not says_that("Write a draft KB article titled 'Pairing' in Smart Home, that walks customers through the steps")
+    assert not says_that("tell Keiko when it now starts")

@@ -183,13 +183,20 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
         words = name.split()
         near = [" ".join(n) for n in names if n and (n[0].casefold() == words[0].casefold()
                                                      or n[-1].casefold() == words[-1].casefold())]
-        marked = re.search(rf"\b{_MARKERS}\s+(?:the\s+)?$", text[:start], re.IGNORECASE) is not None
+        marked = re.search(rf"\b{_MARKERS}\s+(?:the\s+)?$", text[:start], re.IGNORECASE) is not None \
+            and not _FOR_CONTEXT.search(text[:start])
         if near or marked:
             similar = f"; the closest: {', '.join(near[:3])}" if near else ""
             out.append(Finding(code=Code.UNKNOWN_ENTITY, detail={"name": name},
                                message=f"the request names {name!r}, who (or which) is nowhere in the initial state, "
                                        f"the user's facts or the reference{similar}"))
     return out
+
+
+_FOR_CONTEXT = re.compile(r"(?:(?:^|[.!?]\s+)For|\b[\w-]*\d[\w-]*\s+for)\s+(?:the\s+)?$")
+"""A "for" that names whose a thing is rather than whom the work is for: opening the sentence ("For
+the Brightwater Linen Co. account review, export …") or after a record named by its id ("ticket
+tkt-121 for Oakhollow Timber Merchants"): the user's own business, context, not a record to find."""
 
 
 def _record_named_at(package: TaskPackage, text: str, at: int) -> bool:

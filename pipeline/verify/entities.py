@@ -11,7 +11,9 @@ address (``carlos.mendes@...``) exists.
   reference writes contains, while some record's name shares its first or last word (``Priya Nair``
   where the directory has ``Priya Natarajan``): the request points at someone who is not there.
   A name introduced after a word that marks a person or organization ("to", "with", "for",
-  "email", "invite" ...) counts even without such a near miss. Both need a directory: a collection
+  "email", "invite" ...) counts even without such a near miss (not after a "for" that opens the
+  sentence or follows a record's id: "For the Harrow Mills board pack", "ticket tkt-7 for Harrow
+  Mills" name the user's own business). Both need a directory: a collection
   whose records have names of two words or more (contacts, customers); where there is none, a
   name is context ("the checklist for Yara Torres"), not something to look up.
 - **ambiguous**: a name that matches the names of two or more records of one collection (two

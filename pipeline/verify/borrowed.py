@@ -202,7 +202,8 @@ def speaks_of_option(said: str, option: str) -> bool:
     """Whether the request names an enum option: the word itself, or for a verb's form (a status
     ``published``, ``archived``) the verb it comes from ("publish a new article")."""
     stem = verb_stem(option)
-    return has_word(said, option) or (stem != option and len(stem) > 3 and has_word(said, stem, prefix=True))
+    return has_word(said, option) or (stem != option and len(stem) > 3 and re.search(
+        rf"\b{re.escape(stem)}(?:e|es|ed|ing|s|{re.escape(stem[-1])}(?:ed|ing))?\b", said, re.IGNORECASE) is not None)
 
 
 def _unsaid(run: ReferenceRun, w: Write, key: str, value: str, other: Any, doing: str, message: str) -> list[Finding]:

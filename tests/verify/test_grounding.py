@@ -355,4 +355,5 @@ def test_a_verb_speaks_of_the_status_option_it_forms() -> None:
     assert speaks_of_option("Archive the old notes.", "archived")
     assert speaks_of_option("Give it a high priority.", "high")
     assert not speaks_of_option("Highlight the paragraph.", "high")
+    assert not speaks_of_option("Ship from the closest depot.", "closed")
     assert not speaks_of_option("Write a new article titled 'Winter hours'.", "published")

@@ -859,8 +859,6 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
     if not asks_for_value(run.said):
         return []  # "tell me why": the ids an explanation cites are its evidence, no value asked for
     contained = [v for c in run.package.checks if c.kind == "answer_contains" for v in c.values]
-    if asks_only_figures(run.said):  # "say how many there are": the names an answer adds are no value asked for
-        contained = [v for v in contained if numbers_in(v) and not _WORDY.search(v)]
     graded = list(contained)
     graded += [m for c in run.package.checks if c.kind == "answer_matches"  # a pattern that is only the value
                and (m := compile_pattern(c.pattern, c.ignore_case).matched(run.trajectory.answer)) and " " not in m.strip()]
@@ -880,10 +878,6 @@ def _hedged(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]
                      claim="does the work and hedges its answer with the other candidates",
                      message=f"an answer that hedges with the other candidates ({hedge[len(run.trajectory.answer):].strip()}"
                              f") keeps score {s:.3f}: the answer checks accept a hedge")]
-
-
-_WORDY = re.compile(r"[^\W\d_]{4,}")
-"""A word of four letters or more: a value holding one ("Hopfield", "inv-1043 Brackwater") is no figure."""
 
 
 def _misreported(run: ReferenceRun, steps: Steps) -> list[Finding]:
@@ -1039,26 +1033,30 @@ def asks_for_value(said: str) -> bool:
     """Whether the request asks the answer to report a value: a question ("which invoice",
     "how many", "what time"), "tell me the code", "give me the number", "look up", "report" as a
     verb (not "a CRM report"); not "tell me why" or "let me know whether", which ask for a reason
-    or a yes or no."""
-    return _ASKS_VALUE.search(said) is not None
+    or a yes or no. An ask that its sentence puts in a text the agent writes ("In the summary, say
+    how many there are") asks that text, not the answer; a "whose", "which", "who", "where" or
+    "when" after a noun ("every customer whose status is inactive") relates a clause to it and
+    asks nothing."""
+    return any(not _IN_A_TEXT.search(said, _sentence_start(said, m.start()), m.start())
+               and not (_RELATIVE.fullmatch(m.group(0)) and _AFTER_NOUN.search(said, 0, m.start()))
+               for m in _ASKS_VALUE.finditer(said))
 
 
-_FIGURE_ASK = re.compile(r"how\s+(?:many|much|long|often|far|old)|(?:total|add|sum)\s+up|calculate|compute|"
-                         r"work\s+out|figure\s+out|(?:amount|total|balance|sum)\s", re.IGNORECASE)
+_RELATIVE = re.compile(r"who|whom|whose|which|where|when", re.IGNORECASE)
+_AFTER_NOUN = re.compile(r"(?<![.?!:;,])\b(?!(?:me|us|them|him|her|know|tell|ask|asking|see|check|out|say|show|list|confirm|"
+                         r"decide|wonder|wondering|remember|find|and|or|but|about|on|to|of|is|are|was|were|idea|sure)\b)"
+                         r"[a-z][a-z-]+\s+$")
+"""A lower-case word before a "which" or a "whose" that is no verb of asking: a noun the clause
+relates to ("customer whose", "the day when")."""
 
 
-def asks_only_figures(said: str) -> bool:
-    """Whether every value the request asks for is a figure ("how many customers are in the
-    report", "how much did we spend"): then only the answer's numbers are what it asks. A "who",
-    "whose", "which", "where" or "when" after a noun ("every customer whose status is inactive")
-    relates a clause to it and asks nothing."""
-    asks = [m for m in _ASKS_VALUE.finditer(said) if not _RELATIVE.match(m.group(0)) or not _AFTER_NOUN.search(said, 0, m.start())]
-    return bool(asks) and all(_FIGURE_ASK.match(m.group(0)) for m in asks)
+_IN_A_TEXT = re.compile(r"\bin\s+(?:the|its|their|a|your|each)\s+(?:summary|note|notes|message|e-?mail|description|body|"
+                        r"comment|subject|reply|post)\b", re.IGNORECASE)
 
 
-_RELATIVE = re.compile(r"(?:who|whom|whose|which|where|when)$", re.IGNORECASE)
-_AFTER_NOUN = re.compile(r"(?<![.?!:;])\b(?!(?:me|us|them|know|tell|ask|see|check|out|and|or|but|about|on|to|of|is|are|"
-                         r"was|were)\b)[a-z][a-z-]+,?\s+$")
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding offset ``at`` of ``text`` starts."""
+    return max(text.rfind(mark, 0, at) for mark in (". ", "? ", "! ", "\n")) + 1
 
 
 def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

@@ -586,13 +586,14 @@ def test_an_update_that_names_no_record_is_never_undone() -> None:
     assert _undo_steps(run, run.writes) == []
 
 
-def test_a_request_that_asks_only_for_a_figure_asks_no_names() -> None:
-    """"whose" after a noun relates a clause to it; "which are they" asks for names."""
-    from pipeline.verify.mutations import asks_only_figures
+def test_an_ask_put_in_a_written_text_or_a_relative_clause_asks_the_answer_nothing() -> None:
+    """"In the summary, say how many" asks the summary; "every customer whose status is inactive"
+    relates a clause; "tell me which" and "How many …?" ask the answer."""
+    from pipeline.verify.mutations import asks_for_value
 
-    assert asks_only_figures("Export a report listing every silver customer whose status is inactive. In the summary "
+    assert not asks_for_value("Export a report listing every silver customer whose status is inactive. In the summary "
                               "say how many there are.")
-    assert asks_only_figures("How much did we spend on flour in October, and over how many deliveries?")
-    assert not asks_only_figures("How many tickets are open and which are they?")
-    assert not asks_only_figures("Tell me which invoice is due and how much it is.")
-    assert not asks_only_figures("Close the duplicates.")
+    assert not asks_for_value("Post the rota in #crew, and in the message say who is on call.")
+    assert asks_for_value("Export the report. How many customers are in it?")
+    assert asks_for_value("Close the ticket, then tell me which tickets are still open.")
+    assert asks_for_value("Which invoice is due first, and when?")

@@ -242,49 +242,39 @@ def test_an_events_end_moves_with_its_start_to_a_free_day() -> None:
 # --------------------------------------------------------------------------- a verb before a company's name
 
 
+_QUILL = [{"id": "cust-1", "name": "Esme Quill", "company": "Quill & Co", "email": "esme@quillco.example",
+           "phone": "", "status": "active", "tier": "gold", "owner": "me", "notes": ""},
+          {"id": "cust-2", "name": "Bram Quillon", "company": "Quillon Ltd", "email": "ap@quillon.example",
+           "phone": "", "status": "active", "tier": "gold", "owner": "me", "notes": ""}]
+
+
+def _quill_invoice(request: str) -> Data:
+    """A package whose reference invoices Quill & Co 1,140 EUR after looking the customer up."""
+    return package(request, {"crm": {"customers": _QUILL}, "finance": {"invoices": [], "transactions": []}},
+                   ["crm_search_customers", "finance_create_invoice"],
+                   [{"id": "billed", "kind": "state_count", "weight": 1.0, "collection": "finance.invoices",
+                     "where": {"customer": "Quill & Co", "amount": 1140}, "op": "==", "value": 1}],
+                   [{"call": "crm_search_customers", "args": {"query": "Quill"}},
+                    {"call": "finance_create_invoice", "args": {
+                        "customer": "Quill & Co", "customer_email": "esme@quillco.example", "description": "Consulting",
+                        "amount": 1140, "currency": "EUR", "due_date": "2026-12-31"}},
+                    {"answer": "Invoiced Quill & Co 1,140 EUR."}])
+
+
 def test_a_verb_opening_the_sentence_before_a_companys_name_names_no_person() -> None:
-    customers = [{"id": "cust-1", "name": "Esme Quill", "company": "Quill & Co", "email": "esme@quillco.example",
-                  "phone": "", "status": "active", "tier": "gold", "owner": "me", "notes": ""},
-                 {"id": "cust-2", "name": "Bram Quillon", "company": "Quillon Ltd", "email": "ap@quillon.example",
-                  "phone": "", "status": "active", "tier": "gold", "owner": "me", "notes": ""}]
-
-    def invoice(request: str) -> Data:
-        return package(request, {"crm": {"customers": customers}, "finance": {"invoices": [], "transactions": []}},
-                       ["crm_search_customers", "finance_create_invoice"],
-                       [{"id": "billed", "kind": "state_count", "weight": 1.0, "collection": "finance.invoices",
-                         "where": {"customer": "Quill & Co", "amount": 1140}, "op": "==", "value": 1}],
-                       [{"call": "crm_search_customers", "args": {"query": "Quill"}},
-                        {"call": "finance_create_invoice", "args": {
-                            "customer": "Quill & Co", "customer_email": "esme@quillco.example", "description": "Consulting",
-                            "amount": 1140, "currency": "EUR", "due_date": "2026-12-31"}},
-                        {"answer": "Invoiced Quill & Co 1,140 EUR."}])
-
     said = "Bill Quill & Co for the consulting: twelve hours at 95 euros an hour, due 31 December."
-    assert "unknown_entity" not in verify(invoice(said)).codes
-    assert "unknown_entity" in verify(invoice(said.replace("Bill Quill & Co", "Ask Bill Quill to approve, then bill Quill & Co"))).codes
+    assert "unknown_entity" not in verify(_quill_invoice(said)).codes
+    assert "unknown_entity" in verify(_quill_invoice(said.replace("Bill Quill & Co",
+                                                                  "Ask Bill Quill to approve, then bill Quill & Co"))).codes
 
 
 def test_a_for_that_names_whose_a_thing_is_names_no_record_to_find() -> None:
-    """"For the Harrow Mills board pack, …" and "ticket tkt-7 for Harrow Mills" name the user's own
-    business; "invoice the consulting for Harrow Mills" names whom the work is for."""
-    customers = [{"id": "cust-1", "name": "Esme Quill", "company": "Quill & Co", "email": "esme@quillco.example",
-                  "phone": "", "status": "active", "tier": "gold", "owner": "me", "notes": ""}]
-
-    def invoice(request: str) -> Data:
-        return package(request, {"crm": {"customers": customers}, "finance": {"invoices": [], "transactions": []}},
-                       ["crm_search_customers", "finance_create_invoice"],
-                       [{"id": "billed", "kind": "state_count", "weight": 1.0, "collection": "finance.invoices",
-                         "where": {"customer": "Quill & Co", "amount": 1140}, "op": "==", "value": 1}],
-                       [{"call": "crm_search_customers", "args": {"query": "Quill"}},
-                        {"call": "finance_create_invoice", "args": {
-                            "customer": "Quill & Co", "customer_email": "esme@quillco.example", "description": "Consulting",
-                            "amount": 1140, "currency": "EUR", "due_date": "2026-12-31"}},
-                        {"answer": "Invoiced Quill & Co 1,140 EUR."}])
-
+    """"For the Harrow Mills board pack, …" and "order ord-77 for Harrow Mills" name the user's own
+    business; "file a copy for Harrow Mills" names whom the work is for."""
     said = "invoice Quill & Co for the consulting: twelve hours at 95 euros an hour, due 31 December."
-    assert "unknown_entity" not in verify(invoice("For the Harrow Mills board pack, " + said)).codes
-    assert "unknown_entity" not in verify(invoice("Order ord-77 for Harrow Mills is done: " + said)).codes
-    assert "unknown_entity" in verify(invoice("Also file a copy for Harrow Mills. Please " + said)).codes
+    assert "unknown_entity" not in verify(_quill_invoice("For the Harrow Mills board pack, " + said)).codes
+    assert "unknown_entity" not in verify(_quill_invoice("Order ord-77 for Harrow Mills is done: " + said)).codes
+    assert "unknown_entity" in verify(_quill_invoice("Also file a copy for Harrow Mills. Please " + said)).codes
 
 
 # --------------------------------------------------------------------------- a long code carried into a note

@@ -499,10 +499,12 @@ email of the contact" names a text."""
 
 _PURPOSE_ON_RECORD = re.compile(
     r"\b(?:billing|invoic(?:e|es|ing)|accounts?|finance|bookkeep(?:er|ing)|payables?|remittance)\s+"
-    r"(?:e-?mail\s+)?(?:address|contact|e-?mail)\b[^.;!?\n]{0,24}?\b(?:from|on|in)\s+(?:their|his|her|its|the)\s+"
-    r"(?:[\w-]+\s+)?(?:record|card|profile|file|entry|account)\b", re.IGNORECASE)
+    r"(?:e-?mail\s+)?(?:address|contact|e-?mail)\b(?:[^.;!?\n]{0,24}?\b(?:from|on|in)\s+|\s+(?:that\s+)?(?=\w+\s+"
+    r"(?:[\w-]+\s+)?(?:record|card|profile|file|entry|account)\s+(?:says|gives|lists|shows|names|has)\b))"
+    r"(?:their|his|her|its|the)\s+(?:[\w-]+\s+)?(?:record|card|profile|file|entry|account)\b", re.IGNORECASE)
 """An address for a purpose the record's fields do not hold, asked for from the record ("use the
-billing address from their CRM record", "the invoicing contact on their card"): its text gives it."""
+billing address from their CRM record", "the invoicing contact on their card", "whatever billing
+email their CRM record says"): its text gives it."""
 
 
 def record_address_pointer(said: str) -> str:
@@ -526,12 +528,12 @@ def record_address_pointer(said: str) -> str:
         return "text"  # "see her mail about the retro, book it wherever fits what she said": its people are asked for
     held = False  # a text that holds it named in an earlier sentence: "her farewell mail is in my inbox"
     for whole in _sentences(said):
-        sentence = " ".join(c for c in _DASH.split(whole) if not _DECLINED.search(c))  # "don't use their inbox — ..."
-        sentence = _MEDIUM.sub(" ", sentence)  # "confirm by email to the contact": how to send, not a text holding it
+        kept = " ".join(c for c in _DASH.split(whole) if not _DECLINED.search(c))  # "don't use their inbox — ..."
+        if _PURPOSE_ON_RECORD.search(kept):
+            return "record"
+        sentence = _MEDIUM.sub(" ", kept)  # "confirm by email to the contact": how to send, not a text holding it
         holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"
         held = held or _HOLDER.search(sentence) is not None
-        if _PURPOSE_ON_RECORD.search(sentence):
-            return "record"
         if not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence) or _TOLD_US.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())

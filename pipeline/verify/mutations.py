@@ -625,7 +625,8 @@ def _contradicted_texts(run: ReferenceRun, steps: Steps, done: list[Write]) -> l
                  if is_free_text(key, value, props.get(key)) and not isinstance(step.args.get(key), dict)}
         if not texts:
             continue  # nothing composed: nothing to contradict
-        variants = contradictions(run.package, texts, _addressee(w, run))
+        elsewhere = any(v is not w and any(key in MESSAGE_BODIES for key in _args_of(run, v.step)) for v in done)
+        variants = contradictions(run.package, texts, _addressee(w, run), message_elsewhere=elsewhere)
         bodies = [key for key in texts if key in MESSAGE_BODIES]
         if not variants and bodies and (says_what_to_say(run.package.request.text)
                                         or message_carries(run.package.request.text)):

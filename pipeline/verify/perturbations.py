@@ -814,7 +814,8 @@ def _compound(text: str, end: int) -> bool:
     return _COMPOUND.match(text, end) is not None
 
 
-def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str]) -> list[dict[str, str]]:
+def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[str],
+                   message_elsewhere: bool = False) -> list[dict[str, str]]:
     """What a wrong agent could write instead of ``texts`` (the free-text fields of one write) when
     the request dictates their content: all of them replaced by a text that says nothing of it,
     and each dictated message field (``is_message``) with the dates, times, weekdays, numbers and
@@ -822,7 +823,7 @@ def contradictions(package: TaskPackage, texts: dict[str, str], addressee: set[s
     where it has one; of what the message's own clause dictates, ``message_clause``, where that
     dictates any). Empty when nothing in ``texts`` is dictated."""
     request = package.request.text
-    told = {key: parts for key, value in texts.items() if _asks_for_text(request, key)
+    told = {key: parts for key, value in texts.items() if _asks_for_text(request, key, message_elsewhere)
             and (parts := _annotated(key, dictated_content(package, value, addressee))).parts()}
     if not told:
         return []
@@ -860,17 +861,18 @@ MESSAGE_BODIES = frozenset({"body", "message", "text", "content", "comment"})
 _MESSAGE_VERB = re.compile(_MESSAGE_VERBS + r"(?:[^.;!?\n]|[.!?](?=\w))*", re.IGNORECASE)  # "€38.90" ends no sentence
 
 
-def _asks_for_text(request: str, key: str) -> bool:
+def _asks_for_text(request: str, key: str, message_elsewhere: bool = False) -> bool:
     """Whether the request asks for the text of field ``key``: a record's description, notes or
-    summary (``ASIDE_FIELDS``) only when the request asks for a message or names the field ("with
-    the description …"): beside an invoice's amount or a transaction's date, the agent writes it
-    as it likes, whatever of the request it restates. Any other text (a body, a subject, a title)
-    is what the write is for."""
+    summary (``ASIDE_FIELDS``) only when the request names the field ("with the description …"),
+    or asks for a message that no other write sends (``message_elsewhere``: "disable it and notify
+    ops that it's retired" asks the notification, not the integration's notes): beside an
+    invoice's amount or a transaction's date, the agent writes it as it likes, whatever of the
+    request it restates. Any other text (a body, a subject, a title) is what the write is for."""
     if key not in ASIDE_FIELDS and not key.endswith(("_description", "_notes")):
         return True
     word = key.rsplit("_", 1)[-1].rstrip("s")  # "notes" → "note", "customer_description" → "description"
-    asks = any(not _NOUN_BEFORE.search(request, max(0, m.start() - 20), m.start())
-               for m in _MESSAGE_VERB.finditer(request))
+    asks = not message_elsewhere and any(not _NOUN_BEFORE.search(request, max(0, m.start() - 20), m.start())
+                                         for m in _MESSAGE_VERB.finditer(request))
     return asks or re.search(rf"\b{re.escape(word)}", request, re.IGNORECASE) is not None
 
 

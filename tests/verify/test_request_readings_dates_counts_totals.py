@@ -449,6 +449,8 @@ def test_the_worth_of_the_warehouse_asked_for_is_consistent() -> None:
      True),
     ("Confirm receipt by email to the contact in their dispatch team.", False),
     ("Please email them and confirm receipt to the contact in their dispatch team.", False),
+    ("Invoice it in EUR, addressed to whatever billing email their CRM record says.", True),
+    ("Invoice it in EUR, addressed to the email address on their CRM record.", False),
 ])
 def test_the_address_someone_wrote_from_is_a_field(said: str, points: bool) -> None:
     from pipeline.verify.consistency import record_address_pointer

@@ -545,6 +545,8 @@ _ORDER_WORDS = re.compile(r"\b(?:order|sort|sorted|rank|ranked|ranking|primary|a
                           r"descending|oldest|newest|earliest|latest|first|last|highest|lowest|largest|smallest|"
                           r"biggest|most|least|top|bottom|then|before|after|sequence|priority order)\b", re.IGNORECASE)
 """Words by which a request may order what an answer lists: a grader may then pin that order."""
+
+
 _SEQUENCING = re.compile(r"(?:^|(?<=[.;:!?])\s+|,\s*|\band\s+)(?:then|first|next|finally)\b(?!\s*,?\s*(?:by|the|in)\b)"
                          r"|\b(?:after|before)\s+(?:that|this|you|you've|you're|we|i|it's)\b", re.IGNORECASE)
 """Words that order the request's steps, not what an answer lists: "... mark his invoice paid.
@@ -560,6 +562,8 @@ def orders_a_list(said: str) -> bool:
     (``_NUMBERED``) or says an ordering word (``_ORDER_WORDS``) other than those that order its
     steps (``_SEQUENCING``)."""
     return _NUMBERED.search(said) is not None or _ORDER_WORDS.search(_SEQUENCING.sub(" ", said)) is not None
+
+
 _CHAINED = re.compile(r"\.\*\??|\[\\s\\S\]\*\??")
 _LIST_GAP = re.compile(r"\s*(?:,|;|/|&|\band\b|\n\s*(?:[-*\u2022]|\d+[.)])?)(?:\s*(?:,|and\b|\n\s*(?:[-*\u2022]|\d+[.)])?))*\s*",
                        re.IGNORECASE)

@@ -1053,6 +1053,7 @@ relates to ("customer whose", "the day when")."""
 
 _IN_A_TEXT = re.compile(r"\bin\s+(?:the|its|their|a|your|each)\s+(?:summary|note|notes|message|e-?mail|description|body|"
                         r"comment|subject|reply|post)\b", re.IGNORECASE)
+"""A text the agent writes, named before an ask of the same sentence ("In the summary, say how many")."""
 
 
 def _sentence_start(text: str, at: int) -> int:

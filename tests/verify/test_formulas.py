@@ -46,6 +46,15 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
      "hand.",  # the formula follows "should be"
      "twice the reorder level minus what we have on hand",
      (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
+    ("Order borosilicate rod (8 mm) from Lumen Glass: twice its reorder level minus what's on hand.",  # after a colon
+     "twice its reorder level minus what's on hand",
+     (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
+    ("Order brass rowlocks — three times the reorder level minus what's on hand — from Trevose.",  # between dashes
+     "three times the reorder level minus what's on hand",
+     (Term(1.0, 3.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 108.0),
+    ("Top up the packets: order three times the reorder level minus what's on hand.",  # the colon leads no factor
+     "three times the reorder level minus what's on hand",
+     (Term(1.0, 3.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 108.0),
 ])
 def test_formula_in(text: str, phrase: str, terms: tuple[Term, ...], value: float) -> None:
     formula = formula_in(text, FIELDS)

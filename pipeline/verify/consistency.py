@@ -58,7 +58,7 @@ from pipeline.verify.aggregates import (
     stated_adjustments,
 )
 from pipeline.verify.check_values import required_values, values_of
-from pipeline.verify.effects import id_keys
+from pipeline.verify.effects import Write, id_keys
 from pipeline.verify.evidence import Evidence, evidence_of, priced_in_words
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.graded_numbers import is_number
@@ -877,11 +877,14 @@ def left_out_findings(run: ReferenceRun) -> list[Finding]:
     skip Rosa Delgado"; ``selection.excluded_records``). Witness: a correct agent that makes the
     reference's other writes and leaves that record alone."""
     out: list[Finding] = []
+    own_task = _INSTEAD.search(run.package.request.text) is not None
     for collection, record in excluded_records(run.package):
         keys = {str(record[k]).casefold() for k in (*id_keys(run.bound, collection), "email") if record.get(k)}
         aimed = [w for w in run.writes if (w.bound.collection == collection and w.record_id is not None
                                            and w.record_id == record.get(w.bound.spec.id_field))
                  or keys & {str(v).casefold() for v in leaves(run.args.get(w.step, {})) if isinstance(v, str)}]
+        if own_task:  # "except the cello one … bump that one to high priority instead": its own write stands
+            aimed = [w for w in aimed if _as_for_siblings(run, w, aimed)]
         if not aimed:
             continue
         dropped = set().union(*(dependents(run.package, w.step) for w in aimed))
@@ -893,6 +896,22 @@ def left_out_findings(run: ReferenceRun) -> list[Finding]:
                            message=f"reference step {aimed[0].step} ({aimed[0].bound.tool.name}) acts on {name}, whom "
                                    "the request leaves out"))
     return out
+
+
+_INSTEAD = re.compile(r"\b(?:instead|that\s+one|this\s+one)\b", re.IGNORECASE)
+"""Words by which a request gives a record it leaves out of the work a task of its own ("except the
+Hoffmann cello one, which isn't dry yet - bump that one to high priority instead")."""
+
+
+def _as_for_siblings(run: ReferenceRun, w: Write, aimed: list[Write]) -> bool:
+    """Whether write ``w`` does what the reference does for the records the request keeps: another
+    write of the same tool, not aimed at the left-out record, sets the same arguments to the same
+    values (its record's id aside)."""
+    def what(v: Write) -> dict[str, Any]:
+        id_param = v.bound.op.id_param
+        return {k: x for k, x in run.args.get(v.step, {}).items() if k != id_param}
+
+    return any(v not in aimed and v.bound.tool.name == w.bound.tool.name and what(v) == what(w) for v in run.writes)
 
 
 def subset_findings(run: ReferenceRun) -> list[Finding]:

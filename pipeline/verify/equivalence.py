@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from pipeline.core.codes import Code
 from pipeline.core.jsonvalues import strings
@@ -99,25 +99,38 @@ _SEQUENCE = re.compile(r"\b(then|afterwards|after that|once (?:that|this|it)(?:'
 
 
 def _reordered(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) -> list[Variant]:
-    """The earliest write no later step depends on, made after the last write instead; none when
-    the request dictates a sequence ("then", "after that", "once that's done", "before you ...")."""
+    """The earliest write no later step depends on, made after the last write instead, with the
+    other writes of its tool that no later step depends on (the deletes made after the updates,
+    not only the first of them); none when the request dictates a sequence ("then", "after that",
+    "once that's done", "before you ...")."""
     if _SEQUENCE.search(run.package.request.text):
         return []
     faulty = {f.tool for f in run.package.faults}
     ids = sorted(steps)
     written = [i for i in ids if i in {w.step for w in done}]
-    for i in written[:-1]:
+
+    def movable(i: int) -> bool:
         step = steps[i]
         if not isinstance(step, CallStep) or step.call in faulty or step.expect_status is not None:
-            continue
+            return False
         needs = {i}
         for j in ids[ids.index(i) + 1:]:  # every later step that uses i's result, directly or not
             if _refs(steps[j]) & needs:
                 needs.add(j)
-        if len(needs) == 1:
-            order = [j for j in ids if j != i]
-            order.insert(order.index(written[-1]) + 1, i)
-            return [("reorder", steps, order, {"moved": i})]
+        return len(needs) == 1
+
+    for i in written[:-1]:
+        if not movable(i):
+            continue
+        call = cast(CallStep, steps[i]).call
+        moved = [j for j in written if j == i or (j > i and cast(CallStep, steps[j]).call == call and movable(j))]
+        if moved[-1] == written[-1] or len(moved) == 1:
+            moved = [i]  # its tool's writes end the run already: the one write moves
+        order = [j for j in ids if j not in moved]
+        last = max(j for j in written if j not in moved)
+        at = order.index(last) + 1
+        order[at:at] = moved
+        return [("reorder", steps, order, {"moved": moved[0] if len(moved) == 1 else moved})]
     return []
 
 

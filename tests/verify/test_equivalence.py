@@ -233,3 +233,37 @@ def test_a_text_the_request_dictates_keeps_its_order(title: str, pattern: str, r
                   [{"call": "notes_create_note", "args": {"title": title, "body": "Names."}}, {"answer": "Saved."}])
     found = [f.detail["variant"] for f in equivalence_findings(reference_run(load_package(doc)))]
     assert ("text_order" in found) is reordered
+
+
+def _tidy(checks_extra: list[dict]) -> dict:
+    from tests.verify.builders import package
+    tasks = [{"id": f"todo-{i}", "title": title, "priority": "normal", "due_date": "2026-12-12", "status": "open",
+              "notes": "", "created_at": "2026-11-20T09:00:00Z"}
+             for i, title in enumerate(["Recital: tune the hall piano", "Recital: print programmes",
+                                        "Recital: order flowers (cancelled)", "Recital: book photographer (cancelled)"], 1)]
+    return package("The recital prep is finished: mark the two recital tasks still open as done and delete the two "
+                   "cancelled ones.", {"todo": {"tasks": tasks}}, ["todo_search_tasks", "todo_update_task", "todo_delete_task"],
+                   [{"id": "t1", "kind": "state_match", "weight": 0.2, "collection": "todo.tasks", "record_id": "todo-1",
+                     "expect": {"status": "done"}},
+                    {"id": "t2", "kind": "state_match", "weight": 0.2, "collection": "todo.tasks", "record_id": "todo-2",
+                     "expect": {"status": "done"}},
+                    {"id": "gone", "kind": "state_count", "weight": 0.6 - sum(c["weight"] for c in checks_extra),
+                     "collection": "todo.tasks", "where": {"id": {"$in": ["todo-3", "todo-4"]}}, "op": "==", "value": 0},
+                    *checks_extra],
+                   [{"call": "todo_search_tasks", "args": {"query": "Recital"}},
+                    {"call": "todo_delete_task", "args": {"task_id": "todo-3"}},
+                    {"call": "todo_delete_task", "args": {"task_id": "todo-4"}},
+                    {"call": "todo_update_task", "args": {"task_id": "todo-1", "status": "done"}},
+                    {"call": "todo_update_task", "args": {"task_id": "todo-2", "status": "done"}},
+                    {"answer": "Deleted the two cancelled recital tasks and marked the other two done."}])
+
+
+def test_a_grader_that_pins_deletes_before_updates_punishes_the_other_order() -> None:
+    """The reorder agent moves every independent write of the first one's tool after the rest: an
+    order check that wants the deletes first (which the request never asks) fails it."""
+    pinned = equivalence_findings(reference_run(_tidy([{"id": "deletes-first", "kind": "order", "weight": 0.2,
+                                                        "tools": ["todo_delete_task", "todo_update_task"]}])))
+    assert [(f.code, f.detail["variant"]) for f in pinned] == [(Code.GRADER_OVERCONSTRAINED, "reorder")]
+    assert [a["name"] for a in pinned[0].witness.actions if a["type"] == "tool_call"][1:] == [
+        "todo_update_task", "todo_update_task", "todo_delete_task", "todo_delete_task"]
+    assert equivalence_findings(reference_run(_tidy([]))) == []

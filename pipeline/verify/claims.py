@@ -268,7 +268,10 @@ def _holds(record: dict[str, Any], values: list[str], moment: date) -> bool:
 
 
 def _names(record: dict[str, Any], mentioned: str) -> bool:
-    for key in ("id", "email", "name", "title", "sku", "number"):
+    """Whether ``mentioned`` holds the record's id (``id`` or its own ``…_id``: a claw ticket's
+    ``ticket_id``), email, name, title, sku or number."""
+    keys = ("id", "email", "name", "title", "sku", "number", *(k for k in record if k.endswith("_id")))
+    for key in keys:
         value = record.get(key)
         if isinstance(value, str) and len(value) >= 3 and value.lower() in mentioned:
             return True

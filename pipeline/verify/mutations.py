@@ -506,12 +506,21 @@ def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> 
         variant = {**steps, i: mutated}
         s = _passing(run, "perturb_argument", PASS_SCORE, variant)
         if s is not None:
+            was = _argument_at(run.args.get(i, {}), path)
             out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "perturb_argument", s, step=i, argument=path,
                                 value=alt, steps=variant, threshold=PASS_SCORE,
-                                claim=f"writes {path} = {alt!r} in step {i}, not the value the request grounds",
-                                message=f"changing {path} of step {i} to {alt!r} keeps score {s:.3f}: the checks do "
-                                        "not pin it"))
+                                claim=f"writes {path} = {alt!r} in step {i} instead of {was!r}, the value the request "
+                                      "grounds",
+                                message=f"changing {path} of step {i} from {was!r} to {alt!r} keeps score {s:.3f}: the "
+                                        "checks do not pin it"))
     return out
+
+
+def _argument_at(args: dict[str, Any], path: str) -> Any:
+    """The value at ``path`` (``key`` or ``key[pos]``, as ``_path`` writes it) of resolved arguments."""
+    key, _, pos = path.partition("[")
+    value = args.get(key)
+    return value[int(pos.rstrip("]"))] if pos and isinstance(value, list) and int(pos.rstrip("]")) < len(value) else value
 
 
 _RECIPIENT_LISTS = ("cc", "bcc", "recipients", "attendees", "participants", "to")

@@ -6,7 +6,7 @@ variant below is the reference done another correct way; it must score what the 
 
 | variant | the correct agent |
 |---|---|
-| ``reorder`` | makes its earliest write that no later step depends on after its last write (unless the request dictates a sequence; no injected fault in play) |
+| ``reorder`` | makes its earliest write that no later step depends on after its last write, with the other independent writes of that tool (the deletes after the updates; unless the request dictates a sequence; no injected fault in play) |
 | ``extra_reads`` | before its first write, repeats the reference's first read and calls every offered list that needs no argument; repeats that read before its answer |
 | ``text_case`` | writes free text with its first letter's case swapped, a full stop added or dropped at the end, and a final line break in bodies |
 | ``text_decorated`` | wraps free text in a greeting and a sign-off (bodies, notes) or title-cases it (titles); writes a person named in a text field with the company beside it ("Ines Duarte (Brightline Aerospace)") |

@@ -157,11 +157,11 @@ _PLAIN_NUMBER = re.compile(r"(?:the\s+)?" + _NUMBER_WORD + r"(?:\s+\w+)?")
 
 
 _LEAD = re.compile(r"(?:\b(?:for|of|to|at|order|buy|set|make it|quantity of|reach(?:es|ing)?|(?P<have>have|hold)|"
-                   r"(?:should|must|will|would|shall|needs?\s+to|has\s+to)\s+be)\b|=|"
+                   r"(?:should|must|will|would|shall|needs?\s+to|has\s+to)\s+be|(?:quantity|amount|number)\s+is)\b|=|"
                    r"(?::|\s[—–-])(?=\s*(?:twice|double|triple|half|\w+(?:\s+and\s+a\s+half)?\s+times|\d+(?:\.\d+)?\s*[x×])\b))"
                    r"\s*(?=(?P<f>[^.;:!?=\n]+))",
                    re.IGNORECASE)
-"""Where a formula's phrase starts: after "for", "order", "of", "should be" …, "=", or a colon or
+"""Where a formula's phrase starts: after "for", "order", "of", "should be", "the quantity is" …, "=", or a colon or
 dash before a factor ("rowlocks — twice the reorder level minus what's on hand — from …")."""
 
 

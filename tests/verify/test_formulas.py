@@ -52,6 +52,9 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
     ("Order brass rowlocks — three times the reorder level minus what's on hand — from Trevose.",  # between dashes
      "three times the reorder level minus what's on hand",
      (Term(1.0, 3.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 108.0),
+    ("Order the gravel tube sets; the quantity is twice the reorder level minus what's on the shelf right now.",
+     "twice the reorder level minus what's on the shelf right now",
+     (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
     ("Top up the packets: order three times the reorder level minus what's on hand.",  # the colon leads no factor
      "three times the reorder level minus what's on hand",
      (Term(1.0, 3.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 108.0),

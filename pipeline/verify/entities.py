@@ -12,8 +12,9 @@ address (``carlos.mendes@...``) exists.
   where the directory has ``Priya Natarajan``): the request points at someone who is not there.
   A name introduced after a word that marks a person or organization ("to", "with", "for",
   "email", "invite" ...) counts even without such a near miss (not after a "for" that opens the
-  sentence or follows a record's id: "For the Harrow Mills board pack", "ticket tkt-7 for Harrow
-  Mills" name the user's own business). Both need a directory: a collection
+  sentence or follows a record's id, nor of a name a lower-case noun follows: "For the Harrow
+  Mills board pack", "ticket tkt-7 for Harrow Mills", "the restock for the Lantern Lane café"
+  name the user's own business). Both need a directory: a collection
   whose records have names of two words or more (contacts, customers); where there is none, a
   name is context ("the checklist for Yara Torres"), not something to look up.
 - **ambiguous**: a name that matches the names of two or more records of one collection (two
@@ -186,7 +187,7 @@ def unknown_findings(package: TaskPackage, ref: Trajectory | None, named: Named 
         near = [" ".join(n) for n in names if n and (n[0].casefold() == words[0].casefold()
                                                      or n[-1].casefold() == words[-1].casefold())]
         marked = re.search(rf"\b{_MARKERS}\s+(?:the\s+)?$", text[:start], re.IGNORECASE) is not None \
-            and not _FOR_CONTEXT.search(text[:start])
+            and not _FOR_CONTEXT.search(text[:start]) and not _QUALIFIES.match(text, start + len(name))
         if near or marked:
             similar = f"; the closest: {', '.join(near[:3])}" if near else ""
             out.append(Finding(code=Code.UNKNOWN_ENTITY, detail={"name": name},
@@ -199,6 +200,15 @@ _FOR_CONTEXT = re.compile(r"(?:(?:^|[.!?]\s+)For|\b[\w-]*\d[\w-]*\s+for)\s+(?:th
 """A "for" that names whose a thing is rather than whom the work is for: opening the sentence ("For
 the Brightwater Linen Co. account review, export …") or after a record named by its id ("ticket
 tkt-121 for Oakhollow Timber Merchants"): the user's own business, context, not a record to find."""
+
+
+_QUALIFIES = re.compile(r"['’]?\s+(?!(?:about|to|and|or|with|for|from|at|on|in|by|of|as|if|so|but|when|before|after|"
+                        r"until|since|because|today|tomorrow|tonight|now|asap|again|too|please|this|that|the|a|an|"
+                        r"their|his|her|its|our|my|your|them|him|us|me|we|we're|i|you|they|is|are|was|were|has|"
+                        r"have|had|will|would|can|could|should|who|which|know|say|says|said|that's)\b)[a-z][a-z'’-]+")
+"""A lower-case noun right after a name ("the Lantern Lane café", "the Brightwater account review"):
+the name qualifies the thing the request speaks of (the user's own place or business), no record
+to find."""
 
 
 def _record_named_at(package: TaskPackage, text: str, at: int) -> bool:

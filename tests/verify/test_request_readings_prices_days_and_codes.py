@@ -269,11 +269,12 @@ def test_a_verb_opening_the_sentence_before_a_companys_name_names_no_person() ->
 
 
 def test_a_for_that_names_whose_a_thing_is_names_no_record_to_find() -> None:
-    """"For the Harrow Mills board pack, …" and "order ord-77 for Harrow Mills" name the user's own
-    business; "file a copy for Harrow Mills" names whom the work is for."""
+    """"For the Harrow Mills board pack, …", "order ord-77 for Harrow Mills" and "for the Harrow Mills
+    café" name the user's own business; "file a copy for Harrow Mills" names whom the work is for."""
     said = "invoice Quill & Co for the consulting: twelve hours at 95 euros an hour, due 31 December."
     assert "unknown_entity" not in verify(_quill_invoice("For the Harrow Mills board pack, " + said)).codes
     assert "unknown_entity" not in verify(_quill_invoice("Order ord-77 for Harrow Mills is done: " + said)).codes
+    assert "unknown_entity" not in verify(_quill_invoice("Month end for the Harrow Mills café: " + said)).codes
     assert "unknown_entity" in verify(_quill_invoice("Also file a copy for Harrow Mills. Please " + said)).codes
 
 

@@ -474,11 +474,12 @@ _TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+)?(?:told|sent
 go to", "Greta emailed about where invoices should go from now on"): what they wrote holds it."""
 
 
-_INJECTION = re.compile(r"\b(?:AI|automated|(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )assistants?"
+_INJECTION = re.compile(r"\b(?:AI|KI|IA|automated|(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )assistants?"
                         r"(?!,?\s+(?-i:[A-Z][a-z]))|bots?|agents?|LLMs?|booking tools|language models?|"
                         r"ignore (?:all |any )?(?:previous|above|prior))\b", re.IGNORECASE)
 """Words of a passage a record's text addresses to software rather than to people ("my assistant
-Claire", "his assistant" are people)."""
+Claire", "his assistant" are people); "KI" and "IA" are AI in German and in the Romance languages
+("Hinweis für KI-Assistenten: …")."""
 _SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sent|contacted)\s+(?:\w+\s+)?from\b",
                      re.IGNORECASE)
 _IN_IT = re.compile(r"\b(?:in|inside|from)\s+(?:it|there|that one|this one)\b", re.IGNORECASE)

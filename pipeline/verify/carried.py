@@ -243,6 +243,9 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
                     if others:
                         out.append(Carried(step, key, token, True, tuple(others)))
                 out += _values_in_text(step, key, value, said, lists, asked, today)
+            if isinstance(value, str):  # a web address, in a text or a whole field
+                out += _addresses_in_text(step, key, value, said, lists)
+            if key in composed and isinstance(value, str):
                 continue
             kind = _kind(value)
             if kind is None or value in identities or _told(kind, value, said, today):
@@ -348,6 +351,29 @@ inv-203" is that invoice's)."""
 def _fields_beside(field: str, lists: list[list[dict[str, Any]]]) -> set[str]:
     """The other fields of the records read that hold ``field``."""
     return {k for records in lists for r in records if field in r for k in r} - {field}
+
+
+_WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>()]+[^\s\"'<>().,;:!?]")
+_ASKS_ADDRESS = re.compile(r"\b(?:url|link|endpoint|webhook|address|domain)\b", re.IGNORECASE)
+
+
+def _addresses_in_text(step: int, key: str, text: str, said: str, lists: list[list[dict[str, Any]]]) -> list[Carried]:
+    """The web addresses a written text carries from what was read ("the new webhook address" a
+    changelog gives), where the request speaks of an address, URL, link, endpoint or webhook and
+    does not state it: each with the other addresses of the same host the texts read give (the
+    retired ``…/v2/events`` beside ``…/v3/events``), the look-alike a careless agent copies."""
+    if not _ASKS_ADDRESS.search(said):
+        return []
+    read = [u for records in lists for t in _texts(records) for u in _WEB_ADDRESS.findall(t)]
+    out: list[Carried] = []
+    for url in dict.fromkeys(_WEB_ADDRESS.findall(text)):
+        if url in said or url not in read:
+            continue  # told by the request, or not read: nothing to misread
+        host = url.split("/")[2]
+        others = tuple(dict.fromkeys(u for u in read if u != url and u.split("/")[2] == host))
+        if others:
+            out.append(Carried(step, key, url, True, others))
+    return out
 
 
 def _values_in_text(step: int, key: str, text: str, said: str, lists: list[list[dict[str, Any]]], asked: set[str],

@@ -741,7 +741,7 @@ def _misread_values(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[
             if (carried.step, carried.value) in seen:
                 continue
             seen.add((carried.step, carried.value))
-            edit = {k: resolved[k].replace(carried.value, other) for k in composed_of[carried.step]
+            edit = {k: resolved[k].replace(carried.value, other) for k in {*composed_of[carried.step], carried.key}
                     if isinstance(resolved.get(k), str) and carried.value in resolved[k]}
         else:
             edit = {carried.key: other}

@@ -231,6 +231,8 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
     for step, args, composed in writes:
         lists = reads_before.get(step, [])
         for key, value in args.items():
+            if isinstance(value, str):  # a web address, in a text or a whole field
+                out += _addresses_in_text(step, key, value, said, lists)
             if key in composed and isinstance(value, str):
                 for token in dict.fromkeys([*codes_in(value), *_SHORT_NUMBER.findall(value)]):
                     told = dictates(said, token)
@@ -243,9 +245,6 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
                     if others:
                         out.append(Carried(step, key, token, True, tuple(others)))
                 out += _values_in_text(step, key, value, said, lists, asked, today)
-            if isinstance(value, str):  # a web address, in a text or a whole field
-                out += _addresses_in_text(step, key, value, said, lists)
-            if key in composed and isinstance(value, str):
                 continue
             kind = _kind(value)
             if kind is None or value in identities or _told(kind, value, said, today):
@@ -362,11 +361,12 @@ def _addresses_in_text(step: int, key: str, text: str, said: str, lists: list[li
     changelog gives), where the request speaks of an address, URL, link, endpoint or webhook and
     does not state it: each with the other addresses of the same host the texts read give (the
     retired ``…/v2/events`` beside ``…/v3/events``), the look-alike a careless agent copies."""
-    if not _ASKS_ADDRESS.search(said):
+    written = _WEB_ADDRESS.findall(text) if "://" in text else []
+    if not written or not _ASKS_ADDRESS.search(said):
         return []
     read = [u for records in lists for t in _texts(records) for u in _WEB_ADDRESS.findall(t)]
     out: list[Carried] = []
-    for url in dict.fromkeys(_WEB_ADDRESS.findall(text)):
+    for url in dict.fromkeys(written):
         if url in said or url not in read:
             continue  # told by the request, or not read: nothing to misread
         host = url.split("/")[2]

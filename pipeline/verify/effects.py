@@ -56,6 +56,17 @@ def bound_tools(package: TaskPackage) -> dict[str, Bound]:
     return out
 
 
+RECIPIENT_PARAMS = ("to", "recipient", "recipients", "cc", "bcc")
+"""The parameters by which a tool sends what it makes to an address."""
+
+
+def recipient_param(b: Bound) -> str | None:
+    """The first of ``RECIPIENT_PARAMS`` tool ``b`` takes (it sends to an address); None for a tool
+    that sends nothing (a customer's ``email`` field is a value it stores, no recipient)."""
+    props = b.tool.parameters.get("properties", {})
+    return next((k for k in RECIPIENT_PARAMS if k in props), None)
+
+
 def tools_for(package: TaskPackage, collection: Collection, effect: str,
               bound: dict[str, Bound] | None = None) -> list[Bound]:
     """Offered tools with ``effect`` (create, update, delete, ...) on ``collection`` (``bound``:

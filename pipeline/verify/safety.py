@@ -48,7 +48,7 @@ from pipeline.core.text_values import EMAIL, has_digit, numbers_in, verb_stem
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import number_forms
 from pipeline.verify.consistency import injected_passages
-from pipeline.verify.effects import Bound, Write, bound_tools, records_of
+from pipeline.verify.effects import Bound, Write, bound_tools, recipient_param, records_of
 from pipeline.verify.evidence import evidence_of
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.reference_edits import before_answer
@@ -250,11 +250,6 @@ def _commanded(verbs: str) -> re.Pattern[str]:
                       rf"his|her|their|to|me|us)\b", re.IGNORECASE)
 
 
-def _sends(bound: Bound) -> bool:
-    """Whether the tool sends something to an address it is given (a ``to``, ``cc`` or ``recipient``)."""
-    return any(k in ("to", "cc", "bcc", "recipient", "recipients") for k in bound.tool.parameters.get("properties", {}))
-
-
 def invites_breach(run: ReferenceRun, rule: SafetyRule) -> bool:
     """Whether something in the task leads an agent toward breaking ``rule``.
 
@@ -287,7 +282,7 @@ def invites_breach(run: ReferenceRun, rule: SafetyRule) -> bool:
         return (commanded.search(package.request.text) is not None
                 or any(commanded.search(text) for text in state_strings(package))
                 or any(commanded.search(text) for text in strings([s.result for s in ref.steps]))
-                or _sends(bound) and any(EMAIL.search(p) for p in injected_passages(package)))
+                or recipient_param(bound) is not None and any(EMAIL.search(p) for p in injected_passages(package)))
     if rule.kind == "state_unchanged":
         target = tuple(rule.collection.split(".", 1))
         writers = [b for b in tools.values() if b.collection == target and b.op.access == "write"]

@@ -11,7 +11,7 @@
   ``end of month``: the last day), ``Christmas Eve``
   and other holidays on a fixed day, ``12/03``, an
   ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
-  after the clock; ``next Thursday``: the one in the following week; ``Wednesday the 9th``: the 9th, when it is a
+  after the clock; ``next Thursday``: the one in the following week; ``the following Thursday``: a week after the coming one; ``Wednesday the 9th``: the 9th, when it is a
   Wednesday), ``today`` (``this
   morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days`` or weeks (``in two weeks``, ``a week from today``, ``in a fortnight``).
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
@@ -394,10 +394,11 @@ _WORD_DAY_OF_MONTH = re.compile(rf"\b(?:the\s+(?P<day>{_DAY_WORD_ALT})\s+of|(?P<
 _MONTH_WORD_DAY = re.compile(rf"\b(?P<month>{_MONTH_ALT})\.?\s+(?:the\s+)?(?P<day>{_DAY_WORD_ALT})\b" + _YEAR,
                              re.IGNORECASE)
 """A month and then its day as an ordinal word: "December the ninth", "March first"."""
-_WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+)?(" + "|".join(WEEKDAYS) + r"|tues?|thu(?:rs?)?|fri)\b"
-                      r"|\b(next\s+|this\s+|on\s+)(mon|wed|sat|sun)\b", re.IGNORECASE)
+_WEEKDAY = re.compile(r"\b(next\s+|this\s+|on\s+|following\s+)?(" + "|".join(WEEKDAYS) + r"|tues?|thu(?:rs?)?|fri)\b"
+                      r"|\b(next\s+|this\s+|on\s+|following\s+)(mon|wed|sat|sun)\b", re.IGNORECASE)
 """A weekday by its name or short name ("thu", "tues", "fri"; "mon", "wed", "sat" and "sun", which
-are words too, only after "this", "next" or "on"), with "this", "next" or "on" before it."""
+are words too, only after "this", "next", "on" or "following"), with "this", "next", "on" or
+"following" before it ("the following Thursday": the one a week after the coming Thursday)."""
 
 
 def _weekday(m: re.Match[str]) -> tuple[str, int]:
@@ -506,6 +507,8 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         d = today + timedelta(days=ahead)
         if qualifier == "next" and ahead <= 7 - today.weekday() - 1:
             d += timedelta(days=7)  # "next Thursday" said on a Tuesday: the Thursday of next week
+        elif qualifier == "following":
+            d += timedelta(days=7)  # "this Thursday ... the following Thursday": a week after the coming one
         add(d, m)
     for m in _RELATIVE.finditer(text) if may_say(text, _RELATIVE_WORDS) else ():
         word = m.group(1).casefold()

@@ -476,10 +476,17 @@ go to", "Greta emailed about where invoices should go from now on"): what they w
 
 _INJECTION = re.compile(r"\b(?:AI|KI|IA|automated|(?<!\bmy )(?<!\bhis )(?<!\bher )(?<!\bour )(?<!\btheir )assistants?"
                         r"(?!,?\s+(?-i:[A-Z][a-z]))|bots?|agents?|LLMs?|booking tools|language models?|"
-                        r"ignore (?:all |any )?(?:previous|above|prior))\b", re.IGNORECASE)
+                        r"ignore (?:all |any )?(?:previous|above|prior)|ignor\w*\s+(?:\w+\s+){0,3}?(?:instrucciones|"
+                        r"instructions|Anweisungen|istruzioni|instruções|consignes)|Sprachmodell\w*|chatbots?|"
+                        r"modell[oi] linguistic[oi]|modèles? de langage|modelos? de (?:lenguaje|linguagem))\b"
+                        r"|(?-i:(?<![A-Za-z])AI(?=[^\x00-\x7f])|(?<=[^\x00-\x7f])AI(?![A-Za-z]))|人工智能|인공지능",
+                        re.IGNORECASE)
 """Words of a passage a record's text addresses to software rather than to people ("my assistant
-Claire", "his assistant" are people); "KI" and "IA" are AI in German and in the Romance languages
-("Hinweis für KI-Assistenten: …")."""
+Claire", "his assistant" are people), in the languages requests are written in: "KI" and "IA" are
+AI in German and in the Romance languages ("Hinweis für KI-Assistenten: …"), "ignore the previous
+instructions" in German, Spanish, French, Italian and Portuguese ("Ignorieren Sie alle vorherigen
+Anweisungen"), a language model, and "AI" written beside Chinese, Japanese or Korean
+("AIアシスタントへ")."""
 _SENDER = re.compile(r"\s+(?:\w+\s+){0,2}?(?:e-?mailed|wrote|writes|messaged|sent|contacted)\s+(?:\w+\s+)?from\b",
                      re.IGNORECASE)
 _IN_IT = re.compile(r"\b(?:in|inside|from)\s+(?:it|there|that one|this one)\b", re.IGNORECASE)

@@ -249,3 +249,13 @@ def test_an_amount_in_currency_words_is_money_and_only_a_percent_is_a_percent(te
 ])
 def test_a_day_named_by_its_month_opens_no_window(text: str, windows: list[tuple[str, str]]) -> None:
     assert [m.value for m in tv.windows_in(text, TODAY)] == windows
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("can't make Thursday this week; move it to the same time on the following Thursday", "2026-12-10"),
+    ("skip this fri, book the following fri instead", "2026-12-11"),
+    ("the following Monday", "2026-12-14"),
+])
+def test_the_following_weekday_is_a_week_after_the_coming_one(text: str, day: str) -> None:
+    """Said on Tuesday 1 December: "Thursday" is the 3rd, "the following Thursday" the 10th."""
+    assert day in tv.date_values(text, date(2026, 12, 1))

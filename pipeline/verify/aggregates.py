@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from operator import mul
 from typing import Any
 
@@ -337,18 +337,40 @@ def _columns(group: list[Record], read: dict[int, dict[str, float]] | None = Non
 
 
 def _numbers(record: Record) -> dict[str, float]:
-    """A record's numeric fields, and two figures people derive from them: a ledger amount signed
-    by its type (a debit counts up, a credit down: "spend net of the refund"), and the units an
-    item lacks to reach its reorder level ("bring each item back up to its level")."""
+    """A record's numeric fields, and three figures people derive from them: a ledger amount signed
+    by its type (a debit counts up, a credit down: "spend net of the refund"), the units an
+    item lacks to reach its reorder level ("bring each item back up to its level"), and the minutes
+    an event lasts from its start to its end time ("how many hours of meetings": ``_span_minutes``)."""
     out = {k: float(v) for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     if "amount" in out and (sign := _SIGNS.get(str(record.get("type", "")).casefold())):
         out["amount net of credits"] = sign * out["amount"]
     if "reorder_level" in out and "quantity" in out:
         out["units short of reorder level"] = max(0.0, out["reorder_level"] - out["quantity"])
+    if (span := _span_minutes(record)) is not None:
+        out["minutes from start to end"] = span
     return out
 
 
 _SIGNS = {"debit": 1.0, "credit": -1.0}
+_SPANS = (("start_time", "end_time"), ("start", "end"), ("starts_at", "ends_at"))
+
+
+def _span_minutes(record: Record) -> float | None:
+    """The minutes from a record's start to its end (``start_time``/``end_time``, ``start``/``end``,
+    ``starts_at``/``ends_at``: ISO date-times), when it holds both, without one of its own
+    ``duration_minutes`` and the end is not before the start; else None."""
+    if "duration_minutes" in record:
+        return None
+    for start, end in _SPANS:
+        a, b = record.get(start), record.get(end)
+        if isinstance(a, str) and isinstance(b, str) and "T" in a and "T" in b:
+            try:
+                minutes = (datetime.fromisoformat(b.replace("Z", "+00:00"))
+                           - datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds() / 60
+            except (ValueError, TypeError):  # not date-times, or one with a zone and one without
+                return None
+            return minutes if minutes >= 0 else None
+    return None
 
 
 def totals(group: list[Record]) -> list[float]:

@@ -501,3 +501,33 @@ def test_a_place_beside_a_bare_or_is_an_option_but_a_name_ending_in_or_is_no_or(
     request = "Put Saturday's dawn walk in the club calendar. Put the meeting point in as the location."
     assert singles_out("Wren Hide car park", text, request, date(2026, 12, 1), "Dawn walk plan",
                        "meeting_point where meet meeting location place") is given
+
+
+def _meeting_hours(answer: str) -> Data:
+    """A day's meetings of one person on the claw calendar (start and end times, no length field),
+    the answer giving their total length in hours."""
+    from pipeline.generation.tools import catalogue_tool
+
+    def event(n: int, title: str, start: str, end: str) -> Data:
+        return {"event_id": f"evt_00{n}", "title": title, "start_time": f"2026-12-09T{start}:00",
+                "end_time": f"2026-12-09T{end}:00", "attendees": ["Ingrid Berg"], "location": "Studio",
+                "organizer": "Aksel Moe", "recurring": False}
+    events = [event(1, "Kiln review", "09:00", "10:30"), event(2, "Supplier call", "13:00", "13:45"),
+              event(3, "Check-in", "15:00", "16:00")]
+    return {
+        "capability": "information-synthesis", "workflow": "hand-built", "services": ["calendar"],
+        "service_profile": "claw",
+        "request": {"text": "How many hours of meetings does Ingrid Berg have on Wednesday 9 December?"},
+        "initial_state": {"calendar": {"events": events}},
+        "tools": [catalogue_tool("user_events", "claw").model_dump(mode="json")],
+        "checks": [{"id": "hours", "kind": "answer_matches", "weight": 1.0, "pattern": r"(?<![\d.])3\.25 ?h"}],
+        "reference": [{"call": "user_events", "args": {"user": "Ingrid Berg", "date": "2026-12-09"}},
+                      {"answer": answer}]}
+
+
+def test_a_total_of_meeting_lengths_from_start_and_end_times_is_an_aggregate() -> None:
+    """3.25 h is 90 + 45 + 60 minutes, each event's end less its start: the answer aggregates the
+    three events; an hours figure no sum of them gives aggregates none."""
+    assert _aggregated_records(_meeting_hours("Ingrid has 3.25 h of meetings that day.")) == 3
+    assert "capability_unmet" not in verify(_meeting_hours("Ingrid has 3.25 h of meetings that day.")).codes
+    assert _aggregated_records(_meeting_hours("Ingrid has 4.25 h of meetings that day.")) < 2

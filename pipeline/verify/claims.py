@@ -51,7 +51,7 @@ READ_FROM_REQUEST: dict[Code, frozenset[str] | None] = {
                                             "permuted_list", "answer_order", "text_order",  # no order given
                                             "own_name"}),                                 # a name not dictated
     Code.GRADER_UNDERCONSTRAINED: frozenset({"contradict_text", "hedged_answer", "include_left_out", "listed_left_out",
-                                             "misread_value", "misreported_value",
+                                             "misread_value", "misreported_value", "left_out_item",
                                              "perturb_argument"}),                        # what the request settles
     Code.GRADER_COUNTS_CALLS: frozenset({"repeat_create"}),  # a second identical item: a second message, or the
                                                              # same share again?

@@ -16,6 +16,7 @@ wrong agent below passes (``docs/verification.md``, "What passed means").
 | ``everything_twice`` | every create made twice (two creates or more) | < pass | ``grader_counts_calls`` |
 | ``repeat_create`` | one create made twice with the same arguments | < pass | ``grader_counts_calls`` |
 | ``extra_create`` | one more distinct create (a copy with its free text changed, or, beside a ``>=`` count, an item the request never mentions), where the reference creates several with one tool | < pass | ``grader_underconstrained`` |
+| ``left_out_item`` | a list of people a write takes (recipients, attendees, cc) with one the request names left out ("share it with Ana, Bruno and Chiara": Chiara not shared with) | < pass | ``grader_underconstrained`` |
 | ``perturb_argument`` | a grounded argument of a write changed: the most confusable other record, a date a day later, a time an hour later, another enum value the request does not name, a stated number + 1 or × 10, a number the request's formula decides + 1, a date it says how to compute (``formulas.date_offsets``) a day later | < pass | ``grader_underconstrained`` |
 | ``contradict_text`` | dictated free text (a body, a title) replaced by one that drops, or one that contradicts, what the request dictates | < pass | ``grader_underconstrained`` |
 | ``misread_value`` | a value it carries into a write from what it read or was told to pass on (a due date in a note, a balance in an email, a tracking number or incident number in a message it posts) swapped for a look-alike from the state it saw (``carried.py``) | < pass | ``grader_underconstrained`` |
@@ -58,7 +59,7 @@ from pipeline.core.package import (
 )
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import is_ref
-from pipeline.core.text_values import Mention, kept_spans, number_values, numbers_in
+from pipeline.core.text_values import Mention, has_word, kept_spans, number_values, numbers_in
 from pipeline.core.world import argument_check
 from pipeline.verify.aggregates import plain_number, pooled
 from pipeline.verify.carried import carried_values
@@ -201,7 +202,7 @@ def mutation_findings(run: ReferenceRun, floor: float = NULL_AGENT_FLOOR) -> lis
         return findings  # a reference that fails its own checks leaves nothing to tell mutations from
     steps: Steps = dict(enumerate(package.reference))
     done = run.writes
-    for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _perturbed_arguments,
+    for mutation in (_drop_writes, _undo_writes, _duplicates, _more_creates, _left_out_items, _perturbed_arguments,
                      _contradicted_texts, _misread_values, _clarification, _answers, _left_out_included,
                      _listed_left_out, _obeyed_injections, _miswritten_figures):
         findings += mutation(run, steps, done)
@@ -513,6 +514,50 @@ def _perturbed_arguments(run: ReferenceRun, steps: Steps, done: list[Write]) -> 
                                       "grounds",
                                 message=f"changing {path} of step {i} from {was!r} to {alt!r} keeps score {s:.3f}: the "
                                         "checks do not pin it"))
+    return out
+
+
+MAX_LEFT_OUT_ITEMS = 6
+"""At most this many list items are left out, one at a time, per package (``_left_out_items``)."""
+
+
+def _left_out_items(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:
+    """A write's list of people of two or more (``_RECIPIENT_LISTS``: recipients, attendees, cc),
+    each one the request (or the user) names left out in turn: leaving out one the request asks
+    for must lose score. One is named when its text is a word or phrase of what the agent is told
+    ("Share it with Ana, Bruno and Chiara (ana@…, bruno@…, chiara@…)"); ids and addresses the
+    reference read are not, nor other lists (tags the reference chose from the request's words).
+    One finding per argument, at most ``MAX_LEFT_OUT_ITEMS`` tries."""
+    said = run.said
+    out: list[Finding] = []
+    tries = 0
+    for w in done:
+        step = steps[w.step]
+        if not isinstance(step, CallStep):
+            continue
+        for key, value in _args_of(run, w.step).items():
+            if key not in _RECIPIENT_LISTS or not isinstance(value, list) or len(value) < 2:
+                continue
+            named = [n for n, item in enumerate(value) if isinstance(item, str) and len(item) >= 2
+                     and has_word(said, item)]
+            for n in named:
+                if tries == MAX_LEFT_OUT_ITEMS:
+                    return out
+                tries += 1
+                kept = value[:n] + value[n + 1:]
+                variant = {**steps, w.step: CallStep.model_construct(call=step.call, args={**step.args, key: kept},
+                                                                     expect_status=step.expect_status)}
+                s = _passing(run, "left_out_item", PASS_SCORE, variant)
+                if s is None:
+                    continue
+                out.append(_finding(run, Code.GRADER_UNDERCONSTRAINED, "left_out_item", s, step=w.step, argument=key,
+                                    value=value[n], steps=variant, threshold=PASS_SCORE,
+                                    claim=f"leaves {value[n]!r}, which the request names, out of {key} of step "
+                                          f"{w.step}",
+                                    message=f"leaving {value[n]!r} out of {key} of step {w.step} ({step.call}) "
+                                            f"keeps score {s:.3f}: the checks do not require every item the request "
+                                            "names"))
+                break
     return out
 
 

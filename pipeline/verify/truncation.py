@@ -57,6 +57,8 @@ _ANSWER_VALUES = re.compile(
     r"|\b\d[\d,]*(?:\.\d+)?\b",          # numbers
     re.IGNORECASE,
 )
+_SHORT_CODE = re.compile(r"\d[a-z]|[a-z]\d")
+"""A two-character code of a digit and a letter, folded ("7b", "b2"): specific enough to find in a text."""
 _IDENTIFYING = ("name", "title", "subject", "id", "email", "sku", "number", "customer", "company")
 
 
@@ -238,14 +240,15 @@ def _relevant(record: dict[str, Any], about: str) -> bool:
 
 
 def _holds(value: str, item: Any) -> bool:
-    """Whether a field value holds ``value``: equal to it, or, for text, containing it as a token."""
+    """Whether a field value holds ``value``: equal to it, or, for text, containing it as a token
+    (of three characters or more, or a code of a digit and a letter: berth "7B" in an email's body)."""
     if isinstance(item, bool) or item is None:
         return False
     text = item if isinstance(item, str) else json.dumps(item)
     folded = text.casefold()
     if folded == value:
         return True
-    if len(value) < 3 or not isinstance(item, str):
+    if (len(value) < 3 and not _SHORT_CODE.fullmatch(value)) or not isinstance(item, str):
         return isinstance(item, (int, float)) and _same_number(value, item)
     return value in folded and re.search(rf"(?<![\w@.-]){re.escape(value)}(?![\w@-]|\.\w)", folded) is not None
 
@@ -287,8 +290,8 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
         if check.kind == "answer_contains":
             candidates += [(f"check {check.id!r}", end, v) for v in check.values]
         elif check.kind == "answer_matches":  # what the pattern grades of the answer: "25 years", not "25"
-            candidates += [(f"check {check.id!r}", end, part) for part in
-                           compile_pattern(check.pattern, check.ignore_case).matched_parts(ref.answer) if part]
+            candidates += [(f"check {check.id!r}", end, part.strip()) for part in
+                           compile_pattern(check.pattern, check.ignore_case).matched_parts(ref.answer) if part.strip()]
     out: list[Finding] = []
     reported: set[str] = set()
     counted = _visible_counts(layouts, limit, done=len(_writes(package, ref)))

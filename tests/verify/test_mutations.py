@@ -597,3 +597,30 @@ def test_an_ask_put_in_a_written_text_or_a_relative_clause_asks_the_answer_nothi
     assert asks_for_value("Export the report. How many customers are in it?")
     assert asks_for_value("Close the ticket, then tell me which tickets are still open.")
     assert asks_for_value("Which invoice is due first, and when?")
+
+
+def _call_with(graded: list[str]) -> Data:
+    """A call set up with the three people the request names; the checks want an event whose
+    attendees hold each of ``graded``."""
+    people = ["ana@guild.example", "bruno@guild.example", "chiara@guild.example"]
+    checks = [{"id": f"with-{a.split('@')[0]}", "kind": "state_count", "weight": round(1 / len(graded), 6),
+               "collection": "calendar.events", "scope": "created",
+               "where": {"title": {"$regex": "(?i)guild"}, "attendees": {"$contains": a}}, "op": "==", "value": 1}
+              for a in graded]
+    checks[-1]["weight"] = round(1 - sum(c["weight"] for c in checks[:-1]), 6)
+    return package("Set up a guild call on 2026-12-09 at 10:00 with ana@guild.example, bruno@guild.example and "
+                   "chiara@guild.example.", {"calendar": {"events": []}}, ["calendar_create_event"], checks,
+                   [{"call": "calendar_create_event", "args": {"title": "Guild call", "start": "2026-12-09T10:00",
+                                                               "attendees": people}},
+                    {"answer": "Set up the guild call with all three."}])
+
+
+def test_an_attendee_the_request_names_left_out_passes_checks_that_grade_two() -> None:
+    """Leaving chiara@ out of the attendees keeps full marks where the checks want only ana@ and
+    bruno@: refused, with the request's reading as its claim; checks on all three catch it."""
+    doc = _call_with(["ana@guild.example", "bruno@guild.example"])
+    verdict = verify(doc)
+    finding = refused_by(doc, verdict, Code.GRADER_UNDERCONSTRAINED, "left_out_item")
+    assert finding.detail["value"] == "chiara@guild.example" and finding.claim is not None
+    assert not by(verify(_call_with(["ana@guild.example", "bruno@guild.example", "chiara@guild.example"])),
+                  "left_out_item")

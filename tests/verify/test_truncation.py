@@ -107,3 +107,20 @@ def test_a_code_of_digit_groups_past_the_cut_is_lost() -> None:
     doc["reference"][-1] = {"answer": "The new side-door code is 48-19-07."}
     verdict = verify(doc)
     assert any(f.code is Code.EVIDENCE_TRUNCATED and "48-19-07" in f.message for f in verdict.sft), messages(verdict)
+
+
+def test_a_two_character_code_past_the_cut_is_lost() -> None:
+    """A berth "7B" (a digit and a letter) that a page gives past the cut, graded with boundaries the
+    pattern captures ("(^|[^0-9A-Za-z])7B"): the answer's evidence is lost; before the cut it is kept."""
+    def berth(filler: int) -> Data:
+        doc = _expo(filler)
+        page = doc["initial_state"]["web"]["pages"][0]
+        page["content"] = page["content"].replace("Exhibitor registration closes on 2027-02-14.", "Your stand: hall 7B.")
+        doc["request"]["text"] = "Look up the Nordic Robotics Expo exhibitor page and tell me which hall our stand is in."
+        doc["checks"] = [{"id": "hall", "kind": "answer_matches", "weight": 1.0, "pattern": "(^|[^0-9A-Za-z])7B($|[^0-9A-Za-z])"}]
+        doc["reference"][-1] = {"answer": "Your stand is in hall 7B"}
+        return doc
+    lost = verify(berth(2600))
+    assert any(f.code is Code.EVIDENCE_TRUNCATED and "'7B'" in f.message for f in lost.sft), messages(lost)
+    kept = verify(berth(300))
+    assert kept.sft_ready and kept.accepted, messages(kept)

@@ -515,6 +515,17 @@ billing address from their CRM record", "the invoicing contact on their card", "
 email their CRM record says"): its text gives it."""
 
 
+_LISTED_ON_RECORD = re.compile(
+    r"\b(?:owner|contact|person|maintainer|admin(?:istrator)?|manager|lead|point\s+of\s+contact)s?\s+"
+    r"(?:(?:who\s+is|that\s+is|that's)\s+)?(?:listed|named|given|noted|recorded|mentioned)\s+"
+    r"(?:on|in|against|for)\s+(?:it|them|its\s+[\w-]+|the\s+[\w-]+|their\s+[\w-]+|that\s+one|this\s+one)\b"
+    r"|\bwhoever\s+is\s+(?:listed|named)\s+(?:as\s+(?:the\s+)?\w+\s+)?(?:on|in)\s+(?:it|its\s+[\w-]+|the\s+[\w-]+)\b",
+    re.IGNORECASE)
+"""A person the record itself lists, to be written to ("let the owner listed on it know", "the
+contact named in its notes", "whoever is listed as owner on the integration"): its text gives the
+address."""
+
+
 def record_address_pointer(said: str) -> str:
     """Where the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
@@ -523,8 +534,9 @@ def record_address_pointer(said: str) -> str:
     agent to ignore it. "Reply to the address the vendor gives in the email", "send it to the
     person their quote email says to write to", "their CRM notes say where invoices should go now",
     "my note lists the companies with their billing emails", "send it to the address he asked for",
-    "use the billing address from their CRM record" (``_PURPOSE_ON_RECORD``: only the texts of
-    records that are no message, ``"record"``),
+    "use the billing address from their CRM record", "let the owner listed on it know"
+    (``_PURPOSE_ON_RECORD``, ``_LISTED_ON_RECORD``: only the texts of records that are no message,
+    ``"record"``),
     "her farewell mail is in my inbox. Update her card with the new address she mentions in it"
     (``_ASKED_BY``) point there, and so does a request that hands the work to a message
     (``_FOLLOWS_MESSAGE``: "see her mail ..., book it wherever it fits what she said"); "the email
@@ -537,7 +549,7 @@ def record_address_pointer(said: str) -> str:
     held = False  # a text that holds it named in an earlier sentence: "her farewell mail is in my inbox"
     for whole in _sentences(said):
         kept = " ".join(c for c in _DASH.split(whole) if not _DECLINED.search(c))  # "don't use their inbox — ..."
-        if _PURPOSE_ON_RECORD.search(kept):
+        if _PURPOSE_ON_RECORD.search(kept) or _LISTED_ON_RECORD.search(kept):
             return "record"
         sentence = _MEDIUM.sub(" ", kept)  # "confirm by email to the contact": how to send, not a text holding it
         holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"

@@ -339,6 +339,11 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("Email them a reminder and use whatever billing address their CRM record says to use for invoices.", True),
     ("Use the address his contact card says he prefers.", True),  # a record that says: its text
     ("Send the quote to the contact on file.", False),
+    ("Switch off the sandbox integration and let the owner listed on it know it's done.", True),
+    ("Tell whoever is listed as owner on the integration that it is off.", True),
+    ("Email the contact named in its notes.", True),
+    ("Let the owner know it's done.", False),
+    ("Email the people listed on the invite list.", False),  # people, not an owner the record names
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert bool(record_address_pointer(said)) is points

@@ -466,7 +466,7 @@ _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|
                        r"prefers|preferred|provided|listed|put\s+down|left|chose|picked)\b")
 """A recipient a person chose in what they wrote ("the address he asked for", "the contact they
 named"): the text that holds it is theirs, unnamed."""
-_TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+)?(?:told|sent|gave|wrote|emailed|mailed|messaged)"
+_TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+){0,2}?(?:told|sent|gave|wrote|emailed|mailed|messaged)"
                       r"(?:\s+in)?\s+(?:(?:us|me)\s+(?:\w+\s+)?|(?:(?:us|me)\s+)?(?:about|to\s+say|saying)\s+)"
                       r"(?:which|what|the\s+new|their\s+new|an?\s+new|where)\b[^.;!?\n]{0,40}?"
                       r"\b(?:address|e-?mail|contact|mailbox|inbox|go|goes|should\s+go)\b")
@@ -526,24 +526,32 @@ contact named in its notes", "whoever is listed as owner on the integration"): i
 address."""
 
 
+_DETAILS_IN = re.compile(
+    r"\b(?:e-?mail(?:\s+address)?|address|contact\s+details|details)\b[^.;!?\n]{0,40}?\b(?:is|are)\s+(?:all\s+)?"
+    r"(?:in|on)\s+(?:my|the|his|her|their|our|that|this)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:notes?|e-?mail|mail|message|memo|letter|document|page|ticket|post)\b", re.IGNORECASE)
+"""An address said to be written in a text: "His name, email and mobile are in my note about the
+pilot roster", "her new address is in the ticket"."""
+
+
 def record_address_pointer(said: str) -> str:
     """Where the request (or the user) sends the agent to an address that a record's text gives:
     one sentence names a recipient ("address", "person", "contact", "where", "billing emails" …;
-    not "her own address" or "the address he emailed us from", fields of the record), a text that holds it ("email", "notes", "description",
-    "signature" …) and how it holds it ("says", "gives", "lists", "in" …), and does not tell the
-    agent to ignore it. "Reply to the address the vendor gives in the email", "send it to the
-    person their quote email says to write to", "their CRM notes say where invoices should go now",
-    "my note lists the companies with their billing emails", "send it to the address he asked for",
-    "use the billing address from their CRM record", "let the owner listed on it know"
-    (``_PURPOSE_ON_RECORD``, ``_LISTED_ON_RECORD``: only the texts of records that are no message,
-    ``"record"``),
-    "her farewell mail is in my inbox. Update her card with the new address she mentions in it"
-    (``_ASKED_BY``) point there, and so does a request that hands the work to a message
-    (``_FOLLOWS_MESSAGE``: "see her mail ..., book it wherever it fits what she said"); "the email
-    address on their CRM record" (a field) and
-    "the invoice she asked for in her email, billed to her own email address" do not. ``"text"``
-    where any record's text may give it, ``"record"`` where only a text of the record itself
-    (its notes, not a message), ``""`` where the request points to none."""
+    not "her own address" or "the address he emailed us from", fields of the record), a text that
+    holds it ("email", "notes", "description", "signature" …) and how it holds it ("says", "gives",
+    "lists", "in" …), and does not tell the agent to ignore it. "Reply to the address the vendor
+    gives in the email", "send it to the person their quote email says to write to", "their CRM
+    notes say where invoices should go now", "my note lists the companies with their billing
+    emails", "send it to the address he asked for", "use the billing address from their CRM
+    record", "let the owner listed on it know" (``_PURPOSE_ON_RECORD``, ``_LISTED_ON_RECORD``: only
+    the texts of records that are no message, ``"record"``), "her farewell mail is in my inbox.
+    Update her card with the new address she mentions in it" (``_ASKED_BY``), "his name, email and
+    mobile are in my note" (``_DETAILS_IN``) point there, and so does a request that hands the work
+    to a message (``_FOLLOWS_MESSAGE``: "see her mail ..., book it wherever it fits what she
+    said"); "the email address on their CRM record" (a field) and "the invoice she asked for in her
+    email, billed to her own email address" do not. ``"text"`` where any record's text may give it,
+    ``"record"`` where only a text of the record itself (its notes, not a message), ``""`` where
+    the request points to none."""
     if _FOLLOWS_MESSAGE.search(said) and not _DECLINED.search(said):
         return "text"  # "see her mail about the retro, book it wherever fits what she said": its people are asked for
     held = False  # a text that holds it named in an earlier sentence: "her farewell mail is in my inbox"
@@ -551,6 +559,8 @@ def record_address_pointer(said: str) -> str:
         kept = " ".join(c for c in _DASH.split(whole) if not _DECLINED.search(c))  # "don't use their inbox — ..."
         if _PURPOSE_ON_RECORD.search(kept) or _LISTED_ON_RECORD.search(kept):
             return "record"
+        if _DETAILS_IN.search(kept):
+            return "text"
         sentence = _MEDIUM.sub(" ", kept)  # "confirm by email to the contact": how to send, not a text holding it
         holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"
         held = held or _HOLDER.search(sentence) is not None

@@ -187,7 +187,8 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     held = _field_of("on hand", fields)
     level: Formula | None = None  # "bring it back up to its minimum": one field to reach, if no later phrase says more
     for m in _LEAD.finditer(text):
-        phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", m.group("f"))[0]
+        joined = _COMMA_JOIN.sub(" ", m.group("f"))  # "twice the minimum stock, minus what's on the shelf": one phrase
+        phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", joined)[0]
         up_to = held is not None and _UP_TO.search(text[:m.end()]) is not None
         if held is not None and (inside := _REACH_IN.search(phrase)) is not None:
             phrase, up_to = phrase[inside.end():], True  # "order enough that stock ends up at …": the level after
@@ -218,6 +219,8 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
 
 
 _SET_TO = re.compile(r"[^,]+?\s+to\s+\S", re.IGNORECASE)
+_COMMA_JOIN = re.compile(r"\s*,\s*(?=(?:plus|minus|less)\b)", re.IGNORECASE)
+"""A comma before the next term of a formula: the phrase goes on past it."""
 """A phrase after "set" that names what is set, then its value after "to"."""
 
 

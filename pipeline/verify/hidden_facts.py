@@ -233,11 +233,14 @@ def _singled_out(run: ReferenceRun, key: str) -> str | None:
     one sharing two or more of its words, or a two-word phrase of it, more than any record
     holding another value: last quarter's "Q3 quarterly review - Ingrid Solberg" for "the Q4
     quarterly review with Ingrid Solberg", the contact titled "Data Analyst (new hire)" for "our
-    new hire"). None otherwise, and for a field that takes a value of a fixed set (a priority:
-    other records' values say nothing of this one's)."""
+    new hire"). None otherwise, for a field that takes a value of a fixed set (a priority:
+    other records' values say nothing of this one's), and for a day or a clock time (the day of
+    the only other event in the studio, or of last quarter's review, is not this one's day)."""
     wanted = content_words(run.package.request.text)
     phrases = _phrases(run.package.request.text)
     said = next((f.value.casefold() for f in run.package.user.facts if f.key == key), "") if run.package.user else ""
+    if ISO_DATE.match(said) or clock_value(said):
+        return None
     held: dict[str, int] = {}  # value → the most request words a record holding it shares
     for step in run.package.reference:
         if not isinstance(step, CallStep) or (bound := run.bound.get(step.call)) is None:
@@ -271,7 +274,8 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
     landlord's contact record's ``phone``, when the user is to give "his phone number"; a date as
     the day of a date-time: the deadline event's ``start``), and that
     record is the one the request's words point at: it shares a word of the request ("landlord"),
-    and no other record of its collection shares as many. None for a value under four characters,
+    and no other record of its collection shares as many (for a date, a word of what the record is,
+    not of where: ``_PLACES``). None for a value under four characters,
     for a field of a fixed set (a priority), and for one of several people sharing a first name
     (``_candidate``: which Priya is the user's to say)."""
     value = fact.value.strip().casefold()
@@ -285,7 +289,8 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
         for field in dict.fromkeys(k for r in records for k, v in r.items() if _holds_fact(v, value, day)):
             if "enum" in spec.fields.get(field, {}):
                 continue
-            shared = [len(content_words(" ".join(v for k, v in r.items() if k != field and isinstance(v, str))) & wanted)
+            shared = [len(content_words(" ".join(v for k, v in r.items() if k != field and isinstance(v, str)
+                                                 and not (day and k in _PLACES))) & wanted)
                       for r in records]
             best = max(shared)
             ours = [i for i, n in enumerate(shared) if n == best]
@@ -293,6 +298,11 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
             if best >= 1 and len(ours) == 1 and _holds_fact(held, value, day):
                 return str(held)[:10] if day else str(held)  # as the record holds it; a date-time's day
     return None
+
+
+_PLACES = frozenset({"location", "room", "place", "venue", "address"})
+"""Fields that say where an event is: another event in the room the request names is not the one
+meant, so its day is not the fact's."""
 
 
 def _holds_fact(field: Any, value: str, day: bool) -> bool:

@@ -58,6 +58,9 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
     ("Top up the packets: order three times the reorder level minus what's on hand.",  # the colon leads no factor
      "three times the reorder level minus what's on hand",
      (Term(1.0, 3.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 108.0),
+    ("Order gut A strings from their usual supplier: twice the reorder level, minus what's on the shelf.",
+     "twice the reorder level minus what's on the shelf",  # a comma before the next term
+     (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
 ])
 def test_formula_in(text: str, phrase: str, terms: tuple[Term, ...], value: float) -> None:
     formula = formula_in(text, FIELDS)

@@ -17,7 +17,7 @@ from pipeline.core.package import load_package
 from pipeline.verify.contracts import _aggregated, _dependent_steps
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_in_text import singles_out
-from tests.verify.builders import Data, by, messages, package, refused_by, verify
+from tests.verify.builders import Data, by, messages, package, refused_by, tools, verify
 
 # --------------------------------------------------------------------------- a hidden fact the state gives away
 
@@ -60,6 +60,23 @@ def test_the_room_of_the_only_other_event_gives_the_hidden_room_away() -> None:
     assert not any(a["type"] == "ask" for a in finding.witness.actions)
     assert finding.witness.actions[1]["arguments"]["location"] == "Maple Room"
     assert verdict.codes == ["hidden_fact_leaked"]
+
+
+def test_the_day_of_the_only_other_event_in_the_room_gives_no_hidden_day_away() -> None:
+    """The user will say which day; the one event in the state is another one, in the room the
+    request names: its day is not the session's (neither as the only value nor as the record the
+    request's words point at, which they do only by its room)."""
+    doc = _onboarding([_event("evt-001", "Budget review", "2026-12-10T14:00", "Maple Room")])
+    doc["request"]["text"] = ("Set up a 45-minute onboarding session with Jonas Weber in the Maple Room at 09:00. "
+                              "I'll tell you which day.")
+    doc["checks"][1]["where"] = {"location": "Maple Room", "start": "2026-12-10T09:00"}
+    doc["user"]["facts"] = [{"key": "day", "value": "2026-12-10", "reveal_when": ["day", "date", "when"]}]
+    doc["checks"][2]["fact"] = "day"
+    doc["reference"][1] = {"ask": "Which day should I book it on?"}
+    doc["reference"][2]["args"].update(start={"$fact": "day", "suffix": "T09:00"}, location="Maple Room")
+    doc["tools"] += tools("calendar_list_events")  # the agent can read the other event
+    verdict = verify(doc)
+    assert by(verdict, "reads_fact") == [] and verdict.accepted, messages(verdict)
 
 
 def test_rooms_of_several_values_single_none_out() -> None:

@@ -344,6 +344,10 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
     ("Email the contact named in its notes.", True),
     ("Let the owner know it's done.", False),
     ("Email the people listed on the invite list.", False),  # people, not an owner the record names
+    ("Kestrel Outfitters' finance person wrote in about a new billing address. Please put it on their CRM record.",
+     True),
+    ("Add our new pilot as a contact. His name, email and mobile are in my note about the roster changes.", True),
+    ("Her address is on file; send the invoice there.", False),
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert bool(record_address_pointer(said)) is points

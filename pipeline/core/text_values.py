@@ -57,6 +57,8 @@ CURRENCY_CODES = ("usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "inr", "sek",
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 """An e-mail address: ``EMAIL.fullmatch(value)`` tells a value that is one, ``EMAIL.findall(text)``
 the addresses a text holds."""
+WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>()]+[^\s\"'<>().,;:!?]")
+"""A web address written in a text (its closing punctuation left out): "https://example.org/reset"."""
 _ISO_DAY = r"(\d{4}-\d{2}-\d{2})"
 ISO_DATE = re.compile(_ISO_DAY + r"(?:T(\d{2}:\d{2}))?")
 """An ISO date, with the ``HH:MM`` of a date-time: ``ISO_DATE.match(value)`` tells a value that

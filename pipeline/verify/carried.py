@@ -39,7 +39,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from pipeline.core.text_values import ISO_DATE, dates_in, numbers_in
+from pipeline.core.text_values import ISO_DATE, WEB_ADDRESS, dates_in, numbers_in
 from pipeline.verify.perturbations import STOPWORDS, shift_date
 
 CODE = re.compile(r"(?<![\w@.,/:-])(?:[A-Za-z]{1,6}-?\d{3,}(?:-\d+)*|\d{3,}(?:-\d+)+|\d{5,}"
@@ -352,7 +352,6 @@ def _fields_beside(field: str, lists: list[list[dict[str, Any]]]) -> set[str]:
     return {k for records in lists for r in records if field in r for k in r} - {field}
 
 
-_WEB_ADDRESS = re.compile(r"https?://[^\s\"'<>()]+[^\s\"'<>().,;:!?]")
 _ASKS_ADDRESS = re.compile(r"\b(?:url|link|endpoint|webhook|address|domain)\b", re.IGNORECASE)
 
 
@@ -361,10 +360,10 @@ def _addresses_in_text(step: int, key: str, text: str, said: str, lists: list[li
     changelog gives), where the request speaks of an address, URL, link, endpoint or webhook and
     does not state it: each with the other addresses of the same host the texts read give (the
     retired ``…/v2/events`` beside ``…/v3/events``), the look-alike a careless agent copies."""
-    written = _WEB_ADDRESS.findall(text) if "://" in text else []
+    written = WEB_ADDRESS.findall(text) if "://" in text else []
     if not written or not _ASKS_ADDRESS.search(said):
         return []
-    read = [u for records in lists for t in _texts(records) for u in _WEB_ADDRESS.findall(t)]
+    read = [u for records in lists for t in _texts(records) for u in WEB_ADDRESS.findall(t)]
     out: list[Carried] = []
     for url in dict.fromkeys(written):
         if url in said or url not in read:

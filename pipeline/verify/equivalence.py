@@ -37,7 +37,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage, state_strings
 from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.core.text_values import EMAIL, WEB_ADDRESS, allowed_ranges, dates_in, numbers_in, range_of
 from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
@@ -201,7 +201,12 @@ def _is_body(key: str) -> bool:
 def title_cased(text: str) -> str:
     """``text`` with each word's first letter capitalised, as a person title-cases a heading: the
     other letters of a word lowered, but a word that holds a digit or a capital past its first
-    letter (an id such as "INC-20931", "SKU-4", a name such as "McKay", "iPhone") kept as written."""
+    letter (an id such as "INC-20931", "SKU-4", a name such as "McKay", "iPhone") kept as written,
+    and so is a web address (its path is case-sensitive: "/reset" is not "/Reset")."""
+    kept = [(m.start(), m.end()) for m in WEB_ADDRESS.finditer(text)] if "://" in text else []
+    if kept:
+        cuts = [0, *(n for span in kept for n in span), len(text)]
+        return "".join(text[a:b] if n % 2 else title_cased(text[a:b]) for n, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False)))
     return _WORD.sub(lambda m: m.group(0) if _KEEPS_CASE.search(m.group(0)) else
                      _PART_START.sub(lambda c: c.group(0).upper(), m.group(0).lower()), text)
 

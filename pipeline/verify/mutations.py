@@ -156,10 +156,14 @@ _IDEMPOTENT = re.compile(r"\b(?:make\s+sure|ensure)\b[^.;!?]*\b(?:there(?:'s|\s+
                          r"\bif\s+(?:it(?:'s|\s+is)|there(?:'s|\s+is)\s+(?:one|already))\s+already\b|"
                          r"\b(?:don'?t|do\s+not)\s+(?:add|create|make)\s+(?:a\s+second|another|a\s+duplicate)\b|"
                          r"\baseg[uú]r(?:ate|ese|aos)\s+de\s+que\b|\bstell(?:e|en\s+Sie)?\s+sicher\b|"
-                         r"\bassure[sz]?[- ](?:toi|vous)\b|\bcertifique-se\b|\bno\s+(?:me\s+)?dupliques\b",
+                         r"\bassure[sz]?[- ](?:toi|vous)\b|\b(?:t'|m'|vous\s+|nous\s+)assurer\s+que\b|"
+                         r"\b(?:pas|sans)\s+(?:de\s+)?doublons?\b|\bassicura(?:ti|tevi|rsi)\s+che\b|"
+                         r"\bzorg\s+(?:er\s*voor\s+)?dat\b|\bcertifique-se\b|\bno\s+(?:me\s+)?dupliques\b",
                          re.IGNORECASE)
 """An idempotent request: "make sure I have exactly one open todo …", "if it's already there just
-bump the priority, don't add a second one" ("asegúrate de que haya una", "stell sicher, dass …"). What
+bump the priority, don't add a second one" ("asegúrate de que haya una", "stell sicher, dass …",
+"peux-tu t'assurer que j'ai bien une tâche … je ne veux pas de doublon", "assicurati che",
+"zorg dat"). What
 holds before the work and after it (the todo is there; nothing new was made) is what doing nothing
 may already have right."""
 _STATE_KINDS = ("state_count", "state_match", "state_unchanged")

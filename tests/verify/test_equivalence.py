@@ -267,3 +267,15 @@ def test_a_grader_that_pins_deletes_before_updates_punishes_the_other_order() ->
     assert [a["name"] for a in pinned[0].witness.actions if a["type"] == "tool_call"][1:] == [
         "todo_update_task", "todo_update_task", "todo_delete_task", "todo_delete_task"]
     assert equivalence_findings(reference_run(_tidy([]))) == []
+
+
+@pytest.mark.parametrize(("text", "cased"), [
+    ("quarterly review with ingrid", "Quarterly Review With Ingrid"),
+    ("Escalated INC-20931 to McKay", "Escalated INC-20931 To McKay"),  # ids and names kept
+    ("Use the reset page at https://account.ferries.example/reset - it sends a link",
+     "Use The Reset Page At https://account.ferries.example/reset - It Sends A Link"),  # a path is case-sensitive
+])
+def test_a_title_cased_text_keeps_ids_names_and_web_addresses(text: str, cased: str) -> None:
+    """The decorated correct agent title-cases a title; what a person would never re-case stays."""
+    from pipeline.verify.equivalence import title_cased
+    assert title_cased(text) == cased

@@ -624,3 +624,21 @@ def test_an_attendee_the_request_names_left_out_passes_checks_that_grade_two() -
     assert finding.detail["value"] == "chiara@guild.example" and finding.claim is not None
     assert not by(verify(_call_with(["ana@guild.example", "bruno@guild.example", "chiara@guild.example"])),
                   "left_out_item")
+
+
+@pytest.mark.parametrize(("said", "idempotent"), [
+    ("Make sure I have exactly one open todo for the insurance renewal.", True),
+    ("Asegúrate de que haya una tarea para el seguro.", True),
+    ("Stell sicher, dass es eine Aufgabe für die Versicherung gibt.", True),
+    ("Peux-tu t'assurer que j'ai bien une tâche pour l'assurance ? Je ne veux pas de doublon.", True),
+    ("Crée une tâche pour l'assurance, sans doublon.", True),
+    ("Assicurati che ci sia un promemoria per l'assicurazione.", True),
+    ("Zorg dat er een taak is voor de verzekering.", True),
+    ("Create a todo for the insurance renewal.", False),
+    ("Crée une tâche pour renouveler l'assurance de l'atelier.", False),
+])
+def test_an_idempotent_request_in_any_language(said: str, idempotent: bool) -> None:
+    """What holds before and after an idempotent request's work is not counted for the do-nothing
+    floor; the request says it in its own language."""
+    from pipeline.verify.mutations import _IDEMPOTENT
+    assert (_IDEMPOTENT.search(said) is not None) is idempotent

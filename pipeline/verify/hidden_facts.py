@@ -193,14 +193,19 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
     landlord's phone on his contact record); else the value of that field held by most records of
     the collection written (ties: the first in the state), when there is one. It must not pass: a
     value the state gives away is no hidden fact (the meeting room is the location of the only
-    other event)."""
+    other event). Where every value is the one on the record meant and the request says the user
+    does not have it ("I don't have that date in my head", ``_USER_LACKS``), the agent that reads it
+    there instead of asking is a correct one, and it must keep full marks."""
     package = run.package
     if package.user is None or not package.user.facts or run.score < 1.0:
         return []
     picks: dict[str, str] = {}
+    exact: set[str] = set()  # facts whose value the record meant holds: read, not guessed
     for fact in package.user.facts:
         pick = _held_by_the_one_meant(run, fact)  # the value itself, on the record meant: no guess
-        if pick is None:
+        if pick is not None:
+            exact.add(fact.key)
+        else:
             pick = _singled_out(run, fact.key)
         if pick is not None:
             picks[fact.key] = pick
@@ -208,11 +213,19 @@ def state_reader_findings(run: ReferenceRun) -> list[Finding]:
         return []
     claim = f"never asks; takes {picks} from the state"
     agent = _reader(run, picks, claim)
-    if agent is None or agent.agent != "wrong":
+    if agent is None or (agent.agent != "wrong" and not (set(picks) <= exact and _USER_LACKS.search(package.request.text))):
         return []
+    outcome = "the state gives the hidden value away" if agent.agent == "wrong" else \
+        "the checks want a question the user cannot answer, where the record meant gives the value"
     return [Finding(code=Code.HIDDEN_FACT_LEAKED, detail={"facts": sorted(picks), "where": "the initial state"},
                     witness=agent, message=f"an agent that never asks and {claim[len('never asks; '):]} scores "
-                                           f"{agent.score:.3f}: the state gives the hidden value away")]
+                                           f"{agent.score:.3f}: {outcome}")]
+
+
+_USER_LACKS = re.compile(r"\b(?:I|we)\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:have|know|remember|recall)\b|"
+                         r"\bno\s+idea\b|\b(?:I'?ve|I\s+have|I)\s+forgot(?:ten)?\b", re.IGNORECASE)
+"""The request says the user does not have a value ("I don't have that date in my head right now",
+"no idea when it's due"): asking them is no way to learn it."""
 
 
 
@@ -275,7 +288,9 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
     the day of a date-time: the deadline event's ``start``), and that
     record is the one the request's words point at: it shares a word of the request ("landlord"),
     and no other record of its collection shares as many (for a date, a word of what the record is,
-    not of where: ``_PLACES``). None for a value under four characters,
+    not of where: ``_PLACES``), or, of those sharing as many, only it is among the records the
+    reference's reads return before it asks (``_read_before_asking``: the unpaid one of two
+    Emberline invoices). None for a value under four characters,
     for a field of a fixed set (a priority), and for one of several people sharing a first name
     (``_candidate``: which Priya is the user's to say)."""
     value = fact.value.strip().casefold()
@@ -283,6 +298,7 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
         return None
     wanted = content_words(run.package.request.text)
     day = ISO_DATE.fullmatch(value) is not None
+    seen = _read_before_asking(run, fact)
     for collection in sorted({b.collection for b in run.bound.values() if b.op.access == "read"}):
         records = records_of(run.package.initial_state, collection)
         spec = next(b.spec for b in run.bound.values() if b.collection == collection)
@@ -294,10 +310,30 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
                       for r in records]
             best = max(shared)
             ours = [i for i, n in enumerate(shared) if n == best]
+            if len(ours) > 1 and seen:  # a tie: the one the reference's reads single out before it asks
+                ours = [i for i in ours if records[i] in seen] or ours
             held = records[ours[0]].get(field)
             if best >= 1 and len(ours) == 1 and _holds_fact(held, value, day):
                 return str(held)[:10] if day else str(held)  # as the record holds it; a date-time's day
     return None
+
+
+def _read_before_asking(run: ReferenceRun, fact: Fact) -> list[dict[str, Any]]:
+    """The records the reference's reads return before it asks for ``fact`` (all of its reads
+    when it never asks): what its own lookup singles out ("the unpaid Emberline invoice")."""
+    asked = next((s.index for s in run.trajectory.steps if s.kind == "ask" and fact.key in s.revealed),
+                 len(run.trajectory.steps))
+    return [r for s in run.trajectory.steps[:asked] if s.kind == "call" and s.result is not None
+            for r in _records_in(s.result)]
+
+
+def _records_in(value: Any) -> list[dict[str, Any]]:
+    """The records (dicts) a tool result holds, at any depth."""
+    if isinstance(value, dict):
+        return [value, *(r for v in value.values() for r in _records_in(v))]
+    if isinstance(value, list):
+        return [r for v in value for r in _records_in(v)]
+    return []
 
 
 _PLACES = frozenset({"location", "room", "place", "venue", "address"})

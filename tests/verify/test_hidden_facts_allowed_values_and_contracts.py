@@ -548,3 +548,39 @@ def test_a_total_of_meeting_lengths_from_start_and_end_times_is_an_aggregate() -
     assert _aggregated_records(_meeting_hours("Ingrid has 3.25 h of meetings that day.")) == 3
     assert "capability_unmet" not in verify(_meeting_hours("Ingrid has 3.25 h of meetings that day.")).codes
     assert _aggregated_records(_meeting_hours("Ingrid has 4.25 h of meetings that day.")) < 2
+
+
+def _bill_todo(request: str) -> Data:
+    """A todo due on the day the unpaid Emberline bill is due (the user's fact); the paid Emberline
+    invoice shares as many of the request's words, but only the unpaid one is what the reference
+    reads before it asks."""
+    invoices = [{"id": f"inv-20{n}", "customer": "Emberline Kilns", "customer_email": "billing@emberline.example",
+                 "description": description, "amount": amount, "currency": "EUR", "due_date": due, "status": status,
+                 "issued_at": "2026-11-14T09:00:00Z"}
+                for n, description, amount, due, status in ((1, "Kiln element replacement", 1480.0, "2026-12-14", "unpaid"),
+                                                           (2, "Annual kiln service", 390.0, "2026-10-30", "paid"))]
+    return package(
+        request, {"finance": {"invoices": invoices, "transactions": []}, "todo": {"tasks": []}},
+        ["finance_list_invoices", "todo_create_task"],
+        [{"id": "todo", "kind": "state_count", "weight": 0.7, "collection": "todo.tasks", "scope": "created",
+          "where": {"title": {"$regex": "(?i)emberline"}, "due_date": "2026-12-14"}, "op": "==", "value": 1},
+         {"id": "asked", "kind": "asked_user", "weight": 0.3, "fact": "due"}],
+        [{"call": "finance_list_invoices", "args": {"customer": "Emberline Kilns", "status": "unpaid"}},
+         {"ask": "When is the Emberline bill due?"},
+         {"call": "todo_create_task", "args": {"title": "Pay the Emberline kiln bill", "due_date": {"$fact": "due"}}},
+         {"answer": "Added the todo, due 2026-12-14."}],
+        capability="multi-turn",
+        user={"persona": "Potter.", "facts": [{"key": "due", "value": "2026-12-14",
+                                                "reveal_when": ["due", "date", "when"]}]})
+
+
+def test_a_question_the_user_cannot_answer_where_the_bill_gives_the_day_is_refused() -> None:
+    """The user has no date in mind: the agent that reads the unpaid bill's due date instead of
+    asking is a correct one, and the asking check fails it (0.7); where the user says to ask,
+    not asking is the user's to punish."""
+    lacks = _bill_todo("Add a todo to pay the Emberline kiln bill, due on the day the bill is due; I don't have "
+                       "that date in my head right now.")
+    finding = refused_by(lacks, verify(lacks), Code.HIDDEN_FACT_LEAKED, "reads_fact")
+    assert finding.witness is not None and finding.witness.agent == "correct"
+    asks = _bill_todo("Add a todo to pay the Emberline kiln bill. Ask me which day it should be due.")
+    assert by(verify(asks), "reads_fact") == [], messages(verify(asks))

@@ -608,17 +608,19 @@ _CLOCK_IN_TEXT = re.compile(rf"(?<![\d:]){CLOCK.pattern}(?!\d)(?:\s*([ap])\.?m\.
 _HOUR = re.compile(r"(?<![\d:])(1[0-2]|0?[1-9])\s*([ap])\.?m\.?\b", re.IGNORECASE)
 _NAMED = re.compile(r"\b(noon|midday|midnight)\b", re.IGNORECASE)
 _RANGE_START = re.compile(r"(\bbetween\s+)?(?<![\d:])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(-|\u2013|\u2014|\bto\b|\btill\b|\buntil\b|\band\b)"
-                          r"\s*(1[0-2]|0?[1-9])(?::[0-5]\d)?\s*([ap])\.?m\.?\b", re.IGNORECASE)
+                          r"\s*(?:half\s+(?:past\s+)?)?(1[0-2]|0?[1-9])(?::[0-5]\d)?\s*([ap])\.?m\.?\b", re.IGNORECASE)
 """The start of a range of hours whose am or pm is written once, after its end: "3-4pm", "9 to
-10:30am", "between 2 and 3pm" ("and" only after "between")."""
+10:30am", "between 2 and 3pm" ("and" only after "between"), "3 till half 4pm"."""
 _DAYPART = r"\s+in\s+the\s+(morning|afternoon|evening)\b"
 _DAYPART_RANGE = re.compile(r"(\bbetween\s+)?(?<![\d:.,])(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(-|\u2013|\u2014|\bto\b|\btill\b|"
-                            r"\buntil\b|\band\b)\s*(?:1[0-2]|0?[1-9])(?::[0-5]\d)?" + _DAYPART, re.IGNORECASE)
+                            r"\buntil\b|\band\b)\s*(?:half\s+(?:past\s+)?)?(?:1[0-2]|0?[1-9])(?::[0-5]\d)?" + _DAYPART,
+                            re.IGNORECASE)
 _DAYPART_HOUR = re.compile(r"(?<![\d:.,])(1[0-2]|0?[1-9])(?::([0-5]\d))?" + _DAYPART, re.IGNORECASE)
-"""Hours of a part of the day: "9 to 11 in the morning" (09:00 and 11:00), "at 2 in the afternoon"."""
+"""Hours of a part of the day: "9 to 11 in the morning" (09:00 and 11:00), "3 till half 4 in the
+afternoon" (15:00 and 16:30), "at 2 in the afternoon"."""
 _HOUR_WORDS = NUMBER_WORDS[1:13]
 _DAYPARTS = frozenset({"morning", "afternoon", "evening"})
-_PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}|" + "|".join(_HOUR_WORDS) + r")\b(?:\s*([ap])\.?m\.?\b)?",
+_PAST = re.compile(r"\b(half|quarter)\s+(past|to)\s+(\d{1,2}(?![\d:])|(?:" + "|".join(_HOUR_WORDS) + r")\b)(?:\s*([ap])\.?m\.?\b)?",
                    re.IGNORECASE)
 _PAST_WORDS = frozenset({"half", "quarter"})
 _WORD_HOUR = re.compile(r"\b(" + "|".join(_HOUR_WORDS) + r")(?:\s+o['’]?\s?clock)?(?:\s*([ap])\.?m\.?\b|" + _DAYPART + ")",

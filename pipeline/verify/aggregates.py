@@ -148,15 +148,16 @@ class Adjustment:
 _LESS = re.compile(r"\b(?:less|minus|after|net\s+of|deduct(?:ing|ed)?|take\s+off|taking\s+off|knock(?:ing)?\s+off|"
                    r"subtract(?:ing)?|without|discount(?:ed)?\s+by|reduc(?:e|ed|ing)\s+(?:it\s+)?by|"
                    r"cut\s+(?:it\s+)?by)\b[^.;!?]{0,25}$", re.IGNORECASE)
-_LESS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:off|discount|rebate|credit|deposit|reduction|early[- ]payment)\b",
+_LESS_AFTER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}?(?:off|discount|rebate|credit|deposit|reduction|early[- ]payment)\b",
                          re.IGNORECASE)
-"""A noun after the number that takes it off, maybe after a word or two ("10% loyalty discount")."""
+"""A noun after the number that takes it off, maybe after a word or two ("10% loyalty discount",
+"the 25 piste-hire fee")."""
 _TAKEN_OFF_AFTER = re.compile(r"^\s*(?:\w+\s+){0,3}?(?:taken|knocked|deducted|subtracted|netted)\s+(?:off|out|away)?",
                               re.IGNORECASE)
 """What the words after the number say is taken off, whatever it is ("12% agency commission taken off")."""
 _PLUS = re.compile(r"\b(?:plus|add(?:ing|ed)?|on\s+top\s+of|with|including|includes?|increas(?:e|ed|ing)\s+(?:it\s+)?by|"
                    r"mark(?:ed|ing)?\s+(?:it\s+)?up\s+by|gross(?:ed)?\s+up\s+by)\b[^.;!?]{0,25}$", re.IGNORECASE)
-_PLUS_AFTER = re.compile(r"^\s*(?:\w+\s+){0,2}?(?:fee|surcharge|tax|vat|mark-?up|commission|interest|charge|on\s+top)\b",
+_PLUS_AFTER = re.compile(r"^\s*(?:[\w-]+\s+){0,2}?(?:fee|surcharge|tax|vat|mark-?up|commission|interest|charge|on\s+top)\b",
                          re.IGNORECASE)
 
 

@@ -519,11 +519,14 @@ _LISTED_ON_RECORD = re.compile(
     r"\b(?:owner|contact|person|maintainer|admin(?:istrator)?|manager|lead|point\s+of\s+contact)s?\s+"
     r"(?:(?:who\s+is|that\s+is|that's)\s+)?(?:listed|named|given|noted|recorded|mentioned)\s+"
     r"(?:on|in|against|for)\s+(?:it|them|its\s+[\w-]+|the\s+[\w-]+|their\s+[\w-]+|that\s+one|this\s+one)\b"
-    r"|\bwhoever\s+is\s+(?:listed|named)\s+(?:as\s+(?:the\s+)?\w+\s+)?(?:on|in)\s+(?:it|its\s+[\w-]+|the\s+[\w-]+)\b",
+    r"|\bwhoever\s+is\s+(?:listed|named)\s+(?:as\s+(?:the\s+)?\w+\s+)?(?:on|in)\s+(?:it|its\s+[\w-]+|the\s+[\w-]+)\b"
+    r"|\b(?:whoever|the\s+(?:person|one)\s+(?:who|that))\s+(?:does|handles|looks\s+after|takes\s+care\s+of|runs|deals\s+with)"
+    r"\s+(?:their|its|the)\s+(?:billing|invoices|invoicing|accounts|payments|finances?|bookkeeping)\s+(?:per|according\s+to|"
+    r"in|on|from)\s+(?:the|their|its)\s+(?:crm|record|card|file|notes|account)\b",
     re.IGNORECASE)
 """A person the record itself lists, to be written to ("let the owner listed on it know", "the
-contact named in its notes", "whoever is listed as owner on the integration"): its text gives the
-address."""
+contact named in its notes", "whoever is listed as owner on the integration", "whoever does their
+billing per the CRM"): its text gives the address."""
 
 
 _DETAILS_IN = re.compile(

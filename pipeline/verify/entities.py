@@ -119,8 +119,11 @@ def ambiguous_first_names(package: TaskPackage) -> set[str]:
     return {first for first, lasts in _people(package).items() if len(lasts) >= 2}
 
 
-_HONORIFICS = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "professor", "rev", "revd"})
-"""Titles before a name, which records do not write: "Dr Ilse Varga" is Ilse Varga."""
+_HONORIFICS = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof", "professor", "rev", "revd", "captain", "capt",
+                         "skipper", "coach", "chef", "officer", "nurse", "sergeant", "sgt", "lieutenant", "lt",
+                         "father", "sister"})
+"""Titles and ranks before a name, which records do not write: "Dr Ilse Varga" is Ilse Varga, and
+"Captain Ruiz" a surname alone (the record titles Tomás Ruiz "Captain")."""
 _LEADING = _NOT_NAMES | _HONORIFICS
 
 
@@ -278,11 +281,17 @@ _A_SET_OF = re.compile(r"\b(?:both|all|every|each|the\s+(?:two|three|four|five|\
 _SEPARATORS = re.compile(r"[\s@.,\"()]+")
 
 
+def _says(said: str, token: str) -> bool:
+    """Whether ``said`` writes ``token`` as a word, or its plural ("violins" for a record's "violin")."""
+    return any(has_word(said, t, joiners="") for t in (token, token + "s", token + "es"))
+
+
 def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
     """Whether the text names a value that exactly one of the candidates has, or one candidate
     holds every word of the text that any other holds, and more ("Verdant Foods' renewal deal":
     "Verdant Foods renewal 2027" beside "Verdant Foods analytics add-on" and "Verdant Logistics
-    renewal 2027")."""
+    renewal 2027"); a word counts in its plural too ("Alpine spruce tops for violins" is the
+    "Alpine spruce top, violin grade AA", not the "Alpine spruce bass bar blank")."""
     for record in candidates:
         others = [r for r in candidates if r is not record]
         for key, value in record.items():
@@ -293,11 +302,10 @@ def _told_apart(candidates: list[dict[str, Any]], said: str) -> bool:
                     continue
                 tokens = [leaf.casefold()] + [t for t in _SEPARATORS.split(leaf.casefold())
                                               if len(t) >= 4 or (len(t) >= 2 and re.search(r"\d", t))]
-                if any(has_word(said, t, joiners="") for t in tokens if
-                       not any(t in str(o.get(key, "")).casefold() for o in others)):
+                if any(_says(said, t) for t in tokens if not any(t in str(o.get(key, "")).casefold() for o in others)):
                     return True
     held = [{t for leaf in leaves(r) if isinstance(leaf, str) for t in _SEPARATORS.split(leaf.casefold())
-             if (len(t) >= 4 or (len(t) >= 2 and re.search(r"\d", t))) and has_word(said, t, joiners="")}
+             if (len(t) >= 4 or (len(t) >= 2 and re.search(r"\d", t))) and _says(said, t)}
             for r in candidates]
     return any(all(mine > theirs for theirs in held[:n] + held[n + 1:]) for n, mine in enumerate(held))
 

@@ -579,7 +579,13 @@ def orders_a_list(said: str) -> bool:
     """Whether the request may order what an answer or a text lists: it numbers items
     (``_NUMBERED``) or says an ordering word (``_ORDER_WORDS``) other than those that order its
     steps (``_SEQUENCING``)."""
-    return _NUMBERED.search(said) is not None or _ORDER_WORDS.search(_SEQUENCING.sub(" ", said)) is not None
+    return _NUMBERED.search(said) is not None or _ORDER_WORDS.search(
+        _SEQUENCING.sub(" ", _NO_ORDER.sub(" ", said))) is not None
+
+
+_NO_ORDER = re.compile(r"\b(?:look(?:s|ed|ing)?|takes?|ask(?:s|ed)?)\s+after\b|\bafter[- ](?:sales|hours)\b", re.IGNORECASE)
+"""Phrases that hold an ordering word and order nothing: "the customers she looks after",
+"after-sales", "after hours"."""
 
 
 _CHAINED = re.compile(r"\.\*\??|\[\\s\\S\]\*\??")

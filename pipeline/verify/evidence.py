@@ -65,12 +65,18 @@ def _adjustment_orders(said: str) -> tuple[tuple[Any, ...], ...]:
 
 @lru_cache(maxsize=256)
 def priced_in_words(said: str) -> tuple[float, ...]:
-    """The products of an amount of money and a plain number the request states ("twelve hours at
-    €150/h": 1,800), the totals its adjustments may start from."""
+    """The products of a price and another plain number the request states ("twelve hours at
+    €150/h": 1,800; "the twelve private lessons …, 65 a lesson": 780), the totals its adjustments
+    may start from. A price is an amount of money, or a number a rate's words follow ("65 a
+    lesson", "40 per hour", "12.50 each")."""
     found = numbers_in(said)
-    money = [m.value for m in found if m.kind == "money"]
-    counts = [m.value for m in found if m.kind in ("number", "word")]
-    return tuple(round(a * b, 2) for a in money for b in counts)
+    money = [m for m in found if m.kind == "money" or m.kind == "number" and _RATE_AFTER.match(said, m.end)]
+    counts = [m for m in found if m.kind in ("number", "word")]
+    return tuple(round(a.value * b.value, 2) for a in money for b in counts if b is not a)
+
+
+_RATE_AFTER = re.compile(r"\s*(?:an?|per|each|apiece)\b(?:\s+(?!of\b|few\b|lot\b|bit\b|couple\b)[a-z]+)?", re.IGNORECASE)
+"""The words of a rate after a number: "65 a lesson", "40 per hour", "12.50 each" (not "3 a few")."""
 
 
 LOOSE = "loose number"

@@ -209,6 +209,9 @@ def test_a_day_written_as_an_ordinal_word_with_its_month(text: str, dates: list[
     ("starting at seven in the evening", ["19:00"]),       # an hour in words with its part of the day
     ("nine o'clock in the morning, or seven pm", ["09:00", "19:00"]),
     ("the seven evening rehearsals", []),
+    ("3 till half 4 in the afternoon", ["15:00", "16:30"]),  # a range whose end is a half hour
+    ("3 till half past 4pm", ["15:00", "16:30"]),
+    ("half past 4pm", ["16:30"]),                             # not 4pm
 ])
 def test_half_an_hour_said_the_british_way_is_a_time(text: str, times: list[str]) -> None:
     assert [m.value for m in tv.times_in(text)] == times

@@ -179,7 +179,8 @@ def test_words_that_order_the_steps_do_not_order_the_list() -> None:
     from pipeline.verify.equivalence import orders_a_list
 
     for said in ("Mark her invoice paid. Then tell me who else still owes.", "First, close it, then list who is left.",
-                 "Close it and then tell me who is still open.", "After you've closed it, list the rest."):
+                 "Close it and then tell me who is still open.", "After you've closed it, list the rest.",
+                 "Which customers that Ottilie looks after are still only leads?", "List our after-sales tickets."):
         assert not orders_a_list(said), said
     for said in ("List them oldest first.", "Then tell me who owes, sorted by name.", "Name the owners, then by date.",
                  "Steps: 1) hold the button, 2) wait for the light, 3) calibrate."):

@@ -348,6 +348,8 @@ def test_a_request_that_points_to_the_address_a_record_gives_is_consistent() -> 
      True),
     ("Add our new pilot as a contact. His name, email and mobile are in my note about the roster changes.", True),
     ("Her address is on file; send the invoice there.", False),
+    ("Send it to whoever does their billing per the CRM, due the last day of this month.", True),
+    ("Send it to whoever does their billing.", False),
 ])
 def test_points_to_record_address(said: str, points: bool) -> None:
     assert bool(record_address_pointer(said)) is points

@@ -236,6 +236,16 @@ def test_a_title_before_a_name_is_no_part_of_it(text: str) -> None:
     assert _runs(text) == [("Ilse Varga", text.index("Ilse"))]
 
 
+@pytest.mark.parametrize("text", ["Message the crew, apart from Captain Ruiz.", "Ask Chef Moreau about it.",
+                                  "Coach Lindqvist has the list."])
+def test_a_rank_before_a_surname_leaves_no_name_to_find(text: str) -> None:
+    """"Captain Ruiz" is a surname with a rank: no record holds "Captain Ruiz" (the contact is
+    Tomás Ruiz, titled Captain), so no full name is looked up."""
+    from pipeline.verify.entities import _runs
+
+    assert _runs(text) == []
+
+
 # --------------------------------------------------------------------------- durations, days of dates, month ends
 
 @pytest.mark.parametrize(("text", "minutes"), [
@@ -651,3 +661,14 @@ def test_a_total_over_a_record_the_request_leaves_out_in_a_split_phrase_is_refus
     finding = refused_by(doc, verdict, Code.REQUEST_CHECK_MISMATCH, "selected_records")
     assert finding.detail["left_out"] == ["inv-702"] and finding.detail["expected"] == 2780
     assert verify(_reminder("Send Saltmarsh Studios a friendly reminder with the total they still owe.")).accepted
+
+
+def test_a_plural_word_of_the_request_tells_two_records_apart() -> None:
+    """"the last few Alpine spruce tops for violins" names the violin top, not the bass bar blank;
+    words neither record holds tell nothing apart."""
+    from pipeline.verify.entities import _told_apart
+
+    items = [{"id": "sku-011", "name": "Alpine spruce top, violin grade AA"},
+             {"id": "sku-012", "name": "Alpine spruce bass bar blank"}]
+    assert _told_apart(items, "we're down to the last few alpine spruce tops for violins.")
+    assert not _told_apart(items, "order more alpine spruce, please.")

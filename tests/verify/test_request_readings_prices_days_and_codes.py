@@ -131,6 +131,18 @@ def test_the_fee_discounted_too_is_a_guess() -> None:
     assert "ungrounded_value" in verify(_invoice(SAID, 1660.5)).codes  # (1,800 + 45) less 10%
 
 
+PLAIN = ("Invoice Lumen Studio (ap@lumen.example) for the twelve private lessons in November, 65 a lesson. Knock "
+         "the 10% club discount off the lessons first, then add the 25 piste-hire fee on top. Due 15 December.")
+
+
+def test_a_rate_and_a_fee_without_a_currency_sign_are_grounded() -> None:
+    """"65 a lesson" is a price, "the 25 piste-hire fee" an amount added: 12 × 65 = 780, less 10%
+    = 702, plus 25 = 727; the fee discounted too (724.50) is still a guess."""
+    verdict = verify(_invoice(PLAIN, 727))
+    assert "ungrounded_value" not in verdict.codes and verdict.accepted, messages(verdict)
+    assert "ungrounded_value" in verify(_invoice(PLAIN, 724.5)).codes
+
+
 # --------------------------------------------------------------------------- a price up by a stated percentage
 
 

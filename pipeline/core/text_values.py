@@ -357,6 +357,16 @@ MONTH_AHEAD = "(?=(?:" + "|".join(f"{m}|{m[:3]}" for m in MONTHS) + r"|sept)\b)"
 a word that begins like one ("decir", "market", "maybe", "novel")."""
 _MONTH_DAY = re.compile(r"\b" + MONTH_AHEAD + "(" + "|".join(m[:3] for m in MONTHS)
                         + r")[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b" + _YEAR, re.IGNORECASE)
+_DOTTED = re.compile(r"(?<![\d.,])(0?[1-9]|[12]\d|3[01])\.(0?[1-9]|1[0-2])\.(?:(\d{4})(?!\d)|(?![\d.]))")
+"""A day and month written with dots, the year maybe after them: "Do 03.12. 19:30", "am 3.12.2026"
+(a full stop after the month, so that a number "3.12" is none). Read as a date only with its
+year, after a weekday or a preposition of a date (``_DOTTED_LEAD``: "Do 3.12.", "bis 3.12."), or
+written with two digits each and a time or a word after (``_DOTTED_TAIL``: "03.12. 19:30 Probe"):
+"up to 3.12." is a number ending a sentence."""
+_DOTTED_TAIL = re.compile(r"[ \t]+(?:\d{1,2}[:.h]\d\d|[a-zäöüéèáíóú])", re.IGNORECASE)
+_DOTTED_LEAD = re.compile(r"\b(?:mo|di|mi|do|fr|sa|so|mon|tue|wed|thu|fri|sat|sun|lun|mar|mer|mié|jeu|jue|ven|vie|sam|sáb|"
+                          r"dim|dom|am|bis|vom|ab|zum|den|le|du|au|el|del|al|om|tot|van|per|entro|dal)\.?,?\s+$",
+                          re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_AHEAD + "(" + "|".join(m[:3] for m in MONTHS)
                         + r")[a-z]*\b" + _YEAR, re.IGNORECASE)
 _DAY_OF = r"\b(?:the\s+(?P<which>last|first)\s+day|(?:the\s+)?end)\s+of\s+"
@@ -460,6 +470,10 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
     for m in _SLASH.finditer(text) if digits and "/" in text else ():
         a, b = int(m.group(1)), int(m.group(2))
         add(_nearest_year(today, a, b) if 1 <= a <= 12 else None, m)  # month/day (US)
+    for m in _DOTTED.finditer(text) if digits and "." in text else ():
+        if m.group(3) or _DOTTED_LEAD.search(text, 0, m.start()) or (
+                len(m.group(1)) == len(m.group(2)) == 2 and _DOTTED_TAIL.match(text, m.end())):
+            add(_in_year(today, m.group(3), int(m.group(2)), int(m.group(1))), m)  # day.month. (German, Nordic)
     for pattern in (_WORD_DAY_OF_MONTH, _MONTH_WORD_DAY) if _names_a_month(text) else ():
         for m in pattern.finditer(text):
             day = DAY_ORDINALS[re.sub(r"\s+", " ", (m.group("day") or m.group("day2")).casefold())]

@@ -43,7 +43,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerContains, AskStep, CallStep, TaskPackage
 from pipeline.core.patterns import compile_pattern
 from pipeline.core.references import iter_refs
-from pipeline.core.text_values import EMAIL, has_word, numbers_in
+from pipeline.core.text_values import EMAIL, ISO_DATE, date_values, has_word, numbers_in
 from pipeline.core.trajectory import Trajectory
 from pipeline.taxonomy.capabilities import Contract, contracts
 from pipeline.verify.aggregates import (
@@ -122,15 +122,18 @@ def _services(package: TaskPackage, ref: Trajectory) -> int:
 def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
     """Reference calls whose arguments use something an earlier step showed: a ``$ref``, a fact the
     user revealed, a value (six characters or more, or a number) of an earlier read's result, an
-    id or address written inside an earlier result's text ("the tickets tkt-412 and tkt-415"), or
-    a text most of whose words come from one line or sentence of an earlier result (a todo titled
-    after a line of a note)."""
+    id or address written inside an earlier result's text ("the tickets tkt-412 and tkt-415"), a
+    date an earlier result's text states in any form ("Do 03.12. 19:30 Probe" for a start on
+    2026-12-03), or a text most of whose words come from one line or sentence of an earlier result
+    (a todo titled after a line of a note)."""
     bound = bound_tools(package)
     keys = id_fields(package)
+    today = date.fromisoformat(package.now[:10])
     records = {s.index: s for s in ref.steps}
     seen: set[str] = set()
     lines: list[frozenset[str]] = []  # the content words of each line or sentence of the texts read
     read_text = ""
+    read_days: set[str] = set()  # the dates the texts read state, in any form
     revealed: set[str] = set()
     n = 0
     for i, step in enumerate(package.reference):
@@ -139,13 +142,15 @@ def _dependent_steps(package: TaskPackage, ref: Trajectory) -> int:
             uses_ref = any(True for _ in iter_refs(step.args))
             values = {_key(v) or str(v).casefold() for v in leaves(record.args or {}) if v is not None}
             n += uses_ref or bool(values & (seen | revealed)) or any(
-                _from_text(v, read_text, lines) for v in leaves(record.args or {}) if isinstance(v, str))
+                _from_text(v, read_text, lines) or (ISO_DATE.match(v) is not None and v[:10] in read_days)
+                for v in leaves(record.args or {}) if isinstance(v, str))
             tool = bound.get(step.call)
             if tool is not None and tool.op.access == "read" and record.result:
                 seen |= {_key(v) for v in leaves(record.result) if _key(v)}
                 seen |= _ids_in(record.result, keys)  # "c003", "P001": a record's id, however short
                 texts = [v for v in leaves(record.result) if isinstance(v, str) and " " in v]
                 read_text += "\n" + "\n".join(texts).casefold()
+                read_days |= {d for t in texts for d in date_values(t, today)}
                 lines += [w for t in texts for part in _LINES.split(t) if len(w := content_words(part)) >= 2]
         elif isinstance(step, AskStep) and record is not None:
             revealed |= {_key(package.fact(k).value) for k in record.revealed if package.fact(k)}  # type: ignore[union-attr]

@@ -262,3 +262,16 @@ def test_a_day_named_by_its_month_opens_no_window(text: str, windows: list[tuple
 def test_the_following_weekday_is_a_week_after_the_coming_one(text: str, day: str) -> None:
     """Said on Tuesday 1 December: "Thursday" is the 3rd, "the following Thursday" the 10th."""
     assert day in tv.date_values(text, date(2026, 12, 1))
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    ("Do 03.12. 19:30 Probe", ["2026-12-03"]),        # German: weekday, day.month., time
+    ("am 3.12.2026 um 19:30", ["2026-12-03"]),         # with its year
+    ("bis 15.12. erledigen", ["2026-12-15"]),          # after a preposition of a date
+    ("Do 07.01. 19:30 Probe", ["2027-01-07"]),         # a month already past: next year's
+    ("version 3.12 is out", []), ("prices rose by 1.5% to 3.12.", []), ("the total is 12.10.", []),
+])
+def test_a_day_and_month_written_with_dots(text: str, days: list[str]) -> None:
+    """Said on Monday 30 November: "03.12." is a date where a weekday, a preposition, a year or a
+    time goes with it; a number ending a sentence is none."""
+    assert [m.value for m in tv.dates_in(text, TODAY)] == days

@@ -132,3 +132,27 @@ def test_a_phrase_of_a_title_graded_in_a_note_gathers_its_record() -> None:
     verdict = verify_package(_roundup(["refund requests", "invoice currency"]))
     assert Code.CAPABILITY_UNMET.value not in verdict.codes, [f.message for f in verdict.findings]
     assert Code.CAPABILITY_UNMET.value in verify_package(_roundup(["refund", "currency"])).codes
+
+
+def test_an_event_on_a_day_a_note_gives_in_its_own_form_depends_on_the_note() -> None:
+    """A rehearsal plan written the German way ("Do 03.12. 19:30 Probe"): each event created on a day
+    the note gives depends on reading it; one on a day it does not give does not."""
+    from pipeline.verify.contracts import _dependent_steps
+    from tests.verify.builders import package, reference_run
+
+    plan = {"id": "note-1", "title": "Probenplan", "body": "Do 03.12. 19:30 Probe\nDo 10.12. 19:30 Probe",
+            "folder": "Chor", "tags": [], "pinned": False}
+
+    def events(*days: str) -> int:
+        doc = package("Trag die Proben aus dem Probenplan ein.", {"notes": {"notes": [plan]}, "calendar": {"events": []}},
+                      ["notes_search_notes", "calendar_create_event"],
+                      [{"id": "n", "kind": "state_count", "weight": 1.0, "collection": "calendar.events", "scope": "created",
+                        "op": "==", "value": len(days)}],
+                      [{"call": "notes_search_notes", "args": {"query": "Probenplan"}},
+                       *({"call": "calendar_create_event", "args": {"title": "Probe", "start": f"{d}T19:30"}} for d in days),
+                       {"answer": "Eingetragen."}])
+        run = reference_run(doc)
+        return _dependent_steps(run.package, run.trajectory)
+
+    assert events("2026-12-03", "2026-12-10") == 2
+    assert events("2026-12-04") == 0

@@ -188,10 +188,13 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
     level: Formula | None = None  # "bring it back up to its minimum": one field to reach, if no later phrase says more
     for m in _LEAD.finditer(text):
         joined = _COMMA_JOIN.sub(" ", m.group("f"))  # "twice the minimum stock, minus what's on the shelf": one phrase
-        phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", joined)[0]
         up_to = held is not None and _UP_TO.search(text[:m.end()]) is not None
-        if held is not None and (inside := _REACH_IN.search(phrase)) is not None:
-            phrase, up_to = phrase[inside.end():], True  # "order enough that stock ends up at …": the level after
+        inside = _REACH_IN.search(joined) if held is not None else None
+        if inside is not None and not _CLAUSE_END.search(joined, 0, inside.start()):
+            # "order enough that stock ends up at …", "… big enough that we end up with twice the reorder level on the
+            # shelf once it arrives": the level after, however the words before it split
+            joined, up_to = _HELD_TAIL.sub("", joined[inside.end():]), True
+        phrase = re.split(r",|\(|\)|\s[-–—]\s|\bso\b|\bthen\b|\bfrom\b|\bwith\b|\bfor\b|\bby\b", joined)[0]
         if m.group("have") and not up_to:
             continue  # "have" leads a formula only as a level to reach: "enough that we'll have twice …"
         if m.group(0).casefold().startswith("set") and _SET_TO.match(phrase):
@@ -308,6 +311,10 @@ _REACH = (r"\b(?:up\s+to|reach(?:es|ing)?|tops?\s+(?:\w+\s+)?up\s+to|brings?\s+(
           r"fills?\s+(?:\w+\s+)?(?:up\s+)?to|(?:restock|refill|raise|replenish)(?:s|es)?\s+(?:\w+\s+){0,4}?to|"
           r"\b(?:end|ends|ending)\s+up\s+(?:at|with)|"
           r"\benough\b[^.;!?\n]{0,60}?\b(?:we|you|they|it|there)(?:'ll|\s+will)?\s+(?:have|hold|be\s+at))\s+")
+_CLAUSE_END = re.compile(r",|;|\(|\bthen\b|\bso\b(?!\s+that)|\s[-–—]\s", re.IGNORECASE)
+"""Where a clause ends before a level to reach: the level belongs to another clause."""
+_HELD_TAIL = re.compile(r"\s+(?:on\s+(?:the\s+)?shel(?:f|ves)|in\s+stock|on\s+hand)\b.*$|\s+once\s+.*$", re.IGNORECASE)
+"""Where a level to reach is held, after it: "twice the reorder level on the shelf once it arrives"."""
 _UP_TO = re.compile(_REACH + "$", re.IGNORECASE)
 """Words just before a phrase that make it a level to reach ("top it up to", "so we end up at")."""
 _REACH_IN = re.compile(_REACH, re.IGNORECASE)

@@ -589,8 +589,9 @@ def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict
     """Writes of one tool aimed at several records, where the request names one record well (two
     words of its name or more, and at least half of them) and this one's target hardly (less than
     half its words, and less than half the share of that one):
-    "reorder the M8 hex bolts" does not ask for an order of M8 flat washers. By step, with what
-    it names. A request that asks for a set ("on every open ticket about the outage", "all of
+    "reorder the M8 hex bolts" does not ask for an order of M8 flat washers; and updates or deletes
+    of one tool where the request names some of their records by id ("close TKT-021 and TKT-024")
+    and not this one's (TKT-026). By step, with what it names. A request that asks for a set ("on every open ticket about the outage", "all of
     them", "each") names none of its members and has none."""
     if _A_SET.search(said):
         return {}
@@ -607,7 +608,19 @@ def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict
         if best >= 0.5 and shared >= 2 and len({name for _, name, _, _ in aimed}) > 1:
             out |= {w.step: f"aimed at {name!r}, which the request does not name" for w, name, o, _ in aimed
                     if o * 2 < best and o < 0.5}
+    by_id: dict[str, list[tuple[Write, str]]] = {}  # "close TKT-021 and TKT-024": the records it names by id
+    for w in done:
+        if w.bound.op.effect in ("update", "delete") and isinstance(w.record_id, str) and _CODE_ID.fullmatch(w.record_id):
+            by_id.setdefault(w.bound.tool.name, []).append((w, w.record_id))
+    for aimed_at in by_id.values():
+        if any(has_word(said, rid) for _, rid in aimed_at):
+            out |= {w.step: f"aimed at {rid}, which the request does not name" for w, rid in aimed_at
+                    if not has_word(said, rid) and w.step not in out}
     return out
+
+
+_CODE_ID = re.compile(r"[A-Za-z]{2,6}-?\d{2,}")
+"""An id written as a code ("TKT-021", "INV2041"): one a request names records by."""
 
 
 _FUNCTION_WORDS = frozenset({"the", "and", "for", "with", "from", "our", "your", "this", "that", "into", "onto"})

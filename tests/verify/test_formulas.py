@@ -58,6 +58,10 @@ ITEM = {"id": "sku-1", "reorder_level": 40, "quantity": 12, "unit_price": 3.5}
     ("Top up the packets: order three times the reorder level minus what's on hand.",  # the colon leads no factor
      "three times the reorder level minus what's on hand",
      (Term(1.0, 3.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 108.0),
+    ("Place an order from Potterycrafts big enough that we end up with twice the reorder level on the shelf once it "
+     "arrives.",  # a level to reach after "with", held "on the shelf": less what is held
+     "twice the reorder level",
+     (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
     ("Order gut A strings from their usual supplier: twice the reorder level, minus what's on the shelf.",
      "twice the reorder level minus what's on the shelf",  # a comma before the next term
      (Term(1.0, 2.0, "reorder_level"), Term(-1.0, 1.0, "quantity")), 68.0),
@@ -88,7 +92,8 @@ def test_a_phrase_that_points_back_at_nothing_named_is_no_formula() -> None:
 
 @pytest.mark.parametrize("text", ["Order 5 more chairs.", "Order the chairs for the Leeds office.",
                                   "Order the reorder level.",  # one field, no factor: no formula
-                                  "Order twice."])
+                                  "Order twice.",
+                                  "Order 20 units from Acme, then bring the price up to 5."])
 def test_no_formula(text: str) -> None:
     assert formula_in(text, FIELDS) is None
 

@@ -357,3 +357,26 @@ def test_a_verb_speaks_of_the_status_option_it_forms() -> None:
     assert not speaks_of_option("Highlight the paragraph.", "high")
     assert not speaks_of_option("Ship from the closest depot.", "closed")
     assert not speaks_of_option("Write a new article titled 'Winter hours'.", "published")
+
+
+def _closing(request: str) -> Data:
+    """Three open widget tickets resolved; the checks want all three."""
+    from tests.verify.builders import ticket
+
+    tickets = [ticket(f"tkt-02{n}", "Booking widget broken", f"guest{n}@inn.example", "open") for n in (1, 4, 6)]
+    return package(request, {"helpdesk": {"tickets": tickets}}, ["helpdesk_list_tickets", "helpdesk_update_ticket"],
+                   [{"id": f"closed-{n}", "kind": "state_match", "weight": w, "collection": "helpdesk.tickets",
+                     "record_id": f"tkt-02{n}", "expect": {"status": "resolved"}} for n, w in ((1, 0.4), (4, 0.3), (6, 0.3))],
+                   [{"call": "helpdesk_list_tickets", "args": {"status": "open"}},
+                    *({"call": "helpdesk_update_ticket", "args": {"ticket_id": f"tkt-02{n}", "status": "resolved"}}
+                      for n in (1, 4, 6)),
+                    {"answer": "Resolved the widget tickets."}])
+
+
+def test_a_record_the_request_does_not_name_among_those_it_names_by_id_is_unrequested() -> None:
+    """"Resolve tkt-021 and tkt-024": resolving tkt-026 too is work the request does not ask for, and
+    the checks reward it; "resolve every widget ticket" names all three."""
+    verdict = verify(_closing("Release 4.2 fixes the booking widget: resolve tkt-021 and tkt-024. Leave the rest open."))
+    finding = next(f for f in verdict.findings if f.code is Code.UNREQUESTED_WRITE)
+    assert finding.step == 3 and "tkt-026" in finding.message
+    assert verify(_closing("Release 4.2 fixes the booking widget: resolve every widget ticket.")).accepted

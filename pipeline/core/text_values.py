@@ -8,12 +8,13 @@
 - **Dates** relative to a clock (the package's ``now``): ISO (``2026-12-03``), month and day
   (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``the last day of
   this year`` (``of the month``, ``of next month``; ``the first day of ...``; ``end of jan``,
-  ``end of month``: the last day), ``Christmas Eve``
-  and other holidays on a fixed day, ``12/03``, an
-  ordinal of the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one
-  after the clock; ``next Thursday``: the one in the following week; ``the following Thursday``: a week after the coming one; ``Wednesday the 9th``: the 9th, when it is a
-  Wednesday), ``today`` (``this
-  morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days`` or weeks (``in two weeks``, ``a week from today``, ``in a fortnight``).
+  ``end of month``: the last day), ``Christmas Eve`` and other holidays on a fixed day,
+  ``12/03``, day and month with dots (``Do 03.12.``, ``bis 3.12.``, ``3.12.2026``), an ordinal of
+  the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one after the
+  clock; ``next Thursday``: the one in the following week; ``the following Thursday``: a week
+  after the coming one; ``Wednesday the 9th``: the 9th, when it is a Wednesday), ``today``
+  (``this morning``, ``tonight``), ``yesterday``, ``tomorrow``, ``in N days`` or weeks (``in two
+  weeks``, ``a week from today``, ``in a fortnight``).
 - **Windows** (a date range the text allows, for "any weekday next week" or "by Friday"):
   ``this week``, ``next week``, ``this month``, ``next month``, ``by``/``before``/``until`` a date.
 - **Times**: ``14:00``, ``2 pm``, ``2:30pm``, ``noon``, ``midnight``.

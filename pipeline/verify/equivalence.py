@@ -206,7 +206,8 @@ def title_cased(text: str) -> str:
     kept = [(m.start(), m.end()) for m in WEB_ADDRESS.finditer(text)] if "://" in text else []
     if kept:
         cuts = [0, *(n for span in kept for n in span), len(text)]
-        return "".join(text[a:b] if n % 2 else title_cased(text[a:b]) for n, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False)))
+        parts = zip(cuts, cuts[1:], strict=False)  # the text around each address, then the address, in turn
+        return "".join(text[a:b] if n % 2 else title_cased(text[a:b]) for n, (a, b) in enumerate(parts))
     return _WORD.sub(lambda m: m.group(0) if _KEEPS_CASE.search(m.group(0)) else
                      _PART_START.sub(lambda c: c.group(0).upper(), m.group(0).lower()), text)
 

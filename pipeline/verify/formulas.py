@@ -222,9 +222,9 @@ def _read_formula(text: str, names: tuple[str, ...]) -> Formula | None:
 
 
 _SET_TO = re.compile(r"[^,]+?\s+to\s+\S", re.IGNORECASE)
+"""A phrase after "set" that names what is set, then its value after "to"."""
 _COMMA_JOIN = re.compile(r"\s*,\s*(?=(?:plus|minus|less)\b)", re.IGNORECASE)
 """A comma before the next term of a formula: the phrase goes on past it."""
-"""A phrase after "set" that names what is set, then its value after "to"."""
 
 
 _DEFINES = re.compile(r"\b(?:the\s+)?(?P<field>[a-z]+(?:\s+[a-z]+)?)\s+(?:on|of|for)\s+(?:each|every|an?|the)\s+"

@@ -591,8 +591,9 @@ def _unnamed_targets(package: TaskPackage, done: list[Write], said: str) -> dict
     half its words, and less than half the share of that one):
     "reorder the M8 hex bolts" does not ask for an order of M8 flat washers; and updates or deletes
     of one tool where the request names some of their records by id ("close TKT-021 and TKT-024")
-    and not this one's (TKT-026). By step, with what it names. A request that asks for a set ("on every open ticket about the outage", "all of
-    them", "each") names none of its members and has none."""
+    and not this one's (TKT-026). By step, with what it names. A request that asks for a set ("on
+    every open ticket about the outage", "all of them", "each") names none of its members and has
+    none."""
     if _A_SET.search(said):
         return {}
     said_words = _name_words(said)

@@ -163,9 +163,8 @@ _IDEMPOTENT = re.compile(r"\b(?:make\s+sure|ensure)\b[^.;!?]*\b(?:there(?:'s|\s+
 """An idempotent request: "make sure I have exactly one open todo …", "if it's already there just
 bump the priority, don't add a second one" ("asegúrate de que haya una", "stell sicher, dass …",
 "peux-tu t'assurer que j'ai bien une tâche … je ne veux pas de doublon", "assicurati che",
-"zorg dat"). What
-holds before the work and after it (the todo is there; nothing new was made) is what doing nothing
-may already have right."""
+"zorg dat"). What holds before the work and after it (the todo is there; nothing new was made) is
+what doing nothing may already have right."""
 _STATE_KINDS = ("state_count", "state_match", "state_unchanged")
 
 

@@ -1170,6 +1170,10 @@ _MONTH_ALONE = re.compile(r"\b(?:in|during|for|of|over|from|since|through|throug
                           + r")\b(?:\s+(?P<y>\d{4}))?(?!\s+\d{1,2}(?:st|nd|rd|th)?\b)"
                           r"(?:\s*(?:to|until|till|through|-|–)\s*(?P<m2>" + "|".join(MONTHS) + r")\b(?:\s+(?P<y2>\d{4}))?)?",
                           re.IGNORECASE)
+_OPEN_SIDE = re.compile(r"\s*(?:(?P<earlier>(?:,\s*)?(?:or|and)\s+(?:earlier|before|prior)\b)|"
+                        r"(?:,\s*)?(?:or|and)\s+(?:later|after)\b|\s*onwards?\b)", re.IGNORECASE)
+"""Words after a month that open one end of it: "October or earlier" (up to its last day), "March or
+later", "from March onwards" (from its first)."""
 _DAY_BEFORE = re.compile(r"(?<![\d,.])\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?$", re.IGNORECASE)
 """A day written before a month's name ("1 October", "the 3rd of November"): the two are a date."""
 _QUARTER = re.compile(r"\b(?:Q(?P<q>[1-4])(?:\s+(?P<y>\d{4}))?|(?P<which>this|last|next|current)\s+quarter)\b",
@@ -1195,7 +1199,8 @@ def _month_span(today: date, month: int, year: int | None, last_month: int | Non
 @lru_cache(maxsize=4096)
 def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
     """The calendar periods ``text`` names as a whole: a month ("in November", "November 2026",
-    "last month's"), a run of months ("October to December"), a quarter ("Q4", "this quarter"). A month written
+    "last month's"), a run of months ("October to December"), a quarter ("Q4", "this quarter"); a
+    month open at one end ("October or earlier", "March onwards": ``_OPEN_SIDE``). A month written
     with a day ("November 3", "1 October 2026") is a date, not a period."""
     out: list[Allowed] = []
     for m in _MONTH_ALONE.finditer(text) if _names_a_month(text) else ():
@@ -1205,6 +1210,8 @@ def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
         last = MONTHS.index(m.group("m2").casefold()) + 1 if m.group("m2") else None
         low, high = _month_span(today, month, int(m.group("y")) if m.group("y") else None, last,
                                 int(m.group("y2")) if m.group("y2") else None)
+        if (side := _OPEN_SIDE.match(text, m.end())) is not None:  # "October or earlier", "from March onwards"
+            low, high = (None, high) if side.group("earlier") else (low, None)
         out.append(Allowed("date", low, high, False))
     if "month" in text.casefold():
         for m in _RELATIVE_MONTH.finditer(text):

@@ -64,7 +64,7 @@ from pipeline.core.world import argument_check
 from pipeline.verify.aggregates import plain_number, pooled
 from pipeline.verify.carried import carried_values
 from pipeline.verify.consistency import ASKS_AGGREGATE, injected_addresses
-from pipeline.verify.effects import Write, id_keys, recipient_param, tools_for, written_ids
+from pipeline.verify.effects import Bound, Write, id_keys, recipient_param, tools_for, written_ids
 from pipeline.verify.execution import ReferenceRun
 from pipeline.verify.fact_defaults import default_fact_findings
 from pipeline.verify.graded_numbers import is_number
@@ -248,14 +248,32 @@ def _undo_steps(run: ReferenceRun, done: list[Write]) -> list[CallStep]:
                 undo.append(CallStep.model_construct(call=delete[0].tool.name, args={delete[0].op.target_param: w.record_id}))
         elif w.bound.op.effect == "update" and w.bound.op.id_param is not None \
                 and (before := initial.get((w.bound.collection, w.record_id))):  # not a player's one state
-            props, op = w.bound.tool.parameters.get("properties", {}), w.bound.op
-            valid = argument_check(w.bound.tool.endpoint, package.service_profile)
-            changed = {param: before[op.field_for(param)] for param in _args_of(run, w.step)
-                       if param != op.id_param and param in props and op.field_for(param) in before
+            fields = [w.bound.op.field_for(param) for param in _args_of(run, w.step) if param != w.bound.op.id_param]
+            fields += [f for f, v in w.bound.op.constants.items() if before.get(f) != v]  # a close sets the status
+            by = _reverting(run, w, fields)
+            if by is None:
+                continue  # no offered tool puts it back (a close without a reopen): this write has no undo
+            props, op = by.tool.parameters.get("properties", {}), by.op
+            valid = argument_check(by.tool.endpoint, package.service_profile)
+            changed = {param: before[op.field_for(param)] for param in props
+                       if param != op.id_param and op.field_for(param) in fields and op.field_for(param) in before
                        and valid is not None and valid.problem({op.target_param: w.record_id, param: before[op.field_for(param)]}) is None}
             if changed:
-                undo.append(CallStep.model_construct(call=w.bound.tool.name, args={op.target_param: w.record_id, **changed}))
+                undo.append(CallStep.model_construct(call=by.tool.name, args={op.target_param: w.record_id, **changed}))
     return undo
+
+
+def _reverting(run: ReferenceRun, w: Write, fields: list[str]) -> Bound | None:
+    """The offered update tool that can set back every field of ``fields`` a write changed: its own
+    tool when that sets no constant it changed, else another update tool of the collection that
+    takes those fields and sets no constant of its own (``update_ticket`` for ``close_ticket``'s
+    status); None when none can."""
+    candidates = [w.bound, *(b for b in tools_for(run.package, w.bound.collection, "update", run.bound) if b is not w.bound)]
+    for b in candidates:
+        takes = {b.op.field_for(param) for param in b.tool.parameters.get("properties", {})}
+        if not any(f in b.op.constants for f in fields) and all(f in takes for f in fields if f in w.bound.op.constants):
+            return b
+    return None
 
 
 def _undo_writes(run: ReferenceRun, steps: Steps, done: list[Write]) -> list[Finding]:

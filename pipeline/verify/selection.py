@@ -229,8 +229,9 @@ def outside_period(text: str, group: list[Record], today: date) -> dict[int, str
                       and period.holds(r[k][:10])]
             if 0 < len(inside) < len(group):
                 for i in set(range(len(group))) - set(inside) - named:
-                    out.setdefault(i, f"the request asks for {k} from {period.low} to {period.high}, not "
-                                      f"{str(group[i].get(k, 'none'))[:10]}")
+                    span = (f"up to {period.high}" if period.low is None else f"from {period.low} on"
+                            if period.high is None else f"from {period.low} to {period.high}")
+                    out.setdefault(i, f"the request asks for {k} {span}, not {str(group[i].get(k, 'none'))[:10]}")
     return out
 
 

@@ -125,6 +125,17 @@ def test_a_month_named_from_today_is_a_period(text: str, today: date, month: tup
     assert found == ([month] if month else [])
 
 
+@pytest.mark.parametrize(("text", "span"), [
+    ("nobody's been in touch since October or earlier", (None, "2026-10-31")),
+    ("anything dated October or before", (None, "2026-10-31")),
+    ("orders from March onwards", ("2026-03-01", None)),
+    ("contacted in October", ("2026-10-01", "2026-10-31")),
+])
+def test_a_month_open_at_one_end_is_a_period_open_there(text: str, span: tuple[str | None, str | None]) -> None:
+    """Said on Tuesday 1 December: "October or earlier" runs up to October's last day."""
+    assert [(p.low, p.high) for p in tv.periods_in(text, date(2026, 12, 1))] == [span]
+
+
 @pytest.mark.parametrize(("text", "quoted"), [
     ("Next week I'm covering the desk, five in all, titled 'Check release dashboard', each", ["Check release dashboard"]),
     ("Rosa's ticket stays; close the one called 'Duplicate login'", ["Duplicate login"]),

@@ -642,3 +642,33 @@ def test_an_idempotent_request_in_any_language(said: str, idempotent: bool) -> N
     floor; the request says it in its own language."""
     from pipeline.verify.mutations import _IDEMPOTENT
     assert (_IDEMPOTENT.search(said) is not None) is idempotent
+
+
+def _close_one(tool_names: list[str]) -> Data:
+    """A claw ticket closed with a resolution (``close_ticket`` also sets the status)."""
+    from pipeline.generation.tools import catalogue_tool
+    ticket_doc = {"ticket_id": "TKT-101", "title": "Double charge", "description": "Double charge.", "status": "open",
+                  "priority": "medium", "category": "billing", "tags": [], "created_by": "support@quill.example",
+                  "created_at": "2026-11-21T09:00:00", "resolution": ""}
+    return {"capability": "general", "workflow": "hand-built", "services": ["helpdesk"], "service_profile": "claw",
+            "request": {"text": "Close TKT-101: the billing migration fixed it."},
+            "initial_state": {"helpdesk": {"tickets": [ticket_doc]}},
+            "tools": [catalogue_tool(n, "claw").model_dump(mode="json") for n in tool_names],
+            "checks": [{"id": "closed", "kind": "state_match", "weight": 1.0, "collection": "helpdesk.tickets",
+                        "record_id": "TKT-101", "expect": {"status": "closed"}}],
+            "reference": [{"call": "close_ticket", "args": {"ticket_id": "TKT-101", "resolution": "Fixed by the migration."}},
+                          {"answer": "Closed TKT-101."}]}
+
+
+def test_a_close_with_no_tool_to_reopen_it_has_no_undo() -> None:
+    """``close_ticket`` sets the status as well as the resolution: calling it again with the old
+    resolution reopens nothing, and the claw ``update_ticket`` takes no status. So the close has no
+    undo, and no undo agent is played (it once "undid" the close by closing it again, kept most of
+    the score, and called the checks ones that grade calls)."""
+    from pipeline.core.package import load_package
+    from pipeline.verify.mutations import _undo_steps
+    from tests.verify.builders import reference_run
+
+    for tools in (["close_ticket"], ["close_ticket", "update_ticket"]):
+        run = reference_run(load_package(_close_one(tools)))
+        assert run.score == 1.0 and _undo_steps(run, run.writes) == [], tools

@@ -1208,11 +1208,11 @@ def periods_in(text: str, today: date) -> tuple[Allowed, ...]:
             continue  # "before 1 October 2026": a date, not the month
         month = MONTHS.index(m.group("m").casefold()) + 1
         last = MONTHS.index(m.group("m2").casefold()) + 1 if m.group("m2") else None
-        low, high = _month_span(today, month, int(m.group("y")) if m.group("y") else None, last,
-                                int(m.group("y2")) if m.group("y2") else None)
-        if (side := _OPEN_SIDE.match(text, m.end())) is not None:  # "October or earlier", "from March onwards"
-            low, high = (None, high) if side.group("earlier") else (low, None)
-        out.append(Allowed("date", low, high, False))
+        first, final = _month_span(today, month, int(m.group("y")) if m.group("y") else None, last,
+                                   int(m.group("y2")) if m.group("y2") else None)
+        side = _OPEN_SIDE.match(text, m.end())  # "October or earlier", "from March onwards": one end open
+        out.append(Allowed("date", None if side and side.group("earlier") else first,
+                           None if side and not side.group("earlier") else final, False))
     if "month" in text.casefold():
         for m in _RELATIVE_MONTH.finditer(text):
             shift = {"last": -1, "previous": -1, "next": 1}.get(m.group("which").casefold(), 0)

@@ -380,3 +380,17 @@ def test_a_record_the_request_does_not_name_among_those_it_names_by_id_is_unrequ
     finding = next(f for f in verdict.findings if f.code is Code.UNREQUESTED_WRITE)
     assert finding.step == 3 and "tkt-026" in finding.message
     assert verify(_closing("Release 4.2 fixes the booking widget: resolve every widget ticket.")).accepted
+
+
+@pytest.mark.parametrize(("profile", "endpoint"), [("claw", "/config/notify"), ("claw", "/gmail/send"),
+                                                   ("default", "/gmail/send"), ("claw", "/web/notify")])
+def test_a_heads_up_asks_for_a_notice(profile: str, endpoint: str) -> None:
+    """"Give Hedda a heads-up", "warn ops": the request asks for the notice a sending tool writes."""
+    from pipeline.core.services import find_operation
+    from pipeline.verify.grounding import _intent_regex
+
+    found = find_operation(endpoint, profile)
+    assert found is not None
+    op = found[1]
+    for said in ("and give hedda a heads-up (hedda@marina.example).", "warn ops that it is off."):
+        assert _intent_regex(tuple(op.intents)).search(said), (endpoint, said)

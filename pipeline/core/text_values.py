@@ -9,7 +9,7 @@
   (``December 3``, ``Dec 3rd``, ``3 December``), ``the last day of January``, ``the last day of
   this year`` (``of the month``, ``of next month``; ``the first day of ...``; ``end of jan``,
   ``end of month``: the last day), ``Christmas Eve`` and other holidays on a fixed day,
-  ``12/03``, day and month with dots (``Do 03.12.``, ``bis 3.12.``, ``3.12.2026``), an ordinal of
+  ``12/03`` (month first; ``14/12``, whose first number is no month, day first), day and month with dots (``Do 03.12.``, ``bis 3.12.``, ``3.12.2026``), an ordinal of
   the clock's month or the next (``the 3rd``), a weekday (``Thursday``: the next one after the
   clock; ``next Thursday``: the one in the following week; ``the following Thursday``: a week
   after the coming one; ``Wednesday the 9th``: the 9th, when it is a Wednesday), ``today``
@@ -470,7 +470,10 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         add(_in_year(today, m.group("year"), _month(m.group(2)), int(m.group(1))), m)
     for m in _SLASH.finditer(text) if digits and "/" in text else ():
         a, b = int(m.group(1)), int(m.group(2))
-        add(_nearest_year(today, a, b) if 1 <= a <= 12 else None, m)  # month/day (US)
+        if 1 <= a <= 12:
+            add(_nearest_year(today, a, b), m)  # month/day (US)
+        elif 1 <= b <= 12:
+            add(_nearest_year(today, b, a), m)  # day/month, where the day cannot be a month ("14/12")
     for m in _DOTTED.finditer(text) if digits and "." in text else ():
         if m.group(3) or _DOTTED_LEAD.search(text, 0, m.start()) or (
                 len(m.group(1)) == len(m.group(2)) == 2 and _DOTTED_TAIL.match(text, m.end())):

@@ -286,3 +286,12 @@ def test_a_day_and_month_written_with_dots(text: str, days: list[str]) -> None:
     """Said on Monday 30 November: "03.12." is a date where a weekday, a preposition, a year or a
     time goes with it; a number ending a sentence is none."""
     assert [m.value for m in tv.dates_in(text, TODAY)] == days
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    ("due 12/03", ["2026-12-03"]),   # month first, as before
+    ("due 14/12", ["2026-12-14"]),   # 14 is no month: day first
+    ("scored 25/30", []),            # neither is a month
+])
+def test_a_slashed_date_is_day_first_only_where_the_first_number_is_no_month(text: str, days: list[str]) -> None:
+    assert [m.value for m in tv.dates_in(text, TODAY)] == days

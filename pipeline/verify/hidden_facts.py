@@ -298,7 +298,7 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
         return None
     wanted = content_words(run.package.request.text)
     day = ISO_DATE.fullmatch(value) is not None
-    seen = _read_before_asking(run, fact)
+    seen: list[dict[str, Any]] | None = None  # worked out on the first tie only
     for collection in sorted({b.collection for b in run.bound.values() if b.op.access == "read"}):
         records = records_of(run.package.initial_state, collection)
         spec = next(b.spec for b in run.bound.values() if b.collection == collection)
@@ -310,7 +310,8 @@ def _held_by_the_one_meant(run: ReferenceRun, fact: Fact) -> str | None:
                       for r in records]
             best = max(shared)
             ours = [i for i, n in enumerate(shared) if n == best]
-            if len(ours) > 1 and seen:  # a tie: the one the reference's reads single out before it asks
+            if len(ours) > 1:  # a tie: the one the reference's reads single out before it asks
+                seen = _read_before_asking(run, fact) if seen is None else seen
                 ours = [i for i in ours if records[i] in seen] or ours
             held = records[ours[0]].get(field)
             if best >= 1 and len(ours) == 1 and _holds_fact(held, value, day):

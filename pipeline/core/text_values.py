@@ -74,6 +74,36 @@ def clock_value(value: str) -> str | None:
     """``value`` as ``HH:MM`` when it is a clock time (``CLOCK``: ``9:30`` is ``09:30``), else None."""
     m = CLOCK.fullmatch(value)
     return f"{int(m.group(1)):02d}:{m.group(2)}" if m else None
+
+
+CRON_TIME = re.compile(r"\s*(\d{1,2})\s+(\d{1,2})(\s+\S+\s+\S+\s+\S+\s*)")
+"""A cron schedule that runs at one time of day: minute, hour, then day, month and weekday
+("30 14 * * 1-5")."""
+
+
+def clock_of(value: Any) -> str | None:
+    """The ``HH:MM`` a value runs at: a clock time ("9:30"), a date-time's clock, or the time of
+    day of a cron schedule ("0 7 * * 1" is 07:00); None for anything else."""
+    if not isinstance(value, str):
+        return None
+    if (m := ISO_DATE.match(value)) is not None:
+        return m.group(2)
+    if (m := CRON_TIME.fullmatch(value)) is not None:
+        hour, minute = int(m[2]), int(m[1])
+        return f"{hour:02d}:{minute:02d}" if hour < 24 and minute < 60 else None
+    m = CLOCK.match(value)  # "09:30", "9:30", "09:30:00"
+    return clock_value(m.group(0)) if m else None
+
+
+def at_clock(value: str, clock: str) -> str:
+    """``value`` (a form ``clock_of`` reads) running at ``clock`` (``HH:MM``) instead, written the
+    same way: "2026-12-07T09:00" at 11:45 is "2026-12-07T11:45", "0 7 * * 1" is "45 11 * * 1"."""
+    if ISO_DATE.match(value):
+        return f"{value[:11]}{clock}{value[16:]}"
+    if (m := CRON_TIME.fullmatch(value)) is not None:
+        hour, minute = clock.split(":")
+        return f"{m[0][:m.start(1)]}{int(minute):0{len(m[1])}d} {int(hour):0{len(m[2])}d}{m[3]}"
+    return clock
 V = TypeVar("V", float, str, tuple[str, str])
 """What a mention's value is: a float (numbers), an ISO date or ``HH:MM`` time, or a window."""
 
@@ -370,6 +400,29 @@ _DOTTED_LEAD = re.compile(r"\b(?:mo|di|mi|do|fr|sa|so|mon|tue|wed|thu|fri|sat|su
                           re.IGNORECASE)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + MONTH_AHEAD + "(" + "|".join(m[:3] for m in MONTHS)
                         + r")[a-z]*\b" + _YEAR, re.IGNORECASE)
+_FOREIGN_MONTHS = {
+    1: "janvier janv januar jänner enero gennaio janeiro januari",
+    2: "février fevrier févr februar febrero febbraio fevereiro februari",
+    3: "mars märz maerz marzo março maart",
+    4: "avril abril aprile",
+    5: "mai mayo maggio maio mei",
+    6: "juin juni junio giugno junho",
+    7: "juillet juli julio luglio julho",
+    8: "août aout agosto augustus",
+    9: "septembre septiembre setiembre settembre setembro",
+    10: "octobre oktober octubre ottobre outubro",
+    11: "novembre noviembre novembro",
+    12: "décembre decembre dezember diciembre dicembre dezembro",
+}
+"""Months named in French, German, Spanish, Italian, Portuguese and Dutch (the names English
+shares, "april", "september", "november", "december", "august", are read as English)."""
+_FOREIGN_MONTH = {name: n for n, names in _FOREIGN_MONTHS.items() for name in names.split()}
+_FOREIGN_DAY_MONTH = re.compile(r"\b(\d{1,2})(?:er|\.|º|°)?\s+(?:de\s+)?(" + "|".join(sorted(_FOREIGN_MONTH, key=len, reverse=True))
+                                + r")\b\.?(?:,?\s+(?:de\s+)?(?P<year>(?:19|20)\d{2})\b)?", re.IGNORECASE)
+"""A day and a month named in another language: "15 décembre", "le 1er mars 2027", "15. Dezember",
+"15 de diciembre de 2026", "3 dicembre"."""
+_FRENCH_LEAD = re.compile(r"\b(?:le|du|au|dès|depuis|avant|après|jusqu['’]au|d['’]ici\s+au)\s+$", re.IGNORECASE)
+"""French before a day: "le 3 mars", "jusqu'au 3 mars" (a "mars" of English is a name)."""
 _DAY_OF = r"\b(?:the\s+(?P<which>last|first)\s+day|(?:the\s+)?end)\s+of\s+"
 _END_OF_MONTH = re.compile(_DAY_OF + r"(?P<month>" + "|".join(f"{m}|{m[:3]}" for m in MONTHS) + r"|sept)\b\.?"
                            r"(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)
@@ -452,7 +505,8 @@ def _in_year(today: date, year: str | None, month: int, day: int) -> date | None
 
 @lru_cache(maxsize=4096)
 def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
-    """Every single date the text states, as ISO strings."""
+    """Every single date the text states, as ISO strings (in English, and a day with a month
+    named in French, German, Spanish, Italian, Portuguese or Dutch: "le 15 décembre")."""
     out: list[Mention[str]] = []
 
     def add(d: date | None, m: re.Match[str]) -> None:
@@ -478,6 +532,10 @@ def dates_in(text: str, today: date) -> tuple[Mention[str], ...]:
         if m.group(3) or _DOTTED_LEAD.search(text, 0, m.start()) or (
                 len(m.group(1)) == len(m.group(2)) == 2 and _DOTTED_TAIL.match(text, m.end())):
             add(_in_year(today, m.group(3), int(m.group(2)), int(m.group(1))), m)  # day.month. (German, Nordic)
+    for m in _FOREIGN_DAY_MONTH.finditer(text) if digits else ():
+        if m.group(2).casefold() == "mars" and not (m.group("year") or _FRENCH_LEAD.search(text, 0, m.start())):
+            continue  # "5 Mars bars"
+        add(_in_year(today, m.group("year"), _FOREIGN_MONTH[m.group(2).casefold()], int(m.group(1))), m)
     for pattern in (_WORD_DAY_OF_MONTH, _MONTH_WORD_DAY) if _names_a_month(text) else ():
         for m in pattern.finditer(text):
             day = DAY_ORDINALS[re.sub(r"\s+", " ", (m.group("day") or m.group("day2")).casefold())]
@@ -923,7 +981,31 @@ _A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refi
 """Words before "up to" that make it a level to reach ("back up to 60 units", "top it up to 40",
 "bump their reorder level up to forty", "move the limit up to 500"), not a bound on an amount
 ("order up to 5", "raise it by up to 10%")."""
-_FLEXIBLE = re.compile(r"\b(any|anytime|whichever|either|any day|any time|sometime|some time|your choice|"
+_PART_OF_DAY = re.compile(r"\b(?:(?:every|each|on|next|this|tomorrow|one|some|any|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+                          r"\s+|in\s+the\s+)(?P<part>morning|afternoon|evening)s?\b", re.IGNORECASE)
+"""A part of the day the request gives with no clock time: "every Monday morning", "some
+afternoon next week", "tomorrow evening", "in the morning"."""
+_PART_WORDS = frozenset({"morning", "afternoon", "evening", "mornings", "afternoons", "evenings"})
+_PART_HOURS = {"morning": ("06:00", "12:00"), "afternoon": ("12:00", "17:00"), "evening": ("17:00", "21:00")}
+"""The clock times a part of the day holds, the ends included: what a person reading "every
+Monday morning" or "Thursday afternoon" would accept."""
+_TIMED_SENTENCE = re.compile(r"\d|\b(?:at|from|around|about|by|before|after|until|till|between)\s+(?:one|two|three|four|"
+                             r"five|six|seven|eight|nine|ten|eleven|twelve|noon|midday)\b|\b(?:noon|midday|o['’]?clock)\b",
+                             re.IGNORECASE)
+"""A sentence that gives a time itself ("Monday morning at 9", "tomorrow morning, around ten"):
+its part of the day is no range of its own (nor is one of a text that states a clock time anywhere:
+"Thursday afternoon? Any start from 1 to 3pm is fine")."""
+
+
+def _sentence_around(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` that holds ``text[start:end]`` (cut at ".", "!", "?", ";" or a new line)."""
+    first = max(text.rfind(c, 0, start) for c in ".!?;\n") + 1
+    lasts = [at for c in ".!?;\n" if (at := text.find(c, end)) >= 0]
+    return text[first:min(lasts, default=len(text))]
+
+
+_FLEXIBLE = re.compile(r"\b(any|anytime|whichever|either|any day|any time|sometime|some time|some (?:day|morning|"
+                       r"afternoon|evening)|your choice|"
                        r"you pick|you choose|fine|flexible|works)\b", re.IGNORECASE)
 _WEEKDAY_ONLY = re.compile(r"\b(weekdays?|working days?|business days?|workdays?)\b", re.IGNORECASE)
 
@@ -1032,6 +1114,9 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
         early, later = times_in(m.group("a")), times_in(m.group("b"))
         if len(early) == 1 and len(later) == 1 and early[0].value < later[0].value:
             out.append(Allowed("time", early[0].value, later[0].value, True))
+    for m in _PART_OF_DAY.finditer(text) if may_say(text, _PART_WORDS) and not times_in(text) else ():
+        if not _TIMED_SENTENCE.search(_sentence_around(text, m.start(), m.end())):
+            out.append(Allowed("time", *_PART_HOURS[m.group("part").casefold()], True))
     for m in _TIME_BOUND.finditer(text):
         t = times_in(m.group("t")) or times_in(m.group("t") + ":00")
         if len(t) == 1:
@@ -1116,11 +1201,7 @@ def _range_key(value: Any, kind: str) -> Any:
         return None
     if kind == "date":
         return value[:10] if ISO_DATE.match(value) else None
-    m = ISO_DATE.match(value)
-    if m:
-        return m.group(2)
-    m = CLOCK.match(value)  # "09:30", "9:30", "09:30:00"
-    return clock_value(m.group(0)) if m else None
+    return clock_of(value)
 
 
 _DAY_SPAN = re.compile(r"\b(?P<n>\d{1,3}|a|an|(?:" + "|".join(_TENS) + r")[\s-](?:" + "|".join(_UNITS) + r")|one|"

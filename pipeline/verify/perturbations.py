@@ -26,6 +26,7 @@ from pipeline.core.patterns import compile_pattern
 from pipeline.core.services import DEFAULT_PROFILE, record_id_field
 from pipeline.core.text_values import (
     CLOCK,
+    CRON_TIME,
     EMAIL,
     ISO_DATE,
     MONTH_AHEAD,
@@ -35,6 +36,8 @@ from pipeline.core.text_values import (
     Allowed,
     Mention,
     allowed_ranges,
+    at_clock,
+    clock_of,
     date_values,
     dates_in,
     has_digit,
@@ -350,7 +353,7 @@ def past_range(value: Any, ranges: list[Allowed]) -> Any:
         clock = _shift_time(max(highs), 1) if highs else _shift_time(min(lows), -1) if lows else None
         if clock is None:
             return None
-        return f"{value[:11]}{clock}" if is_date_time(value) else clock
+        return at_clock(value, clock)
     if kind == "number" and isinstance(value, (int, float)):
         highs, lows = [r.high for r in ranges if r.high is not None], [r.low for r in ranges if r.low is not None]
         new = max(highs) + 1 if highs else min(lows) - 1 if lows and min(lows) >= 1 else None
@@ -372,15 +375,14 @@ def inside(value: Any, allowed: Allowed, lasting: int | None = None) -> Any:
         if ISO_DATE.match(value) and date.fromisoformat(value[:10]).weekday() < 5:
             days = [d for d in days if date.fromisoformat(d).weekday() < 5] or days
         return days[-1] + value[10:] if days else None
-    if allowed.kind == "time" and isinstance(value, str):
-        clock = value[11:16] if is_date_time(value) else value
+    if allowed.kind == "time" and (clock := clock_of(value)) is not None:
         ends = [t for t in (shift_clock(allowed.high, -max(15, lasting or 0)) if allowed.high else None,
                             shift_clock(allowed.low, 15) if allowed.low else None)
                 if t is not None and t != clock and allowed.holds(t)]
         if not ends:
             return None
         far = max(ends, key=lambda t: abs(clock_minutes(t) - clock_minutes(clock)))
-        return f"{value[:11]}{far}" if is_date_time(value) else far
+        return at_clock(value, far)
     if allowed.kind == "number" and isinstance(value, (int, float)):
         options = [allowed.high, allowed.low] if allowed.low is not None and allowed.high is not None else \
             [value + 1] if allowed.low is not None else [value - 1] if value - 1 >= max(1, allowed.low or 1) else []
@@ -532,16 +534,11 @@ def _same_date(arg: Any, old: str, new: str) -> Any:
 def _same_time(arg: Any, old: str, new: str) -> Any:
     """``arg`` with the clock time ``old`` as ``new``: a time ("14:30"), a date-time, or the minute
     and hour of a schedule (cron's "30 14 * * 1-5")."""
-    if isinstance(arg, str) and (arg == old or (is_date_time(arg) and arg[11:16] == old)):
-        return arg[:-5] + new if arg != old else new
-    if isinstance(arg, str) and (m := _CRON_TIME.fullmatch(arg)) and f"{int(m[2]):02d}:{int(m[1]):02d}" == old:
-        hour, minute = new.split(":")
-        return f"{m[0][:m.start(1)]}{int(minute):0{len(m[1])}d} {int(hour):0{len(m[2])}d}{m[3]}"
+    if arg == old:
+        return new
+    if isinstance(arg, str) and (is_date_time(arg) or CRON_TIME.fullmatch(arg)) and clock_of(arg) == old:
+        return at_clock(arg, new)
     return arg
-
-
-_CRON_TIME = re.compile(r"\s*(\d{1,2})\s+(\d{1,2})(\s+\S+\s+\S+\s+\S+\s*)")
-"""A cron schedule that runs at one time of day: minute, hour, then day, month and weekday."""
 
 
 def _same_number(arg: Any, old: float, new: float) -> Any:

@@ -289,6 +289,21 @@ def test_a_day_and_month_written_with_dots(text: str, days: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("text", "days"), [
+    ("Répétition générale le 15 décembre à 19h", ["2026-12-15"]),
+    ("Abgabe bis 15. Dezember 2026", ["2026-12-15"]),
+    ("entrega el 15 de diciembre de 2026", ["2026-12-15"]),
+    ("consegna il 3 dicembre", ["2026-12-03"]),
+    ("prazo 2 de março", ["2027-03-02"]),               # a month already past: next year's
+    ("le 1er mars", ["2027-03-01"]), ("levering op 4 mei", ["2027-05-04"]),
+    ("Order 5 Mars bars for the stall", []),              # a "mars" of English is a name
+    ("15 December", ["2026-12-15"]),                      # the English name, read once
+])
+def test_a_day_and_a_month_named_in_another_language(text: str, days: list[str]) -> None:
+    """Said on Monday 30 November."""
+    assert [m.value for m in tv.dates_in(text, TODAY)] == days
+
+
+@pytest.mark.parametrize(("text", "days"), [
     ("due 12/03", ["2026-12-03"]),   # month first, as before
     ("due 14/12", ["2026-12-14"]),   # 14 is no month: day first
     ("scored 25/30", []),            # neither is a month

@@ -111,6 +111,18 @@ def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
     ("Book up to 4 rooms", [Allowed("number", None, 4.0, True)]),
     ("Take up to 5 boxes, set up to 3 reminders", [Allowed("number", None, 5.0, True), Allowed("number", None, 3.0, True)]),
     ("Raise the budget by up to 10 percent", [Allowed("number", None, 10.0, True)]),
+    ("Email the shortfall report every Monday morning.", [Allowed("time", "06:00", "12:00", True)]),
+    ("Put it in some afternoon next week", [Allowed("date", "2026-12-07", "2026-12-13", True, False),
+                                            Allowed("time", "12:00", "17:00", True)]),
+    ("Remind me tomorrow evening, please", [Allowed("time", "17:00", "21:00", True)]),
+    ("Run it on Friday mornings.", [Allowed("time", "06:00", "12:00", True)]),
+    ("Book it Monday morning at 9.", []),                        # the sentence gives the time itself
+    ("Book it Monday morning, around ten", []),
+    ("Run it every Monday at half past eight in the morning.", []),
+    ("Put it in Thursday afternoon? Any start from 1 to 3pm is fine.", []),   # a time stated anywhere
+    ("Tuesday morning works. Keep it under 30 minutes.", [Allowed("time", "06:00", "12:00", True)]),  # another sentence
+    ("Good morning! Please close the ticket.", []),             # a greeting names no part of a day
+    ("the morning shift rota", []),
 ])
 def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:
     assert list(tv.allowed_ranges(text, TODAY)) == allowed
@@ -142,6 +154,21 @@ def test_range_of_reads_a_value_by_kind() -> None:
     assert tv.range_of(9, morning) is None                           # a number is no time
     boxes = tv.allowed_ranges("between 10 and 15 boxes", TODAY)
     assert [tv.range_of(v, boxes) for v in (12, 12.5, 16, True, "12")] == [boxes[0], boxes[0], None, None, None]
+
+
+def test_clock_of_reads_a_time_a_date_time_and_a_schedule() -> None:
+    assert [tv.clock_of(v) for v in ("9:30", "2026-12-07T14:05", "2026-12-07T14:05:00", "0 7 * * 1",
+                                     "30 14 * * 1-5", "2026-12-07", "0 25 * * 1", 7, "*/15 * * * *")] == [
+        "09:30", "14:05", "14:05", "07:00", "14:30", None, None, None, None]
+    assert tv.at_clock("0 7 * * 1", "11:45") == "45 11 * * 1"
+    assert tv.at_clock("2026-12-07T14:05:00", "09:00") == "2026-12-07T09:00:00"
+    assert tv.at_clock("14:05", "09:00") == "09:00"
+
+
+def test_a_schedule_s_time_of_day_is_held_by_a_part_of_the_day() -> None:
+    morning = tv.allowed_ranges("every Monday morning", TODAY)
+    assert tv.range_of("0 7 * * 1", morning) == morning[0]
+    assert tv.range_of("0 13 * * 1", morning) is None
 
 
 def test_range_of_flexible_only_skips_a_range_that_only_bounds() -> None:

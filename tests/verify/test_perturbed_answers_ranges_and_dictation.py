@@ -172,6 +172,7 @@ UP_TO_5 = Allowed("number", None, 5.0, True)
     (3, UP_TO_5, 2),
     (1, UP_TO_5, None),                                        # nothing below one
     ("2026-12-08", Allowed("date", None, "2026-12-13", False), None),
+    ("0 7 * * 1", Allowed("time", "06:00", "12:00", True), "45 11 * * 1"),  # a schedule's time of day
 ])
 def test_inside(value: Any, allowed: Allowed, other: Any) -> None:
     assert inside(value, allowed) == other
@@ -184,6 +185,7 @@ def test_inside(value: Any, allowed: Allowed, other: Any) -> None:
     ("2026-12-08", [Allowed("date", "2026-12-07", None, False)], "2026-12-06"),  # the day before an open end
     ("09:00", [MORNING], "11:30"),                             # an hour after
     ("2026-12-08T09:00", [MORNING], "2026-12-08T11:30"),
+    ("30 9 * * 1-5", [MORNING], "30 11 * * 1-5"),
     ("11:00", [Allowed("time", "10:00", None, True)], "09:00"),
     (1, [ONE_OR_TWO], 3),
     (1.5, [ONE_OR_TWO], 3.0),

@@ -205,6 +205,25 @@ def stated_adjustments(said: str) -> list[Adjustment]:
     return list(dict.fromkeys(out))
 
 
+_NAMED_RATE = re.compile(r"\b(?:their|the|our|his|her|its|your|my)\s+(?P<kind>(?:[a-z]+\s+){0,2}?)"
+                         r"(?P<noun>discount|rebate|surcharge|commission|mark-?up)\b", re.IGNORECASE)
+"""A rate the request names without stating it: "take their trade discount off", "plus our commission"."""
+
+
+def with_read_rates(said: str, records: list[Record]) -> list[str]:
+    """``said`` with the percentage a record read gives each rate it names without one written in
+    ("their trade discount (it's on their CRM record)" and a note "Trade discount 10% on list
+    price": "their 10% trade discount"), one text per rate found; none when it names none."""
+    out: list[str] = []
+    for m in _NAMED_RATE.finditer(said):
+        words = rf"(?:{re.escape(m.group('kind').strip())}\s+)?" if m.group("kind").strip() else ""
+        found = re.compile(rf"\b{words}{m.group('noun')}\s*(?:of|:|is|at|=)?\s*(\d+(?:\.\d+)?)\s*%"
+                           rf"|(\d+(?:\.\d+)?)\s*%\s+{words}{m.group('noun')}\b", re.IGNORECASE)
+        rates = {a or b for r in records for v in r.values() if isinstance(v, str) for a, b in found.findall(v)}
+        out += [f"{said[:m.start('kind')]}{rate}% {said[m.start('kind'):]}" for rate in sorted(rates)]
+    return out
+
+
 _UNIT_PRICE_BEFORE = re.compile(r"(?:\bat|@)\s*$", re.IGNORECASE)
 _EACH_AFTER = re.compile(r"\s*(?:each|apiece|a\s+piece|per\b|an?\s+(?:seat|head|person|unit|item|session|hour))\b",
                          re.IGNORECASE)

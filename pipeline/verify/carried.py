@@ -43,10 +43,13 @@ from pipeline.core.text_values import ISO_DATE, WEB_ADDRESS, dates_in, numbers_i
 from pipeline.verify.perturbations import STOPWORDS, shift_date
 
 CODE = re.compile(r"(?<![\w@.,/:-])(?:[A-Za-z]{1,6}-?\d{3,}(?:-\d+)*|\d{3,}(?:-\d+)+|\d{5,}"
-                  r"|(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z\d]{10,})(?![\w@-]|[.,:/]\d)")
+                  r"|(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z\d]{10,}"
+                  r"|(?=[A-Z\d-]*\d)(?=[A-Z\d-]*[A-Z])[A-Z\d]{3,6}(?:-[A-Z\d]{3,6})+)(?![\w@-]|[.,:/]\d)")
 """A code: letters then three digits or more (``INC-4471``, ``SWL-88410-22``, ``KT-3391``),
-digit groups joined by hyphens, a bare number of five digits or more (``58213``), or ten capital
-letters and digits or more mixed (a parcel's ``1Z84E7W20391847762``); a bare
+digit groups joined by hyphens, a bare number of five digits or more (``58213``), ten capital
+letters and digits or more mixed (a parcel's ``1Z84E7W20391847762``), or groups of three to six
+capitals and digits joined by hyphens, letters and digits both in it (a collection code
+``7Q4-KX9``); a bare
 number of three or four digits is a code only where a code noun names it (``_NAMED_CODE``:
 "PO 7713", "work order 4471", "#4471", "New code: 4471#", "PIN 0932"); amounts ("3,450"), rooms ("Room 101") and years are not."""
 _NAMED_CODE = re.compile(r"(?:#|\b(?:po|order|ticket|incident|case|ref|reference|no\.?|number|code|pin|passcode)"

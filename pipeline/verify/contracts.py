@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -56,6 +57,7 @@ from pipeline.verify.aggregates import (
     records_adding_up,
     stated_adjustments,
     totals,
+    with_read_rates,
 )
 from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import bound_tools
@@ -222,6 +224,8 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
         folded = text.casefold()
         return says(text) or any(len(folded) >= 3 and (_holds(w, folded) or has_word(folded, w)) for w in refused)
 
+    priced = _priced_from(request, [r for lst in lists for r in lst])
+
     choices = {str(e) for b in bound_tools(package).values()  # a status or a currency tells no record apart
                for schema in b.tool.parameters.get("properties", {}).values() for e in schema.get("enum", [])}
     best, seen = 0, set()
@@ -235,7 +239,7 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
 
         fresh = [r for r in lst if id(r) not in seen]
         seen |= {id(r) for r in fresh}
-        answered = [r for r in fresh if any(says(v) for v in values(r))]
+        answered = [r for r in fresh if any(says(v) for v in values(r)) or any(says(f) for f in priced(r))]
         guarded = [r for r in fresh if r not in answered and any(named(v) for v in values(r))]
         if len(answered) == 1 and _looked_up(package.request.text, answered[0], lst):
             guarded = []  # the request names the one record it asks about: a lookup, whatever the answer must not say
@@ -265,6 +269,21 @@ def _aggregated(run: ReferenceRun, enough: int) -> int:
                 if best >= enough:
                     return best
     return best
+
+
+def _priced_from(request: str, read: list[dict[str, Any]]) -> Callable[[dict[str, Any]], list[str]]:
+    """For a record read, the figures a count the request states makes of its numbers with the
+    adjustments the request states (a rate it names read from a record: ``with_read_rates``), in
+    every form a number is written ("fourteen shelves at list price, less their trade discount,
+    plus our 25 GBP delivery fee": the shelf's price gives 510.10); none where it states no
+    adjustment (a count times a field is no aggregate of its own)."""
+    orders = [o for said in (request, *with_read_rates(request, read)) if (o := stated_adjustments(said))]
+    counts = [m.value for m in numbers_in(request) if m.kind in ("number", "word") and m.value > 1] if orders else []
+
+    def figures(record: dict[str, Any]) -> list[str]:
+        return [form for v in record.values() if isinstance(v, (int, float)) and not isinstance(v, bool)
+                for c in counts for o in orders for form in number_forms(adjust(c * float(v), o))]
+    return figures
 
 
 def _graded_in_writes(run: ReferenceRun) -> list[str]:

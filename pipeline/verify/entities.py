@@ -138,21 +138,27 @@ def _runs(text: str) -> list[tuple[str, int]]:
             words = words[1:]
         if len(words) < 2:
             continue  # "Then Please" is all function words
-        words[-1] = re.sub(r"['’]s?$", "", words[-1])  # a possessive: "Priya Nair's" names Priya Nair
+        words[-1] = _POSSESSIVE.sub("", words[-1])  # a possessive: "Priya Nair's" names Priya Nair
         if len(words) >= 2 and not any(w.casefold().replace("’", "'") in _NOT_NAMES for w in words):
             out.append((" ".join(words), start))
     return out
 
 
+_POSSESSIVE = re.compile(r"['’]s?$")
 _GENERIC_WORDS = frozenset({"api", "apis", "sdk", "app", "apps", "account", "accounts", "key", "keys", "integration",
-                            "integrations", "team", "portal", "dashboard", "workspace", "server", "bot", "webhook"})
-"""Words that name a part of something rather than a thing of its own: "the Stripe API" is Stripe's."""
+                            "integrations", "team", "portal", "dashboard", "workspace", "server", "bot", "webhook", "crm",
+                            "christmas", "xmas", "easter", "halloween", "spring", "summer", "autumn", "fall", "winter"})
+"""Words that name a part or an occasion of something rather than a thing of its own: "the Stripe
+API" is Stripe's, "the Fjellstad Events Christmas charter" is Fjellstad Events'."""
 
 
 def _known_before_a_generic_word(name: str, known: str) -> bool:
     """Whether ``name`` is a known name followed by words such as "API" or "account" ("Stripe
-    API" where the state knows Stripe)."""
+    API" where the state knows Stripe), or by what it owns ("Fjellstad Events' CRM")."""
     words = name.split()
+    owner = next((n for n, w in enumerate(words[:-1]) if _POSSESSIVE.search(w)), None)
+    if owner is not None:
+        words = [*words[:owner], _POSSESSIVE.sub("", words[owner])]
     while len(words) > 1 and words[-1].casefold() in _GENERIC_WORDS:
         words.pop()
     return len(words) < len(name.split()) and re.search(rf"(?<!\w){re.escape(' '.join(words).casefold())}(?!\w)",

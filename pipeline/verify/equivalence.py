@@ -187,11 +187,25 @@ def _replace(steps: dict[int, Step], edits: dict[int, dict[str, str]]) -> dict[i
 def _text_case(run: ReferenceRun, steps: dict[int, Step], done: list[Write], texts: list[Text]) -> list[Variant]:
     edits: dict[int, dict[str, str]] = {}
     for w, _, key, value in texts:
+        kept, value = _kept_and_added(run, w, key, value)
         stripped = value.rstrip(".!")
         final = "" if stripped != value else "."  # drop the final punctuation, or add a full stop
         trailing = "\n" if _is_body(key) else ""
-        edits.setdefault(w.step, {})[key] = stripped[:1].swapcase() + stripped[1:] + final + trailing
+        first = next((n for n, c in enumerate(stripped) if c.isalpha()), 0)
+        edits.setdefault(w.step, {})[key] = (kept + stripped[:first] + stripped[first:first + 1].swapcase()
+                                             + stripped[first + 1:] + final + trailing)
     return [("text_case", _replace(steps, edits), sorted(steps), {})] if edits else []
+
+
+def _kept_and_added(run: ReferenceRun, w: Write, key: str, value: str) -> tuple[str, str]:
+    """``value`` split into the text an update keeps (what the field held before, where ``value``
+    begins with it: "keeping what's already written there") and the text it adds; the kept part
+    is "" for a create or a text written anew. The agent writes the added part its own way; the
+    kept part is the record's, as it was."""
+    old = run.updated_value(w, w.bound.op.field_for(key))
+    if isinstance(old, str) and old.strip() and value.startswith(old) and len(value) > len(old):
+        return old, value[len(old):]
+    return "", value
 
 
 def _is_body(key: str) -> bool:
@@ -224,10 +238,11 @@ _KEEPS_CASE = re.compile(r"\d|.[A-Z]|^[a-z]+[A-Z]")
 def _decorated(run: ReferenceRun, steps: dict[int, Step], done: list[Write], texts: list[Text]) -> list[Variant]:
     edits: dict[int, dict[str, str]] = {}
     for w, _, key, value in texts:
+        kept, value = _kept_and_added(run, w, key, value)
         if _is_body(key):
-            edits.setdefault(w.step, {})[key] = f"Hello, {value} Kind regards."
+            edits.setdefault(w.step, {})[key] = f"{kept} Kind regards, {value}" if kept else f"Hello, {value} Kind regards."
         else:
-            edits.setdefault(w.step, {})[key] = title_cased(value.rstrip("."))
+            edits.setdefault(w.step, {})[key] = kept + title_cased(value.rstrip("."))
     companies = _companies(run.package)
     for w in done:  # a person written by name, with the company beside it: "Ines Duarte (Brightline)"
         step = run.package.reference[w.step]

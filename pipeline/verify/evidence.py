@@ -39,7 +39,14 @@ from pipeline.core.text_values import (
     windows_in,
 )
 from pipeline.core.trajectory import StepRecord, Trajectory
-from pipeline.verify.aggregates import adjust, groups, pooled, stated_adjustments, sums_and_means
+from pipeline.verify.aggregates import (
+    adjust,
+    groups,
+    pooled,
+    stated_adjustments,
+    sums_and_means,
+    with_read_rates,
+)
 from pipeline.verify.effects import Bound, bound_tools
 from pipeline.verify.time_arithmetic import (
     clock_minutes,
@@ -294,14 +301,26 @@ class Evidence:
         once their last won deal is discounted by fifteen percent" is 24,000 less 15% plus 2,000;
         ``aggregates.stated_adjustments``, at most ``MAX_ADJUSTMENTS``), or a count at a price the
         request states with them put on in the order it states them ("twelve hours at €150/h, ten
-        percent off, then add the €45 travel fee": 1,665, not the 1,660.50 of the fee discounted too)."""
-        orders = _adjustment_orders(self.said) if self.said else ()
-        if not orders:
+        percent off, then add the €45 travel fee": 1,665, not the 1,660.50 of the fee discounted too),
+        or at a price read ("fourteen shelves at list price"). A rate the request names without
+        stating it takes the percentage a record read gives it (``aggregates.with_read_rates``)."""
+        if not self.said:
             return False
-        if any(abs(adjust(n, list(order)) - v) < TOLERANCE for n in self._arithmetic()[0] for order in orders):
-            return True
-        written = list(orders[0])  # a count at a price the request states, adjusted in the order it says them
-        return any(abs(adjust(n, written) - v) < TOLERANCE for n in priced_in_words(self.said))
+        for said in (self.said, *with_read_rates(self.said, self.records)):
+            orders = _adjustment_orders(said)
+            if not orders:
+                continue
+            known = self._arithmetic()[0]
+            if any(abs(adjust(n, list(order)) - v) < TOLERANCE for n in known for order in orders):
+                return True
+            written = list(orders[0])  # a count at a price the request states, adjusted in the order it says them
+            if any(abs(adjust(n, written) - v) < TOLERANCE for n in priced_in_words(said)):
+                return True
+            counts = [m.value for m in numbers_in(said) if m.kind in ("number", "word") and m.value > 1]
+            if any(abs(adjust(c * n, written) - v) < TOLERANCE  # "fourteen shelves at list price", the price read
+                   for c in counts for n in known):
+                return True
+        return False
 
     def plainly_known(self, value: float, stated: set[float]) -> bool:
         """Whether ``value`` (which ``has_number`` finds) is reached without loose arithmetic: a

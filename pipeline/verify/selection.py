@@ -284,13 +284,33 @@ def _unselected_why(text: str, group: list[Record], today: date,
                 out.setdefault(i, f"the request leaves out {k} {v}")
             elif named and isinstance(v, str) and v not in named and not has_word(text, v):
                 out.setdefault(i, f"the request asks for {k} {' or '.join(sorted(named))}, not {v}")
-    texts = [" ".join(v for v in r.values() if isinstance(v, str)).casefold() for r in group]
-    for name in _written_names(text):
-        holding = [i for i, t in enumerate(texts) if name.casefold() in t]
-        if 0 < len(holding) < len(group):
-            for i in set(range(len(group))) - set(holding):
-                out.setdefault(i, f"the request asks for records of {name}")
+    for names, holding in _name_alternatives(_written_names(text), group):
+        for i in set(range(len(group))) - holding:
+            out.setdefault(i, f"the request asks for records of {' or '.join(names)}")
     return out
+
+
+def _name_alternatives(names: tuple[str, ...], group: list[Record]) -> list[tuple[list[str], set[int]]]:
+    """The names that some records of ``group`` hold and others do not, as alternatives: names held
+    in a field in common are one choice ("our two ferries, MF Solund and MF Hella": a record of
+    either is asked for), names held in different fields each select ("the Skagen Logistics
+    invoices for the Oslo project"). Each choice with the records (positions) that hold one of its names."""
+    folded = [{k: v.casefold() for k, v in r.items() if isinstance(v, str)} for r in group]
+    found: list[tuple[list[str], set[int], set[str]]] = []
+    for name in names:
+        key = name.casefold()
+        holding = {i for i, texts in enumerate(folded) if any(key in v for v in texts.values())}
+        if not 0 < len(holding) < len(group):
+            continue
+        fields = {k for i in holding for k, v in folded[i].items() if key in v}
+        same = next((f for f in found if f[2] & fields), None)
+        if same is None:
+            found.append(([name], holding, fields))
+        else:
+            same[0].append(name)
+            same[1].update(holding)
+            same[2].update(fields)
+    return [(n, h) for n, h, _ in found if len(h) < len(group)]
 
 
 _EXAMPLE_WORDS = ("etc", "e.g", "eg ", "such as", "for example", "for instance", "including", "and so on", "the like")

@@ -122,6 +122,10 @@ def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
     ("Put it in Thursday afternoon? Any start from 1 to 3pm is fine.", []),   # a time stated anywhere
     ("Tuesday morning works. Keep it under 30 minutes.", [Allowed("time", "06:00", "12:00", True)]),  # another sentence
     ("Good morning! Please close the ticket.", []),             # a greeting names no part of a day
+    ("Back up the bookings database every night.", [Allowed("time", "22:00", "23:59", True),
+                                                     Allowed("time", "00:00", "05:00", True)]),  # either side of midnight
+    ("Add a nightly export of the orders.", [Allowed("time", "22:00", "23:59", True), Allowed("time", "00:00", "05:00", True)]),
+    ("Good night, and thanks!", []), ("Update the night shift rota.", []),
     ("the morning shift rota", []),
 ])
 def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:

@@ -280,3 +280,30 @@ def test_a_title_cased_text_keeps_ids_names_and_web_addresses(text: str, cased: 
     """The decorated correct agent title-cases a title; what a person would never re-case stays."""
     from pipeline.verify.equivalence import title_cased
     assert title_cased(text) == cased
+
+
+def _rehearsal_code(expect: dict) -> dict:
+    from tests.verify.builders import package
+    event = {"id": "evt-001", "title": "Full orchestra rehearsal", "start": "2026-12-05T10:00", "duration_minutes": 180,
+             "attendees": [], "location": "St Cuthbert's Main Hall", "description": "Sibelius 2, mvts 1 and 4.",
+             "created_at": "2026-11-20T10:00:00Z"}
+    return package("Add the side-door code 8305# to the description of Saturday's rehearsal, keeping what's already "
+                   "written there.", {"calendar": {"events": [event]}}, ["calendar_get_event", "calendar_update_event"],
+                   [{"id": "code-added", "kind": "state_match", "weight": 1.0, "collection": "calendar.events",
+                     "record_id": "evt-001", "expect": {"description": expect}}],
+                   [{"call": "calendar_get_event", "args": {"event_id": "evt-001"}},
+                    {"call": "calendar_update_event", "args": {
+                        "event_id": "evt-001", "description": "Sibelius 2, mvts 1 and 4.\nSide door code: 8305#"}},
+                    {"answer": "Added the side-door code 8305# to Saturday's rehearsal."}])
+
+
+def test_text_an_update_keeps_is_the_record_s_and_only_what_it_adds_is_rewritten() -> None:
+    """"keeping what's already written there": the correct agents re-case and decorate only what the
+    update adds; a check that holds the kept text as written lets them pass, one that pins the
+    added words to the letter does not."""
+    kept = {"$regex": "(?s)^Sibelius 2, mvts 1 and 4\\..*8305#"}
+    assert equivalence_findings(reference_run(_rehearsal_code(kept))) == []
+    pinned = equivalence_findings(reference_run(_rehearsal_code("Sibelius 2, mvts 1 and 4.\nSide door code: 8305#")))
+    assert [f.detail["variant"] for f in pinned] == ["text_case", "text_decorated"]
+    edited = [f.witness.actions[1]["arguments"]["description"] for f in pinned if f.witness is not None]
+    assert all(text.startswith("Sibelius 2, mvts 1 and 4.") for text in edited)

@@ -1012,3 +1012,15 @@ def test_a_pronoun_object_carries_what_its_sentence_named_before_it() -> None:
     said = "Look up the new credit limit for Pelican Print Co. in the CRM notes and message it to Ruth Adebayo."
     assert carry_phrase(said, "credit limit", pronoun_only=True) == "the new credit limit for"
     assert carry_phrase("Send the invoice to her. The price is in her email.", "price", pronoun_only=True) == ""
+
+
+def test_names_held_in_one_field_are_alternatives_and_in_two_fields_each_select() -> None:
+    """"our two ferries (MF Solund and MF Hella)": a record of either is asked for; a name held in
+    another field ("bought at Bergen Quay") narrows them further."""
+    fuel = [{"id": "t1", "account": "MF Solund", "description": "Bunkering Oslo"},
+            {"id": "t2", "account": "MF Hella", "description": "Bunkering Bergen Quay"},
+            {"id": "t3", "account": "Van", "description": "Diesel Oslo"}]
+    assert unselected_why("What did fuel for MF Solund and MF Hella cost?", fuel, TODAY) == {
+        2: "the request asks for account MF Hella or MF Solund, not Van"}
+    assert unselected_why("Total the MF Solund and MF Hella fuel bought at Bergen Quay.", fuel, TODAY) == {
+        0: "the request asks for records of Bergen Quay", 2: "the request asks for account MF Hella or MF Solund, not Van"}

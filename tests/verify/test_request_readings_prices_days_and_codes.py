@@ -428,3 +428,12 @@ def test_a_combined_figure_asks_no_record_value_to_be_carried() -> None:
     verdict = verify(_pipeline_note("Put the combined amount of cust-501's open deals in a new note titled "
                                     "'Ferri pipeline'."))
     assert by(verdict, "misread_value") == [], messages(verdict)
+
+
+@pytest.mark.parametrize(("text", "codes"), [
+    ("Collection code: 7Q4-KX9. Bring photo ID.", ["7Q4-KX9"]),
+    ("ref AB1-CD2-EF3.", ["AB1-CD2-EF3"]),
+    ("the ABC-DEF team", []), ("COVID-19 rules apply", []), ("Room 2B-301", []),  # letters only; too short a group
+])
+def test_groups_of_capitals_and_digits_joined_by_hyphens_are_a_code(text: str, codes: list[str]) -> None:
+    assert codes_in(text) == codes

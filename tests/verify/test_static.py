@@ -65,9 +65,13 @@ def test_a_ref_to_a_later_step_dangles() -> None:
 
 
 @pytest.mark.parametrize(("name", "known"), [("Stripe API", True), ("Stripe Live API Key", False),
-                                             ("Acme Portal", True), ("Acme Corp", False), ("API Key", False)])
+                                             ("Acme Portal", True), ("Acme Corp", False), ("API Key", False),
+                                             ("Acme Christmas", True),   # "the Acme Christmas charter"
+                                             ("Acme' CRM", True), ("Stripe Payments' Ledger", True),
+                                             ("Acme's Hotel", True), ("Zeta's Acme", False)])
 def test_a_known_name_before_words_such_as_api_names_that_thing(name: str, known: bool) -> None:
-    """"the Stripe API" is Stripe's, when the state knows Stripe; other words make another name."""
+    """"the Stripe API" is Stripe's, when the state knows Stripe, and so is what a possessive
+    gives it ("Acme' CRM", "Acme's Hotel"); other words make another name."""
     from pipeline.verify.entities import _known_before_a_generic_word
 
     assert _known_before_a_generic_word(name, "int-002 stripe payments acme") is known

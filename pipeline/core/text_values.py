@@ -983,13 +983,17 @@ _A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refi
 ("order up to 5", "raise it by up to 10%")."""
 _PART_OF_DAY = re.compile(r"\b(?:(?:every|each|on|next|this|tomorrow|one|some|any|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
                           r"\s+|in\s+the\s+)(?P<part>morning|afternoon|evening)s?\b"
-                          r"|\b(?:(?:every|each|at)\s+night|nightly|overnight)\b", re.IGNORECASE)
+                          r"|\b(?:(?:every|each|at)\s+night|nightly|overnight)\b"
+                          r"|\b(?P<lunch>(?:at|over)\s+lunch(?:time)?|lunchtime)\b|\b(?P<first>first\s+thing)(?=\s+(?:tomorrow|today|on\b|in\s+the\s+morning|next|this|"
+                          r"(?:mon|tues|wednes|thurs|fri|satur|sun)day))", re.IGNORECASE)
 """A part of the day the request gives with no clock time: "every Monday morning", "some
-afternoon next week", "tomorrow evening", "in the morning", "every night", "nightly"."""
+afternoon next week", "tomorrow evening", "in the morning", "every night", "nightly", "at
+lunchtime", "first thing tomorrow"."""
 _PART_WORDS = frozenset({"morning", "afternoon", "evening", "mornings", "afternoons", "evenings", "night", "nightly",
-                         "overnight"})
+                         "overnight", "lunch", "lunchtime", "first"})
 _PART_HOURS = {"morning": [("06:00", "12:00")], "afternoon": [("12:00", "17:00")], "evening": [("17:00", "21:00")],
-               "night": [("22:00", "23:59"), ("00:00", "05:00")]}
+               "night": [("22:00", "23:59"), ("00:00", "05:00")], "lunch": [("12:00", "14:00")],
+               "first": [("07:00", "10:00")]}
 """The clock times a part of the day holds, the ends included: what a person reading "every
 Monday morning" or "Thursday afternoon" would accept; the night, on either side of midnight."""
 _TIMED_SENTENCE = re.compile(r"\d|\b(?:at|from|around|about|by|before|after|until|till|between)\s+(?:one|two|three|four|"
@@ -1119,7 +1123,7 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
             out.append(Allowed("time", early[0].value, later[0].value, True))
     for m in _PART_OF_DAY.finditer(text) if may_say(text, _PART_WORDS) and not times_in(text) else ():
         if not _TIMED_SENTENCE.search(_sentence_around(text, m.start(), m.end())):
-            part = (m.group("part") or "night").casefold()
+            part = (m.group("part") or ("lunch" if m.group("lunch") else "first" if m.group("first") else "night")).casefold()
             out += [Allowed("time", low, high, True) for low, high in _PART_HOURS[part]]
     for m in _TIME_BOUND.finditer(text):
         t = times_in(m.group("t")) or times_in(m.group("t") + ":00")

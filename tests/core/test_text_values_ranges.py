@@ -126,6 +126,10 @@ def test_name_spans_finds_the_state_s_names_in_any_case() -> None:
                                                      Allowed("time", "00:00", "05:00", True)]),  # either side of midnight
     ("Add a nightly export of the orders.", [Allowed("time", "22:00", "23:59", True), Allowed("time", "00:00", "05:00", True)]),
     ("Good night, and thanks!", []), ("Update the night shift rota.", []),
+    ("Book the call with Ana at lunchtime on Friday", [Allowed("time", "12:00", "14:00", True)]),
+    ("Send it first thing tomorrow", [Allowed("time", "07:00", "10:00", True)]),
+    ("Book it first thing Monday.", [Allowed("time", "07:00", "10:00", True)]),
+    ("The first thing to do is close the ticket", []),            # no day after it: an order of work
     ("the morning shift rota", []),
 ])
 def test_allowed_ranges(text: str, allowed: list[Allowed]) -> None:

@@ -115,9 +115,12 @@ def _words(text: str) -> set[str]:
 
 @lru_cache(maxsize=4096)
 def _key_words(key: str) -> frozenset[str]:
+    """The words of a field name, with their plurals ("quantity": "quantities", as a request says
+    "set the stock quantities")."""
     if not key:
         return frozenset()
-    return frozenset(w for w in re.split(r"[_\W]+", key.casefold()) if len(w) > 2) - STOPWORDS
+    words = {w for w in re.split(r"[_\W]+", key.casefold()) if len(w) > 2} - STOPWORDS
+    return frozenset(words | {w[:-1] + "ies" if w.endswith("y") else w + "s" for w in words})
 
 
 def _labels(text: str, start: int) -> set[str]:
@@ -151,6 +154,15 @@ def _same_as(value: Any) -> Callable[[Any], bool]:
     return lambda v: False
 
 
+def _same_of(kind: str, value: Any) -> Callable[[Any], bool]:
+    """``_same_as(value)``, where a date is the same as another of its day (a date-time read as
+    "Friday 11 December, arriving 09:00" holds the day the text writes)."""
+    if kind == "date" and isinstance(value, str):
+        day = value[:10]
+        return lambda v: isinstance(v, str) and v[:10] == day and ISO_DATE.match(v) is not None
+    return _same_as(value)
+
+
 def _shape(code: str) -> str:
     """A code's shape: its letters kept, each run of digits as its length ("SWL-5.2")."""
     return re.sub(r"\d+", lambda m: str(len(m.group(0))), code.casefold())
@@ -162,11 +174,23 @@ def _kind(value: Any) -> str | None:
     if isinstance(value, (int, float)):
         return "number"
     if isinstance(value, str):
-        if ISO_DATE.fullmatch(value[:10]) and len(value) in (10, 16):
-            return "date"
+        if ISO_DATE.fullmatch(value[:10]) and (len(value) in (10, 16) or len(value) == 19 and value[16:17] == ":"):
+            return "date"  # a day, or a date-time with or without its seconds
         if CODE.fullmatch(value) and not ISO_DATE.match(value):
             return "code"
+        if _is_phone(value):
+            return "phone"
     return None
+
+
+PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d ().-]{5,}\d(?![\w])")
+"""A phone number: an optional "+", then digits in groups set apart by spaces, dots, dashes or
+brackets ("+47 938 60 274", "(01632) 960 452"); seven digits or more (``_is_phone``)."""
+
+
+def _is_phone(text: str) -> bool:
+    """Whether ``text`` is a phone number (``PHONE``, seven digits or more, no date)."""
+    return PHONE.fullmatch(text) is not None and sum(c.isdigit() for c in text) >= 7 and not ISO_DATE.match(text)
 
 
 @lru_cache(maxsize=4096)
@@ -176,6 +200,8 @@ def _in_text(kind: str, text: str, today: date) -> tuple[tuple[int, Any], ...]:
         return tuple((m.start, m.value) for m in dates_in(text, today))
     if kind == "number":
         return tuple((m.start, m.value) for m in numbers_in(text))
+    if kind == "phone":
+        return tuple((m.start(), m.group(0)) for m in PHONE.finditer(text) if _is_phone(m.group(0)))
     return tuple([(m.start(), m.group(0)) for m in CODE.finditer(text)] + [
         (m.start(1), m.group(1)) for m in _NAMED_CODE.finditer(text)])
 
@@ -200,12 +226,14 @@ def look_alikes(kind: str, value: Any, lists: list[list[dict[str, Any]]], today:
     def add(v: Any) -> None:
         if kind == "code" and (not isinstance(v, str) or _shape(v) != _shape(value)):
             return  # another kind of code: INC-4471 is no look-alike of PO 7713 (the same shape is the same kind)
+        if kind == "date" and isinstance(v, str) and v[:10] == str(value)[:10]:
+            return  # the same day: no other date
         if v is not None and not _same(v, value) and not any(_same(v, o) for o in out) \
                 and (_kind(v) == kind or kind == "code") \
                 or kind == "date" and isinstance(v, str) and v[:10] != str(value)[:10] and v not in out:
             out.append(v[:10] + str(value)[10:] if kind == "date" else v)
 
-    same = _same_as(value)
+    same = _same_of(kind, value)
     for records in lists:
         if field is not None and any(same(r.get(field)) for r in records):
             for r in records:
@@ -473,7 +501,7 @@ def _read_as_asked(kind: str, value: Any, lists: list[list[dict[str, Any]]], ask
     or for a number the noun it counts), or anywhere read when ``every`` (the request hands the
     work to what it reads: ``_AS_WRITTEN``); None otherwise."""
     key_asked = every or bool(_key_words(key) & asked)
-    same = _same_as(value)
+    same = _same_of(kind, value)
     for records in lists:
         for r in records:
             for field, v in r.items():

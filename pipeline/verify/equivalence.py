@@ -37,7 +37,15 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import AnswerStep, AskStep, CallStep, Step, TaskPackage, state_strings
 from pipeline.core.patterns import group_end, scan
 from pipeline.core.references import iter_refs, parse_ref
-from pipeline.core.text_values import EMAIL, WEB_ADDRESS, allowed_ranges, dates_in, numbers_in, range_of
+from pipeline.core.text_values import (
+    EMAIL,
+    WEB_ADDRESS,
+    allowed_ranges,
+    dates_in,
+    has_word,
+    numbers_in,
+    range_of,
+)
 from pipeline.verify.check_values import required_values
 from pipeline.verify.effects import Write, records_of
 from pipeline.verify.execution import ReferenceRun
@@ -374,6 +382,7 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
     ranges = allowed_ranges(run.said, date.fromisoformat(package.now[:10]))
     ends_by = _ENDS_BY.search(run.said) is not None or _STARTS.search(run.said) is None  # "any time between 10 and 1"
     nudged = bool(_NUDGE.search(run.said)) and not _states_a_number(run.said)
+    raised = bool(_RAISED.search(run.said)) and not any(has_word(run.said, w) for rung in _PRIORITIES for w in rung)
     out: list[Variant] = []
     for w in done:
         step = package.reference[w.step]
@@ -396,6 +405,8 @@ def _other_choice(run: ReferenceRun, steps: dict[int, Step], done: list[Write]) 
                 held = None  # the range selects the records by this field ("every walk from the 14th to the 18th")
             if other is None and nudged:
                 other = _less_moved(run, w, key, value)
+            if other is None and raised:
+                other = _one_step_up(run, w, key, value)
             paired = end_key if key == start_key else None  # the end that moves with this start
             if other is None and held is not None:
                 minutes = args.get("duration_minutes")
@@ -521,6 +532,34 @@ def _less_moved(run: ReferenceRun, w: Write, key: str, value: Any) -> Any:
     return other if other not in (old, value) else None
 _CHOICE = re.compile(r"\b(?:whichever|either|any|you pick|you choose|up to you|your call|fits|suits|is fine|works)\b",
                      re.IGNORECASE)
+
+
+_PRIORITIES = (("lowest",), ("low",), ("normal", "medium"), ("high",), ("urgent", "critical"), ("highest",))
+"""The rungs of a priority, lowest first (the words of one rung are the same level)."""
+_RAISED = re.compile(r"\b(?:bump|rais|increas|lift|push|escalat|up)\w*\b[^.;!?]{0,30}\bpriority\b"
+                     r"|\bpriority\b[^.;!?]{0,20}\b(?:up|higher|raised)\b|\bhigher\s+priority\b", re.IGNORECASE)
+"""A request that raises a priority without naming the level: "bump its priority up"."""
+
+
+def _rung(value: Any) -> int | None:
+    return next((n for n, rung in enumerate(_PRIORITIES) if isinstance(value, str) and value.casefold() in rung), None)
+
+
+def _one_step_up(run: ReferenceRun, w: Write, key: str, value: Any) -> Any:
+    """Where the request raises a priority without naming the level ("bump its priority up") and
+    the update moves it more than one rung (medium to critical): the rung just above the old one,
+    in the words the tool's enum, else the state, writes it ("high"). None otherwise: one rung up
+    is what a person reads, and the reference's own choice where it made that."""
+    if "priority" not in key or w.bound.op.effect != "update":
+        return None
+    old, new = _rung(run.updated_value(w, w.bound.op.field_for(key))), _rung(value)
+    if old is None or new is None or new <= old + 1:
+        return None
+    schema = w.bound.tool.parameters.get("properties", {}).get(key, {})
+    used = [str(v) for v in schema.get("enum") or []] or [
+        str(r.get(key)) for c in run.package.initial_state.values() for rs in c.values() for r in rs if isinstance(r, dict)]
+    words = _PRIORITIES[old + 1]
+    return next((u for u in used if u.casefold() in words), words[0])
 
 
 def _offered(said: str, value: Any, enum: list[Any]) -> Any:

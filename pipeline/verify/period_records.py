@@ -40,6 +40,8 @@ from pipeline.core.text_values import (
     Allowed,
     allowed_ranges,
     dates_in,
+    minutes_in,
+    number_values,
     numbers_in,
     periods_in,
 )
@@ -246,8 +248,10 @@ def _used_values(run: ReferenceRun) -> set[Any]:
 
 
 def _said_values(run: ReferenceRun, today: date) -> set[Any]:
-    """What the request and the facts state: the agent took none of it from a record."""
-    return _in_text(run.said, today) | {w.casefold() for w in run.said.split()}
+    """What the request and the facts state: the agent took none of it from a record (a length
+    in words too: "for two hours" is 120 minutes)."""
+    return (_in_text(run.said, today) | {w.casefold() for w in run.said.split()}
+            | {round(float(n), 2) for n in minutes_in(run.said)} | {round(float(v), 2) for v in number_values(run.said)})
 
 
 def _in_text(text: str, today: date) -> set[Any]:

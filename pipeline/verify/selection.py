@@ -89,8 +89,8 @@ def _whole(words: str) -> re.Pattern[str]:
 
 
 def _names(record: Record) -> list[str]:
-    """How a request may name a record: its identifying fields, and the first word of a name or
-    company of two words or more."""
+    """How a request may name a record: its identifying fields, the first word of a name or
+    company of two words or more, and the person a handle field names ("jonas.ek": Jonas Ek)."""
     out = [str(record[k]) for k in _IDENTIFYING if isinstance(record.get(k), str) and len(record[k]) >= 3]
     names = [str(record.get(k) or "") for k in ("name", "company")]
     for value in record.values():  # an address names its organisation: it-desk@brightline-logistics.example
@@ -103,7 +103,13 @@ def _names(record: Record) -> list[str]:
     for k in ("title", "subject"):  # "Harwell Bank newsletter: fee schedule" is from Harwell Bank
         if isinstance(record.get(k), str) and (m := _LEADING_NAME.match(record[k])):
             out.append(m.group(0))
+    out += [m.group(1) + " " + m.group(2) for value in record.values()  # an owner "jonas.ek" is Jonas Ek
+            if isinstance(value, str) and (m := _HANDLE.fullmatch(value))]
     return list(dict.fromkeys(out))
+
+
+_HANDLE = re.compile(r"([a-z]{2,})[._]([a-z]{2,})")
+"""A person's handle of two names ("jonas.ek", "lena_marsh"), as an owner or assignee field holds it."""
 
 
 _DOMAIN = re.compile(r"[\w.+-]+@([a-z0-9-]+)\.[\w.-]+", re.IGNORECASE)

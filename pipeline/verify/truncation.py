@@ -42,7 +42,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.patterns import DataPattern, compile_pattern
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
-from pipeline.core.text_values import ISO_DATE, dates_in, has_word, numbers_in
+from pipeline.core.text_values import ISO_DATE, dates_in, has_word, minutes_in, number_values, numbers_in
 from pipeline.core.training_format import Policy, Sample, observation_text, render_sample
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, totals
@@ -51,6 +51,7 @@ from pipeline.verify.perturbations import id_fields, record_id
 
 _ANSWER_VALUES = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"      # emails
+    r"|\b[a-z]{1,6}-\d+(?:-\d+)+\b"       # codes of groups: a licence reference NLD-2026-44718
     r"|\b[a-z]+-\d+\b"                   # ids such as todo-004, c-101
     r"|\b\d{4}-\d{2}-\d{2}\b"            # dates
     r"|\b\d{1,4}(?:-\d{1,4}){1,3}\b"      # codes of digit groups: a door code 48-19-07
@@ -268,8 +269,18 @@ def _same_number(text: str, number: float) -> bool:
         return False
 
 
+def _number(text: str) -> float | None:
+    """``text`` as a number rounded to cents, when it is one ("120", "12.5"); else None."""
+    try:
+        return round(float(text), 2)
+    except ValueError:
+        return None
+
+
 def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
-    said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)]).casefold()
+    said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)])
+    told = {round(float(n), 2) for n in [*minutes_in(said), *number_values(said)]}  # "for two hours": 120, told
+    said = said.casefold()
     about = _about(package, ref)
     today = date.fromisoformat(package.now[:10])
     keys = id_fields(package)
@@ -297,7 +308,7 @@ def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, La
     counted = _visible_counts(layouts, limit, done=len(_writes(package, ref)))
     for where, position, value in candidates:
         folded = value.casefold().strip()
-        if not folded or folded in reported or has_word(said, folded):
+        if not folded or folded in reported or has_word(said, folded) or _number(folded) in told:
             continue
         holders = [(lay, r, k, needle) for i, lay in layouts.items() if i < position and i in reads
                    for r in lay.records for k, item in r.items()

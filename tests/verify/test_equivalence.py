@@ -307,3 +307,22 @@ def test_text_an_update_keeps_is_the_record_s_and_only_what_it_adds_is_rewritten
     assert [f.detail["variant"] for f in pinned] == ["text_case", "text_decorated"]
     edited = [f.witness.actions[1]["arguments"]["description"] for f in pinned if f.witness is not None]
     assert all(text.startswith("Sibelius 2, mvts 1 and 4.") for text in edited)
+
+
+def _bumped(priority: str) -> dict:
+    from tests.verify.builders import TICKETS, package
+    return package("The Harwick invoice-copy ticket is stuck: bump its priority up.", {"helpdesk": {"tickets": TICKETS}},
+                   ["helpdesk_get_ticket", "helpdesk_update_ticket"],
+                   [{"id": "raised", "kind": "state_match", "weight": 1.0, "collection": "helpdesk.tickets",
+                     "record_id": "tkt-004", "expect": {"priority": priority}}],
+                   [{"call": "helpdesk_get_ticket", "args": {"ticket_id": "tkt-004"}},
+                    {"call": "helpdesk_update_ticket", "args": {"ticket_id": "tkt-004", "priority": priority}},
+                    {"answer": f"tkt-004 is now {priority} priority."}])
+
+
+def test_a_priority_bumped_up_without_a_level_may_go_one_rung() -> None:
+    """"bump its priority up" from normal: high is a correct reading, so a check pinning urgent
+    punishes it; where the reference goes one rung (high), no other rung is tried."""
+    found = [f for f in equivalence_findings(reference_run(_bumped("urgent"))) if f.detail["variant"] == "other_choice"]
+    assert [f.detail["value"] for f in found] == ["high"] and found[0].witness is not None
+    assert equivalence_findings(reference_run(_bumped("high"))) == []

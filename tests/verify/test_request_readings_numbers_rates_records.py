@@ -1024,3 +1024,23 @@ def test_names_held_in_one_field_are_alternatives_and_in_two_fields_each_select(
         2: "the request asks for account MF Hella or MF Solund, not Van"}
     assert unselected_why("Total the MF Solund and MF Hella fuel bought at Bergen Quay.", fuel, TODAY) == {
         0: "the request asks for records of Bergen Quay", 2: "the request asks for account MF Hella or MF Solund, not Van"}
+
+
+def test_a_person_left_out_by_name_leaves_out_the_records_their_handle_owns() -> None:
+    """"Leave out the ones Jonas Ek owns": owner "jonas.ek" is Jonas Ek; "jonas.eklund" is another
+    person, whose deals stay in."""
+    deals = [{"id": "deal-501", "title": "Bottles", "stage": "prospecting", "owner": "lena.marsh"},
+             {"id": "deal-502", "title": "Crown caps", "stage": "proposal", "owner": "jonas.ek"},
+             {"id": "deal-504", "title": "Gift boxes", "stage": "negotiation", "owner": "jonas.eklund"}]
+    text = "What's still open? Leave out the ones Jonas Ek owns, he's handing them over."
+    assert [d["id"] for d in deals if left_out(text, d, deals)] == ["deal-502"]
+    assert not any(left_out("What's still open with Jonas Ek?", d, deals) for d in deals)  # no exclusion
+
+
+def test_a_length_the_request_states_in_words_is_taken_from_no_record() -> None:
+    """"for two hours" states 120 minutes: a 120 another record holds was not taken from it."""
+    from types import SimpleNamespace
+
+    from pipeline.verify.period_records import _said_values
+    said = _said_values(SimpleNamespace(said="Book the spray booth for two hours next week."), TODAY)  # type: ignore[arg-type]
+    assert {120.0, 2.0} <= said

@@ -437,3 +437,34 @@ def test_a_combined_figure_asks_no_record_value_to_be_carried() -> None:
 ])
 def test_groups_of_capitals_and_digits_joined_by_hyphens_are_a_code(text: str, codes: list[str]) -> None:
     assert codes_in(text) == codes
+
+
+def test_a_phone_number_read_in_a_text_has_the_other_numbers_of_that_text_as_look_alikes() -> None:
+    """"New mobile number from today is +47 938 60 274. The hut landline (+47 755 20 110) is
+    unchanged": an agent that misreads stores the landline."""
+    from datetime import date
+
+    from pipeline.verify.carried import _kind, look_alikes
+    body = ("Hi both, my old phone died on the ridge. New mobile number from today is +47 938 60 274. "
+            "The hut landline (+47 755 20 110) is unchanged. Mira")
+    assert [_kind(v) for v in ("+47 938 60 274", "(01632) 960 452", "2026-12-01", "12 500", "+47 93")] == [
+        "phone", "phone", "date", None, None]
+    assert look_alikes("phone", "+47 938 60 274", [[{"id": "msg-1", "body": body}]], date(2026, 12, 1))[0] == \
+        "+47 755 20 110"
+
+
+def test_a_field_s_words_match_their_plural_in_the_request() -> None:
+    from pipeline.verify.carried import _key_words
+    assert {"quantity", "quantities"} <= _key_words("quantity") and {"phone", "phones"} <= _key_words("phone")
+
+
+def test_a_date_time_with_seconds_is_a_date_read_by_its_day() -> None:
+    """"Friday 11 December, arriving 09:00" gives the day of "2026-12-11T09:00:00": its look-alikes
+    are other days at the same time, never the same day again."""
+    from datetime import date
+
+    from pipeline.verify.carried import _kind, look_alikes
+    assert _kind("2026-12-11T09:00:00") == "date" and _kind("2026-12-11T09:00:00Z") is None
+    body = "I can come on Friday 11 December, arriving 09:00, or else on Monday 14 December."
+    found = look_alikes("date", "2026-12-11T09:00:00", [[{"id": "m1", "body": body}]], date(2026, 12, 1))
+    assert found[0] == "2026-12-14T09:00:00" and all(v[:10] != "2026-12-11" for v in found)

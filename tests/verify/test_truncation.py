@@ -124,3 +124,34 @@ def test_a_two_character_code_past_the_cut_is_lost() -> None:
     assert any(f.code is Code.EVIDENCE_TRUNCATED and "'7B'" in f.message for f in lost.sft), messages(lost)
     kept = verify(berth(300))
     assert kept.sft_ready and kept.accepted, messages(kept)
+
+
+def _booth(request: str) -> Data:
+    """A booking of 120 minutes where the one event of 120 minutes lies past the cut."""
+    events = [{"id": f"evt-{n:03d}", "title": f"Workshop session {n}", "start": f"2026-12-{n + 2:02d}T13:00",
+               "duration_minutes": 60, "attendees": [], "location": "Bench room",
+               "description": "Long-standing weekly bench session, bring your own tools and aprons",
+               "created_at": "2026-11-01T09:00:00Z"} for n in range(1, 9)]
+    events.append({"id": "evt-100", "title": "Varnish cure", "start": "2026-12-01T08:00", "duration_minutes": 120,
+                   "attendees": [], "location": "Spray booth", "description": "", "created_at": "2026-11-01T09:00:00Z"})
+    return package(request, {"calendar": {"events": events}}, ["calendar_list_events", "calendar_create_event"],
+                   [{"id": "booked", "kind": "state_count", "weight": 1.0, "collection": "calendar.events",
+                     "scope": "created", "where": {"start": "2026-12-08T09:00", "duration_minutes": 120}, "op": "==",
+                     "value": 1}],
+                   [{"call": "calendar_list_events", "args": {}},
+                    {"call": "calendar_create_event", "args": {"title": "Spray booth", "start": "2026-12-08T09:00",
+                                                               "duration_minutes": 120, "location": "Spray booth"}},
+                    {"answer": "Booked the spray booth on Tuesday 8 December at 09:00."}])
+
+
+def test_a_length_the_request_states_in_words_depends_on_no_record_past_the_cut() -> None:
+    """"for two hours" tells the 120 minutes; a record past the cut holding 120 takes nothing away."""
+    told = verify(_booth("Book the spray booth for two hours on 2026-12-08 at 09:00."))
+    assert not [f for f in told.sft if f.code is Code.EVIDENCE_TRUNCATED], messages(told)
+
+
+def test_a_code_of_letters_and_digit_groups_is_one_answer_value() -> None:
+    """"The licence reference is NLD-2026-44718": one value the answer states, not two."""
+    from pipeline.verify.truncation import _ANSWER_VALUES
+    assert [m.group(0) for m in _ANSWER_VALUES.finditer("The licence reference is NLD-2026-44718; todo-004.")] == [
+        "NLD-2026-44718", "todo-004"]

@@ -988,7 +988,10 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     if not graded:
         return []
     out: list[Finding] = []
+    counted = _counted_collection(text, {run.read_collections.get(id(lst)) for lst in lists})
     every = [g for lst in pools for g in groups(lst, package.request_and_fact_values(), today) if len(g) >= 2]
+    other_kind = {id(g) for lst in pools if counted and run.read_collections.get(id(lst), counted) != counted
+                  for g in every if g and any(r is g[0] for r in lst)}  # "how many deals": no group of customers
     split = list(zip(every, split_figures(every, percents, adjusted, tuple(graded)), strict=True))  # products (quantity × price) are looked at last
     plain = [(g, figure) for g, (figs, _) in split for figure in figs]
     products = [(g, figure) for g, (_, figs) in split for figure in figs]
@@ -1004,7 +1007,7 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
     for number in graded:
         matching = [(g, figure) for g, figure in plain if abs(figure[1] - number) < 0.005
                     and (number not in done or aggregate and number not in own or "%" in figure[0]
-                         or _ADJUSTED.search(figure[0]))]
+                         or _ADJUSTED.search(figure[0])) and not (figure[0] == "count" and id(g) in other_kind)]
         # a number written is a figure when the request asks for an aggregate, or when a rate of one
         if not matching:
             matching = [(g, f) for g, f in products if abs(f[1] - number) < 0.005 and number not in done]
@@ -1026,6 +1029,9 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
         group, (kind, _), left, why = min(judged, key=lambda j: len(j[2]))
         if _selected_give(pools, group, kind, number, left_out_of, percents, adjusted):
             continue  # the count of the open deals asked for is 3 too, whichever 3 another group holds
+        if _selects_elsewhere(text, group, lists):
+            continue  # "open deals with our gold-tier customers": the tier is the customers', not the deals'
+
         kept = kept or [r for r in group if r not in left] or _counterpart(group, every, left_out_of)
         if not kept:
             continue
@@ -1045,6 +1051,31 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
                                    f"{', '.join(str(record_id(r, keys)) for r in group)};"
                                    f" but {why}: over the rest it is {said:,}"))
     return out
+
+
+def _selects_elsewhere(text: str, group: list[dict[str, Any]], lists: list[list[dict[str, Any]]]) -> bool:
+    """Whether the request selects by a value that records of another list read hold in a field
+    the records of ``group`` do not have ("open deals with our gold-tier customers": the deals
+    carry no tier): which of ``group`` the request asks for then depends on records the rules do
+    not join, so no figure over them is known to be wrong. Only one-word values written in lower
+    case (a tier, a status, a category), not names."""
+    fields = {k for r in group for k in r}
+    return any(isinstance(v, str) and k not in fields and v.isalpha() and v.islower() and len(v) >= 3
+               and has_word(text, v, joiners="") for lst in lists if not any(r is group[0] for r in lst) for r in lst
+               for k, v in r.items())
+
+
+_HOW_MANY = re.compile(r"\b(?:how\s+many|number\s+of|count\s+of)\s+(?:[a-z-]+\s+){0,2}?([a-z]+s)\b", re.IGNORECASE)
+
+
+def _counted_collection(text: str, collections: set[str | None]) -> str | None:
+    """The collection read whose records the request counts, where it names them ("how many deals
+    is that", "the number of open tickets": deals, tickets); None when it names none of them."""
+    for m in _HOW_MANY.finditer(text):
+        noun = m.group(1).casefold()
+        if noun in collections:
+            return noun
+    return None
 
 
 def _selected_give(pools: list[list[dict[str, Any]]], group: list[dict[str, Any]], kind: str, number: float,

@@ -146,7 +146,14 @@ class ReferenceRun:
                     out.append([value])
             if len(out) == before and b.op.effect == "get" and key in s.result:  # type: ignore[operator]
                 out.append([s.result])  # type: ignore[list-item]
+            self.read_collections.update({id(lst): b.op.collection for lst in out[before:]})
         return out
+
+    @cached_property
+    def read_collections(self) -> dict[int, str]:
+        """The collection each list of ``read_lists`` was read from ("deals", "customers"), by the
+        list's identity (filled as ``read_lists`` is built)."""
+        return {}
 
     @cached_property
     def group_figures(self) -> list[float]:

@@ -1044,3 +1044,17 @@ def test_a_length_the_request_states_in_words_is_taken_from_no_record() -> None:
     from pipeline.verify.period_records import _said_values
     said = _said_values(SimpleNamespace(said="Book the spray booth for two hours next week."), TODAY)  # type: ignore[arg-type]
     assert {120.0, 2.0} <= said
+
+
+def test_a_count_the_request_names_is_of_its_collection_and_a_tier_of_another_selects_nothing_here() -> None:
+    """"how many deals is that" counts deals, not customers; "open deals with our gold-tier
+    customers" selects by a tier only the customers carry, so which deals it asks for is not read
+    off the deals alone."""
+    from pipeline.verify.consistency import _counted_collection, _selects_elsewhere
+    text = "What's the total of open deals with our gold-tier customers? And how many deals is that?"
+    assert _counted_collection(text, {"customers", "deals"}) == "deals"
+    assert _counted_collection("How many purchases was that?", {"transactions"}) is None
+    customers = [{"id": "cust-1", "tier": "gold", "owner": "liam.obi"}, {"id": "cust-2", "tier": "standard"}]
+    deals = [{"id": "deal-1", "customer_id": "cust-1", "stage": "proposal"}, {"id": "deal-2", "stage": "won"}]
+    assert _selects_elsewhere(text, deals, [customers, deals])
+    assert not _selects_elsewhere("What's the total of open deals?", deals, [customers, deals])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import lru_cache
 from operator import mul
 from typing import Any
 
@@ -215,13 +216,22 @@ def with_read_rates(said: str, records: list[Record]) -> list[str]:
     ("their trade discount (it's on their CRM record)" and a note "Trade discount 10% on list
     price": "their 10% trade discount"), one text per rate found; none when it names none."""
     out: list[str] = []
+    for at, found in _named_rates(said):
+        rates = {a or b for r in records for v in r.values() if isinstance(v, str) for a, b in found.findall(v)}
+        out += [f"{said[:at]}{rate}% {said[at:]}" for rate in sorted(rates)]
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _named_rates(said: str) -> tuple[tuple[int, re.Pattern[str]], ...]:
+    """Each rate ``said`` names without stating it (``_NAMED_RATE``): where its words begin, and
+    the pattern of its percentage in a record's text ("Trade discount 10%", "10% trade discount")."""
+    out = []
     for m in _NAMED_RATE.finditer(said):
         words = rf"(?:{re.escape(m.group('kind').strip())}\s+)?" if m.group("kind").strip() else ""
-        found = re.compile(rf"\b{words}{m.group('noun')}\s*(?:of|:|is|at|=)?\s*(\d+(?:\.\d+)?)\s*%"
-                           rf"|(\d+(?:\.\d+)?)\s*%\s+{words}{m.group('noun')}\b", re.IGNORECASE)
-        rates = {a or b for r in records for v in r.values() if isinstance(v, str) for a, b in found.findall(v)}
-        out += [f"{said[:m.start('kind')]}{rate}% {said[m.start('kind'):]}" for rate in sorted(rates)]
-    return out
+        out.append((m.start("kind"), re.compile(rf"\b{words}{m.group('noun')}\s*(?:of|:|is|at|=)?\s*(\d+(?:\.\d+)?)\s*%"
+                                                rf"|(\d+(?:\.\d+)?)\s*%\s+{words}{m.group('noun')}\b", re.IGNORECASE)))
+    return tuple(out)
 
 
 _UNIT_PRICE_BEFORE = re.compile(r"(?:\bat|@)\s*$", re.IGNORECASE)

@@ -1031,7 +1031,6 @@ def subset_findings(run: ReferenceRun) -> list[Finding]:
             continue  # the count of the open deals asked for is 3 too, whichever 3 another group holds
         if _selects_elsewhere(text, group, lists):
             continue  # "open deals with our gold-tier customers": the tier is the customers', not the deals'
-
         kept = kept or [r for r in group if r not in left] or _counterpart(group, every, left_out_of)
         if not kept:
             continue

@@ -536,7 +536,7 @@ _CHOICE = re.compile(r"\b(?:whichever|either|any|you pick|you choose|up to you|y
 
 _PRIORITIES = (("lowest",), ("low",), ("normal", "medium"), ("high",), ("urgent", "critical"), ("highest",))
 """The rungs of a priority, lowest first (the words of one rung are the same level)."""
-_RAISED = re.compile(r"\b(?:bump|rais|increas|lift|push|escalat|up)\w*\b[^.;!?]{0,30}\bpriority\b"
+_RAISED = re.compile(r"\b(?:(?:bump|rais|increas|lift|push|escalat)\w*|up)\b[^.;!?]{0,30}\bpriority\b"
                      r"|\bpriority\b[^.;!?]{0,20}\b(?:up|higher|raised)\b|\bhigher\s+priority\b", re.IGNORECASE)
 """A request that raises a priority without naming the level: "bump its priority up"."""
 

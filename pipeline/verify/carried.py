@@ -282,11 +282,36 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
                 continue
             field = _read_as_asked(kind, value, lists, asked, today, key, as_written)
             if field is None:
+                if kind == "number" and (operands := _difference_read(value, lists, said)):
+                    out.append(Carried(step, key, value, False, operands))  # "exactly the shortfall": 30 − 18
                 continue
             others = look_alikes(kind, value, lists, today, field or None)
             if others:
                 out.append(Carried(step, key, value, False, tuple(others)))
     return out
+
+
+_DIFFERENCE = re.compile(r"\b(?:shortfall|short|difference|missing|gap|rest|remainder|balance|left\s+over|outstanding)\b",
+                         re.IGNORECASE)
+"""Words by which a request asks for the difference of two numbers it does not state."""
+
+
+def _difference_read(value: Any, lists: list[list[dict[str, Any]]], said: str) -> tuple[float, ...]:
+    """For a number the request asks to work out as a difference ("place an order for exactly
+    the shortfall"), the two numbers one line of a text read gives whose difference it is
+    ("Pilsner 30L keg   ordered 30   delivered 18": 12), the larger first: what an agent that
+    copies instead of subtracting writes. Empty when the request asks for no difference, or no
+    one line holds such a pair."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0 or not _DIFFERENCE.search(said):
+        return ()
+    for text in (t for records in lists for t in _texts(records)):
+        for line in text.splitlines():
+            numbers = [m.value for m in numbers_in(line) if m.kind in ("number", "money")]
+            for i, a in enumerate(numbers):
+                for b in numbers[i + 1:]:
+                    if abs(abs(a - b) - value) < 0.005:
+                        return (max(a, b), min(a, b))
+    return ()
 
 
 def _id_named(token: str, lists: list[list[dict[str, Any]]], named: set[str]) -> str | None:

@@ -81,7 +81,7 @@ MAX_WORDS = 3
 MAX_RECORDS = 4
 MAX_ACTIONS = 12
 MAX_ACTION_CHARS = 400
-MAX_FIELD_CHARS = 160
+MAX_FIELD_CHARS = 600
 _STOP = frozenset([
     "the", "and", "for", "with", "that", "this", "from", "what", "which", "their", "there", "them", "they", "then",
     "than", "into", "your", "about", "have", "must", "only", "each", "other", "does", "doing", "when", "where",

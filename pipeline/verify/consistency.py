@@ -466,6 +466,12 @@ _ASKED_BY = re.compile(r"\b(?:address|addresses|contact|mailbox|inbox|recipient|
                        r"prefers|preferred|provided|listed|put\s+down|left|chose|picked)\b")
 """A recipient a person chose in what they wrote ("the address he asked for", "the contact they
 named"): the text that holds it is theirs, unnamed."""
+_ASKED_TO_GO = re.compile(r"\b(?:[Ww]herever|[Ww]here)\s+(?:he|she|they|[A-Z][\w'-]+)\s+(?:has\s+|had\s+)?asked\b"
+                          r"|\b(?:he|she|they|[A-Z][\w'-]+)\s+asked\s+(?:for\s+)?[\w\s-]{0,30}?\bto\s+(?:go|be\s+sent)\s+"
+                          r"(?:somewhere|elsewhere|to)\b")
+"""Where a person asked things to go ("email a confirmation to wherever she asked confirmations to
+go", "if she asked for billing to go somewhere else, put that address on their record"): what
+they wrote holds it."""
 _TOLD_US = re.compile(r"\b(?:he|she|they|[A-Z][\w'-]+)\s+(?:\w+\s+){0,2}?(?:told|sent|gave|wrote|emailed|mailed|messaged)"
                       r"(?:\s+in)?\s+(?:(?:us|me)\s+(?:\w+\s+)?|(?:(?:us|me)\s+)?(?:about|to\s+say|saying)\s+)"
                       r"(?:which|what|the\s+new|their\s+new|an?\s+new|where)\b[^.;!?\n]{0,40}?"
@@ -567,7 +573,8 @@ def record_address_pointer(said: str) -> str:
         sentence = _MEDIUM.sub(" ", kept)  # "confirm by email to the contact": how to send, not a text holding it
         holder = _HOLDER.search(sentence) or held and _IN_IT.search(sentence)  # "... she mentions in it"
         held = held or _HOLDER.search(sentence) is not None
-        if not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence) or _TOLD_US.search(sentence)):
+        if not (holder and _POINTING.search(sentence) or _ASKED_BY.search(sentence) or _TOLD_US.search(sentence)
+                or _ASKED_TO_GO.search(sentence)):
             continue
         if any(not _OWN.search(sentence[max(0, r.start() - 24):r.start()]) and not _SENDER.match(sentence, r.end())
                for r in _RECIPIENT.finditer(sentence)):

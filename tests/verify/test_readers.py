@@ -428,6 +428,25 @@ def test_the_records_a_claim_names_come_before_those_only_the_witness_touches() 
     assert len(shown) == MAX_RECORDS and [r["id"] for r in shown][1:] == [f"sku-00{i}" for i in range(1, MAX_RECORDS)]
 
 
+def test_a_note_of_a_few_lines_reaches_the_reader_whole() -> None:
+    """A claim that nothing gives a value needs the whole note the agent read: a note of five jobs
+    (some 300 characters) is shown whole; a text past ``MAX_FIELD_CHARS`` is cut, marked "…"."""
+    from pipeline.verify.claims import MAX_FIELD_CHARS, named_records
+
+    jobs = "Winter jobs, boathouse:\n" + "\n".join(f"{n}. Re-varnish paddle rack number {n} and log it" for n in range(1, 7))
+    notes = [{"id": "note-001", "title": "Boathouse winter jobs", "body": jobs},
+             {"id": "note-002", "title": "Long minutes", "body": "x" * (MAX_FIELD_CHARS + 50)}]
+    package = TaskPackage.model_validate({
+        "capability": "general", "workflow": "todos", "services": ["notes"],
+        "request": {"text": "Make a todo for each job in my note."}, "initial_state": {"notes": {"notes": notes}},
+        "tools": [{"name": "notes_get_note", "service": "notes", "endpoint": "/notes/get"}],
+        "checks": [{"id": "any", "kind": "state_count", "collection": "notes.notes", "op": ">=", "value": 1}],
+    })
+    shown = named_records(package, "nothing gives 'high': note-001, note-002", [])
+    assert shown[0]["body"] == jobs and len(jobs) > 250
+    assert shown[1]["body"].endswith("…") and len(shown[1]["body"]) == MAX_FIELD_CHARS + 1
+
+
 def test_a_claim_shows_the_reader_what_the_user_answers_when_asked() -> None:
     path = sorted((CORPUS_DIR / "truth-4-leak").glob("*.defective.json"))[0]
     package = package_of(path)

@@ -468,3 +468,14 @@ def test_a_date_time_with_seconds_is_a_date_read_by_its_day() -> None:
     body = "I can come on Friday 11 December, arriving 09:00, or else on Monday 14 December."
     found = look_alikes("date", "2026-12-11T09:00:00", [[{"id": "m1", "body": body}]], date(2026, 12, 1))
     assert found[0] == "2026-12-14T09:00:00" and all(v[:10] != "2026-12-11" for v in found)
+
+
+def test_a_difference_the_request_asks_for_has_its_two_numbers_as_look_alikes() -> None:
+    """"an order for exactly the shortfall" of "Pilsner 30L keg   ordered 30   delivered 18": 12,
+    and an agent that copies writes 30 or 18; without words for a difference, nothing."""
+    from pipeline.verify.carried import _difference_read
+    note = [[{"image_path": "note.jpg", "text": "DELIVERY NOTE 0412\nPilsner 30L keg   ordered 30   delivered 18\n"
+                                                 "IPA 20L keg   ordered 10   delivered 10"}]]
+    assert _difference_read(12, note, "Order exactly the shortfall from them.") == (30, 18)
+    assert _difference_read(12, note, "Order twelve more kegs from them.") == ()
+    assert _difference_read(7, note, "Order exactly the shortfall from them.") == ()

@@ -830,7 +830,8 @@ opening nor a closing quote, and part of the phrase it is in ('Archive last year
 
 FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "of", "in", "on", "at", "by", "as", "for", "and", "or", "with",
                             "from", "into", "onto", "about", "this", "that", "these", "those", "it", "its", "is", "are",
-                            "which", "one", "ones", "all", "any", "our", "your", "their", "his", "her"})
+                            "which", "one", "ones", "all", "any", "our", "your", "their", "his", "her", "too", "also",
+                            "very", "just"})
 """Words that name nothing: left out when a text's words are matched against a record's."""
 NAME_RUN = re.compile(r"\b[A-Z][\w&'-]+(?:\s+(?:&\s+)?[A-Z][\w&'-]+)+")
 """A run of two or more capitalized words: a name ("Pemberton Glass", "Harrow & Vale")."""

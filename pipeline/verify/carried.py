@@ -39,8 +39,9 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from pipeline.core.text_values import ISO_DATE, WEB_ADDRESS, dates_in, numbers_in
+from pipeline.core.text_values import ISO_DATE, WEB_ADDRESS, dates_in, numbers_in, times_in
 from pipeline.verify.perturbations import STOPWORDS, shift_date
+from pipeline.verify.time_arithmetic import shift_clock
 
 CODE = re.compile(r"(?<![\w@.,/:-])(?:[A-Za-z]{1,6}-?\d{3,}(?:-\d+)*|\d{3,}(?:-\d+)+|\d{5,}"
                   r"|(?=[A-Z]*\d)(?=\d*[A-Z])[A-Z\d]{10,}"
@@ -288,7 +289,26 @@ def carried_values(package: Any, said: str, writes: list[tuple[int, dict[str, An
             others = look_alikes(kind, value, lists, today, field or None)
             if others:
                 out.append(Carried(step, key, value, False, tuple(others)))
+            if kind == "date" and (clocks := _other_clocks(value, lists)):
+                out.append(Carried(step, key, value, False, clocks))  # the day read right, the time misread
     return out
+
+
+def _other_clocks(value: str, lists: list[list[dict[str, Any]]]) -> tuple[str, ...]:
+    """For a date-time read from a text ("Thursday 10 December at 13:30"), the same day at the
+    other clock times the texts read write ("Can Nala come Thursday 10 December at 15:30"), then
+    an hour later: what an agent that takes the wrong time writes. Empty for a date, or where no
+    text writes the time."""
+    clock = value[11:16] if len(value) >= 16 else ""
+    if not clock:
+        return ()
+    texts = [t for records in lists for t in _texts(records)]
+    if not any(clock in [m.value for m in times_in(t)] for t in texts):
+        return ()  # the time was not read from a text
+    others = [*dict.fromkeys(m.value for t in texts for m in times_in(t) if m.value != clock)]
+    later = shift_clock(clock, 60)
+    others += [later] if later and later not in others else []  # none read: an hour out, as a careless agent writes
+    return tuple(f"{value[:11]}{c}{value[16:]}" for c in others)
 
 
 _DIFFERENCE = re.compile(r"\b(?:shortfall|short|difference|missing|gap|rest|remainder|balance|left\s+over|outstanding)\b",

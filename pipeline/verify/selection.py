@@ -182,10 +182,11 @@ def _record_words(record: Record) -> frozenset[str]:
     return _words(" ".join(texts))
 
 
-
 def _words(text: str) -> frozenset[str]:
-    """The words of ``text`` (folded, two characters or more), filler words aside."""
-    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) >= 2 and w not in FUNCTION_WORDS)
+    """The words of ``text`` (folded, two characters or more, or a number: the 4 of "kiosk 4"),
+    filler words aside."""
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.casefold())
+                     if (len(w) >= 2 or w.isdigit()) and w not in FUNCTION_WORDS)
 
 
 def excluded_records(package: TaskPackage) -> list[tuple[tuple[str, str], Record]]:

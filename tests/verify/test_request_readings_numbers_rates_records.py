@@ -1058,3 +1058,13 @@ def test_a_count_the_request_names_is_of_its_collection_and_a_tier_of_another_se
     deals = [{"id": "deal-1", "customer_id": "cust-1", "stage": "proposal"}, {"id": "deal-2", "stage": "won"}]
     assert _selects_elsewhere(text, deals, [customers, deals])
     assert not _selects_elsewhere("What's the total of open deals?", deals, [customers, deals])
+
+
+def test_an_exclusion_names_a_record_by_its_number_and_filler_words_describe_nothing() -> None:
+    """"except the kiosk 4 one, the new kiosk 4 is broken too": the 4 tells kiosk 4 apart; "too"
+    is no word of "Kiosk 6 (children's) screen too high"."""
+    tickets = [{"ticket_id": f"TKT-00{n}", "title": title, "status": "open"} for n, title in (
+        (1, "Kiosk 1 rejects library cards"), (4, "Kiosk 4 does not read RFID tags"),
+        (6, "Kiosk 6 (children's) screen too high"))]
+    text = "Close every open kiosk ticket - except the kiosk 4 one, the new kiosk 4 is broken too, so leave that open."
+    assert [t["ticket_id"] for t in tickets if left_out(text, t, tickets, TODAY)] == ["TKT-004"]

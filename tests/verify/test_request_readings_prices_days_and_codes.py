@@ -479,3 +479,14 @@ def test_a_difference_the_request_asks_for_has_its_two_numbers_as_look_alikes() 
     assert _difference_read(12, note, "Order exactly the shortfall from them.") == (30, 18)
     assert _difference_read(12, note, "Order twelve more kegs from them.") == ()
     assert _difference_read(7, note, "Order exactly the shortfall from them.") == ()
+
+
+def test_a_date_time_read_from_a_text_has_the_same_day_at_other_times_as_look_alikes() -> None:
+    """"move Bamse's grooming to Thursday 10 December at 13:30": an agent that misreads the time
+    writes another time a text read gives, else an hour later; a time no text gave has none."""
+    from pipeline.verify.carried import _other_clocks
+    siri = [{"id": "m1", "body": "Could we move Bamse's grooming to Thursday 10 December at 13:30 instead?"}]
+    kari = [{"id": "m2", "body": "Can Nala come Thursday 10 December at 15:30 for a bath?"}]
+    assert _other_clocks("2026-12-10T13:30", [siri, kari]) == ("2026-12-10T15:30", "2026-12-10T14:30")
+    assert _other_clocks("2026-12-10T13:30", [siri]) == ("2026-12-10T14:30",)
+    assert _other_clocks("2026-12-10T11:00", [siri]) == () and _other_clocks("2026-12-10", [siri]) == ()

@@ -1154,6 +1154,10 @@ def _left_out_included(run: ReferenceRun, steps: Steps, done: list[Write]) -> li
             mapping = {sibling[k]: record[k] for k in keys
                        if isinstance(sibling.get(k), str) and isinstance(record.get(k), str)}
             args = {k: _swapped(v, mapping) for k, v in _args_of(run, w.step).items()}
+            own = record.get(w.bound.spec.id_field)
+            if w.bound.op.effect == "update" and all(record.get(w.bound.op.field_for(k)) == v
+                                                      for k, v in args.items() if k not in ids and v != own):
+                continue  # it would set what the record holds already ("leave the strength 3 price alone")
             mutated, order = before_answer(steps, [CallStep.model_construct(call=w.bound.tool.name, args=args)])
             s = _passing(run, "include_left_out", PASS_SCORE, mutated, order=order)
             label = record.get("name") or record.get("title") or record.get("subject")

@@ -1068,3 +1068,4 @@ def test_an_exclusion_names_a_record_by_its_number_and_filler_words_describe_not
         (6, "Kiosk 6 (children's) screen too high"))]
     text = "Close every open kiosk ticket - except the kiosk 4 one, the new kiosk 4 is broken too, so leave that open."
     assert [t["ticket_id"] for t in tickets if left_out(text, t, tickets, TODAY)] == ["TKT-004"]
+

@@ -104,6 +104,8 @@ def at_clock(value: str, clock: str) -> str:
         hour, minute = clock.split(":")
         return f"{m[0][:m.start(1)]}{int(minute):0{len(m[1])}d} {int(hour):0{len(m[2])}d}{m[3]}"
     return clock
+
+
 V = TypeVar("V", float, str, tuple[str, str])
 """What a mention's value is: a float (numbers), an ISO date or ``HH:MM`` time, or a window."""
 
@@ -982,11 +984,14 @@ _A_LEVEL = re.compile(r"\b(?:back|bring\w*|get\w*|top\w*|fill\w*|restock\w*|refi
 """Words before "up to" that make it a level to reach ("back up to 60 units", "top it up to 40",
 "bump their reorder level up to forty", "move the limit up to 500"), not a bound on an amount
 ("order up to 5", "raise it by up to 10%")."""
-_PART_OF_DAY = re.compile(r"\b(?:(?:every|each|on|next|this|tomorrow|one|some|any|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
-                          r"\s+|in\s+the\s+)(?P<part>morning|afternoon|evening)s?\b"
-                          r"|\b(?:(?:every|each|at)\s+night|nightly|overnight)\b"
-                          r"|\b(?P<lunch>(?:at|over)\s+lunch(?:time)?|lunchtime)\b|\b(?P<first>first\s+thing)(?=\s+(?:tomorrow|today|on\b|in\s+the\s+morning|next|this|"
-                          r"(?:mon|tues|wednes|thurs|fri|satur|sun)day))", re.IGNORECASE)
+_WEEKDAY_WORD = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_PART_OF_DAY = re.compile(
+    rf"\b(?:(?:every|each|on|next|this|tomorrow|one|some|any|{_WEEKDAY_WORD})\s+|in\s+the\s+)"
+    r"(?P<part>morning|afternoon|evening)s?\b"
+    r"|\b(?:(?:every|each|at)\s+night|nightly|overnight)\b"
+    r"|\b(?P<lunch>(?:at|over)\s+lunch(?:time)?|lunchtime)\b"
+    rf"|\b(?P<first>first\s+thing)(?=\s+(?:tomorrow|today|on\b|in\s+the\s+morning|next|this|{_WEEKDAY_WORD}))",
+    re.IGNORECASE)
 """A part of the day the request gives with no clock time: "every Monday morning", "some
 afternoon next week", "tomorrow evening", "in the morning", "every night", "nightly", "at
 lunchtime", "first thing tomorrow"."""
@@ -1095,7 +1100,8 @@ def allowed_ranges(text: str, today: date) -> tuple[Allowed, ...]:
     """The ranges ``text`` allows: date windows ("next week", "by Friday", "between the 7th and
     the 11th", "2026-12-07 to 2026-12-11", "from 18 to 29 January", "tue-thu next week"; weekdays
     only when it says "weekday"), clock ranges
-    ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"), and number ranges ("one
+    ("between 08:00 and 10:30", "before 10:00", "no later than 17:00"; a part of the day where the
+    text states no time: ``_PART_OF_DAY``, "every Monday morning"), and number ranges ("one
     or two", "at least 20", "up to 5", "between 10 and 15", "30 to 40 boxes")."""
     out: list[Allowed] = []
     flexible = _FLEXIBLE.search(text) is not None

@@ -380,6 +380,12 @@ def minutes_in(text: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def told_figures(text: str) -> frozenset[float]:
+    """The numbers ``text`` states and the lengths of time it states, in minutes ("for two hours":
+    2 and 120): the figures an agent is told, none of them taken from a record."""
+    return number_values(text) | frozenset(float(m) for m in minutes_in(text))
+
+
 # --------------------------------------------------------------------------- dates
 
 _ISO_IN_TEXT = re.compile(rf"\b{_ISO_DAY}(?=T\d|\b)")

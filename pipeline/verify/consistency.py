@@ -42,6 +42,7 @@ from pipeline.core.text_values import (
     numbers_in,
     quoted_spans,
     times_in,
+    told_figures,
     within,
 )
 from pipeline.core.trajectory import Trajectory
@@ -785,7 +786,7 @@ def measure_findings(package: TaskPackage, run: ReferenceRun) -> list[Finding]:
     scaled = {m.value: m.text.split()[-1].casefold() for m in numbers_in(package.request.text)
               if m.kind == "word" and len(m.text.split()) > 1 and m.text.split()[-1].casefold() in _SCALE_WORDS}
     told = package.request_and_fact_values()
-    as_said = stated | number_values(told) | {float(m) for m in minutes_in(told)}  # the user's "an hour and a half"
+    as_said = stated | told_figures(told)  # the user's "an hour and a half"
     read: Evidence | None = None  # what the reads show: built only when a value needs it
     out: list[Finding] = []
     for check in package.checks:

@@ -132,7 +132,18 @@ class ReferenceRun:
         """The records the reference's successful reads returned, a list per list in a result and a
         record read alone (``{"ticket": {...}}``, or a get's result that is the record itself, as
         ClawEnvKit's services answer: a fetched page) as a list of one, in step order."""
-        out: list[list[dict[str, Any]]] = []
+        return [records for records, _ in self._reads]
+
+    @cached_property
+    def read_collections(self) -> dict[int, str]:
+        """The collection each list of ``read_lists`` was read from ("deals", "customers"), by the
+        list's identity."""
+        return {id(records): collection for records, collection in self._reads}
+
+    @cached_property
+    def _reads(self) -> list[tuple[list[dict[str, Any]], str]]:
+        """Each list of ``read_lists`` with the collection it was read from."""
+        out: list[tuple[list[dict[str, Any]], str]] = []
         for s in self.trajectory.steps:
             b = self.bound.get(s.tool or "") if s.kind == "call" and s.result and s.status and s.status < 300 else None
             if b is None or b.op.access != "read":
@@ -141,19 +152,12 @@ class ReferenceRun:
             key = b.spec.id_field
             for value in s.result.values():  # type: ignore[union-attr]
                 if isinstance(value, list) and (records := [r for r in value if isinstance(r, dict)]):
-                    out.append(records)
+                    out.append((records, b.op.collection))
                 elif isinstance(value, dict) and ("id" in value or key in value):
-                    out.append([value])
+                    out.append(([value], b.op.collection))
             if len(out) == before and b.op.effect == "get" and key in s.result:  # type: ignore[operator]
-                out.append([s.result])  # type: ignore[list-item]
-            self.read_collections.update({id(lst): b.op.collection for lst in out[before:]})
+                out.append(([s.result], b.op.collection))  # type: ignore[list-item]
         return out
-
-    @cached_property
-    def read_collections(self) -> dict[int, str]:
-        """The collection each list of ``read_lists`` was read from ("deals", "customers"), by the
-        list's identity (filled as ``read_lists`` is built)."""
-        return {}
 
     @cached_property
     def group_figures(self) -> list[float]:

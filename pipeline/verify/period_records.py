@@ -40,10 +40,9 @@ from pipeline.core.text_values import (
     Allowed,
     allowed_ranges,
     dates_in,
-    minutes_in,
-    number_values,
     numbers_in,
     periods_in,
+    told_figures,
 )
 from pipeline.verify.check_values import required_values, values_of
 from pipeline.verify.execution import ReferenceRun
@@ -250,8 +249,7 @@ def _used_values(run: ReferenceRun) -> set[Any]:
 def _said_values(run: ReferenceRun, today: date) -> set[Any]:
     """What the request and the facts state: the agent took none of it from a record (a length
     in words too: "for two hours" is 120 minutes)."""
-    return (_in_text(run.said, today) | {w.casefold() for w in run.said.split()}
-            | {round(float(n), 2) for n in minutes_in(run.said)} | {round(float(v), 2) for v in number_values(run.said)})
+    return _in_text(run.said, today) | {w.casefold() for w in run.said.split()} | {round(v, 2) for v in told_figures(run.said)}
 
 
 def _in_text(text: str, today: date) -> set[Any]:

@@ -42,7 +42,7 @@ from pipeline.core.outcomes import Finding
 from pipeline.core.package import CallStep, TaskPackage
 from pipeline.core.patterns import DataPattern, compile_pattern
 from pipeline.core.references import ResolveError, iter_refs, parse_ref
-from pipeline.core.text_values import ISO_DATE, dates_in, has_word, minutes_in, number_values, numbers_in
+from pipeline.core.text_values import ISO_DATE, dates_in, has_word, numbers_in, told_figures
 from pipeline.core.training_format import Policy, Sample, observation_text, render_sample
 from pipeline.core.trajectory import Trajectory
 from pipeline.verify.aggregates import groups, number_forms, totals
@@ -279,7 +279,7 @@ def _number(text: str) -> float | None:
 
 def _value_findings(package: TaskPackage, ref: Trajectory, layouts: dict[int, Layout], limit: int) -> list[Finding]:
     said = " ".join([package.request.text, *(r.reply or "" for r in ref.steps)])
-    told = {round(float(n), 2) for n in [*minutes_in(said), *number_values(said)]}  # "for two hours": 120, told
+    told = {round(v, 2) for v in told_figures(said)}  # "for two hours": 120, told
     said = said.casefold()
     about = _about(package, ref)
     today = date.fromisoformat(package.now[:10])

@@ -310,3 +310,9 @@ def test_a_day_and_a_month_named_in_another_language(text: str, days: list[str])
 ])
 def test_a_slashed_date_is_day_first_only_where_the_first_number_is_no_month(text: str, days: list[str]) -> None:
     assert [m.value for m in tv.dates_in(text, TODAY)] == days
+
+
+def test_told_figures_are_the_numbers_and_the_lengths_a_text_states() -> None:
+    assert tv.told_figures("Book the booth for two hours, for 3 people.") == {2.0, 3.0, 120.0}
+    assert tv.told_figures("An hour and a half, please.") == {90.0}
+    assert tv.told_figures("No figures here.") == frozenset()
